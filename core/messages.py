@@ -1,0 +1,178 @@
+"""Message contracts: typed, versioned, JSON on the wire.
+
+Commands are orders (``Command`` with a ``CommandKind``), events are facts (``RunProgress``,
+``RunResult``), and ``Reply`` is platform-neutral content that every adapter renders its own way.
+Platform ids (Slack channel, Discord thread, ...) are opaque strings. Every message carries ``v``;
+``decode`` refuses versions it does not know rather than guessing.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from harness.codec import DecodeError, from_jsonable, to_jsonable
+from harness.job import EvalJob
+from harness.result import EvalResult, Progress
+
+WIRE_VERSION = 1
+M = TypeVar("M")
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Platform(str, enum.Enum):
+    CLI = "cli"
+    WEB = "web"
+    SLACK = "slack"
+    DISCORD = "discord"
+
+
+class CommandKind(str, enum.Enum):
+    SUBMIT = "submit"
+    LIST = "list"              # leaderboards
+    SHOW = "show"              # one leaderboard's ranking per GPU
+    MINE = "mine"              # my submissions to a leaderboard
+    HISTORY = "history"        # my best over time on a leaderboard
+    TASK = "task"              # a leaderboard's description and shapes
+    TEMPLATE = "template"      # starter file for a language
+    SUBMISSION = "submission"  # one submission's detail and code
+    STATUS = "status"          # a submission's runs, in flight or done
+    STATS = "stats"            # global figures
+
+
+@dataclass
+class Actor:
+    platform: Platform
+    user_id: str
+    display_name: str = ""
+    roles: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReplyTo:
+    """Where answers go; kept with the submission so late results still find their thread."""
+
+    platform: Platform
+    channel: str = ""
+    thread: str = ""
+    message: str = ""
+
+
+@dataclass
+class Attachment:
+    name: str
+    content: bytes
+
+
+@dataclass
+class Command:
+    actor: Actor
+    reply_to: ReplyTo
+    kind: CommandKind
+    args: dict[str, Any] = field(default_factory=dict)
+    attachment: Attachment | None = None
+    id: str = field(default_factory=new_id)
+    v: int = WIRE_VERSION
+
+
+@dataclass
+class RunJob:
+    """One evaluation of one submission on one GPU type; the run id is the idempotency key."""
+
+    run_id: str
+    submission_id: int
+    leaderboard: str
+    gpu: str
+    job: EvalJob
+    reply_to: ReplyTo
+    user: str = ""
+    v: int = WIRE_VERSION
+
+
+@dataclass
+class RunProgress:
+    run_id: str
+    submission_id: int
+    gpu: str
+    progress: Progress
+    v: int = WIRE_VERSION
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    submission_id: int
+    gpu: str
+    result: EvalResult
+    worker: str = ""
+    attempts: int = 1
+    v: int = WIRE_VERSION
+
+
+class PartKind(str, enum.Enum):
+    TEXT = "text"        # a paragraph; **bold** and `code` spans allowed
+    TABLE = "table"      # headers + rows of strings
+    CODE = "code"        # a code block (text + language)
+    IMAGE = "image"      # bytes (PNG) + filename
+    STATUS = "status"    # one status line: text + tone
+    MENTION = "mention"  # text holds a user id on the reply's platform
+
+
+class Tone(str, enum.Enum):
+    INFO = "info"
+    SUCCESS = "success"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass
+class Part:
+    kind: PartKind
+    text: str = ""
+    headers: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    language: str = ""
+    data: bytes = b""
+    filename: str = ""
+    tone: Tone = Tone.INFO
+
+
+@dataclass
+class Reply:
+    reply_to: ReplyTo
+    parts: list[Part]
+    title: str = ""
+    tone: Tone = Tone.INFO
+    in_reply_to: str = ""          # the command id, or the run id for run updates
+    update_key: str = ""           # replies with the same key update one message (live progress)
+    final: bool = True             # False for progress updates
+    ephemeral: bool = False        # only the requester should see it, where the platform allows
+    id: str = field(default_factory=new_id)
+    v: int = WIRE_VERSION
+
+
+def encode(message: Any) -> bytes:
+    return json.dumps(to_jsonable(message), separators=(",", ":"), allow_nan=False).encode()
+
+
+def decode(cls: type[M], payload: bytes | str) -> M:
+    """Parse a wire payload into ``cls``; raise ``DecodeError`` with a readable reason."""
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DecodeError(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise DecodeError("a message must be a JSON object")
+    if data.get("v", WIRE_VERSION) != WIRE_VERSION:
+        raise DecodeError(f"unsupported message version {data.get('v')!r} (this build speaks {WIRE_VERSION})")
+    return from_jsonable(cls, data)
+
+
+__all__ = ["Actor", "Attachment", "Command", "CommandKind", "DecodeError", "Part", "PartKind", "Platform",
+           "Reply", "ReplyTo", "RunJob", "RunProgress", "RunResult", "Tone", "decode", "encode", "new_id"]

@@ -1,0 +1,187 @@
+"""Problems in the public GPU MODE task format, plus kernelrank's extensions.
+
+A problem folder holds ``task.yml``, ``reference.py``, ``task.py``, templates and fixtures. ``task.yml``
+lists the files an evaluation stages (``{name, source}``, sources relative to the folder, ``../utils.py``
+allowed, ``@SUBMISSION@`` marking the user's file). Keys other tools do not know are ours and optional:
+
+``devices``          where the problem runs: ``[cuda]`` (default) or ``[cpu, cuda]``
+``cpu_benchmarks``   benchmark specs used on CPU (default: the test specs)
+``roofline``         ``{bytes: expr, flops: expr}`` over a spec's args, for achieved GB/s, TFLOP/s, % of peak
+``shape_budget_ms``  timed-loop budget per shape (default 600)
+``timing``           ``events`` (default) or ``graph`` for the ranked number of tiny shapes
+
+A loaded ``Problem`` is self-contained (file contents, not paths), so it can be shipped to a GPU machine
+inside an ``EvalJob`` and stored by the core.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.codec import from_jsonable, to_jsonable
+from harness.result import Mode
+
+SUBMISSION_MARK = "@SUBMISSION@"
+RANKING_RULES = ("last", "mean", "geom")
+DEVICES = ("cpu", "cuda")
+
+
+class ProblemError(ValueError):
+    """A problem folder or task.yml is malformed; the message says what to fix."""
+
+
+@dataclass
+class Roofline:
+    bytes: str = "0"     # expression over the spec's args: bytes that must move through memory
+    flops: str = "0"     # expression over the spec's args: arithmetic operations
+
+
+@dataclass
+class TaskSpec:
+    lang: str = "py"                                   # "py" | "cu"
+    description: str = ""
+    tests: list[dict[str, Any]] = field(default_factory=list)
+    benchmarks: list[dict[str, Any]] = field(default_factory=list)
+    test_timeout: float = 180.0                         # seconds of wall time per mode
+    benchmark_timeout: float = 180.0
+    ranked_timeout: float = 180.0
+    ranking_by: str = "last"                            # GPU MODE's default when unset
+    seed: int | None = None
+    multi_gpu: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+    templates: dict[str, str] = field(default_factory=dict)    # language -> file name in the folder
+    # kernelrank extensions
+    devices: list[str] = field(default_factory=lambda: ["cuda"])
+    cpu_benchmarks: list[dict[str, Any]] | None = None
+    roofline: Roofline | None = None
+    shape_budget_ms: float = 600.0
+    timing: str = "events"
+
+    def timeout_s(self, mode: Mode) -> float:
+        return {Mode.TEST: self.test_timeout, Mode.BENCHMARK: self.benchmark_timeout,
+                Mode.RANKED: self.ranked_timeout, Mode.PROFILE: self.benchmark_timeout}[mode]
+
+    def benchmarks_for(self, device: str) -> list[dict[str, Any]]:
+        if device == "cpu":
+            return self.cpu_benchmarks if self.cpu_benchmarks is not None else self.tests
+        return self.benchmarks
+
+
+@dataclass
+class Problem:
+    name: str
+    task: TaskSpec
+    files: dict[str, str]            # staged file name -> text (the submission excluded)
+    submission_name: str             # the name the submission is staged under, e.g. "submission.py"
+    templates: dict[str, str] = field(default_factory=dict)   # language -> template text
+    readme: str = ""
+
+    @property
+    def sha256(self) -> str:
+        """Content hash of everything that defines the problem's verdicts."""
+        h = hashlib.sha256()
+        for name in sorted(self.files):
+            h.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
+        h.update(repr(sorted(to_jsonable(self.task).items())).encode())
+        return h.hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Problem:
+        return from_jsonable(cls, data)
+
+
+def load_problem(folder: str | Path, name: str | None = None) -> Problem:
+    """Read a problem folder into a self-contained ``Problem``; raise ``ProblemError`` on bad input."""
+    folder = Path(folder).resolve()
+    task_file = folder / "task.yml"
+    if not task_file.is_file():
+        raise ProblemError(f"{folder} has no task.yml; a problem folder needs one.")
+    try:
+        raw = yaml.safe_load(task_file.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ProblemError(f"{task_file} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ProblemError(f"{task_file} must be a mapping of keys to values.")
+    task = _task_spec(raw, task_file)
+    files, submission_name = _staged_files(raw.get("files"), folder, task)
+    templates = {lang: _read(folder / rel, f"template {lang!r}") for lang, rel in task.templates.items()}
+    readme_path = folder / "README.md"
+    return Problem(name=name or folder.name, task=task, files=files, submission_name=submission_name,
+                   templates=templates, readme=readme_path.read_text() if readme_path.is_file() else "")
+
+
+def _task_spec(raw: dict[str, Any], where: Path) -> TaskSpec:
+    known = set(TaskSpec.__dataclass_fields__) | {"files"}
+    data = {k: v for k, v in raw.items() if k in known and k != "files"}
+    for key in ("tests", "benchmarks", "cpu_benchmarks"):
+        if data.get(key) is not None:
+            data[key] = [_spec(item, where, key) for item in data[key]]
+    try:
+        task = from_jsonable(TaskSpec, data)
+    except ValueError as exc:
+        raise ProblemError(f"{where}: {exc}") from exc
+    if task.lang not in ("py", "cu"):
+        raise ProblemError(f"{where}: lang must be 'py' or 'cu', not {task.lang!r}.")
+    if task.ranking_by not in RANKING_RULES:
+        raise ProblemError(f"{where}: ranking_by must be one of {', '.join(RANKING_RULES)}.")
+    if bad := [d for d in task.devices if d not in DEVICES]:
+        raise ProblemError(f"{where}: unknown devices {bad}; use cpu and/or cuda.")
+    if task.timing not in ("events", "graph"):
+        raise ProblemError(f"{where}: timing must be 'events' or 'graph'.")
+    if not task.tests:
+        raise ProblemError(f"{where}: a problem needs at least one test spec.")
+    return task
+
+
+def _spec(item: Any, where: Path, key: str) -> dict[str, Any]:
+    """Accept ``{k: v}`` mappings and GPU MODE's ``"k: v; k: v"`` strings."""
+    if isinstance(item, dict):
+        return item
+    if isinstance(item, str):
+        spec: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in item.split(";"))):
+            k, sep, v = part.partition(":")
+            if not sep:
+                raise ProblemError(f"{where}: {key} entry {item!r} is not 'key: value; ...'.")
+            v = v.strip()
+            spec[k.strip()] = int(v) if v.lstrip("-").isdigit() else v
+        return spec
+    raise ProblemError(f"{where}: {key} entries must be mappings, not {type(item).__name__}.")
+
+
+def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str, str], str]:
+    if not isinstance(entries, list) or not entries:
+        raise ProblemError(f"{folder}/task.yml: 'files' must list {{name, source}} entries.")
+    evaluator = task.config.get("main")        # GPU MODE's own eval.py: we bring our harness instead
+    files: dict[str, str] = {}
+    submission_name = ""
+    for entry in entries:
+        if not isinstance(entry, dict) or "name" not in entry or "source" not in entry:
+            raise ProblemError(f"{folder}/task.yml: every file needs a name and a source, got {entry!r}.")
+        name, source = str(entry["name"]), str(entry["source"])
+        if "/" in name or name.startswith("."):
+            raise ProblemError(f"{folder}/task.yml: staged file name {name!r} must be a plain file name.")
+        if source == SUBMISSION_MARK:
+            submission_name = name
+        elif name != evaluator:
+            files[name] = _read(folder / source, f"file {name!r}")
+    if not submission_name:
+        raise ProblemError(f"{folder}/task.yml: no file has source {SUBMISSION_MARK}.")
+    if "reference.py" not in files:
+        raise ProblemError(f"{folder}/task.yml: the files must include reference.py.")
+    return files, submission_name
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise ProblemError(f"{what} at {path} cannot be read: {exc.strerror}.") from exc

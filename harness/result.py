@@ -1,0 +1,170 @@
+"""The evaluation result: one versioned, JSON-serialisable structure shared by every runner.
+
+Times are microseconds (``*_us``), sizes bytes, rates named for their unit. A result is built by the
+harness supervisor (never inside the submission's process) and travels unchanged through runners, NATS
+and storage. Bump ``SCHEMA_VERSION`` on any incompatible change; readers reject versions they do not know.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.codec import DecodeError, from_jsonable, to_jsonable
+
+SCHEMA_VERSION = 1
+# The timing procedure's version (docs/timing.md). Scores from different versions are never compared.
+METHOD_VERSION = "2026.11-1"
+
+
+class Status(str, enum.Enum):
+    PASSED = "passed"    # every check passed (and, when timed, a score was produced)
+    FAILED = "failed"    # the submission ran but was wrong, or its timing was rejected
+    ERROR = "error"      # the submission could not run (syntax, import, crash, compile, ...)
+    TIMEOUT = "timeout"  # the wall-clock limit of the mode was reached
+
+
+class Mode(str, enum.Enum):
+    TEST = "test"
+    BENCHMARK = "benchmark"
+    RANKED = "ranked"
+    PROFILE = "profile"
+
+
+class FailureKind(str, enum.Enum):
+    """Why an evaluation did not pass; each maps to one clear paragraph for the user."""
+
+    SYNTAX_ERROR = "syntax_error"
+    MISSING_ENTRY_POINT = "missing_entry_point"
+    IMPORT_ERROR = "import_error"
+    COMPILE_ERROR = "compile_error"
+    EXCEPTION = "exception"
+    WRONG_OUTPUT = "wrong_output"            # checker rejected the output
+    BAD_OUTPUT_TYPE = "bad_output_type"      # not a plain tensor / wrong shape, dtype, device
+    CRASH = "crash"                          # segfault, abort, os._exit, killed by a signal
+    CUDA_ERROR = "cuda_error"                # illegal memory access, launch failure, ...
+    OUT_OF_MEMORY = "out_of_memory"
+    TIMEOUT = "timeout"
+    OUTPUT_FLOOD = "output_flood"
+    ESCAPED_TIMING = "escaped_timing"        # work ran outside the timed stream
+    IMPLAUSIBLE_TIME = "implausible_time"    # below the speed-of-light floor, or not finite
+    TAMPERING = "tampering"                  # timer/checker patched, harness state touched
+    UNSUPPORTED_DEVICE = "unsupported_device"
+    INVALID_PROBLEM = "invalid_problem"
+    HARNESS_ERROR = "harness_error"          # our fault, never the submission's
+
+
+@dataclass
+class Failure:
+    kind: FailureKind
+    message: str                 # one clear paragraph, safe to show to the user
+    log_tail: str = ""           # the relevant tail of the submission's output or traceback
+
+
+@dataclass
+class TestResult:
+    spec: dict[str, Any]
+    passed: bool
+    message: str = ""
+
+
+@dataclass
+class ShapeStats:
+    """Per-shape timing of the submission, plus what the timing loop saw."""
+
+    spec: dict[str, Any]
+    n: int
+    median_us: float
+    mean_us: float
+    trimmed_mean_us: float        # 10 % trimmed mean
+    std_us: float
+    ci_low_us: float              # 95 % distribution-free CI of the median
+    ci_high_us: float
+    min_us: float
+    p10_us: float
+    p90_us: float
+    max_us: float
+    first_call_us: float          # first call of the shape, not scored
+    sync_gap_us: float = 0.0      # median (post-sync - end event); 0 on CPU
+    stop_reason: str = ""         # "converged" | "budget" | "cap"
+    achieved_gbps: float | None = None
+    achieved_tflops: float | None = None
+    peak_fraction: float | None = None   # achieved / peak of the bound resource, 0..1
+    flags: list[str] = field(default_factory=list)
+    samples_us: list[float] = field(default_factory=list)
+
+
+@dataclass
+class ProfileEntry:
+    spec: dict[str, Any]
+    table: str                    # the profiler's top-kernels table, as text
+
+
+@dataclass
+class SystemInfo:
+    device: str = "cpu"           # "cuda" | "cpu"
+    gpu_name: str = ""
+    gpu_count: int = 0
+    driver: str = ""
+    cuda: str = ""
+    torch: str = ""
+    triton: str = ""
+    python: str = ""
+    platform: str = ""
+    cpu: str = ""
+    l2_bytes: int = 0
+    sm_clock_mhz: list[int] = field(default_factory=list)   # readings during the run, when readable
+
+
+@dataclass
+class EvalResult:
+    status: Status
+    mode: Mode
+    problem: str
+    tests: list[TestResult] = field(default_factory=list)
+    shapes: list[ShapeStats] = field(default_factory=list)
+    profiles: list[ProfileEntry] = field(default_factory=list)
+    score_us: float | None = None
+    ranking_by: str = "geom"
+    failure: Failure | None = None
+    system: SystemInfo = field(default_factory=SystemInfo)
+    stdout: str = ""
+    stderr: str = ""
+    wall_s: float = 0.0
+    gpu_s: float = 0.0
+    compile_s: float = 0.0
+    method_version: str = METHOD_VERSION
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASSED
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalResult:
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise DecodeError(f"unknown result schema version {version!r} (this build reads {SCHEMA_VERSION})")
+        return from_jsonable(cls, data)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> EvalResult:
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass
+class Progress:
+    """A progress event from a running evaluation ("timing shape 2 of 5")."""
+
+    stage: str                    # "starting" | "compiling" | "testing" | "warming" | "timing" | "profiling"
+    index: int = 0                # 1-based position within the stage, 0 when not counted
+    total: int = 0
+    detail: str = ""
