@@ -6,7 +6,7 @@ allowed, ``@SUBMISSION@`` marking the user's file). Keys other tools do not know
 
 ``devices``          where the problem runs: ``[cuda]`` (default) or ``[cpu, cuda]``
 ``cpu_benchmarks``   benchmark specs used on CPU (default: the test specs)
-``roofline``         ``{bytes: expr, flops: expr}`` over a spec's args, for achieved GB/s, TFLOP/s, % of peak
+``roofline``         ``{bytes: expr, flops: expr, dtype: fp32}`` over a spec's args: achieved GB/s, TFLOP/s, % of peak
 ``shape_budget_ms``  timed-loop budget per shape (default 600)
 ``timing``           ``events`` (default) or ``graph`` for the ranked number of tiny shapes
 
@@ -39,6 +39,7 @@ class ProblemError(ValueError):
 class Roofline:
     bytes: str = "0"     # expression over the spec's args: bytes that must move through memory
     flops: str = "0"     # expression over the spec's args: arithmetic operations
+    dtype: str = "fp32"  # lowest compute precision the checker accepts: picks the peak (harness/roofline.py)
 
 
 @dataclass

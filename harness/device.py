@@ -1,0 +1,169 @@
+"""What the harness knows about the machine: versions, L2 size, SM clock and datasheet peaks.
+
+Importing this module touches neither torch nor CUDA: a fork-server parent may import it and must stay
+CUDA-free. ``system_info("cuda")`` and ``l2_cache_bytes()`` initialise CUDA; call them in the worker.
+``sm_clock_mhz()`` asks the driver (nvidia-smi, else NVML through pynvml) and never initialises CUDA.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import os
+import platform
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.result import SystemInfo
+
+log = logging.getLogger(__name__)
+
+SMI_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """Datasheet peak rates of one GPU model: dense (no 2:4 sparsity) tensor/vector throughput."""
+
+    bandwidth_gbps: float              # DRAM bandwidth, GB/s (10^9 bytes per second)
+    tflops: dict[str, float]           # dtype name ("fp32", "tf32", "bf16", "fp16", "fp8") -> TFLOP/s
+
+
+def _hopper(bandwidth_gbps: float, fp32: float, bf16: float) -> Peaks:
+    """Hopper parts: TF32 is half the BF16/FP16 rate and FP8 twice it."""
+    return Peaks(bandwidth_gbps, {"fp32": fp32, "tf32": bf16 / 2, "bf16": bf16, "fp16": bf16, "fp8": bf16 * 2})
+
+
+def _ampere(bandwidth_gbps: float) -> Peaks:
+    return Peaks(bandwidth_gbps, {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0})
+
+
+# NVIDIA datasheet figures (product pages / datasheets of each GPU), dense rates: the datasheets quote
+# tensor rates "with sparsity", which are twice these. Matched against the CUDA device name in order,
+# most specific first; word boundaries keep "L4" from matching "L40S" and "H200" from matching "GH200".
+_PEAKS: list[tuple[str, Peaks]] = [
+    (r"\bH100\b.*\bPCIe\b", _hopper(2000.0, fp32=51.0, bf16=756.0)),
+    (r"\bH100\b.*\bNVL\b", _hopper(3900.0, fp32=60.0, bf16=835.5)),
+    (r"\bH100\b", _hopper(3350.0, fp32=67.0, bf16=989.5)),                 # SXM5, "NVIDIA H100 80GB HBM3"
+    (r"\bH200\b.*\bNVL\b", _hopper(4800.0, fp32=60.0, bf16=835.5)),
+    (r"\bH200\b", _hopper(4800.0, fp32=67.0, bf16=989.5)),                 # SXM
+    (r"\bA100\b.*80GB.*\bPCIe\b", _ampere(1935.0)),
+    (r"\bA100\b.*80GB", _ampere(2039.0)),                                   # SXM4 80GB
+    (r"\bA100\b", _ampere(1555.0)),                                         # 40GB, SXM4 and PCIe
+    (r"\bL40S\b", Peaks(864.0, {"fp32": 91.6, "tf32": 183.0, "bf16": 362.05, "fp16": 362.05, "fp8": 733.0})),
+    (r"\bL4\b", Peaks(300.0, {"fp32": 30.3, "tf32": 60.0, "bf16": 121.0, "fp16": 121.0, "fp8": 242.5})),
+    (r"\bT4\b", Peaks(320.0, {"fp32": 8.1, "fp16": 65.0})),
+    (r"\bB200\b", Peaks(8000.0, {"fp32": 80.0, "tf32": 1100.0, "bf16": 2250.0, "fp16": 2250.0, "fp8": 4500.0})),
+]
+
+
+def peaks_for(gpu_name: str) -> Peaks | None:
+    """Datasheet peaks for a CUDA device name such as "NVIDIA H100 80GB HBM3"; None when unknown or CPU."""
+    for pattern, peaks in _PEAKS:
+        if re.search(pattern, gpu_name, re.IGNORECASE):
+            return peaks
+    return None
+
+
+def l2_cache_bytes() -> int:
+    """L2 size of the current CUDA device in bytes; 0 when torch does not report it. Initialises CUDA."""
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return int(getattr(props, "L2_cache_size", 0))
+
+
+def system_info(device: str) -> SystemInfo:
+    """Versions and hardware of this machine for the result; GPU fields stay empty on CPU."""
+    import torch
+
+    info = SystemInfo(device=device, torch=torch.__version__, triton=_package_version("triton"),
+                      python=platform.python_version(), platform=platform.platform(), cpu=_cpu_model())
+    if device != "cuda":
+        return info
+    info.gpu_name = torch.cuda.get_device_name(torch.cuda.current_device())
+    info.gpu_count = torch.cuda.device_count()
+    info.cuda = torch.version.cuda or ""
+    info.l2_bytes = l2_cache_bytes()
+    info.driver = _driver_version()
+    if (clock := sm_clock_mhz()) is not None:
+        info.sm_clock_mhz.append(clock)
+    return info
+
+
+def sm_clock_mhz() -> int | None:
+    """Current SM clock of the GPU this process computes on, in MHz; None when unreadable."""
+    value = _smi_query("clocks.sm")
+    if value is None:
+        value = _nvml_query(lambda nvml, handle: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))
+    try:
+        return int(float(value)) if value is not None else None
+    except ValueError:
+        log.warning("unreadable SM clock %r", value)
+        return None
+
+
+def _driver_version() -> str:
+    value = _smi_query("driver_version")
+    if value is None:
+        value = _nvml_query(lambda nvml, handle: nvml.nvmlSystemGetDriverVersion())
+    return str(value) if value is not None else ""
+
+
+def _visible_gpu() -> str:
+    """The driver's id of this process's first visible GPU (index or UUID), without initialising CUDA."""
+    return os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip() or "0"
+
+
+def _smi_query(field: str) -> str | None:
+    """One field of ``nvidia-smi --query-gpu`` for the visible GPU, or None when nvidia-smi cannot say."""
+    command = ["nvidia-smi", "-i", _visible_gpu(), f"--query-gpu={field}", "--format=csv,noheader,nounits"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=SMI_TIMEOUT_S, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.debug("nvidia-smi %s unavailable: %s", field, exc)
+        return None
+    value = done.stdout.strip().splitlines()[0].strip() if done.stdout.strip() else ""
+    return value if value and "N/A" not in value and "Not Supported" not in value else None
+
+
+def _nvml_query(query: Callable[[Any, Any], Any]) -> Any | None:
+    """``query(pynvml, handle)`` for the visible GPU when pynvml is installed and NVML answers, else None."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        try:
+            gpu = _visible_gpu()
+            handle = (pynvml.nvmlDeviceGetHandleByIndex(int(gpu)) if gpu.isdigit()
+                      else pynvml.nvmlDeviceGetHandleByUUID(gpu))
+            value = query(pynvml, handle)
+        finally:
+            pynvml.nvmlShutdown()
+    except pynvml.NVMLError as exc:
+        log.debug("NVML query failed: %s", exc)
+        return None
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor()

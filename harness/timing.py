@@ -1,0 +1,169 @@
+"""Per-call timers: CUDA events behind an L2 flush on the GPU, ``perf_counter_ns`` on the CPU.
+
+The worker builds its timer before it imports the submission. Every function and method a timer calls
+while timing (event record / elapsed time / synchronize, device synchronize, the flush's ``zero_``, the
+host clock) is bound to the timer when it is built, so a submission that later reassigns
+``torch.cuda.Event.elapsed_time``, ``torch.cuda.synchronize``, ``time.perf_counter_ns`` and the like
+changes nothing about what the timer measures. The Event methods bound are torch's Python wrappers;
+they reach the C implementation through ``super()``, which a submission cannot reassign.
+
+Procedure and defaults: ``docs/timing.md``.
+"""
+
+from __future__ import annotations
+
+import abc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from harness.device import l2_cache_bytes
+
+T = TypeVar("T")
+
+MIN_FLUSH_BYTES = 256 * 1024 * 1024     # never flush less than triton's 256 MiB
+BUSY_MATRIX_SIZE = 2048                  # warm-up matmul edge: ~17 GFLOP per call, long enough to load the GPU
+
+
+@dataclass
+class CallTiming:
+    """One timed call, in microseconds."""
+
+    event_us: float     # start -> end of the call on the timing stream (the ranked time)
+    sync_us: float      # start -> a marker after a device-wide synchronize; equals event_us on CPU
+
+
+class Timer(abc.ABC):
+    """Times one call at a time; build it before the submission is imported."""
+
+    device: str
+
+    @abc.abstractmethod
+    def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
+        """Call ``fn`` once inside the timed interval; return its result and the timing."""
+
+    @abc.abstractmethod
+    def untimed(self, fn: Callable[[], T]) -> T:
+        """Call ``fn`` and wait until the device is idle (warm-up and first calls)."""
+
+    @abc.abstractmethod
+    def busy(self, seconds: float) -> None:
+        """Keep the device busy for about ``seconds`` so its clocks leave idle."""
+
+
+class CpuTimer(Timer):
+    """Host wall-clock timing with ``time.perf_counter_ns``; CPU work is finished when ``fn`` returns."""
+
+    device = "cpu"
+
+    def __init__(self) -> None:
+        self._clock_ns = time.perf_counter_ns
+
+    def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
+        start = self._clock_ns()
+        out = fn()
+        elapsed_us = (self._clock_ns() - start) / 1000
+        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us)
+
+    def untimed(self, fn: Callable[[], T]) -> T:
+        return fn()
+
+    def busy(self, seconds: float) -> None:
+        """Nothing to do: a CPU leaves idle clocks with the first timed call itself."""
+
+
+class CudaTimer(Timer):
+    """CUDA-event timing of one call behind an L2 flush, with a device-wide post-sync marker.
+
+    Per call: device synchronize; flush L2 by ``zero_()`` of a buffer of max(256 MiB, 2 x L2) on the
+    current stream; record start; ``fn()``; record end; device synchronize; record post and wait for it.
+    ``event_us`` is start -> end, ``sync_us`` start -> post: work ``fn`` left on other streams shows up
+    only in ``sync_us`` (see ``harness.stats.escaped_timing``).
+
+    The three events are reused across calls. That is safe because each call ends with the post event
+    complete (hence start and end too, as they precede it on the same stream and a device-wide
+    synchronize separates them), both readings are taken before the method returns, and re-recording a
+    completed event simply replaces what it captured.
+    """
+
+    device = "cuda"
+
+    def __init__(self) -> None:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise RuntimeError("CUDA timing was requested but this machine has no usable CUDA device; "
+                               "run on a GPU machine or choose the CPU device.")
+        event = torch.cuda.Event
+        self._record = event.record
+        self._elapsed_ms = event.elapsed_time
+        self._wait = event.synchronize
+        self._synchronize = getattr(torch._C, "_cuda_synchronize", torch.cuda.synchronize)
+        self._zero = torch.Tensor.zero_
+        self._mm = torch.mm
+        self._clock_ns = time.perf_counter_ns
+        self._stream = torch.cuda.current_stream()
+        self.flush_bytes = max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes())
+        self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device="cuda")
+        self._start, self._end, self._post = (event(enable_timing=True) for _ in range(3))
+
+    def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
+        self._synchronize()
+        self._zero(self._flush)
+        self._record(self._start, self._stream)
+        out = fn()
+        self._record(self._end, self._stream)
+        self._synchronize()
+        self._record(self._post, self._stream)
+        self._wait(self._post)
+        return out, CallTiming(event_us=self._elapsed_ms(self._start, self._end) * 1000,
+                               sync_us=self._elapsed_ms(self._start, self._post) * 1000)
+
+    def untimed(self, fn: Callable[[], T]) -> T:
+        out = fn()
+        self._synchronize()
+        return out
+
+    def busy(self, seconds: float) -> None:
+        import torch
+
+        a = torch.ones(BUSY_MATRIX_SIZE, BUSY_MATRIX_SIZE, device="cuda")    # no RNG: leave seeded state alone
+        product = torch.empty_like(a)
+        deadline = self._clock_ns() + seconds * 1e9
+        while self._clock_ns() < deadline:
+            for _ in range(10):
+                self._mm(a, a, out=product)
+            self._synchronize()
+
+
+def make_timer(device: str) -> Timer:
+    """The timer for ``device`` ("cuda" or "cpu"); build it before importing the submission."""
+    if device == "cuda":
+        return CudaTimer()
+    if device == "cpu":
+        return CpuTimer()
+    raise ValueError(f"no timer for device {device!r}; use 'cuda' or 'cpu'.")
+
+
+def calibrate_sync_gap(timer: Timer, calls: int = 50) -> float:
+    """Median ``sync_us - event_us`` of an empty call: the gap an honest submission shows, in us."""
+    if calls < 1:
+        raise ValueError(f"calls must be at least 1, not {calls}.")
+    gaps = []
+    for _ in range(calls):
+        _, timing = timer.time_call(_nothing)
+        gaps.append(timing.sync_us - timing.event_us)
+    return statistics.median(gaps)
+
+
+def warm_up_device(timer: Timer, seconds: float = 0.2) -> None:
+    """Lift GPU clocks out of idle with ~``seconds`` of busy work before anything is timed; CPU: no-op."""
+    if seconds < 0:
+        raise ValueError(f"seconds must not be negative, not {seconds}.")
+    timer.busy(seconds)
+
+
+def _nothing() -> None:
+    return None
