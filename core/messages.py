@@ -42,7 +42,6 @@ class CommandKind(str, enum.Enum):
     TASK = "task"              # a leaderboard's description and shapes
     TEMPLATE = "template"      # starter file for a language
     SUBMISSION = "submission"  # one submission's detail and code
-    STATUS = "status"          # a submission's runs, in flight or done
     STATS = "stats"            # global figures
 
 
@@ -62,6 +61,7 @@ class ReplyTo:
     channel: str = ""
     thread: str = ""
     message: str = ""
+    user: str = ""          # the platform user to mention in late replies
 
 
 @dataclass
@@ -153,7 +153,8 @@ class Reply:
     update_key: str = ""           # replies with the same key update one message (live progress)
     final: bool = True             # False for progress updates
     ephemeral: bool = False        # only the requester should see it, where the platform allows
-    id: str = field(default_factory=new_id)
+    data: dict[str, Any] = field(default_factory=dict)   # machine-readable extras (ids) for clients
+    id: str = field(default_factory=new_id)        # also the JetStream Nats-Msg-Id: a repeat is dropped
     v: int = WIRE_VERSION
 
 

@@ -1,0 +1,119 @@
+"""Settings: one object, read from defaults < TOML file < .env file < the environment.
+
+Every setting has an environment name (``KERNELRANK_...``); the README's settings table lists them.
+Secrets (chat tokens) are read here too, but never logged: ``Settings.__repr__`` masks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SECRET_FIELDS = frozenset({"slack_bot_token", "slack_app_token", "slack_signing_secret", "discord_token"})
+
+
+class ConfigError(ValueError):
+    """A setting has a value kernelrank cannot use; the message names the setting."""
+
+
+@dataclass
+class Settings:
+    home: Path = Path("var")                       # KERNELRANK_HOME: database, NATS store, logs
+    nats_url: str = ""                             # KERNELRANK_NATS_URL: join this NATS instead of starting one
+    db_path: Path | None = None                    # KERNELRANK_DB_PATH (default <home>/kernelrank.duckdb)
+    problems_dir: Path = Path("problems")          # KERNELRANK_PROBLEMS_DIR: loaded as leaderboards on first start
+    gpus: list[str] = field(default_factory=list)  # KERNELRANK_GPUS: pools offered besides local ones, e.g. H100,A100-80GB
+    user: str = ""                                 # KERNELRANK_USER: the terminal client's user name
+    max_source_bytes: int = 256 * 1024             # KERNELRANK_MAX_SOURCE_BYTES
+    rate_limit_per_minute: int = 10                # KERNELRANK_RATE_LIMIT_PER_MINUTE: submissions per person
+    request_timeout_s: float = 10.0                # KERNELRANK_REQUEST_TIMEOUT_S: client -> core
+    ack_wait_s: float = 30.0                       # KERNELRANK_ACK_WAIT_S: worker heartbeat window
+    max_deliver: int = 3                           # KERNELRANK_MAX_DELIVER: attempts before a job is dead-lettered
+    worker_concurrency: int = 1                    # KERNELRANK_WORKER_CONCURRENCY: jobs at once per worker
+    log_level: str = "INFO"                        # KERNELRANK_LOG_LEVEL
+    slack_bot_token: str = ""                      # SLACK_BOT_TOKEN (adapters arrive with their issues)
+    slack_app_token: str = ""                      # SLACK_APP_TOKEN
+    slack_signing_secret: str = ""                 # SLACK_SIGNING_SECRET
+    discord_token: str = ""                        # DISCORD_TOKEN
+
+    @property
+    def database(self) -> Path:
+        return self.db_path or self.home / "kernelrank.duckdb"
+
+    @property
+    def nats_store(self) -> Path:
+        return self.home / "nats"
+
+    @property
+    def nats_url_file(self) -> Path:
+        """Where ``kernelrank up`` publishes the URL of the NATS it started, for clients on this host."""
+        return self.home / "run" / "nats.url"
+
+    def resolved_nats_url(self) -> str:
+        if self.nats_url:
+            return self.nats_url
+        return self.nats_url_file.read_text().strip() if self.nats_url_file.is_file() else ""
+
+    def __repr__(self) -> str:
+        shown = {f.name: ("***" if f.name in SECRET_FIELDS and getattr(self, f.name) else getattr(self, f.name))
+                 for f in dataclasses.fields(self)}
+        return f"Settings({shown})"
+
+
+def env_name(field_name: str) -> str:
+    return field_name.upper() if field_name in SECRET_FIELDS else f"KERNELRANK_{field_name.upper()}"
+
+
+def load_settings(environ: dict[str, str] | None = None, config_file: Path | None = None,
+                  dotenv: Path | None = Path(".env")) -> Settings:
+    """Build ``Settings``; ``KERNELRANK_CONFIG`` names the TOML file (default ``kernelrank.toml``)."""
+    environ = dict(os.environ if environ is None else environ)
+    values: dict[str, Any] = {}
+    toml_path = config_file or Path(environ.get("KERNELRANK_CONFIG", "kernelrank.toml"))
+    if toml_path.is_file():
+        try:
+            values.update(tomllib.loads(toml_path.read_text()))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{toml_path} is not valid TOML: {exc}") from exc
+    by_env = {env_name(f.name): f.name for f in dataclasses.fields(Settings)}
+    layered = {**(_read_dotenv(dotenv) if dotenv else {}), **environ}
+    values.update({by_env[k]: v for k, v in layered.items() if k in by_env})
+    unknown = set(values) - {f.name for f in dataclasses.fields(Settings)}
+    if unknown:
+        raise ConfigError(f"unknown settings in {toml_path}: {', '.join(sorted(unknown))}")
+    settings = Settings(**{name: _convert(name, value) for name, value in values.items()})
+    if not settings.user:
+        settings.user = environ.get("USER", "") or "anonymous"
+    return settings
+
+
+def _convert(name: str, value: Any) -> Any:
+    kind = Settings.__dataclass_fields__[name].type
+    try:
+        if "Path" in kind:
+            return Path(value) if value not in ("", None) else None
+        if kind.startswith("list"):
+            return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"setting {env_name(name)} has an unusable value {value!r}: {exc}") from exc
+    return str(value)
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    pairs = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, _, value = line.removeprefix("export ").partition("=")
+            pairs[key.strip()] = value.strip().strip("'\"")
+    return pairs

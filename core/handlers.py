@@ -1,0 +1,239 @@
+"""Command handlers: plain functions taking the command first and their dependencies second.
+
+Each handler validates, asks the store, and returns one ``Reply``. Bad input raises ``UserError``
+(shown to the user as it is). The table at the bottom maps every ``CommandKind`` to its handler.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from core import report
+from core.commands import decode_source, normalise_mode, parse_headers
+from core.config import Settings
+from core.db import Batcher, Database
+from core.errors import UserError
+from core.jobs import run_job
+from core.messages import Command, CommandKind, Reply, RunJob, new_id
+from harness.codec import to_jsonable
+from harness.problem import Problem
+from storage.records import Leaderboard, NewSubmission, Submission
+
+log = logging.getLogger(__name__)
+
+
+class RateLimiter:
+    """Sliding one-minute window of submissions per person, kept in memory (soft limit)."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._seen: dict[int, deque[float]] = defaultdict(deque)
+
+    def check(self, person_id: int) -> None:
+        now, window = self._clock(), self._seen[person_id]
+        while window and now - window[0] > 60:
+            window.popleft()
+        if len(window) >= self.per_minute:
+            wait = int(61 - (now - window[0]))
+            raise UserError(f"You have made {self.per_minute} submissions in the last minute; "
+                            f"try again in {wait} s.")
+        window.append(now)
+
+
+@dataclass
+class Deps:
+    db: Database
+    settings: Settings
+    publish_job: Callable[[RunJob], Awaitable[bool]]
+    submissions: Batcher[NewSubmission, Submission]
+    limiter: RateLimiter
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+
+async def submit(cmd: Command, deps: Deps) -> Reply:
+    if cmd.attachment is None:
+        raise UserError("Attach the kernel file to submit (a .py file defining custom_kernel, or a .cu file).")
+    source = decode_source(cmd.attachment.name, cmd.attachment.content, deps.settings.max_source_bytes)
+    headers = parse_headers(source)
+    board = await _leaderboard(deps, cmd.args.get("leaderboard") or headers.leaderboard)
+    if board.deadline is not None and board.deadline <= deps.now():
+        raise UserError(f"{board.name} closed on {board.deadline:%Y-%m-%d %H:%M} UTC; it takes no more submissions.")
+    gpus = _choose_gpus(board, cmd.args.get("gpus") or headers.gpus)
+    mode = normalise_mode(cmd.args.get("mode") or headers.mode)
+    person = await deps.db.write(deps.db.store.person, cmd.actor.platform.value, cmd.actor.user_id,
+                                 cmd.actor.display_name or cmd.actor.user_id)
+    deps.limiter.check(person)
+    reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or cmd.actor.user_id)
+    runs = [(new_id(), gpu) for gpu in gpus]
+    stored = await deps.submissions.submit(NewSubmission(
+        command_id=cmd.id, person_id=person, leaderboard=board.name, file_name=cmd.attachment.name,
+        source=source, mode=mode, runs=runs, reply_to=to_jsonable(reply_to), created_at=deps.now()))
+    user = cmd.actor.display_name or cmd.actor.user_id
+    for run_id, gpu in stored.runs:
+        await deps.publish_job(run_job(board, run_id=run_id, gpu=gpu, submission_id=stored.id,
+                                       file_name=cmd.attachment.name, source=source, mode=mode,
+                                       reply_to=reply_to, user=user))
+    where = ", ".join(gpu for _, gpu in stored.runs)
+    return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False,
+                 title=f"Submission #{stored.id} to {board.name}",
+                 parts=[report.status(f"{mode} run of {cmd.attachment.name} queued on {where}", report.Tone.INFO)],
+                 data={"submission_id": stored.id, "runs": [{"run_id": r, "gpu": g} for r, g in stored.runs]})
+
+
+async def list_leaderboards(cmd: Command, deps: Deps) -> Reply:
+    boards = await deps.db.read(deps.db.store.list_leaderboards)
+    if not boards:
+        return _reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin loads problems first.")])
+    rows = [[b.name, ", ".join(b.gpus) or "-", _deadline(b.deadline), b.submissions, b.people,
+             b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
+    return _reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
+                                                      "people", "about"], rows)])
+
+
+async def show(cmd: Command, deps: Deps) -> Reply:
+    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    gpus = _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
+    limit = int(cmd.args.get("limit") or 10)
+    parts = []
+    for gpu in gpus:
+        rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
+        parts.append(report.text(f"**{board.name} on {gpu}**"))
+        parts.append(report.table(["rank", "who", "score", "submission", "when"],
+                                  [[r.rank, r.display_name, report.format_us(r.score_us), f"#{r.submission_id}",
+                                    f"{r.submitted_at:%Y-%m-%d %H:%M}"] for r in rows])
+                     if rows else report.text("No passing ranked runs yet."))
+    return _reply(cmd, f"{board.name} leaderboard", parts)
+
+
+async def mine(cmd: Command, deps: Deps) -> Reply:
+    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    person = await _person(cmd, deps)
+    rows = await deps.db.read(deps.db.store.history, board.name, person, cmd.args.get("gpu"),
+                              int(cmd.args.get("limit") or 20))
+    if not rows:
+        return _reply(cmd, f"Your submissions to {board.name}", [report.text("You have not submitted yet.")])
+    return _reply(cmd, f"Your submissions to {board.name}", [report.table(
+        ["submission", "GPU", "mode", "status", "score", "file", "when"],
+        [[f"#{r.submission_id}", r.gpu, r.mode, r.status or "queued", report.format_us(r.score_us), r.file_name,
+          f"{r.created_at:%Y-%m-%d %H:%M}"] for r in rows])])
+
+
+async def history(cmd: Command, deps: Deps) -> Reply:
+    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    person = await _person(cmd, deps)
+    parts = []
+    for gpu in _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True):
+        points = await deps.db.read(deps.db.store.best_over_time, board.name, person, gpu)
+        if points:
+            parts.append(report.text(f"**Your best on {gpu} over time**"))
+            parts.append(report.table(["when", "best"], [[f"{t:%Y-%m-%d %H:%M}", report.format_us(v)]
+                                                         for t, v in points]))
+    return _reply(cmd, f"Your progress on {board.name}", parts or [report.text("No passing ranked runs yet.")])
+
+
+async def task(cmd: Command, deps: Deps) -> Reply:
+    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    problem = Problem.from_dict(board.problem)
+    parts = [report.text(problem.task.description.strip() or problem.readme.strip() or board.name),
+             report.table(["kind", "shapes"], [["tests", len(problem.task.tests)],
+                                               ["benchmarks", len(problem.task.benchmarks)]]),
+             report.text(f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
+                         f"Deadline: {_deadline(board.deadline)}. Templates: {', '.join(problem.templates) or 'none'}.")]
+    return _reply(cmd, f"Task {board.name}", parts)
+
+
+async def template(cmd: Command, deps: Deps) -> Reply:
+    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    templates = Problem.from_dict(board.problem).templates
+    if not templates:
+        raise UserError(f"{board.name} has no templates; see `task {board.name}` for what to write.")
+    wanted = (cmd.args.get("lang") or next(iter(templates))).lower()
+    match = next((lang for lang in templates if lang.lower() == wanted), None)
+    if match is None:
+        raise UserError(f"{board.name} has no {wanted} template; choose one of {', '.join(templates)}.")
+    suffix = ".cu" if match == "CUDA" and board.problem["task"]["lang"] == "cu" else ".py"
+    return _reply(cmd, f"{match} template for {board.name}", [report.code(templates[match], "python")],
+                  data={"filename": f"{board.name}-{match.lower()}{suffix}", "source": templates[match]})
+
+
+async def submission(cmd: Command, deps: Deps) -> Reply:
+    sub_id = _int_arg(cmd, "id", "submission id")
+    detail = await deps.db.read(deps.db.store.submission_detail, sub_id)
+    if detail is None:
+        raise UserError(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
+    parts = [report.table(["run", "GPU", "status", "score"],
+                          [[r.run_id[:8], r.gpu, r.status or r.state, report.format_us(r.score_us)]
+                           for r in detail.runs]),
+             report.code(detail.source, "cuda" if detail.file_name.endswith(".cu") else "python")]
+    return _reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
+                  parts)
+
+
+async def stats(cmd: Command, deps: Deps) -> Reply:
+    figures = await deps.db.read(deps.db.store.stats)
+    rows = [[k.replace("_", " "), v] for k, v in vars(figures).items()]
+    return _reply(cmd, "kernelrank in figures", [report.table(["what", "count"], rows)])
+
+
+async def _leaderboard(deps: Deps, name: str) -> Leaderboard:
+    if not name:
+        raise UserError("Name a leaderboard (or add `#!POPCORN leaderboard NAME` to the file); "
+                        "`list` shows them.")
+    board = await deps.db.read(deps.db.store.get_leaderboard, name)
+    if board is None:
+        raise UserError(f"There is no leaderboard {name!r}; `list` shows the leaderboards.")
+    return board
+
+
+def _choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False) -> list[str]:
+    if not board.gpus:
+        raise UserError(f"{board.name} has no GPU to run on yet; ask an admin to add one.")
+    if not wanted:
+        if len(board.gpus) == 1 or allow_all:
+            return list(board.gpus)
+        raise UserError(f"{board.name} runs on {', '.join(board.gpus)}: choose one or more with --gpu.")
+    by_name = {g.lower(): g for g in board.gpus}
+    unknown = [g for g in wanted if g.lower() not in by_name]
+    if unknown:
+        raise UserError(f"{board.name} does not offer {', '.join(unknown)}; it runs on {', '.join(board.gpus)}.")
+    return list(dict.fromkeys(by_name[g.lower()] for g in wanted))
+
+
+async def _person(cmd: Command, deps: Deps) -> int:
+    return await deps.db.write(deps.db.store.person, cmd.actor.platform.value, cmd.actor.user_id,
+                               cmd.actor.display_name or cmd.actor.user_id)
+
+
+def _int_arg(cmd: Command, key: str, what: str) -> int:
+    try:
+        return int(str(cmd.args.get(key, "")).lstrip("#"))
+    except ValueError:
+        raise UserError(f"Give the {what} as a number, like 42.") from None
+
+
+def _deadline(deadline: datetime | None) -> str:
+    return f"{deadline:%Y-%m-%d %H:%M} UTC" if deadline else "none"
+
+
+def _reply(cmd: Command, title: str, parts: list, data: dict | None = None) -> Reply:
+    return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, title=title, parts=parts, data=data or {})
+
+
+HANDLERS: dict[CommandKind, Callable[[Command, Deps], Awaitable[Reply]]] = {
+    CommandKind.SUBMIT: submit,
+    CommandKind.LIST: list_leaderboards,
+    CommandKind.SHOW: show,
+    CommandKind.MINE: mine,
+    CommandKind.HISTORY: history,
+    CommandKind.TASK: task,
+    CommandKind.TEMPLATE: template,
+    CommandKind.SUBMISSION: submission,
+    CommandKind.STATS: stats,
+}

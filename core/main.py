@@ -1,0 +1,127 @@
+"""The ``kernelrank`` command: one entry point, one subcommand per process or client action.
+
+This module is the composition root. Each subcommand's implementation is imported only when it runs,
+so the terminal client never loads the database driver and the core never loads torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import signal
+import sys
+
+from core.config import ConfigError, Settings, load_settings
+
+CLIENT_COMMANDS = ("submit", "list", "show", "mine", "history", "task", "template", "submission", "stats")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command == "eval":
+        return importlib.import_module("runners.eval_command").main(rest)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"kernelrank: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging(settings, quiet=command in CLIENT_COMMANDS)
+    if command in CLIENT_COMMANDS:
+        return importlib.import_module("adapters.cli").main(command, rest, settings)
+    if command == "up":
+        return importlib.import_module("core.up").main(rest, settings)
+    if command == "core":
+        return _serve(_core(settings))
+    if command == "worker":
+        return _serve(_worker(rest, settings))
+    print(f"kernelrank: unknown command {command!r}.\n\n{_usage()}", file=sys.stderr)
+    return 2
+
+
+def _usage() -> str:
+    return """usage: kernelrank COMMAND [options]
+
+start the system
+  up                      start NATS, the core, local workers (Ctrl-C stops everything)
+  core                    run the core service alone (needs KERNELRANK_NATS_URL)
+  worker --gpu POOL       run a worker for a GPU pool (--backend local|fake, --concurrency N)
+
+use it
+  submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)
+  list                    leaderboards
+  show L                  ranking per GPU (--gpu G)
+  mine L | history L      your submissions / your best over time
+  task L | template L     the problem / a starter file (--lang Python|Triton|CUDA)
+  submission ID           one submission with its code and runs
+  stats                   global figures
+  eval FILE --problem DIR evaluate locally without the service (--mode, --json)
+
+Each command takes --help."""
+
+
+def _configure_logging(settings: Settings, quiet: bool) -> None:
+    level = logging.WARNING if quiet else getattr(logging, settings.log_level.upper(), logging.INFO)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _serve(main_coro_factory) -> int:
+    """Run a long-lived service until SIGINT/SIGTERM, then let it shut down cleanly."""
+
+    async def runner() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await main_coro_factory(stop)
+
+    try:
+        asyncio.run(runner())
+    except ConnectionError as exc:
+        print(f"kernelrank: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _core(settings: Settings):
+    async def start(stop: asyncio.Event) -> None:
+        from core.gpus import local_pools
+        from core.service import run_core
+
+        url = _nats_url(settings)
+        pools = list(dict.fromkeys([*settings.gpus, *local_pools()]))
+        await run_core(settings, url, pools, stop)
+
+    return start
+
+
+def _worker(argv: list[str], settings: Settings):
+    parser = argparse.ArgumentParser(prog="kernelrank worker", description="Run jobs for one GPU pool.")
+    parser.add_argument("--gpu", required=True, help="pool name, e.g. H100 or CPU")
+    parser.add_argument("--backend", default="local", choices=("local", "fake"))
+    parser.add_argument("--concurrency", type=int, default=settings.worker_concurrency)
+    args = parser.parse_args(argv)
+
+    async def start(stop: asyncio.Event) -> None:
+        from runners.worker import run_worker
+
+        await run_worker(_nats_url(settings), args.gpu, args.backend, args.concurrency, stop=stop,
+                         ack_wait_s=settings.ack_wait_s)
+
+    return start
+
+
+def _nats_url(settings: Settings) -> str:
+    if not settings.nats_url:
+        raise ConnectionError("KERNELRANK_NATS_URL is not set: start everything with `kernelrank up`, "
+                              "or point this process at a running NATS.")
+    return settings.nats_url
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""The core service: answers commands, queues runs, stores results and replies to the chat they came from.
+
+It is the only process that opens the database. Results arrive through a durable consumer and are
+written in batches, idempotently by run id, before they are acknowledged; replies carry a deterministic
+id (``result-<run_id>``) so a result processed twice (after a crash) still produces one message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+
+from core import report
+from core.bus import Bus
+from core.config import Settings
+from core.db import Batcher, Database
+from core.deadletter import DeadLetters
+from core.errors import UserError
+from core.handlers import HANDLERS, Deps, RateLimiter
+from core.jobs import run_job
+from core.leaderboards import load_new_problems
+from core.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
+from harness.codec import from_jsonable
+from harness.result import EvalResult, Failure, FailureKind, Mode, Status
+from storage.records import NewSubmission, ResultRecord, RunInfo, Submission
+
+log = logging.getLogger(__name__)
+
+
+class CoreService:
+    def __init__(self, bus: Bus, db: Database, settings: Settings, pools: list[str]) -> None:
+        self.bus, self.db, self.settings, self.pools = bus, db, settings, pools
+        self.submissions: Batcher[NewSubmission, Submission] = Batcher(self._store_submissions)
+        self.deps = Deps(db=db, settings=settings, publish_job=bus.publish_job, submissions=self.submissions,
+                         limiter=RateLimiter(settings.rate_limit_per_minute))
+        self._running: set[str] = set()
+        self._stoppers: list = []
+
+    async def start(self) -> None:
+        await self.bus.ensure_streams(self.pools, ack_wait_s=self.settings.ack_wait_s,
+                                      max_deliver=self.settings.max_deliver)
+        await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
+        await self._requeue_unstarted()
+        dead = DeadLetters(self.bus, self._on_dead)
+        await dead.start()
+        self._stoppers = [dead.stop,
+                          (await self.bus.serve_commands(self.handle_command)).unsubscribe,
+                          (await self.bus.consume_results(self._on_results)).stop,
+                          (await self.bus.consume_progress(self._on_progress)).stop]
+        log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
+
+    async def stop(self) -> None:
+        for stop in reversed(self._stoppers):
+            try:
+                await stop()
+            except Exception:
+                log.exception("error while stopping")
+        await self.submissions.close()
+
+    async def handle_command(self, cmd: Command) -> Reply:
+        handler = HANDLERS.get(cmd.kind)
+        try:
+            if handler is None:
+                raise UserError(f"kernelrank does not know the command {cmd.kind.value!r}.")
+            return await handler(cmd, self.deps)
+        except UserError as exc:
+            return report.error_reply(cmd.reply_to, str(exc), cmd.id)
+        except Exception:
+            log.exception("command %s (%s) from %s failed", cmd.id, cmd.kind.value, cmd.actor.user_id)
+            return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "
+                                      f"the details under request {cmd.id[:8]}. Try again in a minute.", cmd.id)
+
+    async def _store_submissions(self, items: list[NewSubmission]) -> list[Submission]:
+        return await self.db.write(self.db.store.add_submissions, items)
+
+    async def _on_results(self, results: list[RunResult]) -> None:
+        now = datetime.now(UTC)
+        records = [ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker, attempts=r.attempts,
+                                finished_at=now) for r in results]
+        await self.db.write(self.db.store.record_results, records)
+        for result in results:
+            run = await self.db.read(self.db.store.run, result.run_id)
+            if run is None:
+                log.warning("result for unknown run %s dropped", result.run_id)
+                continue
+            self._running.discard(result.run_id)
+            await self.bus.publish_reply(await self._result_reply(run, result.result))
+
+    async def _result_reply(self, run: RunInfo, result: EvalResult) -> Reply:
+        parts = report.result_parts(result)
+        reply_to = from_jsonable(ReplyTo, run.reply_to)
+        if result.passed and result.mode is Mode.RANKED:
+            parts.insert(1, report.text(await self._standing(run)))
+        if reply_to.user and reply_to.platform in (Platform.SLACK, Platform.DISCORD):
+            parts.insert(0, Part(kind=PartKind.MENTION, text=reply_to.user))
+        tone = report.Tone.SUCCESS if result.passed else report.Tone.ERROR
+        return Reply(reply_to=reply_to, parts=parts, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
+                     title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
+                     data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
+                           "score_us": result.score_us},
+                     id=f"result-{run.run_id}")
+
+    async def _standing(self, run: RunInfo) -> str:
+        mine = await self.db.read(self.db.store.rank_of, run.leaderboard, run.gpu, run.person_id)
+        if mine is None:
+            return "Not ranked."
+        if mine.run_id != run.run_id:
+            return (f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
+                    f"(#{mine.submission_id}), rank #{mine.rank}.")
+        return ("**New #1!** " if mine.rank == 1 else "**New personal best.** ") + \
+            f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."
+
+    async def _on_progress(self, events: list[RunProgress]) -> None:
+        for event in events:
+            run = await self.db.read(self.db.store.run, event.run_id)
+            if run is None or run.state == "done":
+                continue
+            if event.run_id not in self._running:
+                self._running.add(event.run_id)
+                await self.db.write(self.db.store.mark_running, event.run_id, event.progress.detail or "")
+            await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
+                                                               event.run_id, event.gpu, event.progress))
+
+    async def _on_dead(self, job: RunJob, deliveries: int) -> None:
+        message = (f"This run failed {deliveries} times because the worker running it stopped responding "
+                   "(for example the kernel crashed the machine or hung past every limit). It will not be "
+                   "retried: check the kernel for hangs or memory errors and submit again.")
+        result = EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.leaderboard,
+                            failure=Failure(kind=FailureKind.CRASH, message=message))
+        await self._on_results([RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
+                                          result=result, worker="dead-letter", attempts=deliveries)])
+
+    async def _requeue_unstarted(self) -> None:
+        """Re-publish queued runs: a crash between storing a submission and queueing its jobs loses none.
+
+        The run id is the message id, so a job still in the queue is not queued twice.
+        """
+        for run in await self.db.read(self.db.store.unfinished_runs):
+            if run.state != "queued":
+                continue
+            detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
+            board = await self.db.read(self.db.store.get_leaderboard, run.leaderboard)
+            if detail is None or board is None:
+                continue
+            await self.bus.publish_job(run_job(
+                board, run_id=run.run_id, gpu=run.gpu, submission_id=run.submission_id, file_name=detail.file_name,
+                source=detail.source, mode=run.mode, reply_to=from_jsonable(ReplyTo, run.reply_to),
+                user=run.display_name))
+
+
+async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:
+    """Open the store, start the service, serve until ``stop`` is set, then checkpoint and close."""
+    from storage.store import Store  # the one place the database file is opened
+
+    bus = await Bus.connect(url, name="kernelrank-core")
+    db = Database(await asyncio.to_thread(Store, settings.database))
+    service = CoreService(bus, db, settings, pools)
+    try:
+        await service.start()
+        await stop.wait()
+    finally:
+        await service.stop()
+        await db.close()
+        await bus.close()

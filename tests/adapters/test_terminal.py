@@ -1,0 +1,23 @@
+from adapters.terminal import render, status_line
+from core.messages import Platform, Reply, ReplyTo, Tone
+from core.report import code, status, table, text
+
+
+def test_plain_rendering_has_no_escape_codes():
+    reply = Reply(reply_to=ReplyTo(Platform.CLI), title="vectoradd",
+                  parts=[status("ranked passed", Tone.SUCCESS), text("**Score** 12 µs"),
+                         table(["shape", "median"], [["size=1024", "10 µs"], ["size=16384", "1.2 ms"]]),
+                         code("def custom_kernel(data):\n    return data")])
+    out = render(reply)
+    assert "\033" not in out
+    assert "✔ ranked passed" in out and "Score 12 µs" in out
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("shape"))
+    assert header.index("median") == lines[lines.index(header) + 1].index("10 µs")
+    assert "    def custom_kernel(data):" in out
+
+
+def test_colour_and_status_line():
+    reply = Reply(reply_to=ReplyTo(Platform.CLI), parts=[status("H100: timing 2 of 5", Tone.INFO)], final=False)
+    assert status_line(reply) == "• H100: timing 2 of 5"
+    assert "\033[36m" in render(reply, colour=True)
