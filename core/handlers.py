@@ -169,8 +169,8 @@ async def submission(cmd: Command, deps: Deps) -> Reply:
     if detail is None:
         raise UserError(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
     parts = [report.table(["run", "GPU", "status", "score"],
-                          [[r.run_id[:8], r.gpu, r.status or r.state, report.format_us(r.score_us)]
-                           for r in detail.runs]),
+                          [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
+                            report.format_us(r.info.score_us)] for r in detail.runs]),
              report.code(detail.source, "cuda" if detail.file_name.endswith(".cu") else "python")]
     return _reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
                   parts)

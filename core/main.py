@@ -110,8 +110,7 @@ def _worker(argv: list[str], settings: Settings):
     async def start(stop: asyncio.Event) -> None:
         from runners.worker import run_worker
 
-        await run_worker(_nats_url(settings), args.gpu, args.backend, args.concurrency, stop=stop,
-                         ack_wait_s=settings.ack_wait_s)
+        await run_worker(_nats_url(settings), args.gpu, args.backend, args.concurrency, stop=stop)
 
     return start
 

@@ -45,7 +45,7 @@ class CoreService:
         dead = DeadLetters(self.bus, self._on_dead)
         await dead.start()
         self._stoppers = [dead.stop,
-                          (await self.bus.serve_commands(self.handle_command)).unsubscribe,
+                          (await self.bus.serve_commands(self.handle_command)).stop,
                           (await self.bus.consume_results(self._on_results)).stop,
                           (await self.bus.consume_progress(self._on_progress)).stop]
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
@@ -118,7 +118,7 @@ class CoreService:
                 continue
             if event.run_id not in self._running:
                 self._running.add(event.run_id)
-                await self.db.write(self.db.store.mark_running, event.run_id, event.progress.detail or "")
+                await self.db.write(self.db.store.mark_running, event.run_id, "")
             await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
                                                                event.run_id, event.gpu, event.progress))
 
