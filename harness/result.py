@@ -19,21 +19,21 @@ SCHEMA_VERSION = 1
 METHOD_VERSION = "2026.11-1"
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     PASSED = "passed"    # every check passed (and, when timed, a score was produced)
     FAILED = "failed"    # the submission ran but was wrong, or its timing was rejected
     ERROR = "error"      # the submission could not run (syntax, import, crash, compile, ...)
     TIMEOUT = "timeout"  # the wall-clock limit of the mode was reached
 
 
-class Mode(str, enum.Enum):
+class Mode(enum.StrEnum):
     TEST = "test"
     BENCHMARK = "benchmark"
     RANKED = "ranked"
     PROFILE = "profile"
 
 
-class FailureKind(str, enum.Enum):
+class FailureKind(enum.StrEnum):
     """Why an evaluation did not pass; each maps to one clear paragraph for the user."""
 
     SYNTAX_ERROR = "syntax_error"
@@ -52,6 +52,7 @@ class FailureKind(str, enum.Enum):
     IMPLAUSIBLE_TIME = "implausible_time"    # below the speed-of-light floor, or not finite
     TAMPERING = "tampering"                  # timer/checker patched, harness state touched
     UNSUPPORTED_DEVICE = "unsupported_device"
+    UNSUPPORTED = "unsupported"              # a feature this build does not have yet (e.g. .cu submissions)
     INVALID_PROBLEM = "invalid_problem"
     HARNESS_ERROR = "harness_error"          # our fault, never the submission's
 
@@ -92,6 +93,7 @@ class ShapeStats:
     achieved_gbps: float | None = None
     achieved_tflops: float | None = None
     peak_fraction: float | None = None   # achieved / peak of the bound resource, 0..1
+    graph_us: float | None = None        # CUDA-graph replay time per call, tiny shapes only (graph_timing.py)
     flags: list[str] = field(default_factory=list)
     samples_us: list[float] = field(default_factory=list)
 
