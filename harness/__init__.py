@@ -1,0 +1,27 @@
+"""kernelrank's evaluation harness: problems, jobs, isolated evaluation and the result schema.
+
+The public surface is below; everything else is an implementation module. Importing this package
+never imports torch (only the harness server's children need it), and the server module loads on
+first use, so ``python -m harness.server`` runs it exactly once.
+"""
+
+from typing import Any
+
+from harness.job import EvalJob
+from harness.problem import Problem, ProblemError, load_problem
+from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, Status
+
+_FROM_SERVER = ("HarnessServer", "HarnessStartError", "evaluate")
+
+__all__ = [
+    "EvalJob", "EvalResult", "Failure", "FailureKind", "Mode", "Problem", "ProblemError", "Progress", "Status",
+    "load_problem", *_FROM_SERVER,
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_SERVER:
+        from harness import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")

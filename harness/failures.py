@@ -1,0 +1,105 @@
+"""Structured failures: how an exception or an exit becomes one clear paragraph for the user.
+
+Inside the worker, ``Verdict`` ends an evaluation early; the supervisor turns it (or whatever it saw
+from outside: a signal, a timeout, a flood) into the result's ``Failure`` and picks the status.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from harness.job import EvalJob
+from harness.result import EvalResult, Failure, FailureKind, Status
+
+LOG_TAIL_CHARS = 4000
+_HARNESS_DIR = str(Path(__file__).resolve().parent)
+
+# Kinds where the submission ran but its answer or its timing was not acceptable.
+_FAILED_KINDS = frozenset({FailureKind.WRONG_OUTPUT, FailureKind.BAD_OUTPUT_TYPE, FailureKind.ESCAPED_TIMING,
+                           FailureKind.IMPLAUSIBLE_TIME, FailureKind.TAMPERING})
+_CUDA_ERROR_MARKS = ("cuda error", "illegal memory access", "device-side assert", "unspecified launch failure",
+                     "misaligned address", "illegal instruction", "cublas_status", "cudnn_status",
+                     "acceleratorerror")
+_OOM_MARKS = ("out of memory", "can't allocate memory", "cannot allocate memory")
+
+
+class Verdict(Exception):
+    """Raised inside the worker to end the evaluation with a structured failure."""
+
+    def __init__(self, kind: FailureKind, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.failure = Failure(kind=kind, message=message, log_tail=log_tail[-LOG_TAIL_CHARS:])
+
+
+def status_for(kind: FailureKind) -> Status:
+    if kind is FailureKind.TIMEOUT:
+        return Status.TIMEOUT
+    return Status.FAILED if kind in _FAILED_KINDS else Status.ERROR
+
+
+def failed_result(job: EvalJob, failure: Failure, started: float) -> EvalResult:
+    """The result of a job that ended with ``failure`` before any child reported (``started``: monotonic s)."""
+    return EvalResult(status=status_for(failure.kind), mode=job.mode, problem=job.problem.name,
+                      ranking_by=job.problem.task.ranking_by, failure=failure, wall_s=time.monotonic() - started)
+
+
+def describe(spec: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in spec.items())
+
+
+def summary(exc: BaseException) -> str:
+    """``Type: first line of the message``."""
+    text = _text(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:         # a submission's exception may even fail to print itself
+        return ""
+
+
+def classify(exc: BaseException) -> FailureKind:
+    names = " ".join(cls.__name__.lower() for cls in type(exc).__mro__)
+    text = f"{names} {_text(exc)}".lower()
+    if isinstance(exc, MemoryError) or "outofmemoryerror" in names or any(m in text for m in _OOM_MARKS):
+        return FailureKind.OUT_OF_MEMORY
+    if any(m in text for m in _CUDA_ERROR_MARKS):
+        return FailureKind.CUDA_ERROR
+    return FailureKind.EXCEPTION
+
+
+def kernel_failure(exc: BaseException, during: str) -> Verdict:
+    """An exception raised by (or surfacing right after) a call of ``custom_kernel``."""
+    kind = classify(exc)
+    what = summary(exc)
+    message = {
+        FailureKind.OUT_OF_MEMORY: f"custom_kernel ran out of memory during {during} ({what}). "
+                                   "Allocate less: intermediate buffers count against the evaluation's limit.",
+        FailureKind.CUDA_ERROR: f"A CUDA error stopped custom_kernel during {during} ({what}). This usually means "
+                                "an out-of-bounds access or an invalid launch configuration; check indices and "
+                                "grid sizes (compute-sanitizer finds the faulty access).",
+    }.get(kind, f"custom_kernel raised {what} during {during}. The traceback below shows where.")
+    return Verdict(kind, message, user_traceback(exc))
+
+
+def checker_failure(exc: BaseException, during: str) -> Verdict:
+    """The problem's checker raised while looking at the submission's output."""
+    kind = classify(exc)
+    if kind is FailureKind.EXCEPTION:
+        return Verdict(FailureKind.WRONG_OUTPUT, f"The checker could not compare your output during {during} "
+                       f"({summary(exc)}). Return what the reference returns: same type, shape and dtype.",
+                       user_traceback(exc))
+    return kernel_failure(exc, during)
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback without the harness's own frames, so it points at the submission."""
+    summary_ = traceback.TracebackException.from_exception(exc)
+    summary_.stack = traceback.StackSummary.from_list(
+        [frame for frame in summary_.stack if not frame.filename.startswith(_HARNESS_DIR)])
+    return "".join(summary_.format())[-LOG_TAIL_CHARS:]

@@ -1,0 +1,177 @@
+"""The submission's side of an evaluation, inside the forked, sandboxed child.
+
+Order matters: torch is already imported (by the harness server, before the fork), then the device is
+picked, the timer built and the problem's reference bound, and only then is the submission imported,
+so whatever it patches, the harness keeps the originals. Everything goes to the supervisor as records
+on the private pipe; the child always ends with ``os._exit`` and never returns into the server.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import faulthandler
+import importlib
+import os
+import re
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import torch
+
+from harness import modes, sandbox
+from harness.channel import Outbox
+from harness.codec import to_jsonable
+from harness.device import system_info
+from harness.failures import Verdict, classify, summary, user_traceback
+from harness.graph_timing import bind_torch
+from harness.guard import Guard
+from harness.job import EvalJob
+from harness.result import FailureKind, Mode
+from harness.seeds import SeedPlan
+from harness.staging import Stage
+from harness.timing import Timer, make_timer
+
+ENTRY_POINT = "custom_kernel"
+REQUIRES_CUDA = re.compile(r"^#!kernelrank\s+requires\s+cuda\b", re.MULTILINE | re.IGNORECASE)
+HARNESS_BUG_EXIT = 70
+
+# What the timer and the checkers reach at run time, besides the harness's and the problem's modules.
+_WATCHED = [
+    (time, ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns")),
+    (builtins, ("isinstance", "type", "len", "bool", "float", "getattr", "all", "any", "zip")),
+    (torch, ("allclose", "isclose", "equal", "isfinite", "isnan", "isinf", "abs", "device", "no_grad", "Tensor")),
+    (torch.Tensor, ("clone", "copy_", "zero_", "__eq__", "__ne__", "__bool__", "all", "any", "item", "to", "abs",
+                    "isnan", "isfinite", "isposinf", "isneginf", "sum", "data_ptr")),
+    (torch.testing, ("assert_close",)),
+    (torch.cuda, ("synchronize", "Event", "current_stream", "Stream")),
+    (torch.cuda.Event, None),
+]
+
+
+def child_main(job: EvalJob, stage: Stage, nonce: str, result_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
+    """Entry of the forked child; never returns."""
+    code = 0
+    try:
+        sandbox.enter_child(stage, result_fd, stdout_fd, stderr_fd)
+        faulthandler.enable()       # a segfault prints the Python stack into the captured stderr
+        run(job, stage, Outbox(result_fd, nonce))
+    except BaseException:       # nothing may escape into the server's code
+        traceback.print_exc()
+        code = HARNESS_BUG_EXIT
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+
+
+def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
+    """Evaluate, then send exactly one final record (after a failure record when it failed)."""
+    outbox.progress("starting")
+    try:
+        modes.run(job.mode, prepare(job, stage, outbox))
+    except Verdict as verdict:
+        outbox.send("failure", failure=to_jsonable(verdict.failure))
+    except Exception as exc:
+        traceback.print_exc()
+        outbox.send("failure", failure={
+            "kind": FailureKind.HARNESS_ERROR.value,
+            "message": f"The harness itself failed ({summary(exc)}). This is not your submission's fault; "
+                       "please report it to the kernelrank maintainers.",
+            "log_tail": "".join(traceback.format_exception(exc))[-4000:]})
+    outbox.send("final")
+
+
+def prepare(job: EvalJob, stage: Stage, outbox: Outbox) -> modes.Context:
+    device = pick_device(job)
+    if device == "cpu":
+        sandbox.limit_address_space(job.memory_limit_mb)
+    outbox.send("system", system=to_jsonable(system_info(device)))
+    timer = make_timer(device)
+    if device == "cuda":
+        bind_torch()            # graph timing's torch callables, bound before the submission can patch them
+    reference, problem_modules = bind_reference(job, stage)
+    guard = _guard(problem_modules, timer)
+    kernel = import_submission(job.problem.submission_name)
+    if replaced := guard.tampered():
+        raise Verdict(FailureKind.TAMPERING, f"Importing the submission replaced {', '.join(replaced[:5])}. The "
+                      "timer, the checker and the harness are off limits: a submission may only compute its output.")
+    seeds = SeedPlan.ranked(job.secret_seed) if job.mode is Mode.RANKED else SeedPlan.public()
+    return modes.Context(task=job.problem.task, device=device, timer=timer, reference=reference, kernel=kernel,
+                         guard=guard, outbox=outbox, seeds=seeds)
+
+
+def pick_device(job: EvalJob) -> str:
+    """"auto" is CUDA when this machine has it; refuse devices the problem or the submission cannot use."""
+    has_cuda = torch.cuda.is_available()
+    if job.device not in ("auto", "cpu", "cuda"):
+        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"Unknown device {job.device!r}; choose auto, cpu or cuda.")
+    device = ("cuda" if has_cuda else "cpu") if job.device == "auto" else job.device
+    if device == "cuda" and not has_cuda:
+        raise Verdict(FailureKind.UNSUPPORTED_DEVICE,
+                      "This evaluation asked for CUDA, but this machine has no usable CUDA GPU; choose a GPU runner.")
+    if device not in job.problem.task.devices:
+        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} runs on "
+                      f"{' and '.join(job.problem.task.devices)}, not on {device}; choose another runner.")
+    if device == "cpu" and REQUIRES_CUDA.search(job.submission_source):
+        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, "This submission says it requires CUDA ('#!kernelrank requires "
+                      "cuda') and this evaluation runs on the CPU; submit it to a GPU.")
+    return device
+
+
+def bind_reference(job: EvalJob, stage: Stage) -> tuple[modes.Reference, list[types.ModuleType]]:
+    """Import the problem's reference.py from the staged files; returns its functions and the staged modules."""
+    for name in [*job.problem.files, job.problem.submission_name]:
+        sys.modules.pop(Path(name).stem, None)       # never reuse a same-named module from elsewhere
+    try:
+        module = importlib.import_module("reference")
+    except Exception as exc:
+        raise Verdict(FailureKind.INVALID_PROBLEM, f"The problem's reference.py failed to import ({summary(exc)}). "
+                      "This is a fault of the problem, not of your submission; tell the leaderboard's maintainers.",
+                      user_traceback(exc)) from None
+    names = ("generate_input", "ref_kernel", "check_implementation")
+    if missing := [n for n in names if not callable(getattr(module, n, None))]:
+        raise Verdict(FailureKind.INVALID_PROBLEM, f"The problem's reference.py lacks {', '.join(missing)}; "
+                      "tell the leaderboard's maintainers.")
+    reference = modes.Reference(*(getattr(module, n) for n in names))
+    workdir = str(stage.workdir)
+    staged = [m for m in list(sys.modules.values())
+              if str(getattr(m, "__file__", None) or "").startswith(workdir)]
+    return reference, staged
+
+
+def import_submission(file_name: str) -> Callable[[Any], Any]:
+    """Import the staged submission; syntax errors, import errors and a missing entry point become verdicts."""
+    module_name = Path(file_name).stem
+    try:
+        module = importlib.import_module(module_name)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" + (f" of {Path(exc.filename).name}" if exc.filename else "")
+        raise Verdict(FailureKind.SYNTAX_ERROR, f"The submission has a syntax error at {where}: {exc.msg}. Fix it "
+                      "and submit again.", "".join(traceback.format_exception_only(exc))) from None
+    except BaseException as exc:      # a submission may raise SystemExit at import
+        kind = classify(exc)
+        kind = FailureKind.IMPORT_ERROR if kind is FailureKind.EXCEPTION else kind
+        raise Verdict(kind, f"Importing the submission raised {summary(exc)}. Check its imports and top-level "
+                      "code; the traceback below shows where.", user_traceback(exc)) from None
+    kernel = getattr(module, ENTRY_POINT, None)
+    if not callable(kernel):
+        raise Verdict(FailureKind.MISSING_ENTRY_POINT, f"The submission defines no function {ENTRY_POINT}(data). "
+                      f"Define it: it receives the input that generate_input builds and returns the output.")
+    return kernel
+
+
+def _guard(problem_modules: list[types.ModuleType], timer: Timer) -> Guard:
+    guard = Guard()
+    harness_modules = [m for name, m in list(sys.modules.items()) if name == "harness" or name.startswith("harness.")]
+    for module in problem_modules + harness_modules:
+        guard.watch_module(module)
+    for owner, names in _WATCHED:
+        guard.watch(owner, names, label=getattr(owner, "__name__", None))
+    return guard.watch(timer, label="timer")

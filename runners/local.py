@@ -1,0 +1,63 @@
+"""The local backend: evaluates jobs on this host's GPU (or its CPU) through one warm harness server.
+
+One job at a time: a GPU timed by two evaluations at once would time neither. The harness call blocks,
+so it runs in a thread; its progress events are handed back to the event loop in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import sys
+
+from harness.job import EvalJob
+from harness.result import EvalResult, Progress
+from harness.server import HarnessServer
+from runners.base import ProgressCallback
+
+log = logging.getLogger(__name__)
+
+
+class LocalRunner:
+    """Implements ``runners.base.Runner`` with a ``HarnessServer`` kept alive between jobs."""
+
+    name = "local"
+
+    def __init__(self, device: str = "auto", python: str = sys.executable) -> None:
+        self.device = device               # "auto" | "cpu" | "cuda": used for jobs that say "auto"
+        self._server = HarnessServer(python)
+        self._lock = asyncio.Lock()
+
+    async def run(self, job: EvalJob, on_progress: ProgressCallback | None = None) -> EvalResult:
+        if self.device != "auto" and job.device == "auto":
+            job = dataclasses.replace(job, device=self.device)
+        async with self._lock:
+            loop = asyncio.get_running_loop()
+            events: asyncio.Queue[Progress | None] = asyncio.Queue()
+            forwarding = asyncio.create_task(_forward(events, on_progress))
+
+            def report(progress: Progress) -> None:       # called on the harness thread
+                loop.call_soon_threadsafe(events.put_nowait, progress)
+
+            try:
+                return await asyncio.to_thread(self._server.evaluate, job, report)
+            except asyncio.CancelledError:
+                self._server.cancel()       # the thread cannot be cancelled; its child can be killed
+                raise
+            finally:
+                events.put_nowait(None)
+                await forwarding
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._server.close)
+
+
+async def _forward(events: asyncio.Queue[Progress | None], on_progress: ProgressCallback | None) -> None:
+    while (progress := await events.get()) is not None:
+        if on_progress is None:
+            continue
+        try:
+            await on_progress(progress)
+        except Exception:
+            log.exception("progress callback failed; the evaluation goes on")

@@ -1,0 +1,168 @@
+"""The submission runs in a fresh, scrubbed, private process and cannot reach the verdict's machinery."""
+
+from __future__ import annotations
+
+import json
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from harness import FailureKind, HarnessServer, Mode, Status
+from harness.channel import ChannelError, RecordReader, encode, send_record
+from harness.guard import Guard
+from harness.sandbox import scrubbed_environment
+from harness.seeds import SeedPlan, cantor
+
+SECRET_SEED = 918273645546372819
+
+
+def _spy_report(result) -> dict:
+    assert result.status is Status.PASSED, result.failure
+    return json.loads(result.stdout.splitlines()[0])
+
+
+@pytest.fixture(scope="module")
+def server_with_secrets_around() -> HarnessServer:
+    """A server started from an environment full of things a submission must never see."""
+    planted = {"SLACK_BOT_TOKEN": "xoxb-planted", "KERNELRANK_SECRET_SEED": str(SECRET_SEED),
+               "AWS_SECRET_ACCESS_KEY": "planted", "LD_PRELOAD": "/planted.so"}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in planted.items():
+            patch.setenv(key, value)
+        server = HarnessServer()
+        server.start()
+    yield server
+    server.close()
+
+
+def test_the_submission_sees_no_secrets(server_with_secrets_around, make_job):
+    result = server_with_secrets_around.evaluate(make_job("spy", Mode.RANKED, secret_seed=SECRET_SEED))
+    report = _spy_report(result)
+    seen = json.dumps(report["environ"])
+    assert "planted" not in seen and "SLACK" not in seen and "LD_PRELOAD" not in seen
+    assert str(SECRET_SEED) not in result.stdout + result.stderr
+    assert "PATH" in report["environ"]
+
+
+def test_the_submission_sees_only_the_staged_files_in_a_directory_removed_afterwards(evaluate_fixture):
+    report = _spy_report(evaluate_fixture("spy"))
+    assert report["files"] == ["reference.py", "submission.py", "task.py", "utils.py"]
+    assert not Path(report["cwd"]).exists()
+
+
+def test_the_only_extra_descriptor_is_the_result_pipe(evaluate_fixture):
+    descriptors = _spy_report(evaluate_fixture("spy"))["fds"]
+    extra = {fd: target for fd, target in descriptors.items() if int(fd) > 2}
+    assert len(extra) == 1 and next(iter(extra.values())).startswith("pipe:"), descriptors
+    assert not any(target.startswith("socket:") for target in descriptors.values())
+
+
+def test_every_job_gets_a_fresh_process(evaluate_fixture, harness_server):
+    first, second = (_spy_report(evaluate_fixture("spy"))["pid"] for _ in range(2))
+    assert first != second
+    assert harness_server._process is not None and harness_server._process.pid not in (first, second)
+
+
+def test_whatever_the_submission_started_is_killed(evaluate_fixture):
+    result = evaluate_fixture("spawns_child")
+    assert result.status is Status.PASSED, result.failure
+    assert _eventually_dead(Path(f"/proc/{int(result.stdout.split('sleeper ')[1].split()[0])}/stat"))
+
+
+def _eventually_dead(stat: Path, within_s: float = 10.0) -> bool:
+    """Gone, or a zombie waiting for its reaper, within ``within_s`` (SIGKILL completes on the kernel's time)."""
+    def dead() -> bool:
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        except OSError:
+            return True
+
+    deadline = time.monotonic() + within_s
+    while not dead() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return dead()
+
+
+def test_a_forged_record_on_the_result_pipe_is_tampering(evaluate_fixture):
+    result = evaluate_fixture("forge_record", Mode.RANKED)
+    assert (result.status, result.failure.kind) == (Status.FAILED, FailureKind.TAMPERING)
+    assert "record the harness did not write" in result.failure.message
+
+
+@pytest.mark.parametrize("submission", ["patches_checker", "patches_timer", "patches_at_import"])
+def test_patching_the_checker_or_the_timer_gains_nothing(evaluate_fixture, submission):
+    result = evaluate_fixture(submission, Mode.BENCHMARK)
+    assert (result.status, result.failure.kind) == (Status.FAILED, FailureKind.TAMPERING), result.failure
+    assert result.score_us is None and result.shapes == []
+
+
+def test_a_dead_server_is_restarted_for_the_next_job(make_job):
+    with HarnessServer() as server:
+        server._process.kill()
+        server._process.wait()
+        assert server.evaluate(make_job("correct")).status is Status.PASSED
+
+
+def test_environment_scrub_keeps_only_the_gpu_stack_essentials():
+    kept = scrubbed_environment({"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "1", "LC_ALL": "C", "TRITON_CACHE_DIR": "/t",
+                                 "GITHUB_TOKEN": "x", "KERNELRANK_NATS_URL": "nats://", "PYTHONPATH": "/evil"})
+    assert kept == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "1", "LC_ALL": "C", "TRITON_CACHE_DIR": "/t"}
+
+
+def test_the_guard_sees_replaced_functions_code_and_closures():
+    module = types.ModuleType("watched")
+    exec("def check(x):\n    return x\nclass Timer:\n    def time(self):\n        return 1\n", module.__dict__)
+    factor = 2
+
+    def scaled(x):
+        return x * factor
+
+    def shifted(x):
+        return x + factor
+
+    module.scaled, module.shifted = scaled, shifted
+    guard = Guard().watch_module(module)
+    assert guard.tampered() == []
+    module.check = lambda x: True
+    module.Timer.time = lambda self: 0
+    scaled.__code__ = shifted.__code__
+    shifted.__closure__[0].cell_contents = 0
+    assert set(guard.tampered()) == {"watched.check", "watched.Timer.time", f"{__name__}.{scaled.__qualname__}",
+                                     f"{__name__}.{shifted.__qualname__}"}
+
+
+def test_records_survive_any_split_and_garbage_is_refused():
+    stream = encode({"t": "a"}) + encode({"t": "b", "x": [1, 2]})
+    reader = RecordReader()
+    records = [r for i in range(len(stream)) for r in reader.feed(stream[i:i + 1])]
+    assert records == [{"t": "a"}, {"t": "b", "x": [1, 2]}] and not reader.partial
+    with pytest.raises(ChannelError):
+        RecordReader().feed(b"\x00\x00\x00\x02[]")
+    with pytest.raises(ChannelError):
+        RecordReader().feed(b"\xff\xff\xff\xff")
+
+
+def test_ranked_seeds_are_secret_and_fresh_per_call():
+    assert cantor(3, 4) == 3 + 7 * 8 // 2
+    assert cantor(2**70, 5) < 2**63
+    public = SeedPlan.public()
+    assert public.spec_for({"size": 8, "seed": 100}, 2) == {"size": 8, "seed": 126}
+    assert public.spec_for({"size": 8}, 5) == {"size": 8}
+    first, second = SeedPlan.ranked(SECRET_SEED), SeedPlan.ranked(SECRET_SEED)
+    seeds = {first.spec_for({"seed": 1}, call)["seed"] for call in range(100)}
+    assert len(seeds) == 100 and 1 not in seeds
+    assert first.spec_for({"seed": 1}, 0) != second.spec_for({"seed": 1}, 0)     # fresh entropy per run
+
+
+def test_a_caller_that_goes_away_takes_its_job_with_it(make_job):
+    server = HarnessServer()
+    server.start()
+    send_record(server._sock, {"op": "evaluate", "job": make_job("infinite_loop").to_dict()})
+    child = int(server._receive(time.monotonic() + 30)["pid"])
+    server._sock.close()           # the caller vanishes mid-job without a word
+    server._sock = None
+    server._process.wait(30)       # the server notices, stops the child and exits
+    server.close()
+    assert _eventually_dead(Path(f"/proc/{child}/stat"))

@@ -1,0 +1,39 @@
+"""``kernelrank eval``: the report or JSON on stdout, exit code 0 only when the evaluation passed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import EvalResult, Status
+from runners.eval_command import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harness"
+PROBLEM = str(FIXTURES / "vectoradd")
+
+
+def _submission(name: str) -> str:
+    return str(FIXTURES / "submissions" / f"{name}.py")
+
+
+def test_a_passing_submission_prints_the_report_and_exits_0(capsys) -> None:
+    assert main([_submission("correct"), "--problem", PROBLEM, "--device", "cpu", "--mode", "benchmark"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("vectoradd · benchmark · PASSED") and "score " in out and "first call" in out
+
+
+def test_a_failing_submission_prints_json_and_exits_1(capsys) -> None:
+    assert main([_submission("wrong_output"), "--problem", PROBLEM, "--device", "cpu", "--json"]) == 1
+    result = EvalResult.from_json(capsys.readouterr().out)
+    assert result.status is Status.FAILED and len(result.tests) == 3
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["missing.py", "--problem", PROBLEM], "cannot read missing.py"),
+    ([_submission("correct"), "--problem", "no/such/problem"], "has no task.yml"),
+    ([_submission("correct"), "--problem", PROBLEM, "--mode", "fast"], "invalid choice"),
+])
+def test_usage_errors_exit_2_with_one_clear_sentence(capsys, argv, words) -> None:
+    assert main(argv) == 2
+    assert words in capsys.readouterr().err
