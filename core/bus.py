@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-import nats
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
@@ -83,11 +82,9 @@ def _translated(action: str) -> Iterator[None]:
 
 @dataclass
 class Delivery(Generic[T]):
-    """One decoded message from a durable pull consumer; settle it once (ack, nak or term)."""
+    """One decoded message from a durable pull consumer; settle it once (ack or nak)."""
 
     message: T
-    subject: str
-    stream_seq: int
     deliveries: int                      # 1 on the first delivery, counting redeliveries after that
     _msg: Msg = field(repr=False)
 
@@ -100,11 +97,6 @@ class Delivery(Generic[T]):
         """Give the message back for redelivery, after ``delay_s`` seconds when given."""
         with _translated("return a message"):
             await self._msg.nak(delay=delay_s)
-
-    async def term(self) -> None:
-        """Never deliver this message again."""
-        with _translated("drop a message"):
-            await self._msg.term()
 
     async def in_progress(self) -> None:
         """Heartbeat: restart the consumer's ack_wait clock for this message."""
@@ -138,8 +130,7 @@ class Puller(Generic[T]):
                 with _translated("drop an unreadable message"):
                     await msg.term()
                 continue
-            deliveries.append(Delivery(message, msg.subject, msg.metadata.sequence.stream,
-                                       msg.metadata.num_delivered, msg))
+            deliveries.append(Delivery(message, msg.metadata.num_delivered, msg))
         return deliveries
 
     async def close(self) -> None:
@@ -405,6 +396,12 @@ class Bus:
         """The core's durable consumer of progress events."""
         return await self.consume(subjects.CORE_PROGRESS, subjects.EVENTS, subjects.PROGRESS_ALL, handler,
                                   RunProgress, **options)
+
+    async def consume_replies(self, platform: Platform, handler: Callable[[list[Reply]], Awaitable[None]],
+                              **options: Any) -> Consumer[Reply]:
+        """A chat adapter's durable consumer of every reply for its platform."""
+        return await self.consume(subjects.adapter_durable(platform.value), subjects.REPLIES,
+                                  subjects.platform_replies(platform.value), handler, Reply, **options)
 
     async def _bind(self, stream: str, durable: str, cls: type[T], *, missing: str) -> Puller[T]:
         with _translated(f"look up consumer {durable}"):

@@ -1,0 +1,185 @@
+"""The runner worker: pulls one GPU pool's jobs, runs them through a backend, reports back, then acks.
+
+Per job: publish a ``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend
+runs, forward the backend's progress, publish the ``RunResult``, and only then ack. So a worker that
+dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack.
+
+Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
+later delivery; any other exception becomes an error result blamed on kernelrank, never on the kernel,
+and the worker goes on. Stopping cancels the runs in flight and gives their jobs back at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+
+from core.bus import Bus, BusError, Delivery, Puller
+from core.messages import RunJob, RunProgress, RunResult
+from harness.result import EvalResult, Failure, FailureKind, Progress, Status
+from runners.base import Runner
+
+log = logging.getLogger(__name__)
+
+STARTED = "started"          # the stage of the progress event a worker sends when it picks a job up
+RETRY_DELAY_S = 10.0         # how long a job given back by an unavailable runner waits
+POLL_S = 1.0                 # longest idle fetch; also how long stop() may take to notice
+
+
+class RunnerUnavailable(Exception):
+    """The backend cannot run anything right now (no GPU free, cloud credentials missing): retry later."""
+
+
+class Worker:
+    """Runs jobs of one GPU pool, up to ``concurrency`` at once, until ``stop`` is set."""
+
+    def __init__(self, bus: Bus, gpu: str, runner: Runner, *, concurrency: int = 1, heartbeat_s: float | None = None,
+                 name: str | None = None, retry_delay_s: float = RETRY_DELAY_S, poll_s: float = POLL_S) -> None:
+        if concurrency < 1:
+            raise ValueError("a worker needs a concurrency of at least 1")
+        self.bus, self.gpu, self.runner = bus, gpu, runner
+        self.concurrency = concurrency
+        self.heartbeat_s = heartbeat_s
+        self.name = name or f"{gpu}@{socket.gethostname()}:{os.getpid()}"
+        self.retry_delay_s = retry_delay_s
+        self.poll_s = poll_s
+
+    async def run(self, stop: asyncio.Event) -> None:
+        queue = await self._wait_for_queue(stop)
+        if queue is None:
+            return
+        heartbeat_s = self.heartbeat_s or queue.ack_wait_s / 3
+        log.info("worker %s serving %s (%d at once, heartbeat %.1f s)", self.name, self.gpu, self.concurrency,
+                 heartbeat_s)
+        running: set[asyncio.Task[None]] = set()
+        stopped = asyncio.create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                free = self.concurrency - len(running)
+                if not free:
+                    await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    continue
+                try:
+                    deliveries = await queue.fetch(free, self.poll_s)
+                except BusError as exc:
+                    log.warning("worker %s cannot fetch jobs, retrying: %s", self.name, exc)
+                    await _sleep_unless(stop, self.poll_s)
+                    continue
+                for delivery in deliveries:
+                    if stop.is_set():
+                        await _give_back(delivery)
+                        continue
+                    task = asyncio.create_task(self._run_job(delivery, heartbeat_s, queue.max_deliver))
+                    running.add(task)
+                    task.add_done_callback(running.discard)
+        finally:
+            stopped.cancel()
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            await queue.close()
+
+    async def _wait_for_queue(self, stop: asyncio.Event) -> Puller[RunJob] | None:
+        """The pool's consumer; a worker started before the core waits for the core to create it."""
+        warned = False
+        while not stop.is_set():
+            try:
+                return await self.bus.jobs(self.gpu)
+            except BusError as exc:
+                if not warned:
+                    log.warning("worker %s waiting: %s", self.name, exc)
+                    warned = True
+                await _sleep_unless(stop, self.poll_s)
+        return None
+
+    async def _run_job(self, delivery: Delivery[RunJob], heartbeat_s: float, max_deliver: int) -> None:
+        job = delivery.message
+        beat = asyncio.create_task(_heartbeat(delivery, heartbeat_s))
+        of_max = f" of {max_deliver}" if max_deliver > 0 else ""
+        try:
+            await self._progress(job, Progress(stage=STARTED,
+                                               detail=f"{self.name}, attempt {delivery.deliveries}{of_max}"))
+            try:
+                result = await self.runner.run(job.job, lambda progress: self._progress(job, progress))
+            except RunnerUnavailable as exc:
+                log.warning("run %s given back for %.0f s: %s", job.run_id, self.retry_delay_s, exc)
+                await delivery.nak(self.retry_delay_s)
+                return
+            except Exception as exc:
+                log.exception("run %s: the %s runner failed", job.run_id, getattr(self.runner, "name", "?"))
+                result = _harness_error(job, exc)
+            await self.bus.publish_result(RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
+                                                    result=result, worker=self.name, attempts=delivery.deliveries))
+            await delivery.ack()
+        except asyncio.CancelledError:
+            await _give_back(delivery)
+            raise
+        except BusError as exc:
+            log.error("run %s could not be reported (%s); it will be delivered again", job.run_id, exc)
+        finally:
+            beat.cancel()
+
+    async def _progress(self, job: RunJob, progress: Progress) -> None:
+        """Progress is best effort: a lost event must not fail the run."""
+        try:
+            await self.bus.publish_progress(RunProgress(run_id=job.run_id, submission_id=job.submission_id,
+                                                        gpu=job.gpu, progress=progress))
+        except BusError as exc:
+            log.debug("progress of run %s not sent: %s", job.run_id, exc)
+
+
+def _harness_error(job: RunJob, exc: Exception) -> EvalResult:
+    message = ("kernelrank could not evaluate this submission because of an internal error (not a problem with "
+               "your kernel). The team has the details; please submit again in a few minutes.")
+    return EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.job.problem.name,
+                      failure=Failure(kind=FailureKind.HARNESS_ERROR, message=message,
+                                      log_tail=f"{type(exc).__name__}: {exc}"))
+
+
+async def _heartbeat(delivery: Delivery[RunJob], every_s: float) -> None:
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await delivery.in_progress()
+        except BusError as exc:
+            log.warning("heartbeat for run %s failed: %s", delivery.message.run_id, exc)
+
+
+async def _give_back(delivery: Delivery[RunJob]) -> None:
+    """Return a job for immediate redelivery (this worker is stopping)."""
+    try:
+        await delivery.nak()
+    except BusError as exc:
+        log.warning("could not give back run %s (it returns after ack_wait): %s", delivery.message.run_id, exc)
+
+
+async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+
+
+def make_runner(backend: str) -> Runner:
+    """The runner for ``--backend``: ``local`` (this host's GPU or CPU) or ``fake`` (instant canned results)."""
+    if backend == "fake":
+        from runners.fake import FakeRunner
+
+        return FakeRunner()
+    if backend == "local":
+        from runners.local import LocalRunner
+
+        return LocalRunner()
+    raise ValueError(f"unknown runner backend {backend!r}; use local or fake")
+
+
+async def run_worker(url: str, gpu: str, backend: str, concurrency: int = 1, *, stop: asyncio.Event) -> None:
+    """``kernelrank worker --gpu G --backend B``: serve one pool until ``stop`` is set."""
+    runner = make_runner(backend)
+    bus = await Bus.connect(url, name=f"kernelrank-worker-{gpu}")
+    try:
+        await Worker(bus, gpu, runner, concurrency=concurrency).run(stop)
+    finally:
+        await runner.close()
+        await bus.close()
