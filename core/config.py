@@ -26,7 +26,7 @@ class Settings:
     nats_url: str = ""                             # KERNELRANK_NATS_URL: join this NATS instead of starting one
     db_path: Path | None = None                    # KERNELRANK_DB_PATH (default <home>/kernelrank.duckdb)
     problems_dir: Path = Path("problems")          # KERNELRANK_PROBLEMS_DIR: loaded as leaderboards on first start
-    gpus: list[str] = field(default_factory=list)  # KERNELRANK_GPUS: pools offered besides local ones, e.g. H100,A100-80GB
+    gpus: list[str] = field(default_factory=list)  # KERNELRANK_GPUS: pools to offer besides local ones
     user: str = ""                                 # KERNELRANK_USER: the terminal client's user name
     max_source_bytes: int = 256 * 1024             # KERNELRANK_MAX_SOURCE_BYTES
     rate_limit_per_minute: int = 10                # KERNELRANK_RATE_LIMIT_PER_MINUTE: submissions per person

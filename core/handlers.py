@@ -20,10 +20,10 @@ from core.config import Settings
 from core.db import Batcher, Database
 from core.errors import UserError
 from core.jobs import run_job
+from core.leaderboards import Board, BoardCache
 from core.messages import Command, CommandKind, Reply, RunJob, new_id
 from harness.codec import to_jsonable
-from harness.problem import Problem
-from storage.records import Leaderboard, NewSubmission, Submission
+from storage.records import Leaderboard, NewSubmission, RunInfo, Submission
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,10 @@ class Deps:
     publish_job: Callable[[RunJob], Awaitable[bool]]
     submissions: Batcher[NewSubmission, Submission]
     limiter: RateLimiter
+    boards: BoardCache
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    people: dict[tuple[str, str, str], int] = field(default_factory=dict)   # (platform, user id, name) -> id
+    in_flight: dict[str, RunInfo] = field(default_factory=dict)  # runs queued by this process, until their result
 
 
 async def submit(cmd: Command, deps: Deps) -> Reply:
@@ -63,26 +66,29 @@ async def submit(cmd: Command, deps: Deps) -> Reply:
     source = decode_source(cmd.attachment.name, cmd.attachment.content, deps.settings.max_source_bytes)
     headers = parse_headers(source)
     board = await _leaderboard(deps, cmd.args.get("leaderboard") or headers.leaderboard)
-    if board.deadline is not None and board.deadline <= deps.now():
-        raise UserError(f"{board.name} closed on {board.deadline:%Y-%m-%d %H:%M} UTC; it takes no more submissions.")
-    gpus = _choose_gpus(board, cmd.args.get("gpus") or headers.gpus)
+    lb = board.leaderboard
+    if lb.deadline is not None and lb.deadline <= deps.now():
+        raise UserError(f"{lb.name} closed on {lb.deadline:%Y-%m-%d %H:%M} UTC; it takes no more submissions.")
+    gpus = _choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     mode = normalise_mode(cmd.args.get("mode") or headers.mode)
-    person = await deps.db.write(deps.db.store.person, cmd.actor.platform.value, cmd.actor.user_id,
-                                 cmd.actor.display_name or cmd.actor.user_id)
+    person = await _person(cmd, deps)
     deps.limiter.check(person)
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or cmd.actor.user_id)
-    runs = [(new_id(), gpu) for gpu in gpus]
-    stored = await deps.submissions.submit(NewSubmission(
-        command_id=cmd.id, person_id=person, leaderboard=board.name, file_name=cmd.attachment.name,
-        source=source, mode=mode, runs=runs, reply_to=to_jsonable(reply_to), created_at=deps.now()))
     user = cmd.actor.display_name or cmd.actor.user_id
+    stored = await deps.submissions.submit(NewSubmission(
+        command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
+        source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
+        created_at=deps.now()))
     for run_id, gpu in stored.runs:
+        deps.in_flight[run_id] = RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,
+                                         score_us=None, leaderboard=lb.name, person_id=person, display_name=user,
+                                         mode=mode, reply_to=to_jsonable(reply_to), created_at=stored.created_at)
         await deps.publish_job(run_job(board, run_id=run_id, gpu=gpu, submission_id=stored.id,
                                        file_name=cmd.attachment.name, source=source, mode=mode,
                                        reply_to=reply_to, user=user))
     where = ", ".join(gpu for _, gpu in stored.runs)
     return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False,
-                 title=f"Submission #{stored.id} to {board.name}",
+                 title=f"Submission #{stored.id} to {lb.name}",
                  parts=[report.status(f"{mode} run of {cmd.attachment.name} queued on {where}", report.Tone.INFO)],
                  data={"submission_id": stored.id, "runs": [{"run_id": r, "gpu": g} for r, g in stored.runs]})
 
@@ -98,7 +104,7 @@ async def list_leaderboards(cmd: Command, deps: Deps) -> Reply:
 
 
 async def show(cmd: Command, deps: Deps) -> Reply:
-    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     gpus = _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
     limit = int(cmd.args.get("limit") or 10)
     parts = []
@@ -113,7 +119,7 @@ async def show(cmd: Command, deps: Deps) -> Reply:
 
 
 async def mine(cmd: Command, deps: Deps) -> Reply:
-    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     person = await _person(cmd, deps)
     rows = await deps.db.read(deps.db.store.history, board.name, person, cmd.args.get("gpu"),
                               int(cmd.args.get("limit") or 20))
@@ -126,7 +132,7 @@ async def mine(cmd: Command, deps: Deps) -> Reply:
 
 
 async def history(cmd: Command, deps: Deps) -> Reply:
-    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     person = await _person(cmd, deps)
     parts = []
     for gpu in _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True):
@@ -139,26 +145,27 @@ async def history(cmd: Command, deps: Deps) -> Reply:
 
 
 async def task(cmd: Command, deps: Deps) -> Reply:
-    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
-    problem = Problem.from_dict(board.problem)
+    found = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    board, problem = found.leaderboard, found.problem
     parts = [report.text(problem.task.description.strip() or problem.readme.strip() or board.name),
              report.table(["kind", "shapes"], [["tests", len(problem.task.tests)],
                                                ["benchmarks", len(problem.task.benchmarks)]]),
              report.text(f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
-                         f"Deadline: {_deadline(board.deadline)}. Templates: {', '.join(problem.templates) or 'none'}.")]
+                         f"Deadline: {_deadline(board.deadline)}. "
+                         f"Templates: {', '.join(problem.templates) or 'none'}.")]
     return _reply(cmd, f"Task {board.name}", parts)
 
 
 async def template(cmd: Command, deps: Deps) -> Reply:
-    board = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
-    templates = Problem.from_dict(board.problem).templates
+    found = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
+    board, templates = found.leaderboard, found.problem.templates
     if not templates:
         raise UserError(f"{board.name} has no templates; see `task {board.name}` for what to write.")
     wanted = (cmd.args.get("lang") or next(iter(templates))).lower()
     match = next((lang for lang in templates if lang.lower() == wanted), None)
     if match is None:
         raise UserError(f"{board.name} has no {wanted} template; choose one of {', '.join(templates)}.")
-    suffix = ".cu" if match == "CUDA" and board.problem["task"]["lang"] == "cu" else ".py"
+    suffix = ".cu" if found.problem.task.lang == "cu" else ".py"
     return _reply(cmd, f"{match} template for {board.name}", [report.code(templates[match], "python")],
                   data={"filename": f"{board.name}-{match.lower()}{suffix}", "source": templates[match]})
 
@@ -182,11 +189,11 @@ async def stats(cmd: Command, deps: Deps) -> Reply:
     return _reply(cmd, "kernelrank in figures", [report.table(["what", "count"], rows)])
 
 
-async def _leaderboard(deps: Deps, name: str) -> Leaderboard:
+async def _leaderboard(deps: Deps, name: str) -> Board:
     if not name:
         raise UserError("Name a leaderboard (or add `#!POPCORN leaderboard NAME` to the file); "
                         "`list` shows them.")
-    board = await deps.db.read(deps.db.store.get_leaderboard, name)
+    board = await deps.boards.get(name)
     if board is None:
         raise UserError(f"There is no leaderboard {name!r}; `list` shows the leaderboards.")
     return board
@@ -207,8 +214,11 @@ def _choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False)
 
 
 async def _person(cmd: Command, deps: Deps) -> int:
-    return await deps.db.write(deps.db.store.person, cmd.actor.platform.value, cmd.actor.user_id,
-                               cmd.actor.display_name or cmd.actor.user_id)
+    """The person behind a platform identity; cached, since every command needs it and it rarely changes."""
+    key = (cmd.actor.platform.value, cmd.actor.user_id, cmd.actor.display_name or cmd.actor.user_id)
+    if key not in deps.people:
+        deps.people[key] = await deps.db.write(deps.db.store.person, *key)
+    return deps.people[key]
 
 
 def _int_arg(cmd: Command, key: str, what: str) -> int:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from core.gpus import CPU_POOL
+from core.leaderboards import Board
 from core.messages import ReplyTo, RunJob
 from harness.job import EvalJob
-from harness.problem import Problem
 from harness.result import Mode
-from storage.records import Leaderboard
 
 
-def run_job(board: Leaderboard, *, run_id: str, gpu: str, submission_id: int, file_name: str, source: str,
+def run_job(board: Board, *, run_id: str, gpu: str, submission_id: int, file_name: str, source: str,
             mode: str, reply_to: ReplyTo, user: str) -> RunJob:
     """One evaluation of a submission on one GPU pool; the problem's files travel with it."""
-    job = EvalJob(problem=Problem.from_dict(board.problem), submission_name=file_name, submission_source=source,
-                  mode=Mode(mode), device="cpu" if gpu == CPU_POOL else "cuda", secret_seed=board.secret_seed,
+    job = EvalJob(problem=board.problem, submission_name=file_name, submission_source=source, mode=Mode(mode),
+                  device="cpu" if gpu == CPU_POOL else "cuda", secret_seed=board.leaderboard.secret_seed,
                   run_id=run_id)
-    return RunJob(run_id=run_id, submission_id=submission_id, leaderboard=board.name, gpu=gpu, job=job,
+    return RunJob(run_id=run_id, submission_id=submission_id, leaderboard=board.leaderboard.name, gpu=gpu, job=job,
                   reply_to=reply_to, user=user)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.gpus import CPU_POOL
@@ -12,6 +14,33 @@ from storage.records import Leaderboard
 from storage.store import Store
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Board:
+    """A leaderboard with its problem parsed once (problems carry every file, so parsing is not free)."""
+
+    leaderboard: Leaderboard
+    problem: Problem
+
+
+class BoardCache:
+    """Leaderboards by name, read from the store once: only this core writes them, and rarely."""
+
+    def __init__(self, load: Callable[[str], Awaitable[Leaderboard | None]]) -> None:
+        self._load = load
+        self._boards: dict[str, Board] = {}
+
+    async def get(self, name: str) -> Board | None:
+        if name not in self._boards:
+            leaderboard = await self._load(name)
+            if leaderboard is None:
+                return None
+            self._boards[name] = Board(leaderboard, Problem.from_dict(leaderboard.problem))
+        return self._boards[name]
+
+    def forget(self, name: str) -> None:
+        self._boards.pop(name, None)
 
 
 def offered_pools(problem: Problem, pools: list[str]) -> list[str]:

@@ -26,14 +26,14 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-class Platform(str, enum.Enum):
+class Platform(enum.StrEnum):
     CLI = "cli"
     WEB = "web"
     SLACK = "slack"
     DISCORD = "discord"
 
 
-class CommandKind(str, enum.Enum):
+class CommandKind(enum.StrEnum):
     SUBMIT = "submit"
     LIST = "list"              # leaderboards
     SHOW = "show"              # one leaderboard's ranking per GPU
@@ -115,7 +115,7 @@ class RunResult:
     v: int = WIRE_VERSION
 
 
-class PartKind(str, enum.Enum):
+class PartKind(enum.StrEnum):
     TEXT = "text"        # a paragraph; **bold** and `code` spans allowed
     TABLE = "table"      # headers + rows of strings
     CODE = "code"        # a code block (text + language)
@@ -124,7 +124,7 @@ class PartKind(str, enum.Enum):
     MENTION = "mention"  # text holds a user id on the reply's platform
 
 
-class Tone(str, enum.Enum):
+class Tone(enum.StrEnum):
     INFO = "info"
     SUCCESS = "success"
     WARNING = "warning"

@@ -19,7 +19,7 @@ from core.deadletter import DeadLetters
 from core.errors import UserError
 from core.handlers import HANDLERS, Deps, RateLimiter
 from core.jobs import run_job
-from core.leaderboards import load_new_problems
+from core.leaderboards import BoardCache, load_new_problems
 from core.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
@@ -32,8 +32,9 @@ class CoreService:
     def __init__(self, bus: Bus, db: Database, settings: Settings, pools: list[str]) -> None:
         self.bus, self.db, self.settings, self.pools = bus, db, settings, pools
         self.submissions: Batcher[NewSubmission, Submission] = Batcher(self._store_submissions)
+        self.boards = BoardCache(lambda name: db.read(db.store.get_leaderboard, name))
         self.deps = Deps(db=db, settings=settings, publish_job=bus.publish_job, submissions=self.submissions,
-                         limiter=RateLimiter(settings.rate_limit_per_minute))
+                         limiter=RateLimiter(settings.rate_limit_per_minute), boards=self.boards)
         self._running: set[str] = set()
         self._stoppers: list = []
 
@@ -80,7 +81,7 @@ class CoreService:
                                 finished_at=now) for r in results]
         await self.db.write(self.db.store.record_results, records)
         for result in results:
-            run = await self.db.read(self.db.store.run, result.run_id)
+            run = self.deps.in_flight.pop(result.run_id, None) or await self.db.read(self.db.store.run, result.run_id)
             if run is None:
                 log.warning("result for unknown run %s dropped", result.run_id)
                 continue
@@ -112,13 +113,14 @@ class CoreService:
             f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
+        fresh = {e.run_id for e in events} - self._running
+        if fresh:
+            await self.db.write(self.db.store.mark_running_many, [(run_id, "") for run_id in fresh])
+            self._running |= fresh
         for event in events:
-            run = await self.db.read(self.db.store.run, event.run_id)
-            if run is None or run.state == "done":
+            run = self.deps.in_flight.get(event.run_id) or await self.db.read(self.db.store.run, event.run_id)
+            if run is None or run.state == "done":      # a late event must not follow the final report
                 continue
-            if event.run_id not in self._running:
-                self._running.add(event.run_id)
-                await self.db.write(self.db.store.mark_running, event.run_id, "")
             await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
                                                                event.run_id, event.gpu, event.progress))
 
@@ -140,7 +142,7 @@ class CoreService:
             if run.state != "queued":
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
-            board = await self.db.read(self.db.store.get_leaderboard, run.leaderboard)
+            board = await self.boards.get(run.leaderboard)
             if detail is None or board is None:
                 continue
             await self.bus.publish_job(run_job(

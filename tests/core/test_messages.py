@@ -1,7 +1,6 @@
 import pytest
 
-from core.messages import (Actor, Attachment, Command, CommandKind, DecodeError, Platform, Reply, ReplyTo, decode,
-                           encode)
+from core.messages import Actor, Attachment, Command, CommandKind, DecodeError, Platform, Reply, ReplyTo, decode, encode
 from core.report import error_reply
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-
-from pathlib import Path
 
 from core.commands import submit_command
 from core.messages import CommandKind, PartKind, Platform, ReplyTo, Tone

@@ -1,0 +1,203 @@
+"""Core throughput benchmark: the real core and queue with a runner that answers at once.
+
+    python bench/core_bench.py [--preload-runs 1000000] [--latency 500] [--sustained 3000] [--burst 5000]
+
+Starts an embedded nats-server, the core (``kernelrank core``) and a fake-backend worker
+(``kernelrank worker --backend fake``) as separate processes, exactly as ``kernelrank up`` would, then:
+
+1. submit-to-accepted latency: sequential submissions, each timed from request to the core's answer
+   (validated, stored in DuckDB, its job queued);
+2. sustained rate: submissions with 64 in flight, accepted per second, and results stored per second
+   (until every run's final reply is out);
+3. a burst of submissions fired at once, then checked: every run has exactly one final reply and, in the
+   database after the core stops, exactly one stored result;
+4. leaderboard query latency (``show``, through NATS and the core) with ``--preload-runs`` runs stored,
+   and the core's resident memory.
+
+Prints a table; figures, not pass/fail checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from storage_bench import bulk_load, percentile  # noqa: E402
+
+from core.bus import Bus, CoreUnavailable  # noqa: E402
+from core.commands import query_command, submit_command  # noqa: E402
+from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo  # noqa: E402
+from core.natsserver import EmbeddedNats  # noqa: E402
+from storage import Store  # noqa: E402
+
+KERNEL = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
+PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
+
+
+def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "core.main", *args], cwd=REPO, env=env,
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Client:
+    def __init__(self, bus: Bus, route: str) -> None:
+        self.bus, self.route, self.serial = bus, route, 0
+
+    async def submit(self) -> tuple[float, Reply]:
+        self.serial += 1
+        cmd = submit_command(Actor(Platform.CLI, f"user{self.serial % 500}"), ReplyTo(Platform.CLI, self.route),
+                             "k.py", KERNEL + f"# variant {self.serial}\n".encode(), leaderboard="vectoradd")
+        started = time.perf_counter()
+        reply = await self.bus.request(cmd, timeout_s=60)
+        if not reply.data.get("runs"):
+            raise RuntimeError(f"submission refused: {reply.parts[0].text}")
+        return (time.perf_counter() - started) * 1e3, reply
+
+    async def many(self, count: int, in_flight: int) -> list[Reply]:
+        slots = asyncio.Semaphore(in_flight)
+
+        async def one() -> Reply:
+            async with slots:
+                return (await self.submit())[1]
+
+        return await asyncio.gather(*(one() for _ in range(count)))
+
+    async def finals(self, run_ids: set[str], idle_s: float = 5.0) -> dict[str, int]:
+        """Final replies per run id on this route, read until ``run_ids`` are all seen and nothing more comes."""
+        seen: dict[str, int] = {}
+        stream = self.bus.follow_replies(self.route)
+        try:
+            while True:
+                wait = idle_s if run_ids <= seen.keys() else 120
+                reply = await asyncio.wait_for(anext(stream), wait)
+                if reply.final and reply.in_reply_to in run_ids:
+                    seen[reply.in_reply_to] = seen.get(reply.in_reply_to, 0) + 1
+        except TimeoutError:
+            return seen
+        finally:
+            await stream.aclose()
+
+
+def run_ids(replies: list[Reply]) -> set[str]:
+    return {run["run_id"] for reply in replies for run in reply.data["runs"]}
+
+
+async def measure(url: str, args: argparse.Namespace, core_pid: int) -> list[tuple[str, str]]:
+    bus = await Bus.connect(url, name="core-bench")
+    rows: list[tuple[str, str]] = []
+    try:
+        ask = query_command(Actor(Platform.CLI, "bench"), ReplyTo(Platform.CLI, "bench"), CommandKind.LIST)
+        for _ in range(600):
+            try:
+                await bus.request(ask, timeout_s=2)
+                break
+            except CoreUnavailable:
+                await asyncio.sleep(0.1)
+
+        latency = Client(bus, "latency")
+        await latency.submit()                                    # warm-up
+        samples = [(await latency.submit())[0] for _ in range(args.latency)]
+        rows += [("submit-to-accepted p50 (sequential)", f"{percentile(samples, 0.50):.1f} ms"),
+                 ("submit-to-accepted p95 (sequential)", f"{percentile(samples, 0.95):.1f} ms")]
+
+        sustained = Client(bus, "sustained")
+        started = time.perf_counter()
+        accepted = await sustained.many(args.sustained, in_flight=64)
+        accepted_s = time.perf_counter() - started
+        finals = await sustained.finals(run_ids(accepted), idle_s=1.0)
+        stored_s = time.perf_counter() - started - 1.0
+        rows += [(f"sustained: {args.sustained} submissions, 64 in flight",
+                  f"{args.sustained / accepted_s:.0f} /s accepted"),
+                 ("  ... results stored and replied", f"{len(finals) / stored_s:.0f} /s")]
+
+        burst = Client(bus, "burst")
+        started = time.perf_counter()
+        replies = await burst.many(args.burst, in_flight=args.burst)
+        burst_ids = run_ids(replies)
+        counts = await burst.finals(burst_ids)
+        elapsed = time.perf_counter() - started
+        rows += [(f"burst of {args.burst}: accepted", f"{len(burst_ids)} runs, all replied within {elapsed:.1f} s"),
+                 ("  ... final replies exactly once", f"{sum(c == 1 for c in counts.values())} of {len(burst_ids)}"
+                                                      f" (missing {len(burst_ids - counts.keys())}, "
+                                                      f"duplicated {sum(c > 1 for c in counts.values())})")]
+
+        if args.preload_runs:
+            show = query_command(Actor(Platform.CLI, "bench"), ReplyTo(Platform.CLI, "q"), CommandKind.SHOW,
+                                 leaderboard="board-3", gpu="H100", limit=10)
+            await bus.request(show)
+            times = []
+            for _ in range(args.queries):
+                started = time.perf_counter()
+                await bus.request(show, timeout_s=10)
+                times.append((time.perf_counter() - started) * 1e3)
+            rows += [(f"show top 10 via core, {args.preload_runs:,} runs stored: p50",
+                      f"{percentile(times, .5):.1f} ms"),
+                     ("  ... p95", f"{percentile(times, .95):.1f} ms")]
+        rows.append(("core resident memory after the run", f"{rss_mib(core_pid):.0f} MiB"))
+        return rows, burst_ids
+    finally:
+        await bus.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preload-runs", type=int, default=1_000_000)
+    parser.add_argument("--latency", type=int, default=500)
+    parser.add_argument("--sustained", type=int, default=3000)
+    parser.add_argument("--burst", type=int, default=5000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="kernelrank-bench-"))
+    shutil.copytree(PROBLEM, work / "problems" / "vectoradd")
+    db = work / "var" / "kernelrank.duckdb"
+    db.parent.mkdir(parents=True)
+    if args.preload_runs:
+        started = time.perf_counter()
+        bulk_load(db, args.preload_runs)
+        print(f"preloaded {args.preload_runs:,} runs in {time.perf_counter() - started:.1f} s", flush=True)
+    nats = EmbeddedNats()
+    url = nats.start(work / "run", work / "nats")
+    env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(work / "var"),
+           "KERNELRANK_PROBLEMS_DIR": str(work / "problems"), "KERNELRANK_GPUS": "CPU",
+           "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000000", "KERNELRANK_LOG_LEVEL": "WARNING"}
+    core = start(["core"], env, work / "core.log")
+    worker = start(["worker", "--gpu", "CPU", "--backend", "fake", "--concurrency", "256"], env, work / "worker.log")
+    try:
+        rows, burst_ids = asyncio.run(measure(url, args, core.pid))
+    finally:
+        for proc in (worker, core):
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+        nats.stop()
+    with Store(db) as store:
+        stored = sum(1 for run_id in burst_ids if (run := store.run(run_id)) and run.state == "done")
+    rows.append(("burst runs with a stored result (after core stop)", f"{stored} of {len(burst_ids)}"))
+    width = max(len(name) for name, _ in rows)
+    print(f"\n{'measure'.ljust(width)}  value\n{'-' * width}  -----")
+    for name, value in rows:
+        print(f"{name.ljust(width)}  {value}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The store's reads, apart from the rankings (storage/_ranking.py holds the ranking rule and its queries)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from storage._ranking import COUNTS
+from storage._time import as_utc
+from storage.records import (
+    GlobalStats,
+    HistoryRow,
+    Leaderboard,
+    LeaderboardSummary,
+    RunDetail,
+    RunInfo,
+    Submission,
+    SubmissionDetail,
+)
+
+Cursor = duckdb.DuckDBPyConnection
+
+
+_RUN_COLUMNS = """
+    r.run_id, r.submission_id, r.gpu, r.state, r.status, r.score_us, s.leaderboard, s.person_id,
+    coalesce(p.display_name, ''), s.mode, s.reply_to, r.created_at::TIMESTAMP
+"""
+# LEFT JOIN people: a run must never drop out of recovery or detail because its person row is missing.
+_RUN_TABLES = "FROM runs r JOIN submissions s ON s.id = r.submission_id LEFT JOIN people p ON p.id = s.person_id"
+_RUN_INFO = f"SELECT {_RUN_COLUMNS} {_RUN_TABLES}"
+_RUN_DETAIL = f"SELECT {_RUN_COLUMNS}, r.result, r.worker, r.attempts, r.finished_at::TIMESTAMP {_RUN_TABLES}"
+
+
+def _run_info(row: Sequence[Any]) -> RunInfo:
+    return RunInfo(*row[:10], reply_to=json.loads(row[10]), created_at=as_utc(row[11]))
+
+
+def _run_detail(row: Sequence[Any]) -> RunDetail:
+    result, worker, attempts, finished_at = row[12:]
+    return RunDetail(info=_run_info(row), result=None if result is None else json.loads(result), worker=worker,
+                     attempts=attempts, finished_at=finished_at and as_utc(finished_at))
+
+
+def identity(cur: Cursor, platform: str, user_id: str) -> tuple[int, str] | None:
+    """(person_id, display name) of a platform identity."""
+    return cur.execute("SELECT person_id, display_name FROM identities WHERE platform = ? AND user_id = ?",
+                       [platform, user_id]).fetchone()
+
+
+def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
+    row = cur.execute(
+        """SELECT name, description, problem, problem_sha, gpus, ranking_by, secret_seed,
+                  deadline::TIMESTAMP, created_at::TIMESTAMP
+           FROM leaderboards WHERE name = ?""", [name]).fetchone()
+    if row is None:
+        return None
+    name, description, problem, problem_sha, gpus, ranking_by, secret_seed, deadline, created_at = row
+    return Leaderboard(name=name, description=description, problem=json.loads(problem), problem_sha=problem_sha,
+                       gpus=gpus, ranking_by=ranking_by, secret_seed=secret_seed,
+                       deadline=deadline and as_utc(deadline), created_at=as_utc(created_at))
+
+
+def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
+    rows = cur.execute(
+        """SELECT l.name, l.description, l.gpus, l.deadline::TIMESTAMP, count(s.id), count(DISTINCT s.person_id)
+           FROM leaderboards l LEFT JOIN submissions s ON s.leaderboard = l.name
+           GROUP BY ALL ORDER BY l.name""").fetchall()
+    return [LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), *row[4:]) for row in rows]
+
+
+def submissions_by_command(cur: Cursor, command_ids: list[str]) -> dict[str, Submission]:
+    """Stored submissions for these command ids (created=False), with their runs ordered by GPU."""
+    rows = cur.execute(
+        """SELECT id, command_id, person_id, leaderboard, file_name, code_sha, mode, created_at::TIMESTAMP
+           FROM submissions WHERE command_id IN (SELECT unnest(?::VARCHAR[]))""", [command_ids]).fetchall()
+    if not rows:  # the usual case; the runs lookup below scans the runs table
+        return {}
+    runs: dict[int, list[tuple[str, str]]] = {row[0]: [] for row in rows}
+    for submission_id, run_id, gpu in cur.execute(
+            """SELECT submission_id, run_id, gpu FROM runs WHERE submission_id IN (SELECT unnest(?::BIGINT[]))
+               ORDER BY gpu, run_id""", [list(runs)]).fetchall():
+        runs[submission_id].append((run_id, gpu))
+    return {row[1]: Submission(*row[:7], as_utc(row[7]), runs=runs[row[0]], created=False) for row in rows}
+
+
+def existing_code(cur: Cursor, shas: list[str]) -> set[str]:
+    """Which of these code sha256s are already stored."""
+    rows = cur.execute("SELECT sha256 FROM code_blobs WHERE sha256 IN (SELECT unnest(?::VARCHAR[]))", [shas])
+    return {sha for (sha,) in rows.fetchall()}
+
+
+def next_submission_ids(cur: Cursor, count: int) -> list[int]:
+    return [i for (i,) in cur.execute("SELECT nextval('submission_id_seq') FROM range(?)", [count]).fetchall()]
+
+
+def run_states(cur: Cursor, run_ids: list[str]) -> dict[str, str]:
+    """run_id -> state for the runs among ``run_ids`` that exist."""
+    rows = cur.execute("SELECT run_id, state FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids])
+    return dict(rows.fetchall())
+
+
+def run(cur: Cursor, run_id: str) -> RunInfo | None:
+    row = cur.execute(_RUN_INFO + " WHERE r.run_id = ?", [run_id]).fetchone()
+    return None if row is None else _run_info(row)
+
+
+def unfinished_runs(cur: Cursor) -> list[RunInfo]:
+    rows = cur.execute(_RUN_INFO + " WHERE r.state <> 'done' ORDER BY r.created_at, r.run_id").fetchall()
+    return [_run_info(row) for row in rows]
+
+
+def count_submissions_since(cur: Cursor, person_id: int, since: datetime) -> int:
+    (count,) = cur.execute("SELECT count(*) FROM submissions WHERE person_id = ? AND created_at >= ?",
+                           [person_id, since]).fetchone()
+    return count
+
+
+def history(cur: Cursor, leaderboard: str, person_id: int, gpu: str | None, limit: int) -> list[HistoryRow]:
+    rows = cur.execute(
+        """SELECT s.id, r.run_id, r.gpu, s.mode, r.status, r.score_us, s.created_at::TIMESTAMP, s.file_name
+           FROM submissions s JOIN runs r ON r.submission_id = s.id
+           WHERE s.leaderboard = $leaderboard AND s.person_id = $person_id AND ($gpu IS NULL OR r.gpu = $gpu)
+           ORDER BY s.created_at DESC, s.id DESC, r.gpu
+           LIMIT $limit""",
+        {"leaderboard": leaderboard, "person_id": person_id, "gpu": gpu, "limit": limit}).fetchall()
+    return [HistoryRow(*row[:6], as_utc(row[6]), row[7]) for row in rows]
+
+
+def best_over_time(cur: Cursor, leaderboard: str, person_id: int, gpu: str) -> list[tuple[datetime, float]]:
+    """One point per passed ranked run, oldest first: (submission time, best score up to then)."""
+    rows = cur.execute(
+        f"""SELECT s.created_at::TIMESTAMP, min(r.score_us) OVER (ORDER BY s.created_at, s.id ROWS UNBOUNDED PRECEDING)
+            FROM runs r JOIN submissions s ON s.id = r.submission_id
+            WHERE s.leaderboard = ? AND s.person_id = ? AND r.gpu = ?
+              AND {COUNTS}
+            ORDER BY s.created_at, s.id""", [leaderboard, person_id, gpu]).fetchall()
+    return [(as_utc(at), best) for at, best in rows]
+
+
+def submission_detail(cur: Cursor, submission_id: int) -> SubmissionDetail | None:
+    row = cur.execute(
+        """SELECT s.id, s.command_id, s.leaderboard, s.person_id, coalesce(p.display_name, ''), s.file_name, s.mode,
+                  s.code_sha,
+                  c.source, s.reply_to, s.created_at::TIMESTAMP
+           FROM submissions s LEFT JOIN people p ON p.id = s.person_id JOIN code_blobs c ON c.sha256 = s.code_sha
+           WHERE s.id = ?""", [submission_id]).fetchone()
+    if row is None:
+        return None
+    runs = cur.execute(_RUN_DETAIL + " WHERE r.submission_id = ? ORDER BY r.gpu, r.run_id", [submission_id]).fetchall()
+    return SubmissionDetail(*row[:9], reply_to=json.loads(row[9]), created_at=as_utc(row[10]),
+                            runs=[_run_detail(run_row) for run_row in runs])
+
+
+def stats(cur: Cursor) -> GlobalStats:
+    people, leaderboards, submissions = cur.execute(
+        """SELECT (SELECT count(*) FROM people), (SELECT count(*) FROM leaderboards),
+                  (SELECT count(*) FROM submissions)""").fetchone()
+    by_status = cur.execute(
+        "SELECT coalesce(status, state), count(*), coalesce(sum(gpu_s), 0) FROM runs GROUP BY ALL").fetchall()
+    return GlobalStats(people=people, leaderboards=leaderboards, submissions=submissions,
+                       runs=sum(count for _, count, _ in by_status),
+                       runs_by_status={key: count for key, count, _ in by_status},
+                       gpu_seconds=float(sum(seconds for _, _, seconds in by_status)))

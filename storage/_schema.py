@@ -1,0 +1,143 @@
+"""The schema as an ordered list of migrations, and the function that brings a file up to date.
+
+Migration N (1-based position in ``MIGRATIONS``) is applied once, in its own transaction together with its
+row in ``schema_migrations``. Never edit a released migration: append a new one. There are no foreign keys:
+every write goes through ``storage/_writes.py``, which inserts a parent row before its children in the same
+transaction, so the index lookup a foreign key adds to each insert would buy nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import duckdb
+
+from storage.errors import SchemaTooNew
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    statements: tuple[str, ...]
+
+
+_INITIAL = Migration("initial schema", (
+    """CREATE SEQUENCE person_id_seq START 1""",
+    """CREATE TABLE people (
+        id BIGINT PRIMARY KEY DEFAULT nextval('person_id_seq'),
+        display_name VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
+    """CREATE TABLE identities (
+        platform VARCHAR NOT NULL,
+        user_id VARCHAR NOT NULL,
+        person_id BIGINT NOT NULL,
+        display_name VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        PRIMARY KEY (platform, user_id))""",
+    """CREATE TABLE leaderboards (
+        name VARCHAR PRIMARY KEY,
+        description VARCHAR NOT NULL,
+        problem JSON NOT NULL,
+        problem_sha VARCHAR NOT NULL,
+        gpus VARCHAR[] NOT NULL,
+        ranking_by VARCHAR NOT NULL,
+        deadline TIMESTAMPTZ,
+        secret_seed BIGINT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL)""",
+    """CREATE TABLE code_blobs (
+        sha256 VARCHAR PRIMARY KEY,
+        source VARCHAR NOT NULL,
+        bytes INTEGER NOT NULL)""",
+    """CREATE SEQUENCE submission_id_seq START 1""",
+    """CREATE TABLE submissions (
+        id BIGINT PRIMARY KEY DEFAULT nextval('submission_id_seq'),
+        command_id VARCHAR NOT NULL UNIQUE,
+        person_id BIGINT NOT NULL,
+        leaderboard VARCHAR NOT NULL,
+        file_name VARCHAR NOT NULL,
+        code_sha VARCHAR NOT NULL,
+        mode VARCHAR NOT NULL,
+        reply_to JSON NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL)""",
+    """CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY,
+        submission_id BIGINT NOT NULL,
+        gpu VARCHAR NOT NULL,
+        state VARCHAR NOT NULL CHECK (state IN ('queued', 'running', 'done')),
+        status VARCHAR CHECK (status IN ('passed', 'failed', 'error', 'timeout')),
+        score_us DOUBLE,
+        result JSON,
+        worker VARCHAR,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        gpu_s DOUBLE,
+        created_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ)""",
+    """CREATE TABLE shape_results (
+        run_id VARCHAR NOT NULL,
+        shape_index INTEGER NOT NULL,
+        spec JSON NOT NULL,
+        n INTEGER NOT NULL,
+        median_us DOUBLE,
+        mean_us DOUBLE,
+        ci_low_us DOUBLE,
+        ci_high_us DOUBLE,
+        min_us DOUBLE,
+        p90_us DOUBLE,
+        achieved_gbps DOUBLE,
+        peak_fraction DOUBLE,
+        PRIMARY KEY (run_id, shape_index))""",
+    # Each person's entry per (leaderboard, gpu): derived from runs, kept current by storage/_ranking.py.
+    """CREATE TABLE personal_bests (
+        leaderboard VARCHAR NOT NULL,
+        gpu VARCHAR NOT NULL,
+        person_id BIGINT NOT NULL,
+        score_us DOUBLE NOT NULL,
+        submitted_at TIMESTAMPTZ NOT NULL,
+        submission_id BIGINT NOT NULL,
+        run_id VARCHAR NOT NULL,
+        PRIMARY KEY (leaderboard, gpu, person_id))""",
+    """CREATE SEQUENCE audit_id_seq START 1""",
+    # "at" is a reserved word in DuckDB 2.0, hence created_at like every other table.
+    """CREATE TABLE audit_log (
+        id BIGINT PRIMARY KEY DEFAULT nextval('audit_id_seq'),
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        actor VARCHAR NOT NULL,
+        action VARCHAR NOT NULL,
+        detail JSON NOT NULL)""",
+))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL,)
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest applied migration, 0 for a file that has none."""
+    con.execute("""CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())""")
+    (version,) = con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    return version
+
+
+def migrate(con: duckdb.DuckDBPyConnection, migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    """Apply the migrations the file lacks; refuse a file newer than ``migrations``. Returns the version."""
+    current = schema_version(con)
+    known = len(migrations)
+    if current > known:
+        raise SchemaTooNew(
+            f"the database was written by a newer kernelrank (schema version {current}, this build knows up to "
+            f"{known}); upgrade kernelrank or point it at another database file")
+    for version, migration in enumerate(migrations[current:], start=current + 1):
+        con.begin()
+        try:
+            for statement in migration.statements:
+                con.execute(statement)
+            con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, migration.name])
+        except BaseException:
+            con.rollback()
+            raise
+        con.commit()
+        log.info("database schema migrated to version %d (%s)", version, migration.name)
+    return max(current, known)

@@ -1,0 +1,157 @@
+"""The typed records the store takes and returns.
+
+Inputs (``Leaderboard``, ``NewSubmission``, ``ResultRecord``) are what the core hands over; every other
+record is a read model built by one query in ``storage/_queries.py`` or ``storage/_ranking.py``. Times are
+timezone-aware UTC datetimes, scores microseconds (``*_us``). ``status`` is a ``harness.result.Status`` value
+and stays ``None`` until the run is done; ``state`` is ``queued``, ``running`` or ``done``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from harness.result import EvalResult
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    name: str
+    description: str
+    problem: dict[str, Any]          # Problem.to_dict()
+    problem_sha: str
+    gpus: list[str]
+    ranking_by: str
+    secret_seed: int                 # kept from the stored row once it exists: never rotated by an upsert
+    deadline: datetime | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class LeaderboardSummary:
+    name: str
+    description: str
+    gpus: list[str]
+    deadline: datetime | None
+    submissions: int
+    people: int
+
+
+@dataclass(frozen=True)
+class NewSubmission:
+    command_id: str                  # idempotency key: a repeat returns the stored submission
+    person_id: int
+    leaderboard: str
+    file_name: str
+    source: str
+    mode: str
+    runs: list[tuple[str, str]]      # (run_id, gpu), one run per GPU
+    reply_to: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Submission:
+    id: int
+    command_id: str
+    person_id: int
+    leaderboard: str
+    file_name: str
+    code_sha: str
+    mode: str
+    created_at: datetime
+    runs: list[tuple[str, str]]      # (run_id, gpu)
+    created: bool                    # False when the command id was already stored
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    run_id: str
+    result: EvalResult
+    worker: str
+    attempts: int
+    finished_at: datetime
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    submission_id: int
+    gpu: str
+    state: str
+    status: str | None
+    score_us: float | None
+    leaderboard: str
+    person_id: int
+    display_name: str
+    mode: str
+    reply_to: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    info: RunInfo
+    result: dict[str, Any] | None    # EvalResult.to_dict(), None until the run is done
+    worker: str | None
+    attempts: int
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class SubmissionDetail:
+    id: int
+    command_id: str
+    leaderboard: str
+    person_id: int
+    display_name: str
+    file_name: str
+    mode: str
+    code_sha: str
+    source: str
+    reply_to: dict[str, Any]
+    created_at: datetime
+    runs: list[RunDetail] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RankRow:
+    rank: int                        # 1-based and distinct: equal scores are ordered by submission time
+    person_id: int
+    display_name: str
+    score_us: float
+    submission_id: int
+    run_id: str
+    submitted_at: datetime
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    submission_id: int
+    run_id: str
+    gpu: str
+    mode: str
+    status: str | None               # None while the run is queued or running
+    score_us: float | None
+    created_at: datetime
+    file_name: str
+
+
+@dataclass(frozen=True)
+class GpuBest:
+    gpu: str
+    leader_person_id: int | None     # None (and people 0) for a GPU nobody has a ranked pass on yet
+    leader_name: str | None
+    best_score_us: float | None
+    people: int
+
+
+@dataclass(frozen=True)
+class GlobalStats:
+    people: int
+    leaderboards: int
+    submissions: int
+    runs: int
+    runs_by_status: dict[str, int]   # done runs by status; unfinished ones under "queued" / "running"
+    gpu_seconds: float               # sum of the results' gpu_s

@@ -1,0 +1,230 @@
+"""``Store``: the core's handle on its DuckDB file, the only public way in.
+
+One DuckDB connection per process, opened by the core alone (stack.md 5.1). Methods are synchronous and
+thread-safe: the core calls them through ``asyncio.to_thread``. Every call works on its own cursor, so reads
+run concurrently; writes are serialised by a lock and each method is one transaction, so a batch is stored
+whole or not at all. The SQL lives in ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries) and
+``_queries.py`` (other reads).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from storage import _queries, _ranking, _writes
+from storage._schema import migrate
+from storage._time import as_utc
+from storage.errors import StoreError, StoreLocked
+from storage.records import (
+    GlobalStats,
+    GpuBest,
+    HistoryRow,
+    Leaderboard,
+    LeaderboardSummary,
+    NewSubmission,
+    RankRow,
+    ResultRecord,
+    RunInfo,
+    Submission,
+    SubmissionDetail,
+)
+
+log = logging.getLogger(__name__)
+
+Cursor = duckdb.DuckDBPyConnection
+
+
+def _connect(path: Path) -> duckdb.DuckDBPyConnection:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return duckdb.connect(str(path))
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise StoreError(f"cannot open the database {path}; check that it is a kernelrank database file") from exc
+        raise StoreLocked(f"the database {path} is in use by another process (only one kernelrank core may run on "
+                          "it); stop that process or use another database file") from exc
+    except (duckdb.Error, OSError) as exc:
+        raise StoreError(f"cannot open the database {path}; check that it is a kernelrank database file and that "
+                         "its folder is writable") from exc
+
+
+class Store:
+    """The DuckDB file of one kernelrank installation: schema, writes and the ranking/history queries."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._con = _connect(self.path)
+        self._write_lock = threading.Lock()
+        self._closed = False
+        try:
+            # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
+            self._con.execute("SET GLOBAL TimeZone = 'UTC'")
+            migrate(self._con)
+        except BaseException:
+            self._con.close()
+            raise
+        log.info("opened database %s", self.path)
+
+    def close(self) -> None:
+        """Checkpoint (fold the WAL into the file) and close, once no call is in flight; a second close does nothing."""
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._con.execute("CHECKPOINT")
+            finally:
+                self._con.close()
+        log.info("closed database %s", self.path)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _reading(self) -> Iterator[Cursor]:
+        self._check_open()
+        with self._con.cursor() as cur:
+            yield cur
+
+    @contextmanager
+    def _writing(self) -> Iterator[Cursor]:
+        """One transaction on its own cursor, one writer at a time: committed whole or rolled back."""
+        with self._write_lock:
+            self._check_open()
+            with self._con.cursor() as cur:
+                cur.begin()
+                try:
+                    yield cur
+                except BaseException:
+                    cur.rollback()
+                    raise
+                cur.commit()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the database {self.path} is closed; open a new Store")
+
+    # Leaderboards
+
+    def upsert_leaderboard(self, lb: Leaderboard) -> None:
+        """Create or update; an existing leaderboard keeps its stored secret_seed and created_at."""
+        with self._writing() as cur:
+            _writes.upsert_leaderboard(cur, lb)
+
+    def get_leaderboard(self, name: str) -> Leaderboard | None:
+        with self._reading() as cur:
+            return _queries.get_leaderboard(cur, name)
+
+    def list_leaderboards(self) -> list[LeaderboardSummary]:
+        with self._reading() as cur:
+            return _queries.list_leaderboards(cur)
+
+    # People
+
+    def person(self, platform: str, user_id: str, display_name: str) -> int:
+        """The person id behind a platform identity, created on first sight; a new display name is kept."""
+        with self._reading() as cur:
+            found = _queries.identity(cur, platform, user_id)
+        if found is not None and display_name in ("", found[1]):
+            return found[0]
+        with self._writing() as cur:
+            return _writes.person(cur, platform, user_id, display_name)
+
+    # Submissions and runs
+
+    def add_submissions(self, items: list[NewSubmission]) -> list[Submission]:
+        """Store a batch in one transaction, idempotent on command_id; one Submission per item, in order."""
+        if not items:
+            return []
+        with self._writing() as cur:
+            return _writes.add_submissions(cur, items)
+
+    def mark_running(self, run_id: str, worker: str) -> None:
+        self.mark_running_many([(run_id, worker)])
+
+    def mark_running_many(self, items: list[tuple[str, str]]) -> None:
+        """Mark (run_id, worker) pairs running in one transaction; done runs stay done."""
+        if not items:
+            return
+        with self._writing() as cur:
+            _writes.mark_running(cur, items)
+
+    def record_results(self, items: list[ResultRecord]) -> list[bool]:
+        """Store results in one transaction, idempotent on run_id: True where this call stored the result.
+
+        False means the run already had a result, or (logged as a warning) no such run exists.
+        """
+        if not items:
+            return []
+        with self._writing() as cur:
+            return _writes.record_results(cur, items)
+
+    def run(self, run_id: str) -> RunInfo | None:
+        with self._reading() as cur:
+            return _queries.run(cur, run_id)
+
+    def unfinished_runs(self) -> list[RunInfo]:
+        """Runs without a result (queued or running), oldest first: what to resume after a restart."""
+        with self._reading() as cur:
+            return _queries.unfinished_runs(cur)
+
+    def count_submissions_since(self, person_id: int, since: datetime) -> int:
+        with self._reading() as cur:
+            return _queries.count_submissions_since(cur, person_id, as_utc(since))
+
+    def audit(self, actor: str, action: str, detail: dict[str, Any]) -> None:
+        with self._writing() as cur:
+            _writes.audit(cur, actor, action, detail)
+
+    # Ranking and history: the one set of queries every surface uses
+
+    def ranking(self, leaderboard: str, gpu: str, limit: int | None = None) -> list[RankRow]:
+        """Best passed ranked run per person on (leaderboard, gpu), best first; ties go to the earlier one."""
+        with self._reading() as cur:
+            return _ranking.ranking(cur, leaderboard, gpu, limit)
+
+    def rank_of(self, leaderboard: str, gpu: str, person_id: int) -> RankRow | None:
+        with self._reading() as cur:
+            rows = _ranking.ranking(cur, leaderboard, gpu, person_id=person_id)
+        return rows[0] if rows else None
+
+    def leader(self, leaderboard: str, gpu: str) -> RankRow | None:
+        rows = self.ranking(leaderboard, gpu, limit=1)
+        return rows[0] if rows else None
+
+    def rebuild_rankings(self) -> int:
+        """Recompute every person's entry from the stored runs (after a bulk import); returns the entry count."""
+        with self._writing() as cur:
+            return _ranking.rebuild(cur)
+
+    def history(self, leaderboard: str, person_id: int, gpu: str | None = None, limit: int = 50) -> list[HistoryRow]:
+        """That person's runs on the leaderboard, newest submission first."""
+        with self._reading() as cur:
+            return _queries.history(cur, leaderboard, person_id, gpu, limit)
+
+    def best_over_time(self, leaderboard: str, person_id: int, gpu: str) -> list[tuple[datetime, float]]:
+        with self._reading() as cur:
+            return _queries.best_over_time(cur, leaderboard, person_id, gpu)
+
+    def cross_gpu(self, leaderboard: str) -> list[GpuBest]:
+        with self._reading() as cur:
+            return _ranking.cross_gpu(cur, leaderboard)
+
+    def submission_detail(self, submission_id: int) -> SubmissionDetail | None:
+        with self._reading() as cur:
+            return _queries.submission_detail(cur, submission_id)
+
+    def stats(self) -> GlobalStats:
+        with self._reading() as cur:
+            return _queries.stats(cur)
