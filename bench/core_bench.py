@@ -42,6 +42,7 @@ from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo  # noqa: 
 from core.natsserver import EmbeddedNats  # noqa: E402
 from storage import Store  # noqa: E402
 
+USERS = 50                  # people submitting; each is created once, then cached by the core
 KERNEL = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
 PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
 
@@ -64,7 +65,7 @@ class Client:
 
     async def submit(self) -> tuple[float, Reply]:
         self.serial += 1
-        cmd = submit_command(Actor(Platform.CLI, f"user{self.serial % 500}"), ReplyTo(Platform.CLI, self.route),
+        cmd = submit_command(Actor(Platform.CLI, f"user{self.serial % USERS}"), ReplyTo(Platform.CLI, self.route),
                              "k.py", KERNEL + f"# variant {self.serial}\n".encode(), leaderboard="vectoradd")
         started = time.perf_counter()
         reply = await self.bus.request(cmd, timeout_s=60)

@@ -358,9 +358,18 @@ class Bus:
         await self._publish(subjects.result_subject(result.run_id), result, msg_id=result.run_id)
 
     async def publish_reply(self, reply: Reply) -> None:
-        """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op."""
+        """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op.
+
+        Progress updates (``final`` False) go out without waiting for the stream's acknowledgement: the
+        stream still stores them, and one lost update is replaced by the next, so the round trip is not
+        worth its cost on the core's busiest path.
+        """
         subject = subjects.reply_subject(reply.reply_to.platform.value, reply.reply_to.channel)
-        await self._publish(subject, reply, msg_id=reply.id)
+        if reply.final:
+            await self._publish(subject, reply, msg_id=reply.id)
+        else:
+            with _translated(f"publish on {subject}"):
+                await self._nc.publish(subject, encode(reply))
 
     async def _publish(self, subject: str, message: Any, msg_id: str = "") -> Any:
         with _translated(f"publish on {subject}"):

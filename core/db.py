@@ -2,18 +2,20 @@
 
 DuckDB's API is synchronous, so every call runs off the event loop: writes on ONE dedicated thread (one
 writer, no write-write conflicts, stack.md 5.1), reads on the default pool (the store opens a cursor per
-call). ``Batcher`` groups concurrent writes into one transaction: a commit costs far more than a row, so
-batching is what lets the core sustain hundreds of submissions per second.
+call). ``Writer`` groups every pending write into one transaction: on this class of machine a DuckDB
+statement or commit costs milliseconds, so batching is what lets the core sustain hundreds of
+submissions per second.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
+from storage.records import NewSubmission, ResultRecord, Submission, WriteBatch
 from storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -37,38 +39,69 @@ class Database:
         self._writer.shutdown(wait=True)
 
 
-class Batcher(Generic[T, R]):
-    """Collects items from many coroutines and flushes them together, one result per item."""
+class Writer:
+    """The core's one writer: writes from many coroutines are committed together, one transaction per round.
 
-    def __init__(self, flush: Callable[[list[T]], Awaitable[list[R]]], max_batch: int = 256) -> None:
-        self._flush = flush
-        self._max_batch = max_batch
-        self._queue: asyncio.Queue[tuple[T, asyncio.Future[R]]] = asyncio.Queue()
+    While a round is being committed, new writes queue up; the next round takes all of them. So under load
+    batches grow by themselves, and a lone write waits for at most one round.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._submissions: list[tuple[NewSubmission, asyncio.Future[Submission]]] = []
+        self._running: list[tuple[str, str]] = []
+        self._results: list[tuple[list[ResultRecord], asyncio.Future[list[bool]]]] = []
+        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
-    async def submit(self, item: T) -> R:
+    async def submission(self, item: NewSubmission) -> Submission:
+        future: asyncio.Future[Submission] = self._future()
+        self._submissions.append((item, future))
+        return await self._queued(future)
+
+    def running(self, items: list[tuple[str, str]]) -> None:
+        """Queue "running" marks without starting a round: they ride along with the next submission or result
+        (every run ends with a result), so progress never costs a transaction of its own."""
+        self._running += items
+
+    async def results(self, items: list[ResultRecord]) -> list[bool]:
+        future: asyncio.Future[list[bool]] = self._future()
+        self._results.append((items, future))
+        return await self._queued(future)
+
+    def _future(self) -> asyncio.Future:
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name="batcher")
-        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
-        await self._queue.put((item, future))
+            self._task = asyncio.create_task(self._run(), name="duckdb-writer")
+        return asyncio.get_running_loop().create_future()
+
+    async def _queued(self, future: asyncio.Future[T]) -> T:
+        self._wake.set()
         return await future
 
     async def _run(self) -> None:
         while True:
-            batch = [await self._queue.get()]
-            while len(batch) < self._max_batch and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            await self._wake.wait()
+            self._wake.clear()
+            submissions, self._submissions = self._submissions, []
+            running, self._running = self._running, []
+            results, self._results = self._results, []
+            batch = WriteBatch(submissions=[item for item, _ in submissions], running=running,
+                               results=[record for records, _ in results for record in records])
+            waiters = [f for _, f in submissions] + [f for _, f in results]
             try:
-                results = await self._flush([item for item, _ in batch])
-            except Exception as exc:  # every waiter learns of the failure; the loop goes on
-                log.exception("batch write of %d items failed", len(batch))
-                for _, future in batch:
+                outcome = await self._db.write(self._db.store.write, batch)
+            except Exception as exc:  # every waiter learns of the failure; the writer goes on
+                log.exception("a write of %d submissions and %d results failed", len(submissions), len(batch.results))
+                for future in waiters:
                     if not future.done():
                         future.set_exception(exc)
                 continue
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
+            for (_, future), submission in zip(submissions, outcome.submissions, strict=True):
+                future.set_result(submission)
+            offset = 0
+            for records, future in results:
+                future.set_result(outcome.stored[offset:offset + len(records)])
+                offset += len(records)
 
     async def close(self) -> None:
         if self._task:

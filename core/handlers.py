@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 from core import report
 from core.commands import decode_source, normalise_mode, parse_headers
 from core.config import Settings
-from core.db import Batcher, Database
+from core.db import Database, Writer
 from core.errors import UserError
 from core.jobs import run_job
 from core.leaderboards import Board, BoardCache
 from core.messages import Command, CommandKind, Reply, RunJob, new_id
 from harness.codec import to_jsonable
-from storage.records import Leaderboard, NewSubmission, RunInfo, Submission
+from storage.records import Leaderboard, NewSubmission, RunInfo
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class Deps:
     db: Database
     settings: Settings
     publish_job: Callable[[RunJob], Awaitable[bool]]
-    submissions: Batcher[NewSubmission, Submission]
+    writer: Writer
     limiter: RateLimiter
     boards: BoardCache
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
@@ -75,7 +75,7 @@ async def submit(cmd: Command, deps: Deps) -> Reply:
     deps.limiter.check(person)
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or cmd.actor.user_id)
     user = cmd.actor.display_name or cmd.actor.user_id
-    stored = await deps.submissions.submit(NewSubmission(
+    stored = await deps.writer.submission(NewSubmission(
         command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
         source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
         created_at=deps.now()))

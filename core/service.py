@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from datetime import UTC, datetime
 
 from core import report
 from core.bus import Bus
 from core.config import Settings
-from core.db import Batcher, Database
+from core.db import Database, Writer
 from core.deadletter import DeadLetters
 from core.errors import UserError
 from core.handlers import HANDLERS, Deps, RateLimiter
@@ -23,19 +24,22 @@ from core.leaderboards import BoardCache, load_new_problems
 from core.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
-from storage.records import NewSubmission, ResultRecord, RunInfo, Submission
+from storage.records import RankRow, ResultRecord, RunInfo
 
 log = logging.getLogger(__name__)
+FINISHED_MEMORY = 10_000       # recently finished run ids kept to drop progress that arrives after the result
 
 
 class CoreService:
     def __init__(self, bus: Bus, db: Database, settings: Settings, pools: list[str]) -> None:
         self.bus, self.db, self.settings, self.pools = bus, db, settings, pools
-        self.submissions: Batcher[NewSubmission, Submission] = Batcher(self._store_submissions)
+        self.writer = Writer(db)
         self.boards = BoardCache(lambda name: db.read(db.store.get_leaderboard, name))
-        self.deps = Deps(db=db, settings=settings, publish_job=bus.publish_job, submissions=self.submissions,
+        self.deps = Deps(db=db, settings=settings, publish_job=bus.publish_job, writer=self.writer,
                          limiter=RateLimiter(settings.rate_limit_per_minute), boards=self.boards)
         self._running: set[str] = set()
+        # Progress is consumed apart from results, so it can trail them: remember recent finishes, skip late events.
+        self._finished: OrderedDict[str, None] = OrderedDict()
         self._stoppers: list = []
 
     async def start(self) -> None:
@@ -57,7 +61,7 @@ class CoreService:
                 await stop()
             except Exception:
                 log.exception("error while stopping")
-        await self.submissions.close()
+        await self.writer.close()
 
     async def handle_command(self, cmd: Command) -> Reply:
         handler = HANDLERS.get(cmd.kind)
@@ -72,27 +76,36 @@ class CoreService:
             return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "
                                       f"the details under request {cmd.id[:8]}. Try again in a minute.", cmd.id)
 
-    async def _store_submissions(self, items: list[NewSubmission]) -> list[Submission]:
-        return await self.db.write(self.db.store.add_submissions, items)
-
     async def _on_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
-        records = [ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker, attempts=r.attempts,
-                                finished_at=now) for r in results]
-        await self.db.write(self.db.store.record_results, records)
+        await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
+                                                attempts=r.attempts, finished_at=now) for r in results])
+        runs = []
         for result in results:
             run = self.deps.in_flight.pop(result.run_id, None) or await self.db.read(self.db.store.run, result.run_id)
+            self._running.discard(result.run_id)
+            self._finished[result.run_id] = None
+            while len(self._finished) > FINISHED_MEMORY:
+                self._finished.popitem(last=False)
             if run is None:
                 log.warning("result for unknown run %s dropped", result.run_id)
-                continue
-            self._running.discard(result.run_id)
-            await self.bus.publish_reply(await self._result_reply(run, result.result))
+            else:
+                runs.append((run, result.result))
+        standings = await self._standings({(run.leaderboard, run.gpu) for run, result in runs
+                                           if result.passed and result.mode is Mode.RANKED})
+        for run, result in runs:
+            await self.bus.publish_reply(self._result_reply(run, result, standings.get((run.leaderboard, run.gpu))))
 
-    async def _result_reply(self, run: RunInfo, result: EvalResult) -> Reply:
+    async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
+        """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
+        return {(lb, gpu): {row.person_id: row for row in await self.db.read(self.db.store.ranking, lb, gpu)}
+                for lb, gpu in boards}
+
+    def _result_reply(self, run: RunInfo, result: EvalResult, standing: dict[int, RankRow] | None) -> Reply:
         parts = report.result_parts(result)
         reply_to = from_jsonable(ReplyTo, run.reply_to)
-        if result.passed and result.mode is Mode.RANKED:
-            parts.insert(1, report.text(await self._standing(run)))
+        if standing is not None:
+            parts.insert(1, report.text(_standing_words(run, standing.get(run.person_id))))
         if reply_to.user and reply_to.platform in (Platform.SLACK, Platform.DISCORD):
             parts.insert(0, Part(kind=PartKind.MENTION, text=reply_to.user))
         tone = report.Tone.SUCCESS if result.passed else report.Tone.ERROR
@@ -102,22 +115,15 @@ class CoreService:
                            "score_us": result.score_us},
                      id=f"result-{run.run_id}")
 
-    async def _standing(self, run: RunInfo) -> str:
-        mine = await self.db.read(self.db.store.rank_of, run.leaderboard, run.gpu, run.person_id)
-        if mine is None:
-            return "Not ranked."
-        if mine.run_id != run.run_id:
-            return (f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
-                    f"(#{mine.submission_id}), rank #{mine.rank}.")
-        return ("**New #1!** " if mine.rank == 1 else "**New personal best.** ") + \
-            f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."
-
     async def _on_progress(self, events: list[RunProgress]) -> None:
-        fresh = {e.run_id for e in events} - self._running
+        latest = {e.run_id: e for e in events if e.run_id not in self._finished}   # only the newest per run
+        fresh = latest.keys() - self._running
         if fresh:
-            await self.db.write(self.db.store.mark_running_many, [(run_id, "") for run_id in fresh])
+            self.writer.running([(run_id, "") for run_id in fresh])
             self._running |= fresh
-        for event in events:
+        for event in latest.values():
+            if event.run_id in self._finished:         # its result came in meanwhile
+                continue
             run = self.deps.in_flight.get(event.run_id) or await self.db.read(self.db.store.run, event.run_id)
             if run is None or run.state == "done":      # a late event must not follow the final report
                 continue
@@ -149,6 +155,16 @@ class CoreService:
                 board, run_id=run.run_id, gpu=run.gpu, submission_id=run.submission_id, file_name=detail.file_name,
                 source=detail.source, mode=run.mode, reply_to=from_jsonable(ReplyTo, run.reply_to),
                 user=run.display_name))
+
+
+def _standing_words(run: RunInfo, mine: RankRow | None) -> str:
+    if mine is None:
+        return "Not ranked."
+    if mine.run_id != run.run_id:
+        return (f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
+                f"(#{mine.submission_id}), rank #{mine.rank}.")
+    return ("**New #1!** " if mine.rank == 1 else "**New personal best.** ") + \
+        f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."
 
 
 async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:

@@ -105,9 +105,13 @@ def _read_records(result: EvalResult, records: list[dict[str, Any]]
 
 def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, Any]],
                 baseline_gap_us: float | None) -> Failure | None:
-    """Per-shape statistics and roofline figures; the first timing the harness must reject, if any."""
+    """Per-shape statistics and roofline figures; the first timing the harness must reject, if any.
+
+    Escaped work is reported before an impossible time: a side stream shows as both (the small shapes fall
+    under the escape margin but read faster than the memory allows), and "escaped" says what to fix.
+    """
     peaks = peaks_for(result.system.gpu_name) if result.system.gpu_name else None
-    failure = None
+    escaped = implausible = None
     for index, raw in enumerate(raw_shapes, 1):
         shape = stats.shape_stats(dict(raw["spec"]), [float(s) for s in raw["samples_us"]],
                                   float(raw["first_call_us"]), [float(g) for g in raw["sync_gaps_us"]],
@@ -122,17 +126,17 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
         where = f"benchmark shape {index} ({describe(shape.spec)})"
         if baseline_gap_us is not None and stats.escaped_timing(shape.sync_gap_us, baseline_gap_us, shape.median_us):
             shape.flags.append("escaped_timing")
-            failure = failure or Failure(FailureKind.ESCAPED_TIMING, (
+            escaped = escaped or Failure(FailureKind.ESCAPED_TIMING, (
                 f"Work escaped the timed stream on {where}: after the call's end event the device stayed busy for "
                 f"{shape.sync_gap_us:.1f} us (an empty call: {baseline_gap_us:.1f} us). Do all work on the current "
                 "stream and finish it before returning; this timing is withheld."))
         if _implausible(task, shape, peaks):
             shape.flags.append("below_speed_of_light")
-            failure = failure or Failure(FailureKind.IMPLAUSIBLE_TIME, (
+            implausible = implausible or Failure(FailureKind.IMPLAUSIBLE_TIME, (
                 f"The time measured on {where}, {shape.median_us:.3g} us, is faster than this device can move the "
                 "data or do the arithmetic, so it was rejected; the submission probably skips work."))
         result.shapes.append(shape)
-    return failure
+    return escaped or implausible
 
 
 def _ranked_us(task: TaskSpec, shape: ShapeStats) -> float:

@@ -75,6 +75,21 @@ class ResultRecord:
 
 
 @dataclass(frozen=True)
+class WriteBatch:
+    """Everything the core has to write right now, committed in one transaction (a commit costs ms)."""
+
+    submissions: list[NewSubmission] = field(default_factory=list)
+    running: list[tuple[str, str]] = field(default_factory=list)     # (run_id, worker)
+    results: list[ResultRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    submissions: list[Submission]    # one per WriteBatch.submissions item, in order
+    stored: list[bool]               # one per WriteBatch.results item: True where this write stored it
+
+
+@dataclass(frozen=True)
 class RunInfo:
     run_id: str
     submission_id: int

@@ -35,6 +35,8 @@ from storage.records import (
     RunInfo,
     Submission,
     SubmissionDetail,
+    WriteBatch,
+    WriteOutcome,
 )
 
 log = logging.getLogger(__name__)
@@ -169,6 +171,16 @@ class Store:
             return []
         with self._writing() as cur:
             return _writes.record_results(cur, items)
+
+    def write(self, batch: WriteBatch) -> WriteOutcome:
+        """Submissions, then running marks, then results, all in one transaction (a result may follow its
+        submission in the same batch)."""
+        with self._writing() as cur:
+            submissions = _writes.add_submissions(cur, batch.submissions) if batch.submissions else []
+            if batch.running:
+                _writes.mark_running(cur, batch.running)
+            stored = _writes.record_results(cur, batch.results) if batch.results else []
+        return WriteOutcome(submissions=submissions, stored=stored)
 
     def run(self, run_id: str) -> RunInfo | None:
         with self._reading() as cur:
