@@ -118,7 +118,7 @@ class Puller(Generic[T]):
         with _translated("fetch messages"):
             try:
                 msgs = await self._sub.fetch(batch, timeout=timeout_s)
-            except nats.errors.TimeoutError:
+            except TimeoutError:          # nats-py raises its own or asyncio's, depending on where it waited
                 return []                 # an idle queue: the normal case, not a failure
         deliveries = []
         for msg in msgs:

@@ -1,8 +1,8 @@
 """Jobs that fail every delivery move to JOBS_DLQ, and the core hears about each exactly once."""
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
+
+from bus_testkit import running
 
 from core import subjects
 from core.bus import Bus, Running
@@ -22,17 +22,6 @@ class DeadLog:
     async def on_dead(self, job: RunJob, deliveries: int) -> None:
         self.calls.append((job.run_id, deliveries))
         self.called.set()
-
-
-@contextlib.asynccontextmanager
-async def running(worker: Worker) -> AsyncIterator[Worker]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop))
-    try:
-        yield worker
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 20)
 
 
 async def advisory_seen(bus: Bus) -> tuple[asyncio.Event, Running]:

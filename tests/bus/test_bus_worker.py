@@ -1,10 +1,10 @@
 """The runner worker against a real nats-server: progress, result, ack, retries, crashes, heartbeats."""
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
+from bus_testkit import running
 
 from core import subjects
 from core.bus import Bus
@@ -48,17 +48,6 @@ async def events(bus: Bus) -> AsyncIterator[Events]:
     async with await bus.consume_progress(seen.on_progress, poll_s=0.2), \
             await bus.consume_results(seen.on_results, poll_s=0.2):
         yield seen
-
-
-@contextlib.asynccontextmanager
-async def running(worker: Worker) -> AsyncIterator[Worker]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop))
-    try:
-        yield worker
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 20)
 
 
 async def drained(js) -> bool:

@@ -1,0 +1,21 @@
+"""Helpers the bus tests share (a plain module: pytest puts this folder on sys.path)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from runners.worker import Worker
+
+
+@contextlib.asynccontextmanager
+async def running(worker: Worker) -> AsyncIterator[Worker]:
+    """Serve jobs with ``worker`` for the length of the block, then stop it and wait for it to finish."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run(stop))
+    try:
+        yield worker
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 20)
