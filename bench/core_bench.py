@@ -7,7 +7,7 @@ Starts an embedded nats-server, the core (``kernelrank core``) and a fake-backen
 
 1. submit-to-accepted latency: sequential submissions, each timed from request to the core's answer
    (validated, stored in DuckDB, its job queued);
-2. sustained rate: submissions with 64 in flight, accepted per second, and results stored per second
+2. sustained rate: submissions with ``--in-flight`` outstanding (64), accepted per second, and results stored per second
    (until every run's final reply is out);
 3. a burst of submissions fired at once, then checked: every run has exactly one final reply and, in the
    database after the core stops, exactly one stored result;
@@ -122,11 +122,11 @@ async def measure(url: str, args: argparse.Namespace, core_pid: int) -> list[tup
 
         sustained = Client(bus, "sustained")
         started = time.perf_counter()
-        accepted = await sustained.many(args.sustained, in_flight=64)
+        accepted = await sustained.many(args.sustained, in_flight=args.in_flight)
         accepted_s = time.perf_counter() - started
         finals = await sustained.finals(run_ids(accepted), idle_s=1.0)
         stored_s = time.perf_counter() - started - 1.0
-        rows += [(f"sustained: {args.sustained} submissions, 64 in flight",
+        rows += [(f"sustained: {args.sustained} submissions, {args.in_flight} in flight",
                   f"{args.sustained / accepted_s:.0f} /s accepted"),
                  ("  ... results stored and replied", f"{len(finals) / stored_s:.0f} /s")]
 
@@ -165,6 +165,7 @@ def main() -> None:
     parser.add_argument("--latency", type=int, default=500)
     parser.add_argument("--sustained", type=int, default=3000)
     parser.add_argument("--burst", type=int, default=5000)
+    parser.add_argument("--in-flight", type=int, default=64, help="concurrent submissions in the sustained phase")
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
 
