@@ -10,6 +10,7 @@ from typing import Any
 import duckdb
 
 from storage._ranking import COUNTS
+from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import (
     GlobalStats,
@@ -75,21 +76,23 @@ def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
 def submissions_by_command(cur: Cursor, command_ids: list[str]) -> dict[str, Submission]:
     """Stored submissions for these command ids (created=False), with their runs ordered by GPU."""
     rows = cur.execute(
-        """SELECT id, command_id, person_id, leaderboard, file_name, code_sha, mode, created_at::TIMESTAMP
-           FROM submissions WHERE command_id IN (SELECT unnest(?::VARCHAR[]))""", [command_ids]).fetchall()
+        f"""SELECT id, command_id, person_id, leaderboard, file_name, code_sha, mode, created_at::TIMESTAMP
+           FROM submissions WHERE command_id IN ({placeholders(command_ids)})""", command_ids).fetchall()
     if not rows:  # the usual case; the runs lookup below scans the runs table
         return {}
     runs: dict[int, list[tuple[str, str]]] = {row[0]: [] for row in rows}
     for submission_id, run_id, gpu in cur.execute(
-            """SELECT submission_id, run_id, gpu FROM runs WHERE submission_id IN (SELECT unnest(?::BIGINT[]))
-               ORDER BY gpu, run_id""", [list(runs)]).fetchall():
+            f"""SELECT submission_id, run_id, gpu FROM runs WHERE submission_id IN ({placeholders(runs)})
+               ORDER BY gpu, run_id""", list(runs)).fetchall():
         runs[submission_id].append((run_id, gpu))
     return {row[1]: Submission(*row[:7], as_utc(row[7]), runs=runs[row[0]], created=False) for row in rows}
 
 
 def existing_code(cur: Cursor, shas: list[str]) -> set[str]:
     """Which of these code sha256s are already stored."""
-    rows = cur.execute("SELECT sha256 FROM code_blobs WHERE sha256 IN (SELECT unnest(?::VARCHAR[]))", [shas])
+    if not shas:
+        return set()
+    rows = cur.execute(f"SELECT sha256 FROM code_blobs WHERE sha256 IN ({placeholders(shas)})", shas)
     return {sha for (sha,) in rows.fetchall()}
 
 
@@ -99,7 +102,9 @@ def next_submission_ids(cur: Cursor, count: int) -> list[int]:
 
 def run_states(cur: Cursor, run_ids: list[str]) -> dict[str, str]:
     """run_id -> state for the runs among ``run_ids`` that exist."""
-    rows = cur.execute("SELECT run_id, state FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids])
+    if not run_ids:
+        return {}
+    rows = cur.execute(f"SELECT run_id, state FROM runs WHERE run_id IN ({placeholders(run_ids)})", run_ids)
     return dict(rows.fetchall())
 
 

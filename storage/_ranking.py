@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 
 from harness.result import Mode, Status
+from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import GpuBest, RankRow
 
@@ -65,15 +66,17 @@ _CROSS_GPU = f"""
 
 def refresh(cur: Cursor, run_ids: Sequence[str]) -> None:
     """Fold these just-finished runs into their people's entries."""
-    rows = cur.execute(_RUN_ENTRIES.format(where="r.run_id IN (SELECT unnest(?::VARCHAR[]))"),
-                       [list(run_ids)]).fetchall()
+    if not run_ids:
+        return
+    rows = cur.execute(_RUN_ENTRIES.format(where=f"r.run_id IN ({placeholders(run_ids)})"), list(run_ids)).fetchall()
     candidates = [row[:-1] for row in rows if row[-1]]
     if not candidates:
         return
     keys = {row[:3] for row in candidates}
+    people = list({person_id for _, _, person_id in keys})
     current = cur.execute(
-        f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM personal_bests WHERE person_id IN (SELECT unnest(?::BIGINT[]))",
-        [list({person_id for _, _, person_id in keys})]).fetchall()
+        f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM personal_bests WHERE person_id IN ({placeholders(people)})",
+        people).fetchall()
     best: dict[tuple[Any, ...], tuple[Any, ...]] = {tuple(row[:3]): tuple(row) for row in current
                                                     if tuple(row[:3]) in keys}
     changed = {}
