@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from core.commands import submit_command
-from core.messages import CommandKind, PartKind, Platform, ReplyTo, Tone
+from core.messages import CommandKind, PartKind, Platform, ReplyTo, RunJob, Tone
+from harness.job import EvalJob
+from harness.problem import load_problem
 from harness.result import EvalResult, Mode, Status
 from runners.fake import FakeRunner, passed_result
 from runners.local import LocalRunner
@@ -134,3 +136,20 @@ async def test_a_failing_result_reaches_the_user(make_system):
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     (reply,) = (await system.finals(run_ids(accepted))).values()
     assert reply.data["status"] == "error" and "could not run" in texts(reply)
+
+
+async def test_a_dead_lettered_run_is_stored_as_failed_and_the_user_is_told(make_system):
+    """What the core does when the dead-letter watcher gives up on a job (the bus tests cover the watcher)."""
+    system = await make_system(FakeRunner(delay_s=30))       # the worker holds the job; the core gives up on it
+    accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
+    (run,) = accepted.data["runs"]
+    stored = system.store.run(run["run_id"])
+    job = RunJob(run_id=run["run_id"], submission_id=accepted.data["submission_id"], leaderboard="vectoradd",
+                 gpu=run["gpu"], reply_to=ReplyTo(Platform.CLI, system.route),
+                 job=EvalJob(problem=load_problem(FIXTURES / "vectoradd"),
+                             submission_name="k.py", submission_source=CORRECT, mode=Mode.RANKED))
+    assert stored is not None and stored.state != "done"
+    await system.service._on_dead(job, 3)
+    (reply,) = (await system.finals({run["run_id"]})).values()
+    assert reply.data["status"] == "error" and "failed 3 times" in texts(reply)
+    assert system.store.run(run["run_id"]).status == "error"
