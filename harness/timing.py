@@ -24,6 +24,10 @@ from harness.device import l2_cache_bytes
 T = TypeVar("T")
 
 MIN_FLUSH_BYTES = 256 * 1024 * 1024     # never flush less than triton's 256 MiB
+# After the flush, a spin kernel keeps the GPU busy this much longer before the start event runs, so a
+# slow host launch (a library's dispatch on a busy VM core) is hidden instead of timed. Measured on an
+# H200: without it, 1 fresh process in 12 read every matmul shape 12-38 us slower (docs/benchmarks.md).
+LAUNCH_HIDE_US = 100.0
 BUSY_MATRIX_SIZE = 2048                  # warm-up matmul edge: ~17 GFLOP per call, long enough to load the GPU
 
 
@@ -78,7 +82,8 @@ class CudaTimer(Timer):
     """CUDA-event timing of one call behind an L2 flush, with a device-wide post-sync marker.
 
     Per call: device synchronize; flush L2 by ``zero_()`` of a buffer of max(256 MiB, 2 x L2) on the
-    current stream; record start; ``fn()``; record end; device synchronize; record post and wait for it.
+    current stream; a spin kernel of ``LAUNCH_HIDE_US``; record start; ``fn()``; record end; device
+    synchronize; record post and wait for it.
     ``event_us`` is start -> end, ``sync_us`` start -> post: work ``fn`` left on other streams shows up
     only in ``sync_us`` (see ``harness.stats.escaped_timing``).
 
@@ -108,10 +113,14 @@ class CudaTimer(Timer):
         self.flush_bytes = max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes())
         self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device="cuda")
         self._start, self._end, self._post = (event(enable_timing=True) for _ in range(3))
+        self._spin = torch.cuda._sleep
+        clock_khz = getattr(torch.cuda.get_device_properties(self._stream.device), "clock_rate", 0) or 2_000_000
+        self._spin_cycles = int(LAUNCH_HIDE_US * clock_khz / 1000)
 
     def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
         self._synchronize()
         self._zero(self._flush)
+        self._spin(self._spin_cycles)
         self._record(self._start, self._stream)
         out = fn()
         self._record(self._end, self._stream)
