@@ -39,9 +39,6 @@ class BoardCache:
             self._boards[name] = Board(leaderboard, Problem.from_dict(leaderboard.problem))
         return self._boards[name]
 
-    def forget(self, name: str) -> None:
-        self._boards.pop(name, None)
-
 
 def offered_pools(problem: Problem, pools: list[str]) -> list[str]:
     """The pools a problem can run on: CPU only if the problem supports it, GPUs only for CUDA problems."""

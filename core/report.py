@@ -10,19 +10,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.messages import Part, PartKind, Reply, ReplyTo, Tone
+from harness.report import format_us as harness_format_us
 from harness.result import EvalResult, Progress, ShapeStats, Status
 
 LOG_TAIL_CHARS = 1500
 
 
 def format_us(us: float | None) -> str:
-    """Microseconds for people: three significant figures in the unit that fits."""
-    if us is None:
-        return "-"
-    for unit, scale in (("s", 1e6), ("ms", 1e3)):
-        if us >= scale:
-            return f"{us / scale:.3g} {unit}"
-    return f"{us:.3g} µs"
+    """A time for chat: the terminal report's rounding, with the µ sign, and ``-`` for no time."""
+    return "-" if us is None else harness_format_us(us, micro="µs")
 
 
 def format_spec(spec: dict[str, Any]) -> str:

@@ -46,12 +46,13 @@ def render(result: EvalResult, colour: bool | None = None) -> str:
     return "\n".join(lines)
 
 
-def format_us(value: float) -> str:
+def format_us(value: float, micro: str = "us") -> str:
+    """Microseconds for people: three significant figures in the unit that fits (``micro`` names µs)."""
     if value >= 1e6:
         return f"{value / 1e6:.3g} s"
     if value >= 1e3:
         return f"{value / 1e3:.3g} ms"
-    return f"{value:.3g} us"
+    return f"{value:.3g} {micro}"
 
 
 def _tests(result: EvalResult, paint: _Paint) -> str:
