@@ -31,6 +31,8 @@ def _part(part: Part, colour: bool) -> str:
         return _table(part.headers, part.rows, colour)
     if part.kind is PartKind.CODE:
         return "\n".join("    " + line for line in part.text.rstrip().splitlines())
+    if part.kind is PartKind.CHART:
+        return _table(["series", *part.headers], part.rows, colour)
     if part.kind is PartKind.IMAGE:
         return f"[image {part.filename}: open the web page or chat to see it]"
     return ""  # mentions mean nothing in a terminal

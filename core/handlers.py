@@ -134,13 +134,16 @@ async def mine(cmd: Command, deps: Deps) -> Reply:
 async def history(cmd: Command, deps: Deps) -> Reply:
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     person = await _person(cmd, deps)
-    parts = []
+    parts, series = [], []
     for gpu in _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True):
         points = await deps.db.read(deps.db.store.best_over_time, board.name, person, gpu)
         if points:
             parts.append(report.text(f"**Your best on {gpu} over time**"))
             parts.append(report.table(["when", "best"], [[f"{t:%Y-%m-%d %H:%M}", report.format_us(v)]
                                                          for t, v in points]))
+            series += [(gpu, t, v) for t, v in points]
+    if series:
+        parts.append(report.chart(f"Best score on {board.name}", "submitted", "best score (µs)", series))
     return _reply(cmd, f"Your progress on {board.name}", parts or [report.text("No passing ranked runs yet.")])
 
 

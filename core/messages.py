@@ -43,6 +43,8 @@ class CommandKind(enum.StrEnum):
     TEMPLATE = "template"      # starter file for a language
     SUBMISSION = "submission"  # one submission's detail and code
     STATS = "stats"            # global figures
+    QUEUE = "queue"            # jobs waiting and running per GPU, and the asker's position
+    EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
 
 
 @dataclass
@@ -122,6 +124,8 @@ class PartKind(enum.StrEnum):
     IMAGE = "image"      # bytes (PNG) + filename
     STATUS = "status"    # one status line: text + tone
     MENTION = "mention"  # text holds a user id on the reply's platform
+    CHART = "chart"      # a line chart: text = title, headers = [x label, y label],
+                         # rows = [[series, x, y]] with x an ISO 8601 time or a number and y a number
 
 
 class Tone(enum.StrEnum):

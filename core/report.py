@@ -41,6 +41,13 @@ def code(body: str, language: str = "") -> Part:
     return Part(kind=PartKind.CODE, text=body, language=language)
 
 
+def chart(title: str, x_label: str, y_label: str, points: Sequence[tuple[str, Any, float]]) -> Part:
+    """A line chart as data: ``points`` are (series, x, y), x an ISO 8601 time or a number; adapters draw it."""
+    return Part(kind=PartKind.CHART, text=title, headers=[x_label, y_label],
+                rows=[[series, x.isoformat() if hasattr(x, "isoformat") else str(x), repr(float(y))]
+                      for series, x, y in points])
+
+
 def error_reply(reply_to: ReplyTo, message: str, in_reply_to: str = "") -> Reply:
     return Reply(reply_to=reply_to, parts=[status(message, Tone.ERROR)], tone=Tone.ERROR,
                  in_reply_to=in_reply_to, ephemeral=True)

@@ -1,0 +1,57 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from adapters.render import chart_png, monospace_table, pages, split_text, strip_markup, summary_line
+from core import report
+from core.messages import Platform, Reply, ReplyTo, Tone
+
+
+def test_monospace_table_aligns_and_cuts_long_cells():
+    out = monospace_table(["shape", "median"], [["size=1024", "10 µs"], ["x" * 50, "1.2 ms"]], max_cell=12)
+    lines = out.splitlines()
+    assert lines[0].index("median") == lines[2].index("10 µs")
+    assert set(lines[1].replace(" ", "")) == {"-"}
+    assert "x" * 11 + "…" in out and "x" * 12 not in out
+
+
+@pytest.mark.parametrize("limit", [40, 100, 2000])
+def test_split_text_respects_the_limit_and_keeps_fences_balanced(limit):
+    text = "intro line\n```python\n" + "\n".join(f"line {i} " + "y" * (i % 30) for i in range(200)) + "\n```\nend"
+    chunks = split_text(text, limit)
+    assert all(len(c) <= limit for c in chunks)
+    assert all(c.count("```") % 2 == 0 for c in chunks)
+    joined = "\n".join(chunks)
+    for i in (0, 57, 199):
+        assert f"line {i} " in joined
+    assert chunks[-1].endswith("end")
+
+
+def test_split_text_cuts_a_line_longer_than_the_limit():
+    chunks = split_text("a" * 250, 100)
+    assert all(len(c) <= 100 for c in chunks) and "".join(chunks) == "a" * 250
+
+
+def test_pages():
+    assert pages([["a"]] * 5, 2) == [[["a"]] * 2, [["a"]] * 2, [["a"]]]
+    assert pages([], 3) == [[]]
+
+
+def test_chart_png_draws_every_series():
+    t0, t1 = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 11, 2, tzinfo=UTC)
+    part = report.chart("Best on vectoradd", "submitted", "µs", [("H100", t0, 12.0), ("H100", t1, 9.5),
+                                                                  ("A100-80GB", t0, 20.0)])
+    png = chart_png(part)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 2000
+
+
+def test_chart_png_refuses_other_parts():
+    with pytest.raises(ValueError):
+        chart_png(report.text("no"))
+
+
+def test_strip_markup_and_summary_line():
+    assert strip_markup("**Score** 12 µs on `H100`") == "Score 12 µs on H100"
+    reply = Reply(reply_to=ReplyTo(Platform.DISCORD), title="Submission #4", tone=Tone.SUCCESS,
+                  parts=[report.status("ranked passed", Tone.SUCCESS)])
+    assert summary_line(reply) == "✅ Submission #4: ranked passed"
