@@ -45,6 +45,7 @@ class CommandKind(enum.StrEnum):
     STATS = "stats"            # global figures
     QUEUE = "queue"            # jobs waiting and running per GPU, and the asker's position
     EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
+    TOKEN = "token"            # a personal API token for the terminal client and the web (shown once)
 
 
 @dataclass
@@ -117,6 +118,20 @@ class RunResult:
     v: int = WIRE_VERSION
 
 
+@dataclass
+class PoolStatus:
+    """A worker's periodic word on its GPU pool, for ``queue``: what it runs and what waits inside its backend."""
+
+    gpu: str
+    worker: str
+    backend: str                  # "local" | "modal" | "github" | "fake"
+    running: int                  # jobs this worker is running now
+    capacity: int                 # jobs it may run at once
+    backlog: int = 0              # jobs waiting inside the backend itself (Modal's own queue), beyond NATS
+    at: float = 0.0               # Unix time of the report
+    v: int = WIRE_VERSION
+
+
 class PartKind(enum.StrEnum):
     TEXT = "text"        # a paragraph; **bold** and `code` spans allowed
     TABLE = "table"      # headers + rows of strings
@@ -149,6 +164,14 @@ class Part:
 
 @dataclass
 class Reply:
+    """What the core answers, rendered by the adapter of ``reply_to.platform``.
+
+    Announcements (a ranked result changed the top 3 of a leaderboard on a GPU) are replies too: the core
+    sends one to each configured announcement channel, with ``data["kind"] == "announcement"`` and
+    ``data["leaderboard"]``, ``data["gpu"]`` and ``data["top"]`` (``[[rank, display name, score_us], ...]``);
+    adapters post them as a plain message in that channel, not in a thread.
+    """
+
     reply_to: ReplyTo
     parts: list[Part]
     title: str = ""
@@ -180,4 +203,4 @@ def decode(cls: type[M], payload: bytes | str) -> M:
 
 
 __all__ = ["Actor", "Attachment", "Command", "CommandKind", "DecodeError", "Part", "PartKind", "Platform",
-           "Reply", "ReplyTo", "RunJob", "RunProgress", "RunResult", "Tone", "decode", "encode", "new_id"]
+           "PoolStatus", "Reply", "ReplyTo", "RunJob", "RunProgress", "RunResult", "Tone", "decode", "encode", "new_id"]

@@ -10,6 +10,7 @@ subject                                 stream      carries
 ``runs.result.<run_id>``                EVENTS      ``RunResult`` from workers (never lossy)
 ``replies.<platform>.<route>``          REPLIES     ``Reply`` from the core; the route is
                                                     ``ReplyTo.channel`` (the terminal's session id)
+``pools.status.<gpu>``                  (none)      ``PoolStatus`` from workers, every few seconds
 ======================================  ==========  ===================================================
 
 Names from users or the environment (GPU pools, run ids, routes) go through ``token`` before they
@@ -33,6 +34,7 @@ DEAD_ALL = "jobs.dead.>"
 PROGRESS_ALL = "runs.progress.>"
 RESULTS_ALL = "runs.result.>"
 REPLIES_ALL = "replies.>"
+POOL_STATUS_ALL = "pools.status.>"
 
 CORE_RESULTS = "core-results"             # the core's durable consumer of results
 CORE_PROGRESS = "core-progress"           # the core's durable consumer of progress events
@@ -94,3 +96,7 @@ def platform_replies(platform: str) -> str:
 def adapter_durable(platform: str) -> str:
     """The durable consumer one chat adapter reads its platform's replies through."""
     return "replies-" + token(platform)
+
+
+def pool_status_subject(gpu: str) -> str:
+    return "pools.status." + token(gpu)
