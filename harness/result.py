@@ -96,6 +96,12 @@ class ShapeStats:
     graph_us: float | None = None        # CUDA-graph replay time per call, tiny shapes only (graph_timing.py)
     flags: list[str] = field(default_factory=list)
     samples_us: list[float] = field(default_factory=list)
+    # diagnostics of the timed calls, for finding the cause of run-to-run differences (docs/timing.md)
+    warmup_us: list[float] = field(default_factory=list)   # the warm-up calls' times, in order
+    clock_mhz: float | None = None       # median SM clock over the timed calls (CUDA: from the launch-hiding spin)
+    min_clock_mhz: float | None = None   # lowest per-call SM clock reading
+    flush_us: float | None = None        # median time of the L2 flush before each call: a memory-speed probe
+    address_spread: float | None = None  # max/min - 1 of the medians per output address (placement effects)
 
 
 @dataclass
@@ -136,7 +142,8 @@ class EvalResult:
     stderr: str = ""
     wall_s: float = 0.0
     gpu_s: float = 0.0
-    compile_s: float = 0.0
+    compile_s: float = 0.0       # seconds compiling (Triton JIT, load_inline, torch.compile), not timed
+    phases_s: dict[str, float] = field(default_factory=dict)   # where the wall time went, inside the evaluation
     method_version: str = METHOD_VERSION
     schema_version: int = SCHEMA_VERSION
 

@@ -211,10 +211,14 @@ def serve(fd: int) -> None:
     except ImportError as exc:
         log.error("the harness needs torch (%s); install kernelrank with its 'harness' extra", exc)
         return
-    try:
-        importlib.import_module("triton")     # optional; its driver initialises lazily, so CUDA stays untouched
-    except Exception as exc:
-        log.info("triton not preloaded (%s); submissions that use it import it themselves", exc)
+    for optional in ("triton", "torch.utils.cpp_extension"):   # their drivers initialise lazily: CUDA stays untouched
+        try:
+            importlib.import_module(optional)
+        except Exception as exc:
+            log.info("%s not preloaded (%s); submissions that use it import it themselves", optional, exc)
+    from harness.device import driver_version
+
+    driver_version()            # nvidia-smi once here, not in every evaluation
     # the worker side (timing, checks, modes) is imported here, once, before any fork
     from harness import supervisor
 

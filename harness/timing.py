@@ -33,10 +33,12 @@ BUSY_MATRIX_SIZE = 2048                  # warm-up matmul edge: ~17 GFLOP per ca
 
 @dataclass
 class CallTiming:
-    """One timed call, in microseconds."""
+    """One timed call, in microseconds (the clock in MHz)."""
 
     event_us: float     # start -> end of the call on the timing stream (the ranked time)
     sync_us: float      # start -> a marker after a device-wide synchronize; equals event_us on CPU
+    flush_us: float = 0.0       # CUDA: the L2 flush before the call; 0 on CPU
+    clock_mhz: float = 0.0      # CUDA: the SM clock during the launch-hiding spin just before the call; 0 on CPU
 
 
 class Timer(abc.ABC):
@@ -81,16 +83,17 @@ class CpuTimer(Timer):
 class CudaTimer(Timer):
     """CUDA-event timing of one call behind an L2 flush, with a device-wide post-sync marker.
 
-    Per call: device synchronize; flush L2 by ``zero_()`` of a buffer of max(256 MiB, 2 x L2) on the
-    current stream; a spin kernel of ``LAUNCH_HIDE_US``; record start; ``fn()``; record end; device
-    synchronize; record post and wait for it.
+    Per call: device synchronize; record flushed-from; flush L2 by ``zero_()`` of a buffer of
+    max(256 MiB, 2 x L2) on the current stream; record spin-from; a spin kernel of ``LAUNCH_HIDE_US``;
+    record start; ``fn()``; record end; device synchronize; record post and wait for it.
     ``event_us`` is start -> end, ``sync_us`` start -> post: work ``fn`` left on other streams shows up
-    only in ``sync_us`` (see ``harness.stats.escaped_timing``).
+    only in ``sync_us`` (see ``harness.stats.escaped_timing``). Two diagnostics come free: the flush's
+    time (a probe of memory speed) and the SM clock, as the spin's known cycle count over its duration.
 
-    The three events are reused across calls. That is safe because each call ends with the post event
-    complete (hence start and end too, as they precede it on the same stream and a device-wide
-    synchronize separates them), both readings are taken before the method returns, and re-recording a
-    completed event simply replaces what it captured.
+    The five events are reused across calls. That is safe because each call ends with the post event
+    complete (hence all others too, as they precede it on the same stream and a device-wide synchronize
+    separates them), every reading is taken before the method returns, and re-recording a completed
+    event simply replaces what it captured.
     """
 
     device = "cuda"
@@ -112,14 +115,17 @@ class CudaTimer(Timer):
         self._stream = torch.cuda.current_stream()
         self.flush_bytes = max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes())
         self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device="cuda")
-        self._start, self._end, self._post = (event(enable_timing=True) for _ in range(3))
+        self._flushed_from, self._spin_from, self._start, self._end, self._post = (
+            event(enable_timing=True) for _ in range(5))
         self._spin = torch.cuda._sleep
         clock_khz = getattr(torch.cuda.get_device_properties(self._stream.device), "clock_rate", 0) or 2_000_000
         self._spin_cycles = int(LAUNCH_HIDE_US * clock_khz / 1000)
 
     def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
         self._synchronize()
+        self._record(self._flushed_from, self._stream)
         self._zero(self._flush)
+        self._record(self._spin_from, self._stream)
         self._spin(self._spin_cycles)
         self._record(self._start, self._stream)
         out = fn()
@@ -127,8 +133,11 @@ class CudaTimer(Timer):
         self._synchronize()
         self._record(self._post, self._stream)
         self._wait(self._post)
+        spin_ms = self._elapsed_ms(self._spin_from, self._start)
         return out, CallTiming(event_us=self._elapsed_ms(self._start, self._end) * 1000,
-                               sync_us=self._elapsed_ms(self._start, self._post) * 1000)
+                               sync_us=self._elapsed_ms(self._start, self._post) * 1000,
+                               flush_us=self._elapsed_ms(self._flushed_from, self._spin_from) * 1000,
+                               clock_mhz=self._spin_cycles / (spin_ms * 1000) if spin_ms > 0 else 0.0)
 
     def untimed(self, fn: Callable[[], T]) -> T:
         out = fn()

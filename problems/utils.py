@@ -2,8 +2,9 @@
 
 The names and signatures follow the public GPU MODE reference-kernels helpers, so a reference written
 for that format imports what it expects: ``set_seed``, ``verbose_allclose``, ``verbose_allequal``,
-``match_reference``, ``make_match_reference``, ``DeterministicContext`` and ``clone_data``. Inputs are
-made on ``torch.get_default_device()``: the harness selects the device around ``generate_input``.
+``match_reference``, ``make_match_reference``, ``DeterministicContext``, ``clone_data`` and ``get_device``.
+Our problems make inputs on ``torch.get_default_device()``: they declare ``devices``, so the harness selects
+the device around ``generate_input``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ def set_seed(seed: int = 42) -> None:
     else:
         numpy.random.seed(seed % 2**32)
     torch.manual_seed(seed)
+
+
+def get_device(use_cuda: bool = True) -> torch.device:
+    """CUDA when asked for and present, else the CPU (for problems that run as written, without ``devices``)."""
+    return torch.device("cuda" if use_cuda and torch.cuda.is_available() else "cpu")
 
 
 def make_generator(seed: int) -> torch.Generator:
