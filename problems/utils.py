@@ -161,10 +161,11 @@ def match_reference(data: Any, output: Any, ref_kernel: Callable[[Any], torch.Te
                     rtol: float = 1e-5, atol: float = 1e-8) -> tuple[bool, str]:
     """Check ``output`` against ``ref_kernel(data)``: same dtype, shape and device, values within tolerance.
 
-    ``rtol == atol == 0`` asks for exact equality. The reference runs on a clone, so ``data`` is unchanged.
+    ``rtol == atol == 0`` asks for exact equality. The reference runs on ``data`` itself, as in GPU MODE's
+    evaluator: the harness hands every checker a copy of its own, so a second copy would only cost time.
     """
     with DeterministicContext(), torch.no_grad():
-        expected = ref_kernel(clone_data(data))
+        expected = ref_kernel(data)
     if rtol == 0 and atol == 0:
         reasons = verbose_allequal(output, expected)
     else:
