@@ -67,6 +67,11 @@ class Expectation:
     def plain(self) -> bool:
         return all(t.plain for t in self.tensors.values())
 
+    @property
+    def on_host(self) -> bool:
+        """The reference's output lives in host memory (its problem keeps data on the host)."""
+        return bool(self.tensors) and all(t.device.type == "cpu" for t in self.tensors.values())
+
 
 @dataclass(frozen=True)
 class Rejection:

@@ -177,7 +177,7 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
         started = _clock()
         while len(warmup_us) < WARMUP_CALLS or _clock() - started < WARMUP_S:
             data, pristine = _fresh_input(ctx, spec, next(calls), during)
-            output, timing = _call(ctx, data, timed=True, during=during)
+            output, timing = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
             warmup_us.append(timing.event_us)
             alive.append((data, pristine, output))
 
@@ -194,7 +194,7 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
         with ctx.phases("timing: inputs"):
             data, pristine = _fresh_input(ctx, spec, next(calls), during)
         with ctx.phases("timing: calls"):
-            output, timing = _call(ctx, data, timed=True, during=during)
+            output, timing = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
         if check_all or not samples_us or chooser.random() < CHECK_FRACTION:
             with ctx.phases("timing: checks"):
                 _verify(ctx, expectation, pristine, data, output, during)
@@ -244,7 +244,7 @@ def _checked_call(ctx: Context, spec: dict[str, Any], call: int, during: str,
     """One checked call on a fresh input; returns what the reference does with this shape, and the timing."""
     data, pristine = _fresh_input(ctx, spec, call, during)
     expectation = _expect(ctx, data, during)
-    output, timing = _call(ctx, data, timed=timed, during=during)
+    output, timing = _call(ctx, data, timed=timed, during=during, host=expectation.on_host)
     _verify(ctx, expectation, pristine, data, output, during)
     return expectation, timing
 
@@ -270,11 +270,16 @@ def _expect(ctx: Context, data: Any, during: str) -> checking.Expectation:
         raise problem_failure(exc, "ref_kernel", during, ctx.device) from None
 
 
-def _call(ctx: Context, data: Any, timed: bool, during: str) -> tuple[Any, CallTiming]:
-    """Call the submission once (timed or not); returns its output and the timing."""
+def _call(ctx: Context, data: Any, timed: bool, during: str, host: bool = False) -> tuple[Any, CallTiming]:
+    """Call the submission once (timed or not); returns its output and the timing.
+
+    ``host``: the reference's output lives on the host, so the call is timed with the host's clock.
+    """
     kernel = ctx.kernel
     try:
-        if timed:
+        if timed and host:
+            output, timing = ctx.timer.time_host_call(lambda: kernel(data))
+        elif timed:
             output, timing = ctx.timer.time_call(lambda: kernel(data))
         else:
             output, timing = ctx.timer.untimed(lambda: kernel(data)), CallTiming(0.0, 0.0)
