@@ -28,7 +28,7 @@ MIN_FLUSH_BYTES = 256 * 1024 * 1024     # never flush less than triton's 256 MiB
 # slow host launch (a library's dispatch on a busy VM core) is hidden instead of timed. Measured on an
 # H200: without it, 1 fresh process in 12 read every matmul shape 12-38 us slower (docs/benchmarks.md).
 LAUNCH_HIDE_US = 100.0
-BUSY_MATRIX_SIZE = 2048                  # warm-up matmul edge: ~17 GFLOP per call, long enough to load the GPU
+BUSY_BATCH = 20                          # flushes queued per check of the warm-up's deadline (~2 ms on an H100)
 
 
 @dataclass
@@ -114,7 +114,6 @@ class CudaTimer(Timer):
         self._wait = event.synchronize
         self._synchronize = getattr(torch._C, "_cuda_synchronize", torch.cuda.synchronize)
         self._zero = torch.Tensor.zero_
-        self._mm = torch.mm
         self._clock_ns = time.perf_counter_ns
         self._stream = torch.cuda.current_stream()
         self.flush_bytes = max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes())
@@ -165,14 +164,12 @@ class CudaTimer(Timer):
         return out
 
     def busy(self, seconds: float) -> None:
-        import torch
-
-        a = torch.ones(BUSY_MATRIX_SIZE, BUSY_MATRIX_SIZE, device="cuda")    # no RNG: leave seeded state alone
-        product = torch.empty_like(a)
+        """Back-to-back flushes: full memory traffic, no library to load (a matmul would start cuBLAS in every
+        evaluation, about 0.1-0.3 s, whether the submission uses it or not)."""
         deadline = self._clock_ns() + seconds * 1e9
         while self._clock_ns() < deadline:
-            for _ in range(10):
-                self._mm(a, a, out=product)
+            for _ in range(BUSY_BATCH):
+                self._zero(self._flush)
             self._synchronize()
 
 
