@@ -331,20 +331,21 @@ def verdicts(report: Report, evaluator: Evaluator, section: str = "c", shape_bud
             for solution in sorted((task_file.parent / "solutions" / label).glob("*.py")):
                 expected = _expected(label, solution, problem, evaluator.device)
                 if time.monotonic() - _started > budget_s:
-                    rows.append([problem.name, f"{label}/{solution.name}", expected, "skipped", "time budget", ""])
+                    rows.append([problem.name, f"{label}/{solution.name}", expected, "skipped", "time budget", "",
+                                 None])
                     continue
                 evaluation = evaluator.evaluate(problem, solution, shape_budget_ms=shape_budget_ms)
                 ok = _matches(expected, evaluation.result)
                 if not ok:
                     report.mismatches.append(f"{section}) {problem.name}/{label}/{solution.name}")
                 rows.append([problem.name, f"{label}/{solution.name}", expected, evaluation.result.status.value,
-                             evaluation.kind, "ok" if ok else "MISMATCH"])
+                             evaluation.kind, "ok" if ok else "MISMATCH", evaluation.result.compile_s])
                 figures.append({"problem": problem.name, "solution": f"{label}/{solution.name}", "expected": expected,
                                 "status": evaluation.result.status.value, "kind": evaluation.kind, "ok": ok,
-                                "wall_s": evaluation.wall_s})
+                                "wall_s": evaluation.wall_s, "compile_s": evaluation.result.compile_s})
     report.figures[f"{section}_verdicts"] = figures
     report.table(f"{section}) every shipped solution, ranked mode", ["problem", "solution", "expected", "status",
-                 "failure kind", "verdict"], rows)
+                 "failure kind", "verdict", "compile s"], rows)
     report.note(f"{section}) mismatches: {sum(not f['ok'] for f in figures)} of {len(figures)} evaluated "
                 f"({len(rows) - len(figures)} skipped)")
 

@@ -187,7 +187,10 @@ def adapt_generate_input(generate_input: Callable[..., Any]) -> Callable[..., An
     It gets only the keyword arguments it declares (often none, sometimes ``seed``), so every call draws
     fresh values, and the same seed gives the same input.
     """
-    parameters = inspect.signature(generate_input).parameters
+    try:
+        parameters = inspect.signature(generate_input).parameters
+    except (TypeError, ValueError):          # no signature to read (a builtin): call it as documented, bare
+        parameters = {}
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
     def generate(**spec: Any) -> Any:
