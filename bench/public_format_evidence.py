@@ -100,7 +100,8 @@ def noise(report: Report, evaluator: Evaluator, runs: int) -> None:
         "problem", "shapes", "passed", "scores us", "CV", "max/min", "walls s", "max wall s", "before"], rows)
     report.table("b) per run: what the timed calls saw", [
         "problem", "run", "score us", "wall s", "SM MHz median/min", "flush us", "max address spread",
-        "first call / median, worst shape", "warm-up / median, worst shape", "compile s", "samples", "phases s"],
+        "first call / median, worst shape", "warm-up / median, worst shape", "compile s", "samples",
+        "shape medians us", "flags", "phases s"],
         diagnostics)
     report.note("b) A slow run with a lower SM clock points at clocks; with a slower flush at memory speed; with "
                 "a large address spread (also in fast runs) at placement. Phases: where the wall went inside the "
@@ -128,7 +129,8 @@ def _run_figures(evaluation: Evaluation) -> dict[str, Any]:
             "shapes": [{"spec": s.spec, "median_us": s.median_us, "n": s.n, "stop": s.stop_reason,
                         "first_call_us": s.first_call_us, "warmup_us": s.warmup_us, "clock_mhz": s.clock_mhz,
                         "min_clock_mhz": s.min_clock_mhz, "flush_us": s.flush_us,
-                        "address_spread": s.address_spread, "p10_us": s.p10_us, "p90_us": s.p90_us}
+                        "address_spread": s.address_spread, "p10_us": s.p10_us, "p90_us": s.p90_us,
+                        "flags": s.flags}
                        for s in result.shapes]}
 
 
@@ -146,7 +148,8 @@ def _diagnostic_row(name: str, run: int, evaluation: Evaluation) -> list[Any]:
             f"{statistics.median(clocks):.0f}/{min(lowest):.0f}" if clocks and lowest else None,
             statistics.median(flushes) if flushes else None, percent(max(spreads)) if spreads else None,
             f"{first:.1f}x" if first else None, f"{warm:.1f}x" if warm else None, result.compile_s,
-            " ".join(f"{s.n}{s.stop_reason[0]}" for s in shapes), phases]
+            " ".join(f"{s.n}{s.stop_reason[0]}" for s in shapes), " ".join(f"{s.median_us:.4g}" for s in shapes),
+            " ".join(sorted({flag for s in shapes for flag in s.flags})) or "-", phases]
 
 
 # ---- c: placement of a contended atomic ------------------------------------------------------------------

@@ -125,6 +125,7 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
         elif raw.get("graph_checked") is False:     # the replays did not compute the output: no time shown
             shape.flags.append("graph_replay_mismatch")
         _add_diagnostics(shape, raw)
+        shape.flags += stats.stability_flags(shape, result.system.max_sm_clock_mhz or None)
         if shape.clock_mhz is not None:
             result.system.sm_clock_mhz.append(round(shape.clock_mhz))
         shape.achieved_gbps, shape.achieved_tflops, shape.peak_fraction = _achieved(task, shape, peaks)

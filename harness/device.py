@@ -3,8 +3,9 @@
 Importing this module touches neither torch nor CUDA: a fork-server parent may import it and must stay
 CUDA-free. ``system_info("cuda")`` and ``l2_cache_bytes()`` initialise CUDA; call them in the worker.
 ``sm_clock_mhz()`` and ``driver_version()`` ask the driver (nvidia-smi, else NVML through pynvml) and never
-initialise CUDA; the harness server reads the driver version once, before it forks, so evaluations do not
-pay for nvidia-smi. The SM clock during timed calls comes from the timer itself (``harness.timing``).
+initialise CUDA; the harness server reads the driver version and the highest SM clock once, before it
+forks, so evaluations do not pay for nvidia-smi. The SM clock during timed calls comes from the timer
+itself (``harness.timing``).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def system_info(device: str) -> SystemInfo:
     info.cuda = torch.version.cuda or ""
     info.l2_bytes = l2_cache_bytes()
     info.driver = driver_version()
+    info.max_sm_clock_mhz = max_sm_clock_mhz() or 0
     return info
 
 
@@ -100,6 +102,19 @@ def sm_clock_mhz() -> int | None:
     value = _smi_query("clocks.sm")
     if value is None:
         value = _nvml_query(lambda nvml, handle: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))
+    return _mhz(value)
+
+
+@functools.cache
+def max_sm_clock_mhz() -> int | None:
+    """The highest SM clock the GPU may run at, in MHz; None when unreadable. Asked once per process."""
+    value = _smi_query("clocks.max.sm")
+    if value is None:
+        value = _nvml_query(lambda nvml, handle: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
+    return _mhz(value)
+
+
+def _mhz(value: Any) -> int | None:
     try:
         return int(float(value)) if value is not None else None
     except ValueError:

@@ -123,7 +123,8 @@ class SystemInfo:
     platform: str = ""
     cpu: str = ""
     l2_bytes: int = 0
-    sm_clock_mhz: list[int] = field(default_factory=list)   # readings during the run, when readable
+    sm_clock_mhz: list[int] = field(default_factory=list)   # per shape: median SM clock of its timed calls
+    max_sm_clock_mhz: int = 0     # the highest SM clock the GPU may run at; 0 when unreadable
 
 
 @dataclass

@@ -217,9 +217,10 @@ def serve(fd: int) -> None:
         return
     for optional in PRELOADS:
         _preload(optional)
-    from harness.device import driver_version
+    from harness.device import driver_version, max_sm_clock_mhz
 
     driver_version()            # nvidia-smi once here, not in every evaluation
+    max_sm_clock_mhz()
     # the worker side (timing, checks, modes) is imported here, once, before any fork
     from harness import supervisor
 

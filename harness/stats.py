@@ -19,8 +19,14 @@ TRIM_FRACTION = 0.10           # cut from each end for the trimmed mean
 ESCAPE_FLOOR_US = 20.0         # escape threshold: at least this much unexplained sync gap ...
 ESCAPE_FRACTION = 0.10         # ... or this fraction of the event time, whichever is larger
 SCORE_CI_HALF_WIDTH = 0.005    # the score's 95 % CI the stop rule aims for: 0.5 %
-MIN_ADDRESS_SAMPLES = 5        # address_spread: an output address needs this many samples ...
+MIN_ADDRESS_SAMPLES = 10       # address_spread: an output address needs this many samples ...
 MIN_ADDRESS_SHARE = 0.05       # ... and this share of the shape's samples to count
+# stability_flags: what makes a shape's median likely to differ in another fresh process
+CLOCK_BELOW_MAX = 0.90         # the shape's median SM clock under this share of the GPU's highest clock
+CLOCK_DIP = 0.75               # some call's clock under this share of the shape's median (nvbench's throttle mark)
+PLACEMENT_SPREAD = 0.05        # medians per output address differ by more than this
+DRIFT = 0.03                   # the last third of the samples' median differs from the first third's by more
+DRIFT_MIN_SAMPLES = 30
 
 
 def median_ci(samples_us: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
@@ -118,6 +124,29 @@ def address_spread(samples_us: Sequence[float], addresses: Sequence[int]) -> flo
     enough = max(MIN_ADDRESS_SAMPLES, MIN_ADDRESS_SHARE * len(samples_us))
     medians = [statistics.median(group) for group in groups.values() if len(group) >= enough]
     return max(medians) / min(medians) - 1 if len(medians) >= 2 and min(medians) > 0 else None
+
+
+def stability_flags(shape: ShapeStats, max_clock_mhz: float | None) -> list[str]:
+    """Why this shape's median may read differently in another fresh process; empty when nothing shows.
+
+    ``clock_below_max``: the SM clock stayed clearly below the GPU's highest (power or thermal limits);
+    ``clock_dips``: some calls ran at a throttled clock; ``placement_sensitive``: calls whose output landed at
+    another address ran at another speed (L2 slice or memory partition), so a process that draws other
+    addresses reads another median; ``drift``: the loop's last third ran at another speed than its first.
+    """
+    flags = []
+    if shape.clock_mhz and max_clock_mhz and shape.clock_mhz < CLOCK_BELOW_MAX * max_clock_mhz:
+        flags.append("clock_below_max")
+    if shape.clock_mhz and shape.min_clock_mhz and shape.min_clock_mhz < CLOCK_DIP * shape.clock_mhz:
+        flags.append("clock_dips")
+    if shape.address_spread is not None and shape.address_spread > PLACEMENT_SPREAD:
+        flags.append("placement_sensitive")
+    third = len(shape.samples_us) // 3
+    if len(shape.samples_us) >= DRIFT_MIN_SAMPLES:
+        first, last = statistics.median(shape.samples_us[:third]), statistics.median(shape.samples_us[-third:])
+        if first > 0 and abs(last / first - 1) > DRIFT:
+            flags.append("drift")
+    return flags
 
 
 def shape_stats(spec: dict, samples_us: list[float], first_call_us: float, sync_gaps_us: list[float],

@@ -7,7 +7,16 @@ import statistics
 import numpy as np
 import pytest
 
-from harness.stats import StopRule, address_spread, ci_target, escaped_timing, median_ci, score, shape_stats
+from harness.stats import (
+    StopRule,
+    address_spread,
+    ci_target,
+    escaped_timing,
+    median_ci,
+    score,
+    shape_stats,
+    stability_flags,
+)
 
 
 def shuffled(values: list[float], seed: int = 7) -> list[float]:
@@ -226,3 +235,31 @@ def test_side_stream_shape_is_escaped_and_non_finite_fails_closed():
     # measuring.md's side-stream demo: 0.257 ms of events, ~21 ms more behind the device-wide sync
     assert escaped_timing(sync_gap_us=21_300.0, baseline_gap_us=12.0, event_us=257.0)
     assert escaped_timing(sync_gap_us=math.nan, baseline_gap_us=12.0, event_us=257.0)
+
+
+# --- stability_flags: what makes a median likely to differ in another process ----------------------------
+
+def _shape(samples: list[float], **diagnostics) -> object:
+    stats = shape_stats({"size": 1}, samples, first_call_us=1.0, sync_gaps_us=[], stop_reason="converged")
+    for name, value in diagnostics.items():
+        setattr(stats, name, value)
+    return stats
+
+
+def test_a_steady_shape_raises_no_flag():
+    assert stability_flags(_shape([100.0] * 60, clock_mhz=1980.0, min_clock_mhz=1960.0, address_spread=0.01),
+                           max_clock_mhz=1980) == []
+
+
+@pytest.mark.parametrize(("samples", "diagnostics", "flag"), [
+    ([100.0] * 60, {"clock_mhz": 1500.0, "min_clock_mhz": 1500.0}, "clock_below_max"),
+    ([100.0] * 60, {"clock_mhz": 1980.0, "min_clock_mhz": 1200.0}, "clock_dips"),
+    ([100.0] * 60, {"address_spread": 0.11}, "placement_sensitive"),
+    ([100.0] * 30 + [108.0] * 30, {}, "drift"),
+])
+def test_each_cause_of_a_run_to_run_difference_is_named(samples, diagnostics, flag):
+    assert stability_flags(_shape(samples, **diagnostics), max_clock_mhz=1980) == [flag]
+
+
+def test_no_clock_flags_without_readings_and_no_drift_on_few_samples():
+    assert stability_flags(_shape([100.0] * 10 + [120.0] * 10), max_clock_mhz=None) == []
