@@ -68,7 +68,9 @@ PREVIOUS = {
     "histogram": "not measured before",
     CONTENTION: "public pmpp histogram (6 shapes) on H100: CV 4.0 % (one run 11 % slow), 8.8-10.3 s",
 }
+STOPS = {"converged": "c", "budget": "b", "cap": "X"}      # how each shape's loop ended, in the samples column
 PLACEMENT_OFFSETS = 64
+PLACEMENT_STRIDE = 1024                 # int64 bins: 8 KiB between two placements
 PLACEMENT_CALLS = 15
 PLACEMENT_UPDATES = 1 << 22
 _started = time.monotonic()
@@ -148,7 +150,8 @@ def _diagnostic_row(name: str, run: int, evaluation: Evaluation) -> list[Any]:
             f"{statistics.median(clocks):.0f}/{min(lowest):.0f}" if clocks and lowest else None,
             statistics.median(flushes) if flushes else None, percent(max(spreads)) if spreads else None,
             f"{first:.1f}x" if first else None, f"{warm:.1f}x" if warm else None, result.compile_s,
-            " ".join(f"{s.n}{s.stop_reason[0]}" for s in shapes), " ".join(f"{s.median_us:.4g}" for s in shapes),
+            " ".join(f"{s.n}{STOPS.get(s.stop_reason, '?')}" for s in shapes),
+            " ".join(f"{s.median_us:.4g}" for s in shapes),
             " ".join(sorted({flag for s in shapes for flag in s.flags})) or "-", phases]
 
 
@@ -167,10 +170,10 @@ def placement(report: Report) -> None:
     values = torch.randint(0, 256, (PLACEMENT_UPDATES,), device="cuda", generator=gen)
     values[torch.rand(PLACEMENT_UPDATES, device="cuda", generator=gen) < 0.95] = hot
     ones = torch.ones(PLACEMENT_UPDATES, dtype=torch.int64, device="cuda")
-    arena = torch.zeros(PLACEMENT_OFFSETS * 4096 + 256, dtype=torch.int64, device="cuda")   # 8 KiB apart
+    arena = torch.zeros(PLACEMENT_OFFSETS * PLACEMENT_STRIDE, dtype=torch.int64, device="cuda")
     medians = []
     for slot in range(PLACEMENT_OFFSETS):
-        bins = arena[slot * 1024: slot * 1024 + 256]
+        bins = arena[slot * PLACEMENT_STRIDE: slot * PLACEMENT_STRIDE + 256]
         times = [timer.time_call(lambda b=bins: b.index_add_(0, values, ones))[1].event_us
                  for _ in range(PLACEMENT_CALLS)]
         medians.append(statistics.median(times))
