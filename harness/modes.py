@@ -219,12 +219,9 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
 
 
 def _address(output: Any) -> int:
-    """Where the output's first tensor lives (0 when it holds none): groups calls by memory placement."""
-    first = next(checking.tensors_of(output), None)
-    try:
-        return int(first[1].data_ptr()) if first else 0
-    except RuntimeError:
-        return 0
+    """Where the output's first plain tensor lives (0 when it has none): groups calls by memory placement."""
+    first = next((t for _, t in checking.tensors_of(output) if type(t) is torch.Tensor), None)
+    return int(first.data_ptr()) if first is not None else 0
 
 
 def _graph_time(ctx: Context, spec: dict[str, Any], template: Any, next_call: int,
