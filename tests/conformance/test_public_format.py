@@ -15,15 +15,18 @@ written; their references pick CUDA when there is one, as GPU MODE's ``get_devic
 from __future__ import annotations
 
 import dataclasses
+import shutil
 
 import pytest
 import torch
 import yaml
 from conformance_kit import GPU_MODE_KEYS, PROBLEMS, Solution, problem_folders, solutions
 
+from core.leaderboards import load_new_problems
 from harness import EvalJob, EvalResult, FailureKind, HarnessServer, Mode, Problem, Status, load_problem
 from harness.first_format import TEST_SEEDS
 from harness.problem import CHECKER_ARGS
+from storage.store import Store
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 SHAPE_BUDGET_MS = 20.0          # verdicts, not timings: the stop rule's minimum of samples per shape is enough
@@ -148,3 +151,11 @@ def test_a_reference_that_insists_on_cuda_says_it_needs_cuda(harness: HarnessSer
 
     assert result.failure.kind is FailureKind.UNSUPPORTED_DEVICE, _explain(result)
     assert result.failure.message.startswith("This problem needs CUDA: its generate_input failed")
+
+
+def test_a_first_format_folder_becomes_a_leaderboard_on_gpus(tmp_path) -> None:
+    shutil.copytree(PROBLEMS / "softmax_first_format", tmp_path / "problems" / "softmax")
+    with Store(tmp_path / "kernelrank.duckdb") as store:
+        assert load_new_problems(store, tmp_path / "problems", ["CPU", "H100"]) == ["softmax"]
+        board = store.get_leaderboard("softmax")
+    assert board.gpus == ["H100"] and Problem.from_dict(board.problem).task.checker_args == CHECKER_ARGS[1]
