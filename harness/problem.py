@@ -21,6 +21,8 @@ shipped to a GPU machine inside an ``EvalJob`` and stored by the core.
 from __future__ import annotations
 
 import hashlib
+import logging
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,8 @@ import yaml
 
 from harness.codec import from_jsonable, to_jsonable
 from harness.result import Mode
+
+log = logging.getLogger(__name__)
 
 SUBMISSION_MARK = "@SUBMISSION@"
 RANKING_RULES = ("last", "mean", "geom")
@@ -141,7 +145,7 @@ def load_problem(path: str | Path, name: str | None = None) -> Problem:
     task = _task_spec(raw, task_file)
     task.default_device = "devices" in raw
     files, submission_name = _staged_files(raw.get("files"), folder, task)
-    templates = {lang: _read(folder / rel, f"template {lang!r}") for lang, rel in task.templates.items()}
+    templates = _templates(folder, task.templates)
     readme_path = folder / "README.md"
     return Problem(name=name or folder.name, task=task, files=files, submission_name=submission_name,
                    templates=templates, readme=readme_path.read_text() if readme_path.is_file() else "")
@@ -184,7 +188,7 @@ def _spec(item: Any, where: Path, key: str) -> dict[str, Any]:
             if not sep:
                 raise ProblemError(f"{where}: {key} entry {item!r} is not 'key: value; ...'.")
             v = v.strip()
-            spec[k.strip()] = int(v) if v.lstrip("-").isdigit() else v
+            spec[k.strip()] = _number(v)
         return spec
     raise ProblemError(f"{where}: {key} entries must be mappings, not {type(item).__name__}.")
 
@@ -210,6 +214,28 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
     if "reference.py" not in files:
         raise ProblemError(f"{folder}/task.yml: the files must include reference.py.")
     return files, submission_name
+
+
+def _number(text: str) -> int | float | str:
+    """A spec value from a "k: v" string: an int or a float when it reads as one, else the text."""
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        return value if math.isfinite(value) else text
+    return text
+
+
+def _templates(folder: Path, paths: dict[str, str]) -> dict[str, str]:
+    """The templates that exist: a missing one is a gap in what users can download, not a broken problem."""
+    templates = {}
+    for lang, rel in paths.items():
+        try:
+            templates[lang] = _read(folder / rel, f"template {lang!r}")
+        except ProblemError as exc:
+            log.warning("%s; the problem loads without it", exc)
+    return templates
 
 
 def _read(path: Path, what: str) -> str:
