@@ -92,6 +92,11 @@ def _inside_torch_compile() -> bool:
         return False
 
 
+def used_torch_compile() -> bool:
+    """True once torch.compile has compiled anything in this process (it may then replay CUDA graphs of its own)."""
+    return _dynamo_seconds() > 0
+
+
 def _dynamo_seconds() -> float:
     """Wall seconds torch.compile spent compiling in this process; 0 when it was never used."""
     utils = sys.modules.get("torch._dynamo.utils")

@@ -32,6 +32,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from harness import checking
 from harness.channel import Outbox
+from harness.compile_time import used_torch_compile
 from harness.failures import Verdict, checker_failure, describe, kernel_failure, problem_failure, rejected
 from harness.graph_timing import GRAPH_THRESHOLD_US, GraphTiming, copy_into, graph_replay_us
 from harness.guard import Guard
@@ -208,7 +209,8 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
             break
     ctx.phases.add("timing", _clock() - started)
     graph = None
-    if ctx.device == "cuda" and statistics.median(samples_us) < GRAPH_THRESHOLD_US:
+    # a torch.compile'd kernel may replay CUDA graphs of its own, which cannot be captured inside another
+    if ctx.device == "cuda" and statistics.median(samples_us) < GRAPH_THRESHOLD_US and not used_torch_compile():
         with ctx.phases("graph"):
             graph = _graph_time(ctx, spec, data, next(calls), during)
     ctx.outbox.send("shape", spec=spec, samples_us=samples_us, first_call_us=first_call_us,

@@ -11,7 +11,7 @@ import torch
 from torch.utils import cpp_extension
 
 from harness import Mode, Status
-from harness.compile_time import CompileClock
+from harness.compile_time import CompileClock, used_torch_compile
 
 BUILD_S = 0.05
 
@@ -100,3 +100,8 @@ def test_a_torch_compile_submission_reports_compile_s(evaluate_fixture, make_job
     assert compiled.status is Status.PASSED, compiled.failure
     assert compiled.compile_s > 0 and plain.compile_s == 0
     assert {"prepare", "tests"} <= set(compiled.phases_s)
+
+
+def test_used_torch_compile_turns_true_once_dynamo_compiled() -> None:
+    torch.compile(lambda x: x - 1, backend="eager")(torch.ones(2))
+    assert used_torch_compile()
