@@ -35,6 +35,7 @@ _view = torch.Tensor.view
 _storage = torch.Tensor.untyped_storage
 _equal = torch.equal
 _isfinite = torch.isfinite
+_sum = torch.sum
 _view_as_real = torch.view_as_real
 _no_grad = torch.no_grad
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -270,7 +271,14 @@ def _shares(t: torch.Tensor, spans: list[tuple[int, int]]) -> bool:
 
 
 def _finite(t: torch.Tensor) -> bool:
-    return not (t.is_floating_point() or t.is_complex()) or bool(_isfinite(t).all())
+    """No NaN or Inf in ``t``: one reduction, since a float64 sum of finite values stays finite."""
+    if not (t.is_floating_point() or t.is_complex()):
+        return True
+    try:
+        total = _sum(t, dtype=torch.complex128 if t.is_complex() else torch.float64)
+    except (RuntimeError, TypeError):            # a dtype without a float64 sum (float8): element by element
+        return bool(_isfinite(t).all())
+    return bool(_isfinite(total))
 
 
 def _is_flag(value: Any) -> bool:

@@ -103,8 +103,10 @@ def verbose_allclose(received: Any, expected: torch.Tensor, rtol: float = 1e-5, 
         return reasons
     work = torch.promote_types(torch.promote_types(received.dtype, expected.dtype), torch.float32)
     r, e = received.to(work), expected.to(work)
-    mismatch = (r - e).abs_() > e.abs().mul_(rtol).add_(atol)     # False where either side is NaN
-    if not (r.isfinite().all() and e.isfinite().all()):           # rare: skip four passes when all finite
+    difference = r - e
+    all_finite = bool(difference.isfinite().all())               # NaN or Inf on either side shows here
+    mismatch = difference.abs_() > e.abs().mul_(rtol).add_(atol)  # False where either side is NaN
+    if not all_finite:                                            # rare: skip six passes when all is finite
         mismatch |= r.isnan() ^ e.isnan()
         mismatch |= r.isposinf() ^ e.isposinf()
         mismatch |= r.isneginf() ^ e.isneginf()
