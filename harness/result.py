@@ -16,7 +16,7 @@ from harness.codec import DecodeError, from_jsonable, to_jsonable
 
 SCHEMA_VERSION = 1
 # The timing procedure's version (docs/timing.md). Scores from different versions are never compared.
-METHOD_VERSION = "2026.11-1"
+METHOD_VERSION = "2026.11-2"     # -2: stop targets per shape, wall budget, unchecked warm-up, host timing
 
 
 class Status(enum.StrEnum):
