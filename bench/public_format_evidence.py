@@ -9,9 +9,10 @@ a) Noise and speed: 5 fresh ranked evaluations of the plain-PyTorch reference so
    grayscale, matmul and histogram, and of the contention-heavy public-format histogram of the conformance
    suite: scores, CV, max/min and wall per evaluation (caller's view), beside the previous figures.
 b) Diagnostics of the same runs, one row per run: SM clock (median and lowest per-call reading), L2-flush
-   time, the largest per-address spread of a shape's medians, first-call and warm-up readings, compile
+   time, the host's share of the call (near 1 when the call waits on the device midway, as bincount
+   does), the largest per-address spread of a shape's medians, first-call and warm-up readings, compile
    seconds and where the wall time went (phases). A run that reads slow says here whether its clock,
-   its memory speed or its placement differed.
+   its memory speed, its host or its placement differed.
 c) Placement: a contention-heavy atomic histogram (95 % of 4 Mi updates on one bin) timed by the
    harness's own timer with its 256 bins at 64 different addresses in one process. A spread well above
    the run-to-run noise means placement (L2 slice, memory partition) decides atomics' speed.
@@ -102,7 +103,8 @@ def noise(report: Report, evaluator: Evaluator, runs: int) -> None:
         "problem", "shapes", "passed", "scores us", "CV", "max/min", "walls s", "max wall s", "before"], rows)
     report.table("b) per run: what the timed calls saw", [
         "problem", "run", "score us", "wall s", "SM MHz median/min", "flush us", "max address spread",
-        "first call / median, worst shape", "warm-up / median, worst shape", "compile s", "samples",
+        "first call / median, worst shape", "warm-up / median, worst shape", "host / median, most", "compile s",
+        "samples",
         "shape medians us", "flags", "phases s"],
         diagnostics)
     report.note("b) A slow run with a lower SM clock points at clocks; with a slower flush at memory speed; with "
@@ -130,7 +132,7 @@ def _run_figures(evaluation: Evaluation) -> dict[str, Any]:
             "compile_s": result.compile_s, "phases_s": result.phases_s,
             "shapes": [{"spec": s.spec, "median_us": s.median_us, "n": s.n, "stop": s.stop_reason,
                         "first_call_us": s.first_call_us, "warmup_us": s.warmup_us, "clock_mhz": s.clock_mhz,
-                        "min_clock_mhz": s.min_clock_mhz, "flush_us": s.flush_us,
+                        "min_clock_mhz": s.min_clock_mhz, "flush_us": s.flush_us, "host_us": s.host_us,
                         "address_spread": s.address_spread, "p10_us": s.p10_us, "p90_us": s.p90_us,
                         "flags": s.flags}
                        for s in result.shapes]}
@@ -145,11 +147,13 @@ def _diagnostic_row(name: str, run: int, evaluation: Evaluation) -> list[Any]:
     spreads = [s.address_spread for s in shapes if s.address_spread is not None]
     first = max((s.first_call_us / s.median_us for s in shapes if s.median_us > 0), default=None)
     warm = max((max(s.warmup_us) / s.median_us for s in shapes if s.warmup_us and s.median_us > 0), default=None)
+    host = max((s.host_us / s.median_us for s in shapes if s.host_us is not None and s.median_us > 0), default=None)
     phases = " ".join(f"{k}={v:.2f}" for k, v in sorted(result.phases_s.items()) if v >= 0.01)
     return [name, run, result.score_us, evaluation.wall_s,
             f"{statistics.median(clocks):.0f}/{min(lowest):.0f}" if clocks and lowest else None,
             statistics.median(flushes) if flushes else None, percent(max(spreads)) if spreads else None,
-            f"{first:.1f}x" if first else None, f"{warm:.1f}x" if warm else None, result.compile_s,
+            f"{first:.1f}x" if first else None, f"{warm:.1f}x" if warm else None,
+            f"{host:.2f}" if host is not None else None, result.compile_s,
             " ".join(f"{s.n}{STOPS.get(s.stop_reason, '?')}" for s in shapes),
             " ".join(f"{s.median_us:.4g}" for s in shapes),
             " ".join(sorted({flag for s in shapes for flag in s.flags})) or "-", phases]

@@ -146,12 +146,14 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
 
 
 def _add_diagnostics(shape: ShapeStats, raw: dict[str, Any]) -> None:
-    """Warm-up readings, SM clock, flush time and placement spread of one shape's calls."""
+    """Warm-up readings, SM clock, flush and host times, and placement spread of one shape's calls."""
     shape.warmup_us = [float(w) for w in raw.get("warmup_us", [])]
     if clocks := [float(c) for c in raw.get("clocks_mhz", []) if c and math.isfinite(c) and c > 0]:
         shape.clock_mhz, shape.min_clock_mhz = statistics.median(clocks), min(clocks)
     if flushes := [float(f) for f in raw.get("flushes_us", []) if f and math.isfinite(f) and f > 0]:
         shape.flush_us = statistics.median(flushes)
+    if hosts := [float(h) for h in raw.get("hosts_us", []) if math.isfinite(h) and h >= 0]:
+        shape.host_us = statistics.median(hosts)
     addresses = [int(a) for a in raw.get("addresses", [])]
     if len(addresses) == len(shape.samples_us):
         shape.address_spread = stats.address_spread(shape.samples_us, addresses)

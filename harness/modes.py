@@ -189,6 +189,7 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
     sync_gaps_us: list[float] = []
     clocks_mhz: list[float] = []
     flushes_us: list[float] = []
+    hosts_us: list[float] = []
     addresses: list[int] = []
     started = _clock()
     while True:
@@ -203,6 +204,7 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
         sync_gaps_us.append(timing.sync_us - timing.event_us)
         clocks_mhz.append(timing.clock_mhz)
         flushes_us.append(timing.flush_us)
+        hosts_us.append(timing.host_us)
         addresses.append(_address(output))
         alive.append((data, pristine, output))
         if stop_reason := rule.decide(samples_us, _clock() - started):
@@ -217,7 +219,7 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
                     sync_gaps_us=sync_gaps_us, stop_reason=stop_reason,
                     graph_us=graph.per_call_us if graph else None, graph_checked=graph.checked if graph else None,
                     warmup_us=warmup_us, clocks_mhz=clocks_mhz if ctx.device == "cuda" else [],
-                    flushes_us=flushes_us if ctx.device == "cuda" else [], addresses=addresses)
+                    flushes_us=flushes_us if ctx.device == "cuda" else [], hosts_us=hosts_us, addresses=addresses)
 
 
 def _address(output: Any) -> int:

@@ -101,6 +101,7 @@ class ShapeStats:
     clock_mhz: float | None = None       # median SM clock over the timed calls (CUDA: from the launch-hiding spin)
     min_clock_mhz: float | None = None   # lowest per-call SM clock reading
     flush_us: float | None = None        # median time of the L2 flush before each call: a memory-speed probe
+    host_us: float | None = None         # median host time inside the call: near median_us when it waits on the device
     address_spread: float | None = None  # max/min - 1 of the medians per output address (placement effects)
 
 

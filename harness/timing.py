@@ -39,6 +39,7 @@ class CallTiming:
     sync_us: float      # start -> a marker after a device-wide synchronize; equals event_us on CPU
     flush_us: float = 0.0       # CUDA: the L2 flush before the call; 0 on CPU
     clock_mhz: float = 0.0      # CUDA: the SM clock during the launch-hiding spin just before the call; 0 on CPU
+    host_us: float = 0.0        # the host's time inside fn(): near event_us when the call waits on the device
 
 
 class Timer(abc.ABC):
@@ -75,7 +76,7 @@ class CpuTimer(Timer):
         start = self._clock_ns()
         out = fn()
         elapsed_us = (self._clock_ns() - start) / 1000
-        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us)
+        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us, host_us=elapsed_us)
 
     def untimed(self, fn: Callable[[], T]) -> T:
         return fn()
@@ -131,7 +132,9 @@ class CudaTimer(Timer):
         self._record(self._spin_from, self._stream)
         self._spin(self._spin_cycles)
         self._record(self._start, self._stream)
+        host_from = self._clock_ns()
         out = fn()
+        host_us = (self._clock_ns() - host_from) / 1000
         self._record(self._end, self._stream)
         self._synchronize()
         self._record(self._post, self._stream)
@@ -140,7 +143,8 @@ class CudaTimer(Timer):
         return out, CallTiming(event_us=self._elapsed_ms(self._start, self._end) * 1000,
                                sync_us=self._elapsed_ms(self._start, self._post) * 1000,
                                flush_us=self._elapsed_ms(self._flushed_from, self._spin_from) * 1000,
-                               clock_mhz=self._spin_cycles / (spin_ms * 1000) if spin_ms > 0 else 0.0)
+                               clock_mhz=self._spin_cycles / (spin_ms * 1000) if spin_ms > 0 else 0.0,
+                               host_us=host_us)
 
     def time_host_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
         """``perf_counter_ns`` from an idle, flushed device to the device idle again after ``fn``.
@@ -154,9 +158,10 @@ class CudaTimer(Timer):
         self._synchronize()
         start = self._clock_ns()
         out = fn()
+        host_us = (self._clock_ns() - start) / 1000
         self._synchronize()
         elapsed_us = (self._clock_ns() - start) / 1000
-        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us)
+        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us, host_us=host_us)
 
     def untimed(self, fn: Callable[[], T]) -> T:
         out = fn()

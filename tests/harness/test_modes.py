@@ -43,6 +43,7 @@ def test_timed_modes_report_diagnostics_and_where_the_time_went(evaluate_fixture
     for shape in result.shapes:
         assert len(shape.warmup_us) >= 5 and all(w > 0 for w in shape.warmup_us)
         assert shape.clock_mhz is None and shape.flush_us is None        # CUDA-only readings
+        assert shape.host_us == shape.median_us                           # a CPU call is all host time
         assert shape.address_spread is None or shape.address_spread >= 0
     assert {"prepare", "tests", "gate", "warm-up", "timing", "timing: calls", "timing: checks"} <= set(result.phases_s)
     assert sum(v for k, v in result.phases_s.items() if ":" not in k) <= result.wall_s
