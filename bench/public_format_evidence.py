@@ -19,6 +19,8 @@ c) Placement: a contention-heavy atomic histogram (95 % of 4 Mi updates on one b
 d) The conformance suite's problems on this device: every solution, CUDA-only ones included; correct ones
    must pass, wrong ones must fail with the kind and words their header names.
 e) Every shipped solution (problems/*/solutions) in ranked mode: pass or fail as labelled.
+a2, b2) As a and b for the other shipped problems (identity, vectorsum, softmax, prefixsum), for those
+   that can start before 470 s.
 
 Sections d and e shorten the timed loops (verdicts, not timings). Prints each table as its section ends
 and a summary at the end; with ``$OUT`` set also writes ``$OUT/public_format_evidence.{json,md}``.
@@ -58,6 +60,8 @@ from harness import HarnessServer, Problem, Status, load_problem  # noqa: E402
 
 RUNS = 5
 NOISE = ("vectoradd", "grayscale", "matmul", "histogram")
+MORE_NOISE = ("identity", "vectorsum", "softmax", "prefixsum")     # the other shipped problems, if time is left
+MORE_NOISE_DEADLINE_S = 470.0
 CONTENTION = "histogram_py"             # the conformance suite's public-format histogram, up to 95 % on one bin
 VERDICT_SHAPE_BUDGET_MS = 30.0
 VERDICT_BUDGET_S = 420.0                # sections d and e start no evaluation after this many seconds
@@ -80,9 +84,14 @@ _started = time.monotonic()
 # ---- a, b: noise, speed and diagnostics ----------------------------------------------------------------
 
 
-def noise(report: Report, evaluator: Evaluator, runs: int) -> None:
+def noise(report: Report, evaluator: Evaluator, runs: int, subjects: list[tuple[str, Problem, Path]],
+          section: str = "a", deadline_s: float | None = None) -> None:
+    """Sections a and b (or a2 and b2) over ``subjects``; none starts after ``deadline_s`` into the run."""
     rows, diagnostics, figures = [], [], {}
-    for name, problem, solution in _noise_subjects(evaluator.device):
+    for name, problem, solution in subjects:
+        if deadline_s is not None and time.monotonic() - _started > deadline_s:
+            rows.append([name, "-", "skipped: time budget", None, None, None, None, None, PREVIOUS.get(name, "")])
+            continue
         done = [evaluator.evaluate(problem, solution) for _ in range(runs)]
         scores = [e.result.score_us for e in done if e.result.score_us is not None]
         walls = [e.wall_s for e in done]
@@ -90,33 +99,36 @@ def noise(report: Report, evaluator: Evaluator, runs: int) -> None:
         rows.append([name, f"{len(problem.task.benchmarks_for(evaluator.device))} shapes",
                      f"{len(scores)}/{runs}", " ".join(f"{s:.2f}" for s in scores), percent(cv),
                      max(scores) / min(scores) if scores else None, " ".join(f"{w:.2f}" for w in walls),
-                     max(walls), PREVIOUS[name]])
+                     max(walls), PREVIOUS.get(name, "")])
         figures[name] = {"solution": solution.name, "scores_us": scores, "walls_s": walls, "cv": cv,
                          "runs": [_run_figures(e) for e in done]}
         diagnostics += [_diagnostic_row(name, run, e) for run, e in enumerate(done, 1)]
         for run, evaluation in enumerate(done, 1):
             if failure := evaluation.result.failure:
-                report.mismatches.append(f"a) {name} run {run}")
-                report.note(f"a) {name} run {run}: {failure.kind.value}: {failure.message}")
-    report.figures["a_noise"] = figures
-    report.table("a) ranked score across 5 fresh processes, and wall per evaluation", [
+                report.mismatches.append(f"{section}) {name} run {run}")
+                report.note(f"{section}) {name} run {run}: {failure.kind.value}: {failure.message}")
+    report.figures[f"{section}_noise"] = figures
+    report.table(f"{section}) ranked score across {runs} fresh processes, and wall per evaluation", [
         "problem", "shapes", "passed", "scores us", "CV", "max/min", "walls s", "max wall s", "before"], rows)
-    report.table("b) per run: what the timed calls saw", [
+    report.table(f"b{section[1:]}) per run: what the timed calls saw", [
         "problem", "run", "score us", "wall s", "SM MHz median/min", "flush us", "max address spread",
         "first call / median, worst shape", "warm-up / median, worst shape", "host / median, most", "compile s",
         "samples",
         "shape medians us", "flags", "phases s"],
         diagnostics)
-    report.note("b) A slow run with a lower SM clock points at clocks; with a slower flush at memory speed; with "
-                "a large address spread (also in fast runs) at placement. Phases: where the wall went inside the "
-                "evaluation (the rest of the wall is process start, staging and the result's trip).")
+    report.note(f"b{section[1:]}) A slow run with a lower SM clock points at clocks; with a slower flush at memory "
+                "speed; with a higher host share at the host; with a large address spread (also in fast runs) at "
+                "placement. Phases: where the wall went inside the evaluation (the rest of the wall is process "
+                "start, staging and the result's trip).")
 
 
-def _noise_subjects(device: str) -> list[tuple[str, Problem, Path]]:
-    subjects = [(name, load_problem(PROBLEMS / name), plain_solution(name)) for name in NOISE]
+def _shipped(names: tuple[str, ...]) -> list[tuple[str, Problem, Path]]:
+    return [(name, load_problem(PROBLEMS / name), plain_solution(name)) for name in names]
+
+
+def _contention(device: str) -> tuple[str, Problem, Path]:
     solution = next(s.path for s in conformance_kit.solutions() if s.problem == CONTENTION and s.correct)
-    contention = _runnable_on(load_problem(conformance_kit.PROBLEMS / CONTENTION), device)
-    return [*subjects, (CONTENTION, contention, solution)]
+    return CONTENTION, _runnable_on(load_problem(conformance_kit.PROBLEMS / CONTENTION), device), solution
 
 
 def _runnable_on(problem: Problem, device: str) -> Problem:
@@ -242,12 +254,15 @@ def main(argv: list[str] | None = None) -> int:
     report.run_section("system", lambda: system(report, device))
     with HarnessServer() as server:
         evaluator = Evaluator(server, device)
-        report.run_section("a, b) noise and diagnostics", lambda: noise(report, evaluator, runs))
+        report.run_section("a, b) noise and diagnostics", lambda: noise(
+            report, evaluator, runs, [*_shipped(NOISE), _contention(device)]))
         if device == "cuda":
             report.run_section("c) placement", lambda: placement(report))
         report.run_section("d) conformance", lambda: conformance(report, evaluator))
         report.run_section("e) shipped solutions", lambda: verdicts(report, evaluator, "e", VERDICT_SHAPE_BUDGET_MS,
                                                                       VERDICT_BUDGET_S))
+        report.run_section("a2, b2) the other shipped problems", lambda: noise(
+            report, evaluator, runs, _shipped(MORE_NOISE), "a2", MORE_NOISE_DEADLINE_S))
     elapsed = time.monotonic() - _started
     report.note(f"Summary: {len(report.broken)} broken section(s) {report.broken or ''}, "
                 f"{len(report.mismatches)} unexpected verdict(s) {report.mismatches or ''}, {elapsed:.0f} s in all.")
