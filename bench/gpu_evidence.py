@@ -75,6 +75,7 @@ def say(*parts: object) -> None:
 class Report:
     """What the run found: figures for JSON, tables for the terminal and markdown, and what went wrong."""
 
+    name: str = "gpu_evidence"                            # the files written: NAME.json and NAME.md
     figures: dict[str, Any] = field(default_factory=dict)
     markdown: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)       # sections that raised
@@ -106,11 +107,11 @@ class Report:
         folder.mkdir(parents=True, exist_ok=True)
         summary = {"broken_sections": self.broken, "mismatches": self.mismatches,
                    "elapsed_s": time.monotonic() - _started}
-        (folder / "gpu_evidence.json").write_text(json.dumps({**self.figures, "summary": summary}, indent=1))
-        command = " ".join(["python3", "bench/gpu_evidence.py", *sys.argv[1:]])
-        (folder / "gpu_evidence.md").write_text("\n".join(["# GPU evidence", "", f"Command: `{command}`", "",
+        (folder / f"{self.name}.json").write_text(json.dumps({**self.figures, "summary": summary}, indent=1))
+        command = " ".join(["python3", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
+        (folder / f"{self.name}.md").write_text("\n".join(["# GPU evidence", "", f"Command: `{command}`", "",
                                                            *self.markdown]))
-        say(f"wrote {folder / 'gpu_evidence.json'} and {folder / 'gpu_evidence.md'}")
+        say(f"wrote {folder / f'{self.name}.json'} and {folder / f'{self.name}.md'}")
 
 
 def _cell(value: Any) -> str:
@@ -125,7 +126,7 @@ def _listed(items: list[str]) -> str:
     return f" ({', '.join(items)})" if items else ""
 
 
-def _percent(x: float | None) -> str:
+def percent(x: float | None) -> str:
     return "-" if x is None else f"{x:.2%}"
 
 
@@ -149,9 +150,12 @@ class Evaluator:
     def __init__(self, server: HarnessServer, device: str) -> None:
         self.server, self.device = server, device
 
-    def evaluate(self, problem: Problem, solution: Path, mode: Mode = Mode.RANKED) -> Evaluation:
+    def evaluate(self, problem: Problem, solution: Path, mode: Mode = Mode.RANKED,
+                 shape_budget_ms: float | None = None) -> Evaluation:
+        """``shape_budget_ms`` shortens the timed loops where only the verdict matters."""
         task = dataclasses.replace(problem.task, ranked_timeout=min(problem.task.ranked_timeout, JOB_TIMEOUT_S),
-                                   benchmark_timeout=min(problem.task.benchmark_timeout, JOB_TIMEOUT_S))
+                                   benchmark_timeout=min(problem.task.benchmark_timeout, JOB_TIMEOUT_S),
+                                   shape_budget_ms=shape_budget_ms or problem.task.shape_budget_ms)
         job = EvalJob(problem=dataclasses.replace(problem, task=task), submission_name=solution.name,
                       submission_source=solution.read_text(), mode=mode, device=self.device,
                       secret_seed=SECRET_SEED, run_id=f"evidence-{problem.name}-{solution.stem}")
@@ -228,14 +232,14 @@ def noise(report: Report, evaluator: Evaluator, runs: int) -> dict[str, list[Eva
                    "walls_s": walls, "cv": cv, "max_over_min": spread, "max_wall_s": max(walls), "run1_shapes": run1}
         report.figures.setdefault("a_noise", {})[name] = figures
         rows.append([name, solution.name, f"{len(scores)}/{runs}", " ".join(f"{s:.2f}" for s in scores),
-                     _percent(cv), spread, " ".join(f"{w:.1f}" for w in walls), max(walls)])
+                     percent(cv), spread, " ".join(f"{w:.1f}" for w in walls), max(walls)])
         for run, evaluation in enumerate(done, 1):
             if failure := evaluation.result.failure:
                 report.note(f"a) {name} run {run}: {evaluation.result.status.value}, {failure.kind.value}: "
                             f"{failure.message}")
         for stats in done[0].result.shapes:
             half_width = (stats.ci_high_us - stats.ci_low_us) / (2 * stats.median_us)
-            shape_rows.append([name, _spec(stats.spec), stats.median_us, stats.n, _percent(half_width),
+            shape_rows.append([name, _spec(stats.spec), stats.median_us, stats.n, percent(half_width),
                                stats.stop_reason])
     report.table("a) ranked score across fresh processes", ["problem", "solution", "passed", "scores us", "CV",
                  "max/min", "walls s", "max wall s"], rows)
@@ -303,7 +307,7 @@ def versus_do_bench(report: Report, evaluations: dict[str, list[Evaluation]]) ->
                 ours = harness_median.get(_spec(spec))
                 gap = ours / theirs - 1 if ours is not None else None
                 mark = "gap > 5 %" if gap is not None and abs(gap) > GAP_NOTE else ""
-                rows.append([name, _spec(spec), ours, theirs, _percent(gap), theirs_mhz, paced, paced_mhz, mark])
+                rows.append([name, _spec(spec), ours, theirs, percent(gap), theirs_mhz, paced, paced_mhz, mark])
                 figures.append({"problem": name, "spec": spec, "harness_us": ours, "do_bench_us": theirs, "gap": gap,
                                 "do_bench_sm_mhz": theirs_mhz, "paced_us": paced, "paced_sm_mhz": paced_mhz})
                 del data
@@ -316,30 +320,33 @@ def versus_do_bench(report: Report, evaluations: dict[str, list[Evaluation]]) ->
                 "leaves the GPU idle between calls. The SM clock columns show whether sustained load lowered it.")
 
 
-def verdicts(report: Report, evaluator: Evaluator) -> None:
-    """Section c."""
+def verdicts(report: Report, evaluator: Evaluator, section: str = "c", shape_budget_ms: float | None = None,
+             budget_s: float = TIME_BUDGET_S) -> None:
+    """Section c (or ``section``): every shipped solution in ranked mode, verdict against its label; no
+    evaluation starts ``budget_s`` seconds into the run."""
     rows, figures = [], []
     for task_file in sorted(PROBLEMS.glob("*/task.yml")):
         problem = load_problem(task_file.parent)
         for label in ("correct", "wrong"):
             for solution in sorted((task_file.parent / "solutions" / label).glob("*.py")):
                 expected = _expected(label, solution, problem, evaluator.device)
-                if time.monotonic() - _started > TIME_BUDGET_S:
-                    rows.append([problem.name, f"{label}/{solution.name}", expected, "skipped", "time budget", ""])
+                if time.monotonic() - _started > budget_s:
+                    rows.append([problem.name, f"{label}/{solution.name}", expected, "skipped", "time budget", "",
+                                 None])
                     continue
-                evaluation = evaluator.evaluate(problem, solution)
+                evaluation = evaluator.evaluate(problem, solution, shape_budget_ms=shape_budget_ms)
                 ok = _matches(expected, evaluation.result)
                 if not ok:
-                    report.mismatches.append(f"c) {problem.name}/{label}/{solution.name}")
+                    report.mismatches.append(f"{section}) {problem.name}/{label}/{solution.name}")
                 rows.append([problem.name, f"{label}/{solution.name}", expected, evaluation.result.status.value,
-                             evaluation.kind, "ok" if ok else "MISMATCH"])
+                             evaluation.kind, "ok" if ok else "MISMATCH", evaluation.result.compile_s])
                 figures.append({"problem": problem.name, "solution": f"{label}/{solution.name}", "expected": expected,
                                 "status": evaluation.result.status.value, "kind": evaluation.kind, "ok": ok,
-                                "wall_s": evaluation.wall_s})
-    report.figures["c_verdicts"] = figures
-    report.table("c) every shipped solution, ranked mode", ["problem", "solution", "expected", "status",
-                 "failure kind", "verdict"], rows)
-    report.note(f"c) mismatches: {sum(not f['ok'] for f in figures)} of {len(figures)} evaluated "
+                                "wall_s": evaluation.wall_s, "compile_s": evaluation.result.compile_s})
+    report.figures[f"{section}_verdicts"] = figures
+    report.table(f"{section}) every shipped solution, ranked mode", ["problem", "solution", "expected", "status",
+                 "failure kind", "verdict", "compile s"], rows)
+    report.note(f"{section}) mismatches: {sum(not f['ok'] for f in figures)} of {len(figures)} evaluated "
                 f"({len(rows) - len(figures)} skipped)")
 
 
@@ -368,7 +375,7 @@ def cheats(report: Report, evaluator: Evaluator, honest_scores: list[float]) -> 
         if not ok:
             report.mismatches.append(f"d) {fixture.name}")
         speedup = honest / result.score_us - 1 if honest and result.score_us else None
-        rows.append([fixture.name, wanted, result.status.value, evaluation.kind, result.score_us, _percent(speedup),
+        rows.append([fixture.name, wanted, result.status.value, evaluation.kind, result.score_us, percent(speedup),
                      "ok" if ok else "MISMATCH"])
         figures.append({"fixture": fixture.name, "expected": wanted, "status": result.status.value,
                         "kind": evaluation.kind, "score_us": result.score_us, "honest_us": honest, "ok": ok,

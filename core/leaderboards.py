@@ -58,7 +58,9 @@ def load_new_problems(store: Store, problems_dir: Path, pools: list[str]) -> lis
     Existing leaderboards are left alone: their secret seed and history must not change under people.
     """
     created = []
-    for folder in sorted(p for p in problems_dir.glob("*/") if (p / "task.yml").is_file()):
+    # a task.yml, or GPU MODE's first format: a folder holding only reference.py (harness.first_format)
+    problems = (p for p in problems_dir.glob("*/") if (p / "task.yml").is_file() or (p / "reference.py").is_file())
+    for folder in sorted(problems):
         if store.get_leaderboard(folder.name) is not None:
             continue
         try:

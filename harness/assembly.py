@@ -10,6 +10,7 @@ import logging
 import math
 import os
 import signal
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,9 @@ def _read_records(result: EvalResult, records: list[dict[str, Any]]
             shapes.append(record)
         elif kind == "failure":
             reported = from_jsonable(Failure, record["failure"])
+        elif kind == "accounting":
+            result.compile_s = float(record["compile_s"])
+            result.phases_s = {str(name): float(seconds) for name, seconds in dict(record["phases_s"]).items()}
         else:
             raise DecodeError(f"unknown record type {kind!r}")
     return reported, shapes, baseline
@@ -120,8 +124,10 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
             shape.graph_us = float(raw["graph_us"])
         elif raw.get("graph_checked") is False:     # the replays did not compute the output: no time shown
             shape.flags.append("graph_replay_mismatch")
-        if raw.get("sm_clock_mhz"):
-            result.system.sm_clock_mhz.append(int(raw["sm_clock_mhz"]))
+        _add_diagnostics(shape, raw)
+        shape.flags += stats.stability_flags(shape, result.system.max_sm_clock_mhz or None)
+        if shape.clock_mhz is not None:
+            result.system.sm_clock_mhz.append(round(shape.clock_mhz))
         shape.achieved_gbps, shape.achieved_tflops, shape.peak_fraction = _achieved(task, shape, peaks)
         where = f"benchmark shape {index} ({describe(shape.spec)})"
         if baseline_gap_us is not None and stats.escaped_timing(shape.sync_gap_us, baseline_gap_us, shape.median_us):
@@ -137,6 +143,20 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
                 "data or do the arithmetic, so it was rejected; the submission probably skips work."))
         result.shapes.append(shape)
     return escaped or implausible
+
+
+def _add_diagnostics(shape: ShapeStats, raw: dict[str, Any]) -> None:
+    """Warm-up readings, SM clock, flush and host times, and placement spread of one shape's calls."""
+    shape.warmup_us = [float(w) for w in raw.get("warmup_us", [])]
+    if clocks := [float(c) for c in raw.get("clocks_mhz", []) if c and math.isfinite(c) and c > 0]:
+        shape.clock_mhz, shape.min_clock_mhz = statistics.median(clocks), min(clocks)
+    if flushes := [float(f) for f in raw.get("flushes_us", []) if f and math.isfinite(f) and f > 0]:
+        shape.flush_us = statistics.median(flushes)
+    if hosts := [float(h) for h in raw.get("hosts_us", []) if math.isfinite(h) and h >= 0]:
+        shape.host_us = statistics.median(hosts)
+    addresses = [int(a) for a in raw.get("addresses", [])]
+    if len(addresses) == len(shape.samples_us):
+        shape.address_spread = stats.address_spread(shape.samples_us, addresses)
 
 
 def _ranked_us(task: TaskSpec, shape: ShapeStats) -> float:

@@ -2,11 +2,15 @@
 
 Importing this module touches neither torch nor CUDA: a fork-server parent may import it and must stay
 CUDA-free. ``system_info("cuda")`` and ``l2_cache_bytes()`` initialise CUDA; call them in the worker.
-``sm_clock_mhz()`` asks the driver (nvidia-smi, else NVML through pynvml) and never initialises CUDA.
+``sm_clock_mhz()`` and ``driver_version()`` ask the driver (nvidia-smi, else NVML through pynvml) and never
+initialise CUDA; the harness server reads the driver version and the highest SM clock once, before it
+forks, so evaluations do not pay for nvidia-smi. The SM clock during timed calls comes from the timer
+itself (``harness.timing``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import logging
 import os
@@ -88,9 +92,8 @@ def system_info(device: str) -> SystemInfo:
     info.gpu_count = torch.cuda.device_count()
     info.cuda = torch.version.cuda or ""
     info.l2_bytes = l2_cache_bytes()
-    info.driver = _driver_version()
-    if (clock := sm_clock_mhz()) is not None:
-        info.sm_clock_mhz.append(clock)
+    info.driver = driver_version()
+    info.max_sm_clock_mhz = max_sm_clock_mhz() or 0
     return info
 
 
@@ -99,6 +102,19 @@ def sm_clock_mhz() -> int | None:
     value = _smi_query("clocks.sm")
     if value is None:
         value = _nvml_query(lambda nvml, handle: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))
+    return _mhz(value)
+
+
+@functools.cache
+def max_sm_clock_mhz() -> int | None:
+    """The highest SM clock the GPU may run at, in MHz; None when unreadable. Asked once per process."""
+    value = _smi_query("clocks.max.sm")
+    if value is None:
+        value = _nvml_query(lambda nvml, handle: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
+    return _mhz(value)
+
+
+def _mhz(value: Any) -> int | None:
     try:
         return int(float(value)) if value is not None else None
     except ValueError:
@@ -106,7 +122,9 @@ def sm_clock_mhz() -> int | None:
         return None
 
 
-def _driver_version() -> str:
+@functools.cache
+def driver_version() -> str:
+    """The NVIDIA driver's version ("580.159.04"); "" where there is none. Asked once per process."""
     value = _smi_query("driver_version")
     if value is None:
         value = _nvml_query(lambda nvml, handle: nvml.nvmlSystemGetDriverVersion())

@@ -9,10 +9,13 @@ from __future__ import annotations
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.job import EvalJob
 from harness.result import EvalResult, Failure, FailureKind, Status
+
+if TYPE_CHECKING:
+    from harness.checking import Rejection
 
 LOG_TAIL_CHARS = 4000
 _HARNESS_DIR = str(Path(__file__).resolve().parent)
@@ -91,10 +94,36 @@ def checker_failure(exc: BaseException, during: str) -> Verdict:
     """The problem's checker raised while looking at the submission's output."""
     kind = classify(exc)
     if kind is FailureKind.EXCEPTION:
-        return Verdict(FailureKind.WRONG_OUTPUT, f"The checker could not compare your output during {during} "
-                       f"({summary(exc)}). Return what the reference returns: same type, shape and dtype.",
-                       user_traceback(exc))
+        return Verdict(FailureKind.WRONG_OUTPUT, f"Wrong output on {during}: the problem's checker raised "
+                       f"{summary(exc)} on it, so it did not accept it. Return what the reference returns (the "
+                       "traceback shows what the checker expected).", user_traceback(exc))
     return kernel_failure(exc, during)
+
+
+def rejected(rejection: Rejection, during: str) -> Verdict:
+    """The verdict for an output the checker or one of the harness's rules (``harness.checking``) rejected."""
+    if rejection.rule == "checker":
+        return Verdict(rejection.kind, f"Wrong output on {during}: the problem's checker rejected it: "
+                       f"{rejection.message}")
+    checker = "accepted the output" if rejection.consulted else "was not consulted"
+    return Verdict(rejection.kind, f"Rejected on {during} by the harness's {rejection.rule} rule (the problem's "
+                   f"checker {checker}): {rejection.message}")
+
+
+def problem_failure(exc: BaseException, function: str, during: str | None, device: str) -> Verdict:
+    """The problem's own ``function`` failed (``during`` None: at import): after a submission's CUDA fault,
+    for lack of CUDA on this machine, or because the problem is broken."""
+    what = f"{function} failed during {during}" if during else f"{function} failed to import"
+    if (verdict := kernel_failure(exc, during or "the import")).failure.kind is not FailureKind.EXCEPTION \
+            and device != "cpu":
+        return verdict
+    if device == "cpu" and "cuda" in f"{type(exc).__name__} {_text(exc)}".lower():
+        return Verdict(FailureKind.UNSUPPORTED_DEVICE, f"This problem needs CUDA: its {what} on this machine, which "
+                       f"has no CUDA GPU ({summary(exc)}). Submit to a GPU runner.", user_traceback(exc))
+    if verdict.failure.kind is not FailureKind.EXCEPTION:
+        return verdict
+    return Verdict(FailureKind.INVALID_PROBLEM, f"The problem's {what} ({summary(exc)}). This is a fault of the "
+                   "problem, not of your submission; tell the leaderboard's maintainers.", user_traceback(exc))
 
 
 def user_traceback(exc: BaseException) -> str:

@@ -2,26 +2,29 @@
 
 test       every test spec once; a per-test verdict with the checker's message
 benchmark  every benchmark shape checked once (the gate, before any timing), then per shape: warm-up
-           (>= 5 calls and >= 50 ms, outputs checked) and the timed loop (the first sample and a random
-           quarter of the rest checked)
+           (>= 5 calls and >= 30 ms, timed for the record, not checked) and the timed loop (the first
+           sample and a random quarter of the rest checked)
 ranked     the tests, then the same as benchmark on secret-seeded inputs, with every timed output checked
-profile    every benchmark shape checked once, then the torch profiler's top kernels
+profile    every benchmark shape checked once, then the torch profiler's top kernels over a few more
+           calls (not checked: the table must show the submission's work only)
 
 Every call gets a never-seen input made outside the timed interval; the last few stay alive so their
-addresses are not handed out again. Tiny CUDA shapes also get a graph-replay time (``harness.graph_timing``).
-Raw timings go to the supervisor, which computes the statistics outside this process. Procedure:
-``docs/timing.md``.
+addresses are not handed out again. A checked output is judged right after its call, before the next call
+can reuse its memory (CUDA graphs do). Tiny CUDA shapes also get a graph-replay time
+(``harness.graph_timing``). Raw timings go to the supervisor, which computes the statistics outside this
+process. Procedure: ``docs/timing.md``; what a check may reject: ``harness.checking``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import statistics
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -29,18 +32,18 @@ from torch.profiler import ProfilerActivity, profile
 
 from harness import checking
 from harness.channel import Outbox
-from harness.device import sm_clock_mhz
-from harness.failures import Verdict, checker_failure, describe, kernel_failure, summary, user_traceback
+from harness.compile_time import used_torch_compile
+from harness.failures import Verdict, checker_failure, describe, kernel_failure, problem_failure, rejected
 from harness.graph_timing import GRAPH_THRESHOLD_US, GraphTiming, copy_into, graph_replay_us
 from harness.guard import Guard
 from harness.problem import TaskSpec
 from harness.result import FailureKind, Mode
 from harness.seeds import SeedPlan
-from harness.stats import StopRule
+from harness.stats import StopRule, ci_target
 from harness.timing import CallTiming, Timer, calibrate_sync_gap, warm_up_device
 
 WARMUP_CALLS = 5
-WARMUP_S = 0.05
+WARMUP_S = 0.03
 CHECK_FRACTION = 0.25          # benchmark mode: share of timed calls checked after the first
 KEEP_ALIVE = 3                 # inputs kept alive: the current one and the previous two
 PROFILE_CALLS = 3
@@ -58,7 +61,25 @@ class Reference:
 
     generate_input: Callable[..., Any]
     ref_kernel: Callable[[Any], Any]
-    check: Callable[[Any, Any], Any]
+    check: checking.Check                  # (pristine input, output) -> (ok, message); may raise
+
+
+@dataclass
+class Phases:
+    """Seconds of wall time per phase of the evaluation, for the result's ``phases_s``."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        started = _clock()
+        try:
+            yield
+        finally:
+            self.add(name, _clock() - started)
+
+    def add(self, name: str, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
 
 
 @dataclass
@@ -71,6 +92,7 @@ class Context:
     guard: Guard
     outbox: Outbox
     seeds: SeedPlan
+    phases: Phases = field(default_factory=Phases)
 
 
 def run(mode: Mode, ctx: Context) -> None:
@@ -81,17 +103,18 @@ def run(mode: Mode, ctx: Context) -> None:
 def run_tests(ctx: Context) -> None:
     tests = ctx.task.tests
     failed: list[Verdict] = []
-    for index, spec in enumerate(tests, 1):
-        ctx.outbox.progress("testing", index, len(tests), describe(spec))
-        try:
-            _checked_call(ctx, spec, call=0, during=f"test {index} of {len(tests)} ({describe(spec)})")
-        except Verdict as verdict:
-            if verdict.failure.kind not in _RECOVERABLE:
-                raise
-            failed.append(verdict)
-            ctx.outbox.send("test", result={"spec": spec, "passed": False, "message": verdict.failure.message})
-        else:
-            ctx.outbox.send("test", result={"spec": spec, "passed": True, "message": ""})
+    with ctx.phases("tests"):
+        for index, spec in enumerate(tests, 1):
+            ctx.outbox.progress("testing", index, len(tests), describe(spec))
+            try:
+                _checked_call(ctx, spec, call=0, during=f"test {index} of {len(tests)} ({describe(spec)})")
+            except Verdict as verdict:
+                if verdict.failure.kind not in _RECOVERABLE:
+                    raise
+                failed.append(verdict)
+                ctx.outbox.send("test", result={"spec": spec, "passed": False, "message": verdict.failure.message})
+            else:
+                ctx.outbox.send("test", result={"spec": spec, "passed": True, "message": ""})
     if failed:
         first = failed[0].failure
         raise Verdict(first.kind, f"{len(failed)} of {len(tests)} tests failed. The first: {first.message}",
@@ -114,25 +137,29 @@ def run_profile(ctx: Context) -> None:
     for index, spec in enumerate(shapes, 1):
         ctx.outbox.progress("profiling", index, len(shapes), describe(spec))
         during = _on_shape(index, len(shapes), spec)
-        expectation, _ = _checked_call(ctx, spec, call=0, during=during)
-        calls = [_fresh_input(ctx, spec, call, during) for call in range(1, PROFILE_CALLS + 1)]
-        with profile(activities=activities) as profiler:
-            outputs = [_call(ctx, data, timed=False, during=during)[0] for data, _ in calls]
-        for (data, pristine), output in zip(calls, outputs, strict=True):
-            _verify(ctx, expectation, pristine, data, output, during)
-        table = profiler.key_averages().table(sort_by=sort_by, row_limit=PROFILE_ROWS)
+        with ctx.phases("gate"):
+            _checked_call(ctx, spec, call=0, during=during)
+        with ctx.phases("profile"):
+            inputs = [_fresh_input(ctx, spec, call, during)[0] for call in range(1, PROFILE_CALLS + 1)]
+            with profile(activities=activities) as profiler:
+                for data in inputs:
+                    _call(ctx, data, timed=False, during=during)
+            table = profiler.key_averages().table(sort_by=sort_by, row_limit=PROFILE_ROWS)
         ctx.outbox.send("profile", entry={"spec": spec, "table": table})
 
 
 def _time_shapes(ctx: Context, check_all: bool) -> None:
     shapes = ctx.task.benchmarks_for(ctx.device)
     # the correctness gate: every shape checked once before any is timed; that first call's time is kept
-    first_calls = [_checked_call(ctx, spec, call=0, during=_on_shape(index, len(shapes), spec), timed=True)
-                   for index, spec in enumerate(shapes, 1)]
-    warm_up_device(ctx.timer)
-    ctx.outbox.send("calibration", baseline_gap_us=calibrate_sync_gap(ctx.timer))
+    with ctx.phases("gate"):
+        first_calls = [_checked_call(ctx, spec, call=0, during=_on_shape(index, len(shapes), spec), timed=True)
+                       for index, spec in enumerate(shapes, 1)]
+    with ctx.phases("warm-up"):
+        warm_up_device(ctx.timer)
+        ctx.outbox.send("calibration", baseline_gap_us=calibrate_sync_gap(ctx.timer))
     for index, (spec, (expectation, first_call)) in enumerate(zip(shapes, first_calls, strict=True), 1):
-        _time_shape(ctx, spec, index, len(shapes), expectation, first_call.event_us, check_all)
+        target = ci_target(ctx.task.ranking_by, len(shapes), index - 1)
+        _time_shape(ctx, spec, index, len(shapes), expectation, first_call.event_us, check_all, target)
 
 
 def _on_shape(index: int, total: int, spec: dict[str, Any]) -> str:
@@ -140,45 +167,65 @@ def _on_shape(index: int, total: int, spec: dict[str, Any]) -> str:
 
 
 def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expectation: checking.Expectation,
-                first_call_us: float, check_all: bool) -> None:
+                first_call_us: float, check_all: bool, ci_half_width: float) -> None:
     """Warm up, then time one shape until the stop rule says enough; send the raw samples."""
     during = _on_shape(index, total, spec)
     alive: deque[tuple[Any, ...]] = deque(maxlen=KEEP_ALIVE)
-    call = 1                   # call 0 was the correctness gate's
+    calls = itertools.count(1)             # call 0 was the correctness gate's
     ctx.outbox.progress("warming", index, total, describe(spec))
-    warm_calls, started = 0, _clock()
-    while warm_calls < WARMUP_CALLS or _clock() - started < WARMUP_S:
-        data, pristine = _fresh_input(ctx, spec, call, during)
-        output, _, _ = _call(ctx, data, timed=True, during=during)
-        _verify(ctx, expectation, pristine, data, output, during)
-        alive.append((data, pristine, output))
-        call, warm_calls = call + 1, warm_calls + 1
+    warmup_us: list[float] = []
+    with ctx.phases("warm-up"):
+        started = _clock()
+        while len(warmup_us) < WARMUP_CALLS or _clock() - started < WARMUP_S:
+            data, pristine = _fresh_input(ctx, spec, next(calls), during)
+            output, timing = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
+            warmup_us.append(timing.event_us)
+            alive.append((data, pristine, output))
 
     ctx.outbox.progress("timing", index, total, describe(spec))
-    rule = StopRule(budget_s=ctx.task.shape_budget_ms / 1000)
+    rule = StopRule(ci_half_width=ci_half_width, budget_s=ctx.task.shape_budget_ms / 1000)
     chooser = random.SystemRandom()     # which calls get checked is drawn after each call, unpredictably
     samples_us: list[float] = []
     sync_gaps_us: list[float] = []
-    loop_s, started = 0.0, _clock()
+    clocks_mhz: list[float] = []
+    flushes_us: list[float] = []
+    hosts_us: list[float] = []
+    addresses: list[int] = []
+    started = _clock()
     while True:
-        data, pristine = _fresh_input(ctx, spec, call, during)
-        output, timing, seconds = _call(ctx, data, timed=True, during=during)
-        loop_s += seconds
+        with ctx.phases("timing: inputs"):
+            data, pristine = _fresh_input(ctx, spec, next(calls), during)
+        with ctx.phases("timing: calls"):
+            output, timing = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
         if check_all or not samples_us or chooser.random() < CHECK_FRACTION:
-            _verify(ctx, expectation, pristine, data, output, during)
+            with ctx.phases("timing: checks"):
+                _verify(ctx, expectation, pristine, data, output, during)
         samples_us.append(timing.event_us)
         sync_gaps_us.append(timing.sync_us - timing.event_us)
+        clocks_mhz.append(timing.clock_mhz)
+        flushes_us.append(timing.flush_us)
+        hosts_us.append(timing.host_us)
+        addresses.append(_address(output))
         alive.append((data, pristine, output))
-        call += 1
-        if stop_reason := rule.decide(samples_us, loop_s, _clock() - started):
+        if stop_reason := rule.decide(samples_us, _clock() - started):
             break
+    ctx.phases.add("timing", _clock() - started)
     graph = None
-    if ctx.device == "cuda" and statistics.median(samples_us) < GRAPH_THRESHOLD_US:
-        graph = _graph_time(ctx, spec, data, call, during)
+    # a torch.compile'd kernel may replay CUDA graphs of its own, which cannot be captured inside another
+    if ctx.device == "cuda" and statistics.median(samples_us) < GRAPH_THRESHOLD_US and not used_torch_compile():
+        with ctx.phases("graph"):
+            graph = _graph_time(ctx, spec, data, next(calls), during)
     ctx.outbox.send("shape", spec=spec, samples_us=samples_us, first_call_us=first_call_us,
                     sync_gaps_us=sync_gaps_us, stop_reason=stop_reason,
                     graph_us=graph.per_call_us if graph else None, graph_checked=graph.checked if graph else None,
-                    sm_clock_mhz=sm_clock_mhz() if ctx.device == "cuda" else None)
+                    warmup_us=warmup_us, clocks_mhz=clocks_mhz if ctx.device == "cuda" else [],
+                    flushes_us=flushes_us if ctx.device == "cuda" else [], hosts_us=hosts_us, addresses=addresses)
+
+
+def _address(output: Any) -> int:
+    """Where the output's first plain tensor lives (0 when it has none): groups calls by memory placement."""
+    first = next((t for _, t in checking.tensors_of(output) if type(t) is torch.Tensor), None)
+    return int(first.data_ptr()) if first is not None else 0
 
 
 def _graph_time(ctx: Context, spec: dict[str, Any], template: Any, next_call: int,
@@ -188,7 +235,7 @@ def _graph_time(ctx: Context, spec: dict[str, Any], template: Any, next_call: in
     timing = graph_replay_us(
         ctx.kernel, template,
         refill=lambda static: copy_into(static, _fresh_input(ctx, spec, next(calls), during)[0]),
-        check=lambda pristine, output: checking.run_checker(ctx.reference.check, pristine, output))
+        check=ctx.reference.check)
     _check_untampered(ctx, during)
     return timing
 
@@ -198,42 +245,49 @@ def _checked_call(ctx: Context, spec: dict[str, Any], call: int, during: str,
     """One checked call on a fresh input; returns what the reference does with this shape, and the timing."""
     data, pristine = _fresh_input(ctx, spec, call, during)
     expectation = _expect(ctx, data, during)
-    output, timing, _ = _call(ctx, data, timed=timed, during=during)
+    output, timing = _call(ctx, data, timed=timed, during=during, host=expectation.on_host)
     _verify(ctx, expectation, pristine, data, output, during)
     return expectation, timing
 
 
 def _fresh_input(ctx: Context, spec: dict[str, Any], call: int, during: str) -> tuple[Any, Any]:
-    """A never-seen input for call number ``call`` of a shape, and a pristine copy for the checker."""
+    """A never-seen input for call number ``call`` of a shape, and a pristine copy for the checker.
+
+    Only problems that declare ``devices`` get the evaluation's device as torch's default device here;
+    others run exactly as written (their inputs may live on the host).
+    """
     try:
-        with _on_device(ctx.device):
+        with _on_device(ctx.device) if ctx.task.default_device else contextlib.nullcontext():
             data = ctx.reference.generate_input(**ctx.seeds.spec_for(spec, call))
         return data, checking.clone_data(data)
     except Exception as exc:
-        raise _problem_failure(exc, "generate_input", during) from None
+        raise problem_failure(exc, "generate_input", during, ctx.device) from None
 
 
 def _expect(ctx: Context, data: Any, during: str) -> checking.Expectation:
     try:
         return checking.expect(ctx.reference.ref_kernel, data)
     except Exception as exc:
-        raise _problem_failure(exc, "ref_kernel", during) from None
+        raise problem_failure(exc, "ref_kernel", during, ctx.device) from None
 
 
-def _call(ctx: Context, data: Any, timed: bool, during: str) -> tuple[Any, CallTiming, float]:
-    """Call the submission once (timed or not); returns its output, the timing and host seconds spent."""
+def _call(ctx: Context, data: Any, timed: bool, during: str, host: bool = False) -> tuple[Any, CallTiming]:
+    """Call the submission once (timed or not); returns its output and the timing.
+
+    ``host``: the reference's output lives on the host, so the call is timed with the host's clock.
+    """
     kernel = ctx.kernel
-    started = _clock()
     try:
-        if timed:
+        if timed and host:
+            output, timing = ctx.timer.time_host_call(lambda: kernel(data))
+        elif timed:
             output, timing = ctx.timer.time_call(lambda: kernel(data))
         else:
             output, timing = ctx.timer.untimed(lambda: kernel(data)), CallTiming(0.0, 0.0)
     except BaseException as exc:      # SystemExit and KeyboardInterrupt from a submission are its failures too
         raise kernel_failure(exc, during) from None
-    seconds = _clock() - started
     _check_untampered(ctx, during)
-    return output, timing, seconds
+    return output, timing
 
 
 def _check_untampered(ctx: Context, during: str) -> None:
@@ -245,20 +299,13 @@ def _check_untampered(ctx: Context, during: str) -> None:
 
 def _verify(ctx: Context, expectation: checking.Expectation, pristine: Any, data: Any, output: Any,
             during: str) -> None:
-    if fault := checking.structural_fault(expectation, pristine, data, output):
-        raise Verdict(fault.kind, f"Wrong output on {during}: {fault.message}")
+    """Judge one call's output: the problem's checker, and the harness's named rules around it."""
     try:
-        ok, message = checking.run_checker(ctx.reference.check, pristine, output)
-    except Exception as exc:
+        rejection = checking.judge(expectation, pristine, data, output, ctx.reference.check,
+                                   ctx.reference.ref_kernel, ctx.task.strict_output)
+    except Verdict:
+        raise
+    except Exception as exc:          # the checker (or the reference confirming a NaN) raised
         raise checker_failure(exc, during) from None
-    if not ok:
-        raise Verdict(FailureKind.WRONG_OUTPUT, f"Wrong output on {during}: {message}")
-
-
-def _problem_failure(exc: Exception, function: str, during: str) -> Verdict:
-    """The problem's own code failed: after a submission's CUDA fault, or a broken problem."""
-    if (verdict := kernel_failure(exc, during)).failure.kind is not FailureKind.EXCEPTION:
-        return verdict
-    return Verdict(FailureKind.INVALID_PROBLEM,
-                   f"The problem's {function} failed during {during} ({summary(exc)}). This is a fault of the "
-                   "problem, not of your submission; tell the leaderboard's maintainers.", user_traceback(exc))
+    if rejection is not None:
+        raise rejected(rejection, during)

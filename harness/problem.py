@@ -1,22 +1,28 @@
-"""Problems in the public GPU MODE task format, plus kernelrank's extensions.
+"""Problems in the public GPU MODE task format, plus kernelrank's extensions (``docs/problem-format.md``).
 
 A problem folder holds ``task.yml``, ``reference.py``, ``task.py``, templates and fixtures. ``task.yml``
 lists the files an evaluation stages (``{name, source}``, sources relative to the folder, ``../utils.py``
 allowed, ``@SUBMISSION@`` marking the user's file). Keys other tools do not know are ours and optional:
 
-``devices``          where the problem runs: ``[cuda]`` (default) or ``[cpu, cuda]``
+``devices``          where the problem runs: ``[cuda]`` (the default) or ``[cpu, cuda]``; declaring it also
+                     makes the evaluation's device torch's default device around ``generate_input``.
+                     Without it the problem runs exactly as its author wrote it (on CUDA).
+``strict_output``    ``true``: the output must have the reference's structure, shapes and dtypes exactly
 ``cpu_benchmarks``   benchmark specs used on CPU (default: the test specs)
 ``roofline``         ``{bytes: expr, flops: expr, dtype: fp32}`` over a spec's args: achieved GB/s, TFLOP/s, % of peak
-``shape_budget_ms``  timed-loop budget per shape (default 600)
+``shape_budget_ms``  wall-clock budget of one shape's timed loop (default 500)
 ``timing``           ``events`` (default) or ``graph`` for the ranked number of tiny shapes
 
-A loaded ``Problem`` is self-contained (file contents, not paths), so it can be shipped to a GPU machine
-inside an ``EvalJob`` and stored by the core.
+A folder holding only ``reference.py`` (or that file itself) is GPU MODE's first format
+(``harness.first_format``). A loaded ``Problem`` is self-contained (file contents, not paths), so it can be
+shipped to a GPU machine inside an ``EvalJob`` and stored by the core.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,9 +32,16 @@ import yaml
 from harness.codec import from_jsonable, to_jsonable
 from harness.result import Mode
 
+log = logging.getLogger(__name__)
+
 SUBMISSION_MARK = "@SUBMISSION@"
 RANKING_RULES = ("last", "mean", "geom")
 DEVICES = ("cpu", "cuda")
+# How check_implementation is called: the public format's (data, output), or the first format's
+# (output, reference_output), where the harness computes the reference's output itself.
+CHECKER_ARGS = ("data, output", "output, reference_output")
+# Derived by the loader, never read from task.yml.
+_DERIVED_KEYS = frozenset({"files", "default_device"})
 
 
 class ProblemError(ValueError):
@@ -56,11 +69,14 @@ class TaskSpec:
     multi_gpu: bool = False
     config: dict[str, Any] = field(default_factory=dict)
     templates: dict[str, str] = field(default_factory=dict)    # language -> file name in the folder
+    checker_args: str = CHECKER_ARGS[0]
     # kernelrank extensions
     devices: list[str] = field(default_factory=lambda: ["cuda"])
+    default_device: bool = True      # generate_input under the evaluation's device: only when devices is declared
+    strict_output: bool = False
     cpu_benchmarks: list[dict[str, Any]] | None = None
     roofline: Roofline | None = None
-    shape_budget_ms: float = 600.0
+    shape_budget_ms: float = 500.0
     timing: str = "events"
 
     def timeout_s(self, mode: Mode) -> float:
@@ -99,12 +115,27 @@ class Problem:
         return from_jsonable(cls, data)
 
 
-def load_problem(folder: str | Path, name: str | None = None) -> Problem:
-    """Read a problem folder into a self-contained ``Problem``; raise ``ProblemError`` on bad input."""
-    folder = Path(folder).resolve()
+def load_problem(path: str | Path, name: str | None = None) -> Problem:
+    """Read a problem into a self-contained ``Problem``; raise ``ProblemError`` on bad input.
+
+    ``path`` is a problem folder (``task.yml``), its ``task.yml``, or, for GPU MODE's first format, a
+    folder holding only ``reference.py`` or that file itself.
+    """
+    from harness import first_format
+
+    folder = Path(path).resolve()
+    if folder.is_file() and folder.name == "task.yml":
+        folder = folder.parent
+    elif folder.is_file() and folder.suffix == ".py":
+        return first_format.load(folder, name)
+    if not folder.is_dir():
+        raise ProblemError(f"{folder} does not exist; pass a problem folder (with task.yml) or a reference.py.")
     task_file = folder / "task.yml"
     if not task_file.is_file():
-        raise ProblemError(f"{folder} has no task.yml; a problem folder needs one.")
+        if (folder / "reference.py").is_file():
+            return first_format.load(folder / "reference.py", name or folder.name)
+        raise ProblemError(f"{folder} has no task.yml, nor a reference.py in GPU MODE's first format; a problem "
+                           "folder needs one of them.")
     try:
         raw = yaml.safe_load(task_file.read_text()) or {}
     except yaml.YAMLError as exc:
@@ -112,16 +143,16 @@ def load_problem(folder: str | Path, name: str | None = None) -> Problem:
     if not isinstance(raw, dict):
         raise ProblemError(f"{task_file} must be a mapping of keys to values.")
     task = _task_spec(raw, task_file)
+    task.default_device = "devices" in raw
     files, submission_name = _staged_files(raw.get("files"), folder, task)
-    templates = {lang: _read(folder / rel, f"template {lang!r}") for lang, rel in task.templates.items()}
+    templates = _templates(folder, task.templates)
     readme_path = folder / "README.md"
     return Problem(name=name or folder.name, task=task, files=files, submission_name=submission_name,
                    templates=templates, readme=readme_path.read_text() if readme_path.is_file() else "")
 
 
 def _task_spec(raw: dict[str, Any], where: Path) -> TaskSpec:
-    known = set(TaskSpec.__dataclass_fields__) | {"files"}
-    data = {k: v for k, v in raw.items() if k in known and k != "files"}
+    data = {k: v for k, v in raw.items() if k in TaskSpec.__dataclass_fields__ and k not in _DERIVED_KEYS}
     for key in ("tests", "benchmarks", "cpu_benchmarks"):
         if data.get(key) is not None:
             data[key] = [_spec(item, where, key) for item in data[key]]
@@ -137,6 +168,10 @@ def _task_spec(raw: dict[str, Any], where: Path) -> TaskSpec:
         raise ProblemError(f"{where}: unknown devices {bad}; use cpu and/or cuda.")
     if task.timing not in ("events", "graph"):
         raise ProblemError(f"{where}: timing must be 'events' or 'graph'.")
+    if task.checker_args not in CHECKER_ARGS:
+        raise ProblemError(f"{where}: checker_args must be one of {' or '.join(map(repr, CHECKER_ARGS))}.")
+    if not (task.shape_budget_ms > 0):
+        raise ProblemError(f"{where}: shape_budget_ms must be a positive number of milliseconds.")
     if not task.tests:
         raise ProblemError(f"{where}: a problem needs at least one test spec.")
     return task
@@ -153,7 +188,7 @@ def _spec(item: Any, where: Path, key: str) -> dict[str, Any]:
             if not sep:
                 raise ProblemError(f"{where}: {key} entry {item!r} is not 'key: value; ...'.")
             v = v.strip()
-            spec[k.strip()] = int(v) if v.lstrip("-").isdigit() else v
+            spec[k.strip()] = _number(v)
         return spec
     raise ProblemError(f"{where}: {key} entries must be mappings, not {type(item).__name__}.")
 
@@ -179,6 +214,28 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
     if "reference.py" not in files:
         raise ProblemError(f"{folder}/task.yml: the files must include reference.py.")
     return files, submission_name
+
+
+def _number(text: str) -> int | float | str:
+    """A spec value from a "k: v" string: an int or a float when it reads as one, else the text."""
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        return value if math.isfinite(value) else text
+    return text
+
+
+def _templates(folder: Path, paths: dict[str, str]) -> dict[str, str]:
+    """The templates that exist: a missing one is a gap in what users can download, not a broken problem."""
+    templates = {}
+    for lang, rel in paths.items():
+        try:
+            templates[lang] = _read(folder / rel, f"template {lang!r}")
+        except ProblemError as exc:
+            log.warning("%s; the problem loads without it", exc)
+    return templates
 
 
 def _read(path: Path, what: str) -> str:

@@ -106,6 +106,8 @@ def _system_line(result: EvalResult) -> str:
               ("torch", info.torch), ("triton", info.triton), ("python", info.python)) if version]
     if info.sm_clock_mhz:
         parts.append(f"SM {min(info.sm_clock_mhz)}-{max(info.sm_clock_mhz)} MHz")
+    if result.compile_s >= 0.05:
+        parts.append(f"{result.compile_s:.1f} s compiling")
     parts.append(f"{result.wall_s:.1f} s wall")
     return " · ".join(parts)
 

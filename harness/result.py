@@ -16,7 +16,7 @@ from harness.codec import DecodeError, from_jsonable, to_jsonable
 
 SCHEMA_VERSION = 1
 # The timing procedure's version (docs/timing.md). Scores from different versions are never compared.
-METHOD_VERSION = "2026.11-1"
+METHOD_VERSION = "2026.11-2"     # -2: stop targets per shape, wall budget, unchecked warm-up, host timing
 
 
 class Status(enum.StrEnum):
@@ -96,6 +96,13 @@ class ShapeStats:
     graph_us: float | None = None        # CUDA-graph replay time per call, tiny shapes only (graph_timing.py)
     flags: list[str] = field(default_factory=list)
     samples_us: list[float] = field(default_factory=list)
+    # diagnostics of the timed calls, for finding the cause of run-to-run differences (docs/timing.md)
+    warmup_us: list[float] = field(default_factory=list)   # the warm-up calls' times, in order
+    clock_mhz: float | None = None       # median SM clock over the timed calls (CUDA: from the launch-hiding spin)
+    min_clock_mhz: float | None = None   # lowest per-call SM clock reading
+    flush_us: float | None = None        # median time of the L2 flush before each call: a memory-speed probe
+    host_us: float | None = None         # median host time inside the call: near median_us when it waits on the device
+    address_spread: float | None = None  # max/min - 1 of the medians per output address (placement effects)
 
 
 @dataclass
@@ -117,7 +124,8 @@ class SystemInfo:
     platform: str = ""
     cpu: str = ""
     l2_bytes: int = 0
-    sm_clock_mhz: list[int] = field(default_factory=list)   # readings during the run, when readable
+    sm_clock_mhz: list[int] = field(default_factory=list)   # per shape: median SM clock of its timed calls
+    max_sm_clock_mhz: int = 0     # the highest SM clock the GPU may run at; 0 when unreadable
 
 
 @dataclass
@@ -136,7 +144,8 @@ class EvalResult:
     stderr: str = ""
     wall_s: float = 0.0
     gpu_s: float = 0.0
-    compile_s: float = 0.0
+    compile_s: float = 0.0       # seconds compiling (Triton JIT, load_inline, torch.compile), not timed
+    phases_s: dict[str, float] = field(default_factory=dict)   # where the wall time went, inside the evaluation
     method_version: str = METHOD_VERSION
     schema_version: int = SCHEMA_VERSION
 

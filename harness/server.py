@@ -37,6 +37,10 @@ from harness.sandbox import kill_group, scrubbed_environment
 
 log = logging.getLogger(__name__)
 
+# Imported once by the server so that no evaluation pays for them: Triton and the C++/CUDA extension
+# builder (their drivers initialise lazily), and torch's compiler stack, which torch.compile imports and so
+# does torch.use_deterministic_algorithms (public problems' DeterministicContext): about 1 s per process.
+PRELOADS = ("triton", "torch.utils.cpp_extension", "torch._inductor.config")
 START_TIMEOUT_S = 300.0     # import torch: about 4 s on a GPU host, far more on a cold disk
 BACKSTOP_S = 60.0           # beyond the mode's own limit (enforced by the server) before the caller gives up
 CLOSE_WAIT_S = 5.0
@@ -211,10 +215,12 @@ def serve(fd: int) -> None:
     except ImportError as exc:
         log.error("the harness needs torch (%s); install kernelrank with its 'harness' extra", exc)
         return
-    try:
-        importlib.import_module("triton")     # optional; its driver initialises lazily, so CUDA stays untouched
-    except Exception as exc:
-        log.info("triton not preloaded (%s); submissions that use it import it themselves", exc)
+    for optional in PRELOADS:
+        _preload(optional)
+    from harness.device import driver_version, max_sm_clock_mhz
+
+    driver_version()            # nvidia-smi once here, not in every evaluation
+    max_sm_clock_mhz()
     # the worker side (timing, checks, modes) is imported here, once, before any fork
     from harness import supervisor
 
@@ -228,6 +234,29 @@ def serve(fd: int) -> None:
             for request in reader.feed(data):
                 result = _handle(request, sock, supervisor.run_job)
                 send_record(sock, {"t": "result", "result": result.to_dict()})
+
+
+def _preload(module: str) -> None:
+    """Import ``module`` here, once, unless it would touch CUDA: then each evaluation imports it itself.
+
+    On a GPU host a throwaway child tries the import first and says whether it opened an NVIDIA device.
+    """
+    if Path("/dev/nvidiactl").exists():
+        pid = os.fork()
+        if pid == 0:                     # the trial: exit 0 when the import left CUDA alone
+            code = 1
+            with contextlib.suppress(BaseException):
+                importlib.import_module(module)
+                code = 2 if _gpu_devices_open() else 0
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            log.info("%s not preloaded (its import fails or touches CUDA); evaluations import it themselves", module)
+            return
+    try:
+        importlib.import_module(module)
+    except Exception as exc:
+        log.info("%s not preloaded (%s); submissions that use it import it themselves", module, exc)
 
 
 def _gpu_devices_open() -> list[str]:

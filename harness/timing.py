@@ -28,15 +28,18 @@ MIN_FLUSH_BYTES = 256 * 1024 * 1024     # never flush less than triton's 256 MiB
 # slow host launch (a library's dispatch on a busy VM core) is hidden instead of timed. Measured on an
 # H200: without it, 1 fresh process in 12 read every matmul shape 12-38 us slower (docs/benchmarks.md).
 LAUNCH_HIDE_US = 100.0
-BUSY_MATRIX_SIZE = 2048                  # warm-up matmul edge: ~17 GFLOP per call, long enough to load the GPU
+BUSY_BATCH = 20                          # flushes queued per check of the warm-up's deadline (~2 ms on an H100)
 
 
 @dataclass
 class CallTiming:
-    """One timed call, in microseconds."""
+    """One timed call, in microseconds (the clock in MHz)."""
 
     event_us: float     # start -> end of the call on the timing stream (the ranked time)
     sync_us: float      # start -> a marker after a device-wide synchronize; equals event_us on CPU
+    flush_us: float = 0.0       # CUDA: the L2 flush before the call; 0 on CPU
+    clock_mhz: float = 0.0      # CUDA: the SM clock during the launch-hiding spin just before the call; 0 on CPU
+    host_us: float = 0.0        # the host's time inside fn(): near event_us when the call waits on the device
 
 
 class Timer(abc.ABC):
@@ -47,6 +50,10 @@ class Timer(abc.ABC):
     @abc.abstractmethod
     def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
         """Call ``fn`` once inside the timed interval; return its result and the timing."""
+
+    def time_host_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
+        """Time a call whose output lives on the host with the host's clock (the device's work included)."""
+        return self.time_call(fn)
 
     @abc.abstractmethod
     def untimed(self, fn: Callable[[], T]) -> T:
@@ -69,7 +76,7 @@ class CpuTimer(Timer):
         start = self._clock_ns()
         out = fn()
         elapsed_us = (self._clock_ns() - start) / 1000
-        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us)
+        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us, host_us=elapsed_us)
 
     def untimed(self, fn: Callable[[], T]) -> T:
         return fn()
@@ -81,16 +88,17 @@ class CpuTimer(Timer):
 class CudaTimer(Timer):
     """CUDA-event timing of one call behind an L2 flush, with a device-wide post-sync marker.
 
-    Per call: device synchronize; flush L2 by ``zero_()`` of a buffer of max(256 MiB, 2 x L2) on the
-    current stream; a spin kernel of ``LAUNCH_HIDE_US``; record start; ``fn()``; record end; device
-    synchronize; record post and wait for it.
+    Per call: device synchronize; record flushed-from; flush L2 by ``zero_()`` of a buffer of
+    max(256 MiB, 2 x L2) on the current stream; record spin-from; a spin kernel of ``LAUNCH_HIDE_US``;
+    record start; ``fn()``; record end; device synchronize; record post and wait for it.
     ``event_us`` is start -> end, ``sync_us`` start -> post: work ``fn`` left on other streams shows up
-    only in ``sync_us`` (see ``harness.stats.escaped_timing``).
+    only in ``sync_us`` (see ``harness.stats.escaped_timing``). Two diagnostics come free: the flush's
+    time (a probe of memory speed) and the SM clock, as the spin's known cycle count over its duration.
 
-    The three events are reused across calls. That is safe because each call ends with the post event
-    complete (hence start and end too, as they precede it on the same stream and a device-wide
-    synchronize separates them), both readings are taken before the method returns, and re-recording a
-    completed event simply replaces what it captured.
+    The five events are reused across calls. That is safe because each call ends with the post event
+    complete (hence all others too, as they precede it on the same stream and a device-wide synchronize
+    separates them), every reading is taken before the method returns, and re-recording a completed
+    event simply replaces what it captured.
     """
 
     device = "cuda"
@@ -107,28 +115,53 @@ class CudaTimer(Timer):
         self._wait = event.synchronize
         self._synchronize = getattr(torch._C, "_cuda_synchronize", torch.cuda.synchronize)
         self._zero = torch.Tensor.zero_
-        self._mm = torch.mm
         self._clock_ns = time.perf_counter_ns
         self._stream = torch.cuda.current_stream()
         self.flush_bytes = max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes())
         self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device="cuda")
-        self._start, self._end, self._post = (event(enable_timing=True) for _ in range(3))
+        self._flushed_from, self._spin_from, self._start, self._end, self._post = (
+            event(enable_timing=True) for _ in range(5))
         self._spin = torch.cuda._sleep
         clock_khz = getattr(torch.cuda.get_device_properties(self._stream.device), "clock_rate", 0) or 2_000_000
         self._spin_cycles = int(LAUNCH_HIDE_US * clock_khz / 1000)
 
     def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
         self._synchronize()
+        self._record(self._flushed_from, self._stream)
         self._zero(self._flush)
+        self._record(self._spin_from, self._stream)
         self._spin(self._spin_cycles)
         self._record(self._start, self._stream)
+        host_from = self._clock_ns()
         out = fn()
+        host_us = (self._clock_ns() - host_from) / 1000
         self._record(self._end, self._stream)
         self._synchronize()
         self._record(self._post, self._stream)
         self._wait(self._post)
+        spin_ms = self._elapsed_ms(self._spin_from, self._start)
         return out, CallTiming(event_us=self._elapsed_ms(self._start, self._end) * 1000,
-                               sync_us=self._elapsed_ms(self._start, self._post) * 1000)
+                               sync_us=self._elapsed_ms(self._start, self._post) * 1000,
+                               flush_us=self._elapsed_ms(self._flushed_from, self._spin_from) * 1000,
+                               clock_mhz=self._spin_cycles / (spin_ms * 1000) if spin_ms > 0 else 0.0,
+                               host_us=host_us)
+
+    def time_host_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
+        """``perf_counter_ns`` from an idle, flushed device to the device idle again after ``fn``.
+
+        For outputs that live on the host: work done on the host alone never reaches the stream, so events
+        would see only what outlasts the launch-hiding spin. Host launch costs count here, as they do in
+        GPU MODE's host-timed problems.
+        """
+        self._synchronize()
+        self._zero(self._flush)
+        self._synchronize()
+        start = self._clock_ns()
+        out = fn()
+        host_us = (self._clock_ns() - start) / 1000
+        self._synchronize()
+        elapsed_us = (self._clock_ns() - start) / 1000
+        return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us, host_us=host_us)
 
     def untimed(self, fn: Callable[[], T]) -> T:
         out = fn()
@@ -136,14 +169,12 @@ class CudaTimer(Timer):
         return out
 
     def busy(self, seconds: float) -> None:
-        import torch
-
-        a = torch.ones(BUSY_MATRIX_SIZE, BUSY_MATRIX_SIZE, device="cuda")    # no RNG: leave seeded state alone
-        product = torch.empty_like(a)
+        """Back-to-back flushes: full memory traffic, no library to load (a matmul would start cuBLAS in every
+        evaluation, about 0.1-0.3 s, whether the submission uses it or not)."""
         deadline = self._clock_ns() + seconds * 1e9
         while self._clock_ns() < deadline:
-            for _ in range(10):
-                self._mm(a, a, out=product)
+            for _ in range(BUSY_BATCH):
+                self._zero(self._flush)
             self._synchronize()
 
 

@@ -12,7 +12,9 @@ import builtins
 import contextlib
 import faulthandler
 import importlib
+import inspect
 import os
+import random
 import re
 import sys
 import time
@@ -24,14 +26,16 @@ from typing import Any, NoReturn
 
 import torch
 
-from harness import modes, sandbox
+from harness import checking, modes, sandbox
 from harness.channel import Outbox
 from harness.codec import to_jsonable
+from harness.compile_time import CompileClock
 from harness.device import system_info
-from harness.failures import Verdict, classify, summary, user_traceback
+from harness.failures import Verdict, classify, problem_failure, summary, user_traceback
 from harness.graph_timing import bind_torch
 from harness.guard import Guard
 from harness.job import EvalJob
+from harness.problem import CHECKER_ARGS
 from harness.result import FailureKind, Mode
 from harness.seeds import SeedPlan
 from harness.staging import Stage
@@ -74,8 +78,13 @@ def child_main(job: EvalJob, stage: Stage, nonce: str, result_fd: int, stdout_fd
 def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
     """Evaluate, then send exactly one final record (after a failure record when it failed)."""
     outbox.progress("starting")
+    phases = modes.Phases()
+    compiles = CompileClock(on_compile=lambda: outbox.progress("compiling"))
     try:
-        modes.run(job.mode, prepare(job, stage, outbox))
+        with phases("prepare"):
+            ctx = prepare(job, stage, outbox, compiles)
+        ctx.phases = phases
+        modes.run(job.mode, ctx)
     except Verdict as verdict:
         outbox.send("failure", failure=to_jsonable(verdict.failure))
     except Exception as exc:
@@ -85,10 +94,11 @@ def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
             "message": f"The harness itself failed ({summary(exc)}). This is not your submission's fault; "
                        "please report it to the kernelrank maintainers.",
             "log_tail": "".join(traceback.format_exception(exc))[-4000:]})
+    outbox.send("accounting", compile_s=compiles.seconds(), phases_s=phases.seconds)
     outbox.send("final")
 
 
-def prepare(job: EvalJob, stage: Stage, outbox: Outbox) -> modes.Context:
+def prepare(job: EvalJob, stage: Stage, outbox: Outbox, compiles: CompileClock) -> modes.Context:
     device = pick_device(job)
     if device == "cpu":
         sandbox.limit_address_space(job.memory_limit_mb)
@@ -96,8 +106,9 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox) -> modes.Context:
     timer = make_timer(device)
     if device == "cuda":
         bind_torch()            # graph timing's torch callables, bound before the submission can patch them
-    reference, problem_modules = bind_reference(job, stage)
+    reference, problem_modules = bind_reference(job, stage, device)
     guard = _guard(problem_modules, timer)
+    compiles.install()
     kernel = import_submission(job.problem.submission_name)
     if replaced := guard.tampered():
         raise Verdict(FailureKind.TAMPERING, f"Importing the submission replaced {', '.join(replaced[:5])}. The "
@@ -116,34 +127,81 @@ def pick_device(job: EvalJob) -> str:
     if device == "cuda" and not has_cuda:
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE,
                       "This evaluation asked for CUDA, but this machine has no usable CUDA GPU; choose a GPU runner.")
-    if device not in job.problem.task.devices:
+    task = job.problem.task
+    if device not in task.devices and not task.default_device and "cuda" in task.devices:
+        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} needs CUDA: it is written "
+                      "for GPUs and declares no CPU support, and this evaluation runs on the CPU. Submit it to a GPU "
+                      "runner.")
+    if device not in task.devices:
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} runs on "
-                      f"{' and '.join(job.problem.task.devices)}, not on {device}; choose another runner.")
+                      f"{' and '.join(task.devices)}, not on {device}; choose another runner.")
     if device == "cpu" and REQUIRES_CUDA.search(job.submission_source):
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE, "This submission says it requires CUDA ('#!kernelrank requires "
                       "cuda') and this evaluation runs on the CPU; submit it to a GPU.")
     return device
 
 
-def bind_reference(job: EvalJob, stage: Stage) -> tuple[modes.Reference, list[types.ModuleType]]:
+def bind_reference(job: EvalJob, stage: Stage, device: str) -> tuple[modes.Reference, list[types.ModuleType]]:
     """Import the problem's reference.py from the staged files; returns its functions and the staged modules."""
     for name in [*job.problem.files, job.problem.submission_name]:
         sys.modules.pop(Path(name).stem, None)       # never reuse a same-named module from elsewhere
     try:
         module = importlib.import_module("reference")
     except Exception as exc:
-        raise Verdict(FailureKind.INVALID_PROBLEM, f"The problem's reference.py failed to import ({summary(exc)}). "
-                      "This is a fault of the problem, not of your submission; tell the leaderboard's maintainers.",
-                      user_traceback(exc)) from None
+        raise problem_failure(exc, "reference.py", None, device) from None
     names = ("generate_input", "ref_kernel", "check_implementation")
     if missing := [n for n in names if not callable(getattr(module, n, None))]:
         raise Verdict(FailureKind.INVALID_PROBLEM, f"The problem's reference.py lacks {', '.join(missing)}; "
                       "tell the leaderboard's maintainers.")
-    reference = modes.Reference(*(getattr(module, n) for n in names))
+    generate_input, ref_kernel, check = (getattr(module, n) for n in names)
+    first_format = job.problem.task.checker_args == CHECKER_ARGS[1]
+    reference = modes.Reference(adapt_generate_input(generate_input) if first_format else generate_input,
+                                ref_kernel, adapt_checker(check, ref_kernel, first_format))
     workdir = str(stage.workdir)
     staged = [m for m in list(sys.modules.values())
               if str(getattr(m, "__file__", None) or "").startswith(workdir)]
     return reference, staged
+
+
+def adapt_checker(check: Callable[..., Any], ref_kernel: Callable[[Any], Any],
+                  first_format: bool) -> checking.Check:
+    """``check(pristine, output) -> (ok, message)`` whatever the problem's checker takes and answers.
+
+    The public format calls ``check_implementation(data, output)``; the first format
+    ``check_implementation(output, reference_output)``, with the reference run here on the pristine copy.
+    """
+    if not first_format:
+        return lambda pristine, output: checking.checker_verdict(check(pristine, output))
+
+    def check_outputs(pristine: Any, output: Any) -> tuple[bool, str]:
+        with torch.no_grad():
+            expected = ref_kernel(pristine)
+        return checking.checker_verdict(check(output, expected), none_passes=False)
+
+    return check_outputs
+
+
+def adapt_generate_input(generate_input: Callable[..., Any]) -> Callable[..., Any]:
+    """The first format's ``generate_input()``, called with a spec: seeds the global generators from it.
+
+    It gets only the keyword arguments it declares (often none, sometimes ``seed``), so every call draws
+    fresh values, and the same seed gives the same input.
+    """
+    try:
+        parameters = inspect.signature(generate_input).parameters
+    except (TypeError, ValueError):          # no signature to read (a builtin): call it as documented, bare
+        parameters = {}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+    def generate(**spec: Any) -> Any:
+        if isinstance(seed := spec.get("seed"), int):
+            random.seed(seed)
+            torch.manual_seed(seed % 2**63)
+            if (numpy := sys.modules.get("numpy")) is not None:
+                numpy.random.seed(seed % 2**32)
+        return generate_input(**{k: v for k, v in spec.items() if takes_any or k in parameters})
+
+    return generate
 
 
 def import_submission(file_name: str) -> Callable[[Any], Any]:

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         problem = load_problem(args.problem)
     except ProblemError as exc:
-        return _usage_error(f"{exc} Pass --problem a folder such as problems/vectoradd.")
+        return _usage_error(f"{exc} Pass --problem a folder such as problems/vectoradd, or a reference.py.")
     try:
         source = args.submission.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -52,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernelrank eval",
                                      description="Evaluate a kernel submission against a problem on this machine.")
     parser.add_argument("submission", type=Path, help="the kernel file, e.g. my_kernel.py")
-    parser.add_argument("--problem", type=Path, required=True, help="problem folder holding task.yml")
+    parser.add_argument("--problem", type=Path, required=True,
+                        help="problem folder holding task.yml, or a GPU MODE first-format reference.py (or its folder)")
     parser.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.TEST.value,
                         help="test (default), benchmark, ranked or profile")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",

@@ -1,13 +1,15 @@
-"""The output checks the harness adds around a problem's own checker (pure functions, in process)."""
+"""The harness's rules around a problem's checker (pure functions, in process): the checker decides,
+the harness rejects only what it can name, and says which rule fired and whether the checker was asked."""
 
 from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
 import pytest
 import torch
 
-from harness.checking import clone_data, expect, run_checker, structural_fault
+from harness.checking import checker_verdict, clone_data, expect, judge, same_bits
 from harness.result import FailureKind
 
 
@@ -16,8 +18,31 @@ def _add_into(data):
     return torch.add(a, b, out=out)
 
 
+def _add_new(data):
+    a, b, _ = data
+    return a + b
+
+
 def _inputs():
     return torch.arange(4.0), torch.ones(4), torch.empty(4)
+
+
+def _allclose_checker(reference):
+    def check(pristine, output):
+        expected = reference(clone_data(pristine))
+        return checker_verdict(bool(torch.allclose(output.double(), expected.double())) if output.numel() ==
+                               expected.numel() else "SIZE MISMATCH")
+    return check
+
+
+def _judge(output, *, reference=_add_into, check=None, data=None, strict=False):
+    """What the harness says about ``output(data)`` (or a fixed output) for one call."""
+    data = data or _inputs()
+    pristine = clone_data(data)
+    expectation = expect(reference, data)
+    if callable(output):
+        output = output(data)
+    return judge(expectation, pristine, data, output, check or _allclose_checker(reference), reference, strict)
 
 
 def test_clone_data_copies_every_tensor_in_nested_structures():
@@ -34,66 +59,161 @@ def test_expect_learns_the_output_and_the_buffers_the_reference_writes():
     data[2].copy_(data[0] + data[1])        # the buffer already holds the answer: only the version counter tells
     expectation = expect(_add_into, data)
     assert expectation.writable == {(2,)}
-    assert expectation.output.shape == (4,) and expectation.output.dtype == torch.float32
-    assert expectation.finite
+    assert expectation.tensors[()].shape == (4,) and expectation.tensors[()].dtype == torch.float32
+    assert expectation.tensors[()].finite and expectation.plain
 
 
-def _fault(output, data=None, reference=_add_into):
-    data = data or _inputs()
-    pristine = clone_data(data)
-    expectation = expect(reference, data)
-    if callable(output):
-        output = output(data)
-    return structural_fault(expectation, pristine, data, output)
+def test_a_reference_that_ignores_the_output_buffer_writes_nothing():
+    assert expect(_add_new, _inputs()).writable == frozenset()
 
 
-def test_a_correct_call_has_no_structural_fault():
-    assert _fault(_add_into) is None
+@pytest.mark.parametrize("kernel", [_add_into, _add_new], ids=["into the buffer", "a new tensor"])
+@pytest.mark.parametrize("reference", [_add_into, _add_new], ids=["reference writes it", "reference ignores it"])
+def test_destination_passing_and_new_outputs_both_pass(kernel, reference):
+    """Public problems pass an output buffer in data; the reference may write it or not, so may the kernel."""
+    assert _judge(kernel, reference=reference) is None
 
 
-@pytest.mark.parametrize(("output", "words"), [
-    (lambda d: d[2].as_subclass(type("Sub", (torch.Tensor,), {})), "plain torch.Tensor"),
-    (lambda d: d[2][:3], "shape (3,)"),
-    (lambda d: d[2].double(), "dtype torch.float64"),
-    (lambda d: d[2].tolist(), "a builtins.list"),
-])
-def test_outputs_unlike_the_references_are_bad_output_types(output, words):
-    fault = _fault(output)
-    assert fault.kind is FailureKind.BAD_OUTPUT_TYPE and words in fault.message
-
-
-def test_tuples_must_match_the_references_length():
-    fault = _fault(lambda d: (d[0],), reference=lambda d: (d[0] + 1, d[1] + 1))
-    assert fault.kind is FailureKind.BAD_OUTPUT_TYPE and "tuple of 2" in fault.message
-
-
-def test_inputs_may_change_only_where_the_reference_writes():
+def test_scribbling_on_an_input_is_caught_after_the_checker_accepted():
     def scribble(data):
-        data[1].zero_()
-        return _add_into(data)
-
-    fault = _fault(scribble)
-    assert fault.kind is FailureKind.WRONG_OUTPUT and "data[1]" in fault.message
-
-
-def test_nan_fails_unless_the_reference_has_it_too():
-    def with_nan(data):
         out = _add_into(data)
-        out[0] = float("nan")
+        data[1].zero_()
         return out
 
-    assert _fault(with_nan).kind is FailureKind.WRONG_OUTPUT
-    assert _fault(with_nan, reference=with_nan) is None
+    rejection = _judge(scribble, reference=_add_new)
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.WRONG_OUTPUT, "inputs-unchanged", True)
+    assert "data[1]" in rejection.message and "data[2]" not in rejection.message
+
+
+def test_an_input_the_output_aliases_may_change():
+    def in_place(data):
+        a, b, _ = data
+        return a.add_(b)                     # computes in x and returns it: same storage, so no scribble
+
+    assert _judge(in_place, reference=_add_new) is None
+
+
+def test_a_view_of_an_input_counts_as_aliasing_it():
+    def in_place_view(data):
+        a, b, _ = data
+        return a.add_(b).view(2, 2).view(4)
+
+    assert _judge(in_place_view, reference=_add_new) is None
+
+
+def test_the_checker_decides_dtype_and_shape_unless_strict():
+    assert _judge(lambda d: _add_new(d).double()) is None                  # this checker compares values only
+    rejection = _judge(lambda d: _add_new(d).double(), strict=True)
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "strict-output",
+                                                                      False)
+    assert "dtype torch.float64" in rejection.message
+
+
+def test_strict_output_checks_structure_and_shape():
+    rejection = _judge(lambda d: _add_new(d)[:3], strict=True)
+    assert rejection.rule == "strict-output" and "shape (3,)" in rejection.message
+    rejection = _judge(lambda d: (d[0],), reference=lambda d: (d[0] + 1, d[1] + 1),
+                       check=lambda p, o: (True, ""), strict=True)
+    assert rejection.rule == "strict-output" and "sequence of 2 items" in rejection.message
+
+
+def test_a_rejecting_checker_is_the_verdict_with_its_own_words():
+    rejection = _judge(lambda d: _add_new(d) + 1, check=lambda p, o: (False, "ERROR AT (0,): 2.0 1.0"))
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.WRONG_OUTPUT, "checker", True)
+    assert rejection.message == "ERROR AT (0,): 2.0 1.0"
+
+
+def test_a_tensor_subclass_is_rejected_before_the_checker():
+    seen = []
+    lazy = type("Lazy", (torch.Tensor,), {})
+    rejection = _judge(lambda d: _add_new(d).as_subclass(lazy), check=lambda p, o: seen.append(o) or (True, ""))
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "plain-tensor",
+                                                                      False)
+    assert "Lazy" in rejection.message and seen == []
+
+
+def test_an_object_intercepting_torch_functions_is_a_lazy_output_too():
+    class Deferred:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    rejection = _judge(lambda d: [Deferred()], reference=lambda d: [d[0] + 1])
+    assert rejection.rule == "plain-tensor" and "[0]" in rejection.message
+
+
+def test_subclasses_are_fine_where_the_reference_returns_them():
+    marked = type("Marked", (torch.Tensor,), {})
+    reference = lambda d: _add_new(d).as_subclass(marked)      # noqa: E731
+    assert _judge(lambda d: _add_new(d).as_subclass(marked), reference=reference,
+                  check=lambda p, o: (True, "")) is None
+
+
+def test_an_output_on_another_device_is_rejected(monkeypatch):
+    """CPU-only here: a meta tensor stands in for "another device than the reference's"."""
+    rejection = _judge(lambda d: torch.empty(4, device="meta"), check=lambda p, o: (True, ""))
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "same-device",
+                                                                      False)
+    assert "meta" in rejection.message and "cpu" in rejection.message
+
+
+def _with_nan(data):
+    out = _add_new(data)
+    out[0] = float("nan")
+    return out
+
+
+def test_nan_a_lenient_checker_accepts_is_caught_after_it():
+    lenient = lambda p, o: (not bool(((o - _add_new(p)).abs() > 1e-3).any()), "")   # NaN > tol is False  # noqa: E731
+    rejection = _judge(_with_nan, reference=_add_new, check=lenient)
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.WRONG_OUTPUT, "finite-output", True)
+    assert "NaN or Inf" in rejection.message
+
+
+def test_nan_passes_where_this_calls_reference_has_it_too():
+    """The shape's expectation saw finite values; this call's input makes the reference non-finite too."""
+    def reference(data):
+        a, b, _ = data
+        return torch.log(a + b - 1)          # -inf where a + b == 1
+
+    data = (torch.arange(4.0), torch.ones(4), torch.empty(4))
+    expectation = expect(reference, (torch.arange(4.0) + 5, torch.ones(4), torch.empty(4)))
+    assert expectation.tensors[()].finite
+    output = reference(data)
+    assert judge(expectation, clone_data(data), data, output, lambda p, o: (True, ""), reference, False) is None
 
 
 @pytest.mark.parametrize(("answer", "expected"), [
     ((True, ""), (True, "")),
+    ((True, "close enough"), (True, "close enough")),
     ((False, ["SIZE MISMATCH", "3 elements"]), (False, "SIZE MISMATCH\n3 elements")),
+    ([False, "values differ"], (False, "values differ")),
+    ((torch.tensor(True), ""), (True, "")),
+    ((np.bool_(False), "no"), (False, "no")),
     ("", (True, "")),
-    ("values differ", (False, "values differ")),
+    ("  ", (True, "  ")),
+    ("mismatch found! ERROR AT (1,)", (False, "mismatch found! ERROR AT (1,)")),
+    ([], (True, "")),
+    (["Number of mismatched elements: 3", "ERROR AT (0,)"], (False, "Number of mismatched elements: 3\nERROR AT (0,)")),
+    ((), (True, "")),
     (True, (True, "")),
-    (False, (False, "the checker rejected the output.")),
-    (torch.tensor(False), (False, "the checker rejected the output.")),
+    (False, (False, "the checker rejected the output (it gave no reason).")),
+    (torch.tensor(False), (False, "the checker rejected the output (it gave no reason).")),
+    (None, (True, "")),
 ])
 def test_every_checker_answer_style_is_understood(answer, expected):
-    assert run_checker(lambda data, output: answer, None, None) == expected
+    assert checker_verdict(answer) == expected
+
+
+def test_none_fails_where_the_format_promises_a_bool():
+    ok, message = checker_verdict(None, none_passes=False)
+    assert not ok and "None" in message
+
+
+def test_same_bits_tells_nan_payloads_and_signed_zeros_apart_but_matches_equal_nans():
+    nan = torch.tensor([float("nan"), 0.0])
+    assert same_bits(nan, nan.clone())
+    assert not same_bits(torch.tensor([0.0]), torch.tensor([-0.0]))
+    assert same_bits(torch.tensor([1 + 2j]), torch.tensor([1 + 2j]))
+    assert not same_bits(torch.ones(2), torch.ones(3))
+    assert same_bits(torch.tensor([True, False]), torch.tensor([True, False]))

@@ -58,19 +58,27 @@ def test_a_tensor_subclass_is_not_an_output(evaluate_fixture):
     assert "LazyTensor" in failure.message and "plain torch.Tensor" in failure.message
 
 
-def test_wrong_shape(evaluate_fixture):
+def test_wrong_shape_breaks_the_strict_output_rule(evaluate_fixture):
     failure = _failed(evaluate_fixture("wrong_shape"), FailureKind.BAD_OUTPUT_TYPE, Status.FAILED)
+    assert "strict-output rule" in failure.message and "checker was not consulted" in failure.message
     assert "shape (126,)" in failure.message and "(127,)" in failure.message
 
 
-def test_nan_where_the_reference_has_none(evaluate_fixture):
+def test_without_strict_output_the_checker_judges_the_shape(evaluate_fixture):
+    result = evaluate_fixture("wrong_shape", task={"strict_output": False})
+    failure = _failed(result, FailureKind.WRONG_OUTPUT, Status.FAILED)
+    assert "the problem's checker rejected it: SIZE MISMATCH" in failure.message
+
+
+def test_nan_the_checker_catches_is_the_checkers_verdict(evaluate_fixture):
     failure = _failed(evaluate_fixture("nan_output"), FailureKind.WRONG_OUTPUT, Status.FAILED)
-    assert "NaN" in failure.message
+    assert "the problem's checker rejected it: Number of mismatched elements: 1" in failure.message
 
 
 def test_input_mutation_fails_even_with_the_right_answer(evaluate_fixture):
     failure = _failed(evaluate_fixture("mutates_input"), FailureKind.WRONG_OUTPUT, Status.FAILED)
-    assert "changed its input (data[0])" in failure.message
+    assert "inputs-unchanged rule (the problem's checker accepted the output)" in failure.message
+    assert "custom_kernel changed data[0]" in failure.message
 
 
 def test_segfault_is_a_crash_with_the_python_stack(evaluate_fixture):

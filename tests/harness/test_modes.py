@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -35,6 +36,32 @@ def test_timed_modes_time_every_cpu_shape_and_score_them(evaluate_fixture, probl
     medians = [s.median_us for s in result.shapes]
     assert result.score_us == pytest.approx(math.exp(sum(map(math.log, medians)) / len(medians)))
     assert len(result.tests) == (len(problem.task.tests) if mode is Mode.RANKED else 0)
+
+
+def test_timed_modes_report_diagnostics_and_where_the_time_went(evaluate_fixture):
+    result = _passed(evaluate_fixture("correct", Mode.RANKED))
+    for shape in result.shapes:
+        assert len(shape.warmup_us) >= 5 and all(w > 0 for w in shape.warmup_us)
+        assert shape.clock_mhz is None and shape.flush_us is None        # CUDA-only readings
+        assert shape.host_us == shape.median_us                           # a CPU call is all host time
+        assert shape.address_spread is None or shape.address_spread >= 0
+    assert {"prepare", "tests", "gate", "warm-up", "timing", "timing: calls", "timing: checks"} <= set(result.phases_s)
+    assert sum(v for k, v in result.phases_s.items() if ":" not in k) <= result.wall_s
+    assert result.compile_s == 0
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["devices declared", "as written"])
+def test_only_problems_declaring_devices_get_a_default_device(harness_server, make_job, declared):
+    job = make_job("correct", Mode.TEST, task={"default_device": declared})
+    spy = ("\nimport torch.overrides\n_generate = generate_input\n\n"
+           "def generate_input(**spec):\n"
+           "    print('modes:', [type(m).__name__ for m in torch.overrides._get_current_function_mode_stack()])\n"
+           "    return _generate(**spec)\n")
+    job.problem = dataclasses.replace(job.problem, files={**job.problem.files,
+                                                          "reference.py": job.problem.files["reference.py"] + spy})
+    result = _passed(harness_server.evaluate(job))
+    modes = [line for line in result.stdout.splitlines() if line.startswith("modes:")]
+    assert modes and all(("DeviceContext" in line) == declared for line in modes)
 
 
 def test_profile_mode_gives_a_table_per_shape(evaluate_fixture, problem):

@@ -7,7 +7,16 @@ import statistics
 import numpy as np
 import pytest
 
-from harness.stats import StopRule, escaped_timing, median_ci, score, shape_stats
+from harness.stats import (
+    StopRule,
+    address_spread,
+    ci_target,
+    escaped_timing,
+    median_ci,
+    score,
+    shape_stats,
+    stability_flags,
+)
 
 
 def shuffled(values: list[float], seed: int = 7) -> list[float]:
@@ -52,49 +61,97 @@ NOISY = [100.0, 200.0] * 5000           # CI of the median spans the two values:
 def test_stop_rule_defaults_follow_the_method():
     rule = StopRule()
     assert (rule.min_samples, rule.check_every, rule.ci_half_width) == (20, 10, 0.005)
-    assert (rule.budget_s, rule.max_samples, rule.max_wall_s) == (0.6, 10_000, 5.0)
+    assert (rule.budget_s, rule.max_samples, rule.max_wall_s) == (0.5, 10_000, 5.0)
 
 
 def test_no_stop_before_min_samples_even_over_budget():
-    assert StopRule().decide([50.0] * 19, loop_s=10.0, wall_s=1.0) is None
+    assert StopRule().decide([50.0] * 19, wall_s=1.0) is None
 
 
 def test_constant_samples_converge_at_min_samples():
-    assert StopRule().decide([50.0] * 20, loop_s=0.01, wall_s=0.01) == "converged"
+    assert StopRule().decide([50.0] * 20, wall_s=0.01) == "converged"
 
 
 def test_convergence_is_checked_only_every_check_every_samples():
     rule = StopRule()
-    assert rule.decide([50.0] * 21, loop_s=0.01, wall_s=0.01) is None
-    assert rule.decide([50.0] * 29, loop_s=0.01, wall_s=0.01) is None
-    assert rule.decide([50.0] * 30, loop_s=0.01, wall_s=0.01) == "converged"
+    assert rule.decide([50.0] * 21, wall_s=0.01) is None
+    assert rule.decide([50.0] * 29, wall_s=0.01) is None
+    assert rule.decide([50.0] * 30, wall_s=0.01) == "converged"
 
 
-def test_low_noise_data_converges_on_a_check():
+@pytest.mark.parametrize("target", [0.005, 0.01])
+def test_low_noise_data_converges_on_a_check(target):
     rng = random.Random(1)
-    rule = StopRule()
+    rule = StopRule(ci_half_width=target)
     samples: list[float] = []
     reason = None
     while reason is None:
         samples.append(rng.gauss(100.0, 2.0))        # 2 % CV: needs well over 20 samples for 0.5 %
-        reason = rule.decide(samples, loop_s=0.0, wall_s=0.0)
+        reason = rule.decide(samples, wall_s=0.0)
     assert reason == "converged"
     assert len(samples) > 20 and (len(samples) - 20) % 10 == 0
     low, high = median_ci(samples)
-    assert (high - low) / (2 * statistics.median(samples)) <= 0.005
+    assert (high - low) / (2 * statistics.median(samples)) <= target
 
 
-def test_noisy_data_stops_on_budget_at_any_sample():
+def test_a_wider_target_needs_fewer_samples():
+    rng = random.Random(3)
+    samples = [rng.gauss(100.0, 2.0) for _ in range(5000)]
+
+    def needed(target: float) -> int:
+        rule = StopRule(ci_half_width=target)
+        return next(n for n in range(1, len(samples)) if rule.decide(samples[:n], wall_s=0.0))
+
+    assert needed(0.005 * 5 ** 0.5) < needed(0.005) / 2
+
+
+def test_noisy_data_stops_on_the_loops_wall_budget_at_any_sample():
     rule = StopRule()
-    assert rule.decide(NOISY[:20], loop_s=0.59, wall_s=1.0) is None
-    assert rule.decide(NOISY[:23], loop_s=0.6, wall_s=1.0) == "budget"
+    assert rule.decide(NOISY[:20], wall_s=0.49) is None
+    assert rule.decide(NOISY[:23], wall_s=0.5) == "budget"
 
 
 def test_caps_stop_on_samples_and_wall_time():
     rule = StopRule(min_samples=20, max_samples=40)
-    assert rule.decide(NOISY[:40], loop_s=0.0, wall_s=0.0) == "cap"
-    assert rule.decide(NOISY[:5], loop_s=0.0, wall_s=5.0) == "cap"     # slow kernel: wall cap before min
-    assert rule.decide(NOISY[:39], loop_s=0.0, wall_s=4.9) is None
+    assert rule.decide(NOISY[:40], wall_s=0.0) == "cap"
+    assert rule.decide(NOISY[:5], wall_s=5.0) == "cap"     # slow kernel: wall cap before min
+    assert rule.decide(NOISY[:19], wall_s=4.9) is None
+
+
+# --- ci_target: the score's 0.5 % spread over the shapes it aggregates ----------------------------------
+
+def test_geom_lets_each_shape_be_sqrt_shapes_wider():
+    assert [ci_target("geom", 4, i) for i in range(4)] == [pytest.approx(0.01)] * 4
+    assert ci_target("geom", 1, 0) == pytest.approx(0.005)
+
+
+def test_last_holds_only_the_scored_shape_to_the_scores_width():
+    assert ci_target("last", 4, 3) == pytest.approx(0.005)
+    assert ci_target("last", 4, 0) == pytest.approx(0.01)
+
+
+def test_mean_holds_every_shape_to_the_scores_width():
+    assert {ci_target("mean", 5, i) for i in range(5)} == {0.005}
+
+
+def test_ci_target_rejects_a_shape_outside_the_list():
+    with pytest.raises(ValueError):
+        ci_target("geom", 3, 3)
+
+
+# --- address_spread: do calls at some output addresses run slower? ------------------------------------
+
+def test_address_spread_compares_the_medians_per_address():
+    samples = [100.0, 101.0, 99.0, 100.0, 100.0] * 4 + [110.0, 111.0, 109.0, 110.0, 110.0] * 4
+    addresses = [1] * 20 + [2] * 20
+    assert address_spread(samples, addresses) == pytest.approx(0.10)
+
+
+def test_address_spread_ignores_rare_addresses_and_needs_two():
+    samples = [100.0] * 40 + [500.0] * 2
+    assert address_spread(samples, [1] * 40 + [2] * 2) is None
+    with pytest.raises(ValueError):
+        address_spread([1.0], [])
 
 
 @pytest.mark.parametrize("settings", [
@@ -178,3 +235,31 @@ def test_side_stream_shape_is_escaped_and_non_finite_fails_closed():
     # measuring.md's side-stream demo: 0.257 ms of events, ~21 ms more behind the device-wide sync
     assert escaped_timing(sync_gap_us=21_300.0, baseline_gap_us=12.0, event_us=257.0)
     assert escaped_timing(sync_gap_us=math.nan, baseline_gap_us=12.0, event_us=257.0)
+
+
+# --- stability_flags: what makes a median likely to differ in another process ----------------------------
+
+def _shape(samples: list[float], **diagnostics) -> object:
+    stats = shape_stats({"size": 1}, samples, first_call_us=1.0, sync_gaps_us=[], stop_reason="converged")
+    for name, value in diagnostics.items():
+        setattr(stats, name, value)
+    return stats
+
+
+def test_a_steady_shape_raises_no_flag():
+    assert stability_flags(_shape([100.0] * 60, clock_mhz=1980.0, min_clock_mhz=1960.0, address_spread=0.01),
+                           max_clock_mhz=1980) == []
+
+
+@pytest.mark.parametrize(("samples", "diagnostics", "flag"), [
+    ([100.0] * 60, {"clock_mhz": 1500.0, "min_clock_mhz": 1500.0}, "clock_below_max"),
+    ([100.0] * 60, {"clock_mhz": 1980.0, "min_clock_mhz": 1200.0}, "clock_dips"),
+    ([100.0] * 60, {"address_spread": 0.11}, "placement_sensitive"),
+    ([100.0] * 30 + [108.0] * 30, {}, "drift"),
+])
+def test_each_cause_of_a_run_to_run_difference_is_named(samples, diagnostics, flag):
+    assert stability_flags(_shape(samples, **diagnostics), max_clock_mhz=1980) == [flag]
+
+
+def test_no_clock_flags_without_readings_and_no_drift_on_few_samples():
+    assert stability_flags(_shape([100.0] * 10 + [120.0] * 10), max_clock_mhz=None) == []

@@ -102,3 +102,18 @@ def test_gpu_timing_check_stops_cleanly_without_a_gpu():
                           text=True, timeout=120)
     assert done.returncode == 2
     assert "needs a CUDA GPU" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.cuda
+def test_cuda_timer_reads_the_sm_clock_and_the_flush_with_each_call():
+    timer = make_timer("cuda")
+    _, timing = timer.time_call(lambda: torch.ones(1 << 20, device="cuda").add_(1))
+    assert 100 < timing.clock_mhz < 5000 and timing.flush_us > 0
+
+
+@pytest.mark.cuda
+def test_host_work_is_timed_with_the_host_clock():
+    """Host work alone never reaches the stream: events see it only beyond the launch-hiding spin."""
+    timer = make_timer("cuda")
+    _, host = timer.time_host_call(lambda: time.sleep(300e-6))
+    assert host.event_us >= 300 and host.sync_us == host.event_us

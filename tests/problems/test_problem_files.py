@@ -67,7 +67,8 @@ def test_source_compiles_and_defines_custom_kernel(path: Path) -> None:
 def test_problem_runs_on_cpu_and_cuda_with_a_roofline(folder: Path) -> None:
     task = load_problem(folder).task
 
-    assert task.devices == ["cpu", "cuda"]
+    assert task.devices == ["cpu", "cuda"] and task.default_device
+    assert task.strict_output, "our problems ask for the reference's exact output (strict_output: true)"
     assert task.ranking_by == "geom"
     assert task.roofline is not None and task.roofline.dtype in PEAK_DTYPES
     for spec in task.tests + task.benchmarks + (task.cpu_benchmarks or []):
@@ -101,4 +102,5 @@ def test_compat_problem_keeps_the_public_format() -> None:
     assert all(isinstance(spec, dict) for spec in raw["tests"] + raw["benchmarks"])
     assert "eval.py" not in problem.files          # GPU MODE's evaluator is replaced by our harness
     assert problem.task.ranking_by == "last" and problem.task.devices == ["cuda"]
+    assert not problem.task.default_device and not problem.task.strict_output       # it runs as written
     assert problem.task.roofline is None and problem.task.cpu_benchmarks is None

@@ -31,7 +31,7 @@ def test_a_failing_submission_prints_json_and_exits_1(capsys) -> None:
 
 @pytest.mark.parametrize(("argv", "words"), [
     (["missing.py", "--problem", PROBLEM], "cannot read missing.py"),
-    ([_submission("correct"), "--problem", "no/such/problem"], "has no task.yml"),
+    ([_submission("correct"), "--problem", "no/such/problem"], "does not exist"),
     ([_submission("correct"), "--problem", PROBLEM, "--mode", "fast"], "invalid choice"),
 ])
 def test_usage_errors_exit_2_with_one_clear_sentence(capsys, argv, words) -> None:

@@ -1,0 +1,60 @@
+"""Wall seconds per ranked evaluation, and the score's CV, of plain-PyTorch references in fresh processes.
+
+    python bench/ranked_wall.py [--runs 5] [--device cpu] [--root CHECKOUT] vectoradd grayscale matmul histogram
+
+Each evaluation goes through one warm harness server, as a runner's would; "wall" is job handed over to
+result received. ``--root`` measures another checkout's harness and problems instead of this one's (for
+before/after figures, e.g. ``git archive <commit> | tar -x -C /tmp/before``); run the two alternately so
+that drift of a shared machine hits both alike. The last line is the summary as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("problems", nargs="+", help="problem folders under ROOT/problems")
+    parser.add_argument("--runs", type=int, default=5, help="fresh evaluations per problem (default 5)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="the checkout whose harness and problems to measure (default: this one)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.root.resolve()))
+    from harness import EvalJob, HarnessServer, Mode, load_problem
+
+    summary = {}
+    with HarnessServer() as server:
+        for name in args.problems:
+            folder = args.root / "problems" / name
+            problem = load_problem(folder)
+            solution = folder / "solutions" / "correct" / "pytorch.py"
+            walls, scores = [], []
+            for _ in range(args.runs):
+                job = EvalJob(problem=problem, submission_name=solution.name, submission_source=solution.read_text(),
+                              mode=Mode.RANKED, device=args.device, secret_seed=20261121)
+                started = time.perf_counter()
+                result = server.evaluate(job)
+                walls.append(time.perf_counter() - started)
+                if result.score_us is None:
+                    print(f"{name}: {result.status.value}: {result.failure}", flush=True)
+                    continue
+                scores.append(result.score_us)
+                samples = " ".join(str(s.n) for s in result.shapes)
+                print(f"{name:10s} wall {walls[-1]:5.2f} s  score {result.score_us:9.2f} us  samples {samples}",
+                      flush=True)
+            cv = statistics.stdev(scores) / statistics.fmean(scores) if len(scores) > 1 else None
+            summary[name] = {"walls_s": [round(w, 2) for w in walls],
+                             "median_wall_s": round(statistics.median(walls), 2), "cv": cv}
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
