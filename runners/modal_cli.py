@@ -1,0 +1,150 @@
+"""``kernelrank modal deploy`` and ``kernelrank modal check``: put the runners on Modal, and prove they work.
+
+``deploy`` runs ``modal deploy`` on ``runners/modal_app.py`` as a plain file (so only that file and the
+harness ship), with the app name and time limit from the settings. ``check`` sends the identity problem
+(``runners/identity``) through the same backend the workers use to each GPU type, and prints what every
+container saw: GPU name, verdict, wall time, GPU seconds and cost. Exit code 0 only when every GPU passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.config import Settings
+from harness.job import EvalJob
+from harness.problem import load_problem
+from harness.result import EvalResult, Mode
+from runners.remote import MemoryCalls, wrong_gpu
+from runners.worker import RunnerUnavailable
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+APP_FILE = Path(__file__).resolve().with_name("modal_app.py")
+IDENTITY = Path(__file__).resolve().with_name("identity")
+SUBMISSIONS = {"python": "submission.py", "cuda": "submission_cuda.py"}
+NOT_INSTALLED = "the Modal client is not installed here: pip install 'kernelrank[modal]', then try again."
+
+
+def main(argv: list[str], settings: Settings, modal_api: Any = None) -> int:
+    args = _parser().parse_args(argv)
+    if modal_api is None and importlib.util.find_spec("modal") is None:
+        print(f"kernelrank modal: {NOT_INSTALLED}", file=sys.stderr)
+        return 1
+    if args.action == "deploy":
+        return deploy(settings)
+    gpus = args.gpu or settings.modal_gpus or list(_app_gpu_types())
+    rows = asyncio.run(check(gpus, settings, modal_api=modal_api, mode=Mode(args.mode),
+                             submissions=["python", "cuda"] if args.cuda else ["python"]))
+    _print(rows)
+    return 0 if all(row.ok for row in rows) else 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kernelrank modal", description="Deploy and check the Modal runners.")
+    actions = parser.add_subparsers(dest="action", required=True)
+    actions.add_parser("deploy", help="deploy (or update) the Modal app with one function per GPU type")
+    check_ = actions.add_parser("check", help="run the identity problem on each GPU type and report what ran where")
+    check_.add_argument("--gpu", action="append", default=[], help="a GPU type to check (repeat; default: all)")
+    check_.add_argument("--mode", default=Mode.TEST.value, choices=[m.value for m in Mode],
+                        help="test (default) or benchmark, to see timing work too")
+    check_.add_argument("--cuda", action="store_true", help="also run an inline-CUDA submission (nvcc on the GPU)")
+    return parser
+
+
+def deploy(settings: Settings) -> int:
+    """``modal deploy`` of the app file; Modal's own output (and its errors) go straight to the terminal."""
+    env = {**os.environ, "KERNELRANK_MODAL_APP": settings.modal_app,
+           "KERNELRANK_MODAL_TIMEOUT_S": str(settings.modal_timeout_s),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "modal", "deploy", str(APP_FILE)]
+    print(f"Deploying Modal app {settings.modal_app!r} ({' '.join(command[1:])}) ...", flush=True)
+    code = subprocess.run(command, env=env, cwd=PACKAGE_ROOT).returncode
+    if code != 0:
+        print(f"kernelrank modal: the deploy failed (exit code {code}); Modal's message is above. With no token "
+              "yet, run `modal token new` (or set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET) and deploy again.",
+              file=sys.stderr)
+        return 1
+    print("Deployed. Start a worker per GPU type: kernelrank worker --gpu H100 --backend modal; then check it "
+          "with `kernelrank modal check --gpu H100`.")
+    return 0
+
+
+@dataclass
+class CheckRow:
+    gpu: str
+    submission: str
+    seen: str = ""
+    verdict: str = ""
+    wall_s: float = 0.0
+    gpu_s: float = 0.0
+    cost_usd: float | None = None
+    ok: bool = False
+
+
+async def check(gpus: list[str], settings: Settings, *, modal_api: Any = None, mode: Mode = Mode.TEST,
+                submissions: list[str] | None = None) -> list[CheckRow]:
+    """Run the identity problem on each GPU type through ``ModalRunner``, all at once."""
+    from runners.modal_backend import ModalRunner
+
+    problem = load_problem(IDENTITY)
+    calls = MemoryCalls()
+    work = []
+    for gpu in gpus:
+        runner = ModalRunner(gpu, calls, app=settings.modal_app, modal_api=modal_api,
+                             price_per_s=settings.gpu_prices.get(gpu), deployed_timeout_s=settings.modal_timeout_s,
+                             queue_timeout_s=settings.remote_queue_timeout_s)
+        for name in submissions or ["python"]:
+            job = EvalJob(problem=problem, submission_name=SUBMISSIONS[name],
+                          submission_source=(IDENTITY / SUBMISSIONS[name]).read_text(), mode=mode, device="auto",
+                          run_id=f"check-{gpu}-{name}-{uuid.uuid4().hex[:8]}")
+            work.append((CheckRow(gpu=gpu, submission=name), runner, job))
+    outcomes = await asyncio.gather(*(runner.run(job) for _, runner, job in work), return_exceptions=True)
+    return [_row(row, runner.price_per_s, outcome) for (row, runner, _), outcome in zip(work, outcomes, strict=True)]
+
+
+def _row(row: CheckRow, price_per_s: float | None, outcome: EvalResult | BaseException) -> CheckRow:
+    if isinstance(outcome, RunnerUnavailable):
+        row.verdict = f"retry later: {outcome}"
+        return row
+    if isinstance(outcome, BaseException):
+        row.verdict = f"{type(outcome).__name__}: {outcome}"
+        return row
+    row.seen = outcome.system.gpu_name or outcome.system.device
+    row.wall_s, row.gpu_s = outcome.wall_s, outcome.gpu_s
+    row.cost_usd = None if price_per_s is None else outcome.gpu_s * price_per_s
+    on_gpu = outcome.system.device == "cuda" or not outcome.system.gpu_name
+    row.ok = outcome.passed and on_gpu and not wrong_gpu(row.gpu, outcome.system.gpu_name)
+    row.verdict = outcome.status.value if outcome.passed or not outcome.failure else \
+        f"{outcome.status.value}: {outcome.failure.message}"
+    if outcome.passed and not on_gpu:
+        row.verdict = "passed, but on the CPU: the container's GPU was not usable"
+    return row
+
+
+def _print(rows: list[CheckRow]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="kernelrank modal check")
+    for header in ("GPU", "submission", "ran on", "verdict", "wall", "GPU s", "cost"):
+        table.add_column(header)
+    for row in rows:
+        cost = "-" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+        table.add_row(row.gpu, row.submission, row.seen or "-", ("" if row.ok else "✗ ") + row.verdict,
+                      f"{row.wall_s:.1f} s", f"{row.gpu_s:.1f}", cost, style=None if row.ok else "red")
+    Console().print(table)
+
+
+def _app_gpu_types() -> dict[str, str]:
+    """The GPU types the app defines (the CLI may import the app module; workers never do)."""
+    from runners import modal_app
+
+    return modal_app.GPU_TYPES
