@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 2
-    _configure_logging(settings, quiet=command in CLIENT_COMMANDS)
+    _configure_logging(settings, quiet=command in (*CLIENT_COMMANDS, "modal"))
     if command in CLIENT_COMMANDS:
         return importlib.import_module("adapters.cli").main(command, rest, settings)
     if command == "up":

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import Settings
+from core.report import format_cost
 from harness.job import EvalJob
 from harness.problem import load_problem
 from harness.result import EvalResult, Mode
@@ -82,7 +83,8 @@ class CheckRow:
     gpu: str
     submission: str
     seen: str = ""
-    verdict: str = ""
+    verdict: str = "not run"
+    detail: str = ""               # why a GPU did not pass, printed under the table
     wall_s: float = 0.0
     gpu_s: float = 0.0
     cost_usd: float | None = None
@@ -111,21 +113,21 @@ async def check(gpus: list[str], settings: Settings, *, modal_api: Any = None, m
 
 
 def _row(row: CheckRow, price_per_s: float | None, outcome: EvalResult | BaseException) -> CheckRow:
-    if isinstance(outcome, RunnerUnavailable):
-        row.verdict = f"retry later: {outcome}"
-        return row
     if isinstance(outcome, BaseException):
-        row.verdict = f"{type(outcome).__name__}: {outcome}"
+        row.detail = f"{outcome} (try again later)" if isinstance(outcome, RunnerUnavailable) else \
+            f"{type(outcome).__name__}: {outcome}"
         return row
-    row.seen = outcome.system.gpu_name or outcome.system.device
+    evaluated = bool(outcome.tests or outcome.shapes)
+    row.seen = outcome.system.gpu_name or (outcome.system.device if evaluated else "")
     row.wall_s, row.gpu_s = outcome.wall_s, outcome.gpu_s
-    row.cost_usd = None if price_per_s is None else outcome.gpu_s * price_per_s
+    row.cost_usd = None if price_per_s is None or not outcome.gpu_s else outcome.gpu_s * price_per_s
+    row.verdict = outcome.status.value
     on_gpu = outcome.system.device == "cuda" or not outcome.system.gpu_name
+    if outcome.failure:
+        row.detail = outcome.failure.message
+    elif not on_gpu:
+        row.verdict, row.detail = "cpu", "the container has a GPU, but the evaluation could not use it (CUDA)"
     row.ok = outcome.passed and on_gpu and not wrong_gpu(row.gpu, outcome.system.gpu_name)
-    row.verdict = outcome.status.value if outcome.passed or not outcome.failure else \
-        f"{outcome.status.value}: {outcome.failure.message}"
-    if outcome.passed and not on_gpu:
-        row.verdict = "passed, but on the CPU: the container's GPU was not usable"
     return row
 
 
@@ -137,10 +139,14 @@ def _print(rows: list[CheckRow]) -> None:
     for header in ("GPU", "submission", "ran on", "verdict", "wall", "GPU s", "cost"):
         table.add_column(header)
     for row in rows:
-        cost = "-" if row.cost_usd is None else f"${row.cost_usd:.4f}"
-        table.add_row(row.gpu, row.submission, row.seen or "-", ("" if row.ok else "✗ ") + row.verdict,
+        cost = "-" if row.cost_usd is None else format_cost(row.cost_usd)
+        table.add_row(row.gpu, row.submission, row.seen or "-", row.verdict if row.ok else f"✗ {row.verdict}",
                       f"{row.wall_s:.1f} s", f"{row.gpu_s:.1f}", cost, style=None if row.ok else "red")
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    for row in rows:
+        if row.detail:
+            console.print(f"{row.gpu} ({row.submission}): {row.detail}", soft_wrap=True)
 
 
 def _app_gpu_types() -> dict[str, str]:

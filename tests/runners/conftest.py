@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,11 @@ from core.messages import Platform, ReplyTo, RunJob, RunResult, new_id
 from harness.job import EvalJob
 from harness.problem import load_problem
 from harness.result import Mode
+from runners import modal_app
 from runners.worker import Worker
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "harness"
-CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR")
 
 
 def _eval_job(submission: str = "correct", *, mode: Mode = Mode.TEST, device: str = "cpu") -> EvalJob:
@@ -47,15 +46,10 @@ def run_job() -> Callable[..., RunJob]:
 
 
 @pytest.fixture
-def cache_env() -> Iterator[None]:
+def cache_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Modal body points the compile caches at per-job copies; put this process's environment back after."""
-    saved = {name: os.environ.get(name) for name in CACHE_VARIABLES}
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    for name in modal_app.CACHE_DIRS.values():
+        monkeypatch.delenv(name, raising=False)
 
 
 class Results:

@@ -1,6 +1,6 @@
 """The github backend through the real queue on a real nats-server, against a loopback GitHub.
 
-The loopback server (``fake_github``) speaks the REST API and runs the real workflow file's step, so a
+The loopback server (``fakes.github``) speaks the REST API and runs the real workflow file's step, so a
 passing job goes queue -> worker -> GitHubRunner -> dispatch -> ``python -m harness.remote`` -> artifact.
 """
 
@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-from fake_github import FakeGitHub, load_workflow
+from fakes.github import FakeGitHub, load_workflow
 
 from core.bus import Bus
 from core.config import Settings

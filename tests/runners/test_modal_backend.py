@@ -1,6 +1,6 @@
 """The modal backend driven through the real queue on a real nats-server, against a stand-in for Modal.
 
-The stand-in (``fake_modal``) raises Modal's own exception classes and runs the app's real function body,
+The stand-in (``fakes.modal``) raises Modal's own exception classes and runs the app's real function body,
 so a passing job goes queue -> worker -> ModalRunner -> Function.from_name -> spawn -> the harness on CPU.
 Missing credentials use the real ``modal`` client, which refuses before it touches the network.
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import modal.exception
 import nats
 import pytest
-from fake_modal import FakeModal, Flaky
+from fakes.modal import FakeModal, Flaky
 
 import harness.remote
 from core import subjects

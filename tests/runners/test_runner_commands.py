@@ -1,0 +1,86 @@
+"""The commands an admin runs: ``kernelrank modal deploy|check`` and ``kernelrank worker --backend ...``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes.modal import FakeModal
+
+import harness.remote
+from core.config import Settings, load_settings
+from core.main import main as kernelrank
+from runners import modal_app, modal_cli
+from runners.modal_backend import function_name
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fake(cache_env) -> Iterator[FakeModal]:
+    fake = FakeModal({"kernelrank": {function_name(pool): modal_app.run_job for pool in ("H100", "T4")}})
+    yield fake
+    fake.close()
+
+
+def test_check_runs_the_identity_problem_on_each_gpu_type_and_prints_what_ran_where(fake, capsys) -> None:
+    settings = Settings(modal_gpus=["H100", "T4"])
+    assert modal_cli.main(["check"], settings, modal_api=fake) == 0
+    out = capsys.readouterr().out
+    assert {name for _, name, _, _ in fake.spawned} == {"run_H100", "run_T4"}
+    assert all(payload["job"]["problem"]["name"] == "identity" for *_, payload in fake.spawned)
+    for gpu in ("H100", "T4"):
+        (line,) = [line for line in out.splitlines() if f" {gpu} " in line]
+        assert "passed" in line and "$0.0" in line and "✗" not in line
+
+
+def test_check_fails_a_gpu_whose_container_could_not_use_it(fake, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")     # seen, but the run used CPU
+    assert modal_cli.main(["check", "--gpu", "H100"], Settings(), modal_api=fake) == 1
+    out = capsys.readouterr().out
+    assert "NVIDIA H100" in out and "H100 (python): the container has a GPU, but the evaluation could not use it" in out
+
+
+def test_check_against_an_app_that_is_not_deployed_says_so(capsys, cache_env) -> None:
+    empty = FakeModal()
+    try:
+        assert modal_cli.main(["check", "--gpu", "L4"], Settings(), modal_api=empty) == 1
+    finally:
+        empty.close()
+    assert "L4 (python): The Modal runner is not configured: the app 'kernelrank' has no function run_L4" in \
+        capsys.readouterr().out
+
+
+def test_deploy_without_a_modal_token_fails_with_what_to_do(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODAL_", "KERNELRANK_"))}
+    env.update(MODAL_CONFIG_PATH=str(tmp_path / "modal.toml"), MODAL_SERVER_URL="http://127.0.0.1:9",
+               KERNELRANK_MODAL_APP="team-runners", PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-m", "core.main", "modal", "deploy"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 1
+    assert "Deploying Modal app 'team-runners'" in done.stdout
+    assert "Token missing" in done.stdout + done.stderr and "modal token new" in done.stderr
+
+
+def test_a_github_worker_without_its_settings_stops_with_what_to_set(nats_url, tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("GITHUB_TOKEN", "KERNELRANK_GITHUB_REPO"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KERNELRANK_NATS_URL", nats_url)
+    assert kernelrank(["worker", "--gpu", "H100", "--backend", "github"]) == 1
+    assert "the github backend needs GITHUB_TOKEN and KERNELRANK_GITHUB_REPO" in capsys.readouterr().err
+
+
+def test_runner_settings_come_from_the_environment_and_toml(tmp_path: Path) -> None:
+    toml = tmp_path / "kernelrank.toml"
+    toml.write_text("[gpu_prices]\nH100 = 0.002\n\n[pool_concurrency]\nH100 = 8\n")
+    settings = load_settings({"KERNELRANK_POOL_CONCURRENCY": "T4=2, L4=3", "GITHUB_TOKEN": "github_pat_x"},
+                             config_file=toml, dotenv=None)
+    assert settings.pool_concurrency == {"T4": 2, "L4": 3}           # the environment wins over the file
+    assert settings.gpu_prices["H100"] == 0.002 and settings.gpu_prices["T4"] == 0.000164   # others keep Modal's
+    assert (settings.concurrency_for("L4"), settings.concurrency_for("B200")) == (3, 1)
+    assert "github_pat_x" not in repr(settings)
