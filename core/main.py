@@ -53,7 +53,7 @@ start the system
   up                      start NATS, the core, local workers (Ctrl-C stops everything)
   core                    run the core service alone (needs KERNELRANK_NATS_URL)
   worker --gpu POOL       run a worker for a GPU pool (--backend local|modal|github|fake, --concurrency N)
-  modal deploy|check      put the GPU runners on Modal / run the identity problem on each GPU type
+  modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
 
 use it
   submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)

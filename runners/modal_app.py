@@ -13,9 +13,10 @@ Every ``run_<GPU>`` function:
 - has a time limit of ``KERNELRANK_MODAL_TIMEOUT_S`` (never Modal's 300 s default; a job whose own limit
   needs more gets a longer variant from the worker) and no Modal retries: NATS owns retries;
 - gets a fresh container per job, no network, and no access to other Modal resources;
-- sees the compile cache Volume read-only at ``/cache`` and copies it into per-job directories, so
-  nothing a submission compiles or writes outlives its container. Only ``warm_cache``, which an admin
-  calls with trusted jobs (``kernelrank modal warm``), writes the Volume, and commits it explicitly.
+- sees the compile cache Volume read-only at ``/cache`` (one folder per GPU model and torch version) and
+  copies its folder into per-job directories, so nothing a submission compiles or writes outlives its
+  container. Only ``warm_cache``, which an admin calls with trusted jobs (``kernelrank modal warm``: the
+  problems' own references), writes the Volume, and commits it explicitly.
 """
 
 from __future__ import annotations
@@ -74,8 +75,9 @@ ISOLATION: dict[str, Any] = {"single_use_containers": True, "block_network": Tru
 def run_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Evaluate one job with the harness on this container's GPU; returns ``harness.remote``'s answer."""
     try:
-        _use_caches(_copy_of_cache())
         from harness.remote import answer
+
+        _use_caches(_copy_of(_cache_for_this_machine()))
     except Exception as exc:                 # a broken image still answers, with what broke
         return {"v": 1, "ok": False, "error": f"the runner image is broken: {type(exc).__name__}: {exc}",
                 "gpu_name": "", "elapsed_s": time.monotonic() - STARTED}
@@ -84,19 +86,29 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
 
 def warm_cache(payload: dict[str, Any]) -> dict[str, Any]:
     """Evaluate a trusted job with the caches on the Volume itself, then commit what it compiled."""
-    _use_caches(Path(CACHE_PATH))
     from harness.remote import answer
 
+    _use_caches(_cache_for_this_machine())
     reply = answer(payload, started=STARTED)
     cache.commit()
     return reply
 
 
-def _copy_of_cache() -> Path:
+def _cache_for_this_machine() -> Path:
+    """One cache per GPU model and torch version: an extension built for one chip does not load on another."""
+    from importlib.metadata import version
+
+    from harness.remote import gpu_name
+
+    key = f"{gpu_name() or 'no-gpu'}-torch-{version('torch')}"
+    return Path(CACHE_PATH) / "".join(c if c.isalnum() or c in ".-" else "-" for c in key)
+
+
+def _copy_of(cache_root: Path) -> Path:
     """Per-job writable copies of the read-only cache: what a submission writes there dies with the container."""
     work = Path(tempfile.mkdtemp(prefix="kernelrank-cache-"))
     for name in CACHE_DIRS:
-        source = Path(CACHE_PATH) / name
+        source = cache_root / name
         if source.is_dir():
             shutil.copytree(source, work / name, symlinks=True)
     return work

@@ -63,14 +63,16 @@ class ModalRunner:
 
     def __init__(self, gpu: str, calls: CallStore, *, app: str = "kernelrank", modal_api: ModuleType | Any = None,
                  price_per_s: float | None = None, deployed_timeout_s: int = 1200, queue_timeout_s: float = 1800.0,
-                 poll_s: float = POLL_S) -> None:
+                 poll_s: float = POLL_S, function: str | None = None, options: dict[str, Any] | None = None) -> None:
+        """``function`` and ``options`` (for ``with_options``) call another function than the pool's own."""
         self.gpu, self.calls, self.app = gpu, calls, app
+        self.options = options or {}
         self.modal = modal_api if modal_api is not None else importlib.import_module("modal")
         self.price_per_s = price_per_s
         self.deployed_timeout_s = deployed_timeout_s
         self.queue_timeout_s = queue_timeout_s
         self.poll_s = poll_s
-        self.function = function_name(gpu)
+        self.function = function or function_name(gpu)
         self._handle: Any = None
         self._backlog_warned = False
 
@@ -99,8 +101,9 @@ class ModalRunner:
         errors = self.modal.exception
         function = self._function()
         limit = remote.job_time_limit_s(job)
-        if limit > self.deployed_timeout_s:            # this job needs longer than the deployed limit allows
-            function = function.with_options(timeout=limit)
+        options = {**self.options, **({"timeout": limit} if limit > self.deployed_timeout_s else {})}
+        if options:                                    # e.g. a job that needs longer than the deployed limit
+            function = function.with_options(**options)
         try:
             call = await function.spawn.aio(payload_for(job))
         except (errors.ConnectionError, errors.ServiceError, errors.InternalError, errors.ResourceExhaustedError,

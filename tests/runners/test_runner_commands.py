@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -84,3 +85,34 @@ def test_runner_settings_come_from_the_environment_and_toml(tmp_path: Path) -> N
     assert settings.gpu_prices["H100"] == 0.002 and settings.gpu_prices["T4"] == 0.000164   # others keep Modal's
     assert (settings.concurrency_for("L4"), settings.concurrency_for("B200")) == (3, 1)
     assert "github_pat_x" not in repr(settings)
+
+
+class RecordingVolume:
+    """Stands in for the cache Volume inside a container: commits are counted, files land in a folder."""
+
+    def __init__(self) -> None:
+        self.commits = 0
+
+    def commit(self) -> None:
+        self.commits += 1
+
+
+def test_warm_runs_each_problems_reference_through_the_cache_writer_on_the_gpu_asked_for(
+        tmp_path: Path, monkeypatch, capsys, cache_env) -> None:
+    problems = tmp_path / "problems"
+    shutil.copytree(REPO / "tests" / "fixtures" / "harness" / "vectoradd", problems / "vectoradd")
+    volume = RecordingVolume()
+    monkeypatch.setattr(modal_app, "cache", volume)
+    monkeypatch.setattr(modal_app, "CACHE_PATH", str(tmp_path / "cache"))
+    fake = FakeModal({"kernelrank": {"warm_cache": modal_app.warm_cache}})
+    try:
+        modal_cli.main(["warm", "--gpu", "H100", "--gpu", "X9"], Settings(problems_dir=problems), modal_api=fake)
+    finally:
+        fake.close()
+    out = capsys.readouterr().out
+    ((_, name, options, payload),) = fake.spawned
+    assert (name, options) == ("warm_cache", {"gpu": "H100!"})
+    assert payload["job"]["problem"]["name"] == "vectoradd" and "ref_kernel" in payload["job"]["submission_source"]
+    assert volume.commits == 1
+    assert os.environ["TRITON_CACHE_DIR"].startswith(str(tmp_path / "cache" / "no-gpu-torch-"))
+    assert "X9 (-): the app has no X9 GPU type" in out
