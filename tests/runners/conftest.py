@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from harness.job import EvalJob
 from harness.problem import load_problem
 from harness.result import Mode
 from runners import modal_app
-from runners.worker import Worker
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "harness"
@@ -84,35 +82,3 @@ async def results(bus: Bus) -> AsyncIterator[Results]:
     seen = Results()
     async with await bus.consume_results(seen.on_results, poll_s=0.2):
         yield seen
-
-
-async def _eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail(f"condition {check.__qualname__} never held within {timeout_s} s")
-        await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-def eventually() -> Callable[..., Awaitable[None]]:
-    """``await eventually(async_check, timeout_s=30)``: wait until the check holds, else fail."""
-    return _eventually
-
-
-@contextlib.asynccontextmanager
-async def serving(worker: Worker) -> AsyncIterator[Worker]:
-    """Run ``worker`` for the length of the block, then stop it and wait until it has."""
-    stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop))
-    try:
-        yield worker
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
-
-
-@pytest.fixture
-def serve() -> Callable[[Worker], contextlib.AbstractAsyncContextManager[Worker]]:
-    """``async with serve(Worker(...)):`` the worker serves its pool inside the block."""
-    return serving
