@@ -342,7 +342,10 @@ class Bus:
             with _translated(f"create the job queue for {gpu}"):
                 await self._js.add_consumer(subjects.JOBS, config)   # a durable create also updates
         with _translated("create the runner calls bucket"):
-            await self._js.create_key_value(RUNNER_CALLS_CONFIG)
+            try:
+                await self._js.create_key_value(RUNNER_CALLS_CONFIG)
+            except nats.js.errors.BadRequestError as exc:     # made by another version: its entries still serve
+                log.warning("keeping the existing %s bucket (%s)", subjects.RUNNER_CALLS, exc.description or exc)
 
     # ----- commands: request-reply --------------------------------------------------------------
 

@@ -93,6 +93,7 @@ class ModalRunner:
                 record = None
             except (errors.AuthError, errors.PermissionDeniedError, errors.NotFoundError) as exc:
                 log.error("run %s: the Modal runner is not configured: %r", job.run_id, exc)
+                self._handle = None                    # look the function up afresh: it may be deployed by then
                 return remote.failure(job, FailureKind.HARNESS_ERROR, f"{self._not_configured(exc)}. "
                                       f"{remote.NOT_YOUR_FAULT}")
         raise RunnerUnavailable(f"Modal lost {MAX_CALLS_PER_RUN} calls of this run in a row")
