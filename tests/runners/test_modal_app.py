@@ -12,8 +12,10 @@ import pytest
 from modal._utils.async_utils import synchronizer
 from modal.mount import _Mount
 
+from harness.job import EvalJob
+from harness.problem import load_problem
 from harness.remote import PROTOCOL, payload_for, read_answer
-from harness.result import Status
+from harness.result import Mode, Status
 from runners import modal_app, modal_backend
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,11 +81,15 @@ def test_non_python_files_of_the_package_ship_too(tmp_path: Path, monkeypatch: p
         "/root/kernelpack/limits.json"}
 
 
-@pytest.mark.filterwarnings("ignore:The run_H100 function is executing locally")
-def test_a_function_body_evaluates_a_shipped_problem_through_the_real_harness(eval_job, cache_env) -> None:
-    answer = modal_app.functions["H100"].local(payload_for(eval_job("correct")))
+@pytest.mark.filterwarnings("ignore:The run_.* function is executing locally")
+@pytest.mark.parametrize("pool", POOLS)
+def test_each_function_body_evaluates_a_shipped_problem_through_the_real_harness(pool: str, cache_env) -> None:
+    problem = REPO / "problems" / "vectoradd"
+    job = EvalJob(problem=load_problem(problem), submission_name="pytorch.py", mode=Mode.TEST, device="auto",
+                  submission_source=(problem / "solutions" / "correct" / "pytorch.py").read_text())
+    answer = modal_app.functions[pool].local(payload_for(job))
     decoded = read_answer(answer)
-    assert decoded.result is not None and decoded.result.status is Status.PASSED
+    assert decoded.result is not None and decoded.result.status is Status.PASSED, decoded.error
     assert decoded.result.system.device == "cpu" and decoded.elapsed_s > 0
     assert os.environ["TRITON_CACHE_DIR"].startswith(tempfile.gettempdir())         # a per-job copy
 
