@@ -117,3 +117,13 @@ def test_warm_runs_each_problems_reference_through_the_cache_writer_on_the_gpu_a
     assert volume.commits == 1
     assert os.environ["TRITON_CACHE_DIR"].startswith(str(tmp_path / "cache" / "no-gpu-torch-"))
     assert "X9 (-): the app has no X9 GPU type" in out
+
+
+def test_the_core_never_loads_modal_and_workers_never_load_the_app_module() -> None:
+    code = ("import sys, core.main, core.service, runners.worker, runners.backends, runners.modal_backend, "
+            "runners.github_backend; print(sorted(m for m in ('modal', 'runners.modal_app') if m in sys.modules))")
+    core_only = subprocess.run([sys.executable, "-c", "import sys, core.main, core.service; "
+                                "print('modal' in sys.modules)"], cwd=REPO, capture_output=True, text=True, check=True)
+    workers = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert core_only.stdout.strip() == "False"
+    assert workers.stdout.strip() == "[]"         # the client loads when a modal worker starts; the app, never
