@@ -74,6 +74,7 @@ class FakeCall:
             answer = await asyncio.wait_for(asyncio.wrap_future(self._future), min(timeout or 60, 0.2))
         except TimeoutError:
             raise TimeoutError() from None              # builtin, like Modal's get(timeout=...)
+        json.dumps(answer)                              # our contract: functions return plain JSON-able data
         return pickle.loads(pickle.dumps(answer))
 
     async def _cancel(self, terminate_containers: bool = False) -> None:

@@ -55,7 +55,7 @@ def test_each_function_has_its_gpu_a_real_time_limit_and_full_isolation(pool: st
 def test_only_the_cache_warmer_writes_the_cache_volume() -> None:
     info = modal_app.warm.info()
     assert info.volumes["/cache"].read_only is False
-    assert info.block_network and info.restrict_modal_access and info.single_use_containers
+    assert info.block_network and info.single_use_containers and info.max_retries == 0
     assert "warm_cache" not in {modal_backend.function_name(pool) for pool in POOLS}
 
 
