@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fakes.github import FakeGitHub
 from fakes.modal import FakeModal
 
 import harness.remote
@@ -18,6 +20,7 @@ from core.config import Settings, load_settings
 from core.main import main as kernelrank
 from runners import modal_app, modal_cli
 from runners.modal_backend import function_name
+from runners.worker import run_worker
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -127,3 +130,37 @@ def test_the_core_never_loads_modal_and_workers_never_load_the_app_module() -> N
     workers = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert core_only.stdout.strip() == "False"
     assert workers.stdout.strip() == "[]"         # the client loads when a modal worker starts; the app, never
+
+
+async def _serve_pool(nats_url: str, gpu: str, backend: str, settings: Settings, results, n: int = 1) -> list:
+    """``kernelrank worker --gpu G --backend B`` in this loop until ``n`` results arrived."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_worker(nats_url, gpu, backend, settings, stop=stop))
+    try:
+        return await results.wait(n)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+async def test_a_modal_worker_built_from_the_settings_reaches_the_real_modal_client(
+        bus, results, run_job, nats_url, monkeypatch) -> None:
+    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"):
+        monkeypatch.setenv(name, "")
+    monkeypatch.setenv("MODAL_SERVER_URL", "http://127.0.0.1:9")
+    await bus.publish_job(run_job("H100"))
+    (result,) = await _serve_pool(nats_url, "H100", "modal", Settings(modal_app="team-runners"), results)
+    assert "The Modal runner is not configured" in result.result.failure.message
+
+
+async def test_a_github_worker_built_from_the_settings_runs_jobs_on_the_repositorys_runners(
+        bus, results, run_job, nats_url) -> None:
+    github = FakeGitHub()
+    await github.start()
+    try:
+        settings = Settings(github_token=github.token, github_repo=github.repo, github_api_url=github.base_url)
+        await bus.publish_job(run_job("H100"))
+        (result,) = await _serve_pool(nats_url, "H100", "github", settings, results)
+    finally:
+        await github.close()
+    assert result.result.status.value == "passed" and len(github.dispatches) == 1
