@@ -29,10 +29,31 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    KeyValueConfig,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.kv import KeyValue
 
 from core import subjects
-from core.messages import Command, DecodeError, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult, decode, encode
+from core.messages import (
+    Command,
+    DecodeError,
+    Platform,
+    PoolStatus,
+    Reply,
+    ReplyTo,
+    RunJob,
+    RunProgress,
+    RunResult,
+    decode,
+    encode,
+)
 from core.report import error_reply
 
 log = logging.getLogger(__name__)
@@ -44,6 +65,9 @@ DUPLICATE_WINDOW_S = 120       # Nats-Msg-Id dedupe on every stream
 ACK_TIMEOUT_S = 5.0            # how long an ack_sync waits for the server's confirmation
 RECONNECT_WAIT_S = 0.5
 FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within this long
+# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
+RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
+                                     storage=StorageType.FILE)
 NOT_RUNNING = "kernelrank is not running (no core answered). Start it with `kernelrank up`, then try again."
 
 
@@ -136,6 +160,35 @@ class Puller(Generic[T]):
     async def close(self) -> None:
         with contextlib.suppress(nats.errors.Error):
             await self._sub.unsubscribe()
+
+
+class JsonBucket:
+    """A JetStream KV bucket holding JSON objects by key; keys go through ``subjects.token``."""
+
+    def __init__(self, kv: KeyValue) -> None:
+        self._kv = kv
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        """The stored object, or ``None`` when there is none (or it cannot be read)."""
+        with _translated(f"read {key}"):
+            try:
+                entry = await self._kv.get(subjects.token(key))
+            except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
+                return None
+        try:
+            value = json.loads(entry.value or b"")
+        except ValueError:
+            log.warning("ignoring an unreadable entry %s in a KV bucket", key)
+            return None
+        return value if isinstance(value, dict) else None
+
+    async def put(self, key: str, value: dict[str, Any]) -> None:
+        with _translated(f"store {key}"):
+            await self._kv.put(subjects.token(key), json.dumps(value).encode())
+
+    async def delete(self, key: str) -> None:
+        with _translated(f"delete {key}"):
+            await self._kv.delete(subjects.token(key))
 
 
 class Running:
@@ -288,6 +341,11 @@ class Bus:
                                     max_ack_pending=(concurrency or {}).get(gpu))
             with _translated(f"create the job queue for {gpu}"):
                 await self._js.add_consumer(subjects.JOBS, config)   # a durable create also updates
+        with _translated("create the runner calls bucket"):
+            try:
+                await self._js.create_key_value(RUNNER_CALLS_CONFIG)
+            except nats.js.errors.BadRequestError as exc:     # made by another version: its entries still serve
+                log.warning("keeping the existing %s bucket (%s)", subjects.RUNNER_CALLS, exc.description or exc)
 
     # ----- commands: request-reply --------------------------------------------------------------
 
@@ -371,6 +429,12 @@ class Bus:
             with _translated(f"publish on {subject}"):
                 await self._nc.publish(subject, encode(reply))
 
+    async def publish_pool_status(self, status: PoolStatus) -> None:
+        """A worker's periodic report; plain NATS (no stream): only the latest one matters."""
+        subject = subjects.pool_status_subject(status.gpu)
+        with _translated(f"publish on {subject}"):
+            await self._nc.publish(subject, encode(status))
+
     async def _publish(self, subject: str, message: Any, msg_id: str = "") -> Any:
         with _translated(f"publish on {subject}"):
             return await self._js.publish(subject, encode(message), headers={"Nats-Msg-Id": msg_id} if msg_id else None)
@@ -451,6 +515,17 @@ class Bus:
             self._follows.discard(sub)
             with contextlib.suppress(nats.errors.Error):
                 await sub.unsubscribe()
+
+    # ----- remote calls of runner backends ------------------------------------------------------
+
+    async def runner_calls(self) -> JsonBucket:
+        """The KV bucket where remote backends keep the call they started for each run (see core.subjects)."""
+        with _translated("open the runner calls bucket"):
+            try:
+                kv = await self._js.key_value(subjects.RUNNER_CALLS)
+            except nats.js.errors.BucketNotFoundError:       # a worker that came up before any core
+                kv = await self._js.create_key_value(RUNNER_CALLS_CONFIG)
+        return JsonBucket(kv)
 
     # ----- dead letters (used by core.deadletter) ----------------------------------------------
 

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SECRET_FIELDS = frozenset({"slack_bot_token", "slack_app_token", "slack_signing_secret", "discord_token"})
+SECRET_FIELDS = frozenset({"slack_bot_token", "slack_app_token", "slack_signing_secret", "discord_token",
+                           "github_token"})
+
+# Modal's list prices in dollars per GPU-second (docs/runners.md says where they come from); check
+# modal.com/pricing and override with KERNELRANK_GPU_PRICES or a [gpu_prices] table in kernelrank.toml.
+MODAL_PRICES = {"T4": 0.000164, "L4": 0.000222, "A10": 0.000306, "L40S": 0.000542, "A100-40GB": 0.000583,
+                "A100-80GB": 0.000694, "H100": 0.001097, "H200": 0.001261, "B200": 0.001736}
 
 
 class ConfigError(ValueError):
@@ -39,6 +45,22 @@ class Settings:
     slack_app_token: str = ""                      # SLACK_APP_TOKEN
     slack_signing_secret: str = ""                 # SLACK_SIGNING_SECRET
     discord_token: str = ""                        # DISCORD_TOKEN
+    # GPU pools and remote runners (docs/runners.md)
+    pool_concurrency: dict[str, int] = field(default_factory=dict)  # KERNELRANK_POOL_CONCURRENCY: H100=8,T4=2
+    gpu_prices: dict[str, float] = field(default_factory=lambda: dict(MODAL_PRICES))  # KERNELRANK_GPU_PRICES: $/GPU-s
+    remote_queue_timeout_s: float = 1800.0         # KERNELRANK_REMOTE_QUEUE_TIMEOUT_S: wait for a remote GPU, at most
+    modal_app: str = "kernelrank"                  # KERNELRANK_MODAL_APP: the deployed Modal app's name
+    modal_gpus: list[str] = field(default_factory=list)  # KERNELRANK_MODAL_GPUS: types `modal check` runs (all)
+    modal_timeout_s: int = 1200                    # KERNELRANK_MODAL_TIMEOUT_S: deployed functions' time limit
+    github_token: str = ""                         # GITHUB_TOKEN: fine-grained, actions read/write on the repo
+    github_repo: str = ""                          # KERNELRANK_GITHUB_REPO: owner/name holding the workflow
+    github_workflow: str = "kernelrank-runner.yml"  # KERNELRANK_GITHUB_WORKFLOW: its file name (or id)
+    github_ref: str = "main"                       # KERNELRANK_GITHUB_REF: the branch the workflow runs from
+    github_api_url: str = "https://api.github.com"  # KERNELRANK_GITHUB_API_URL: GitHub Enterprise's API instead
+
+    def concurrency_for(self, gpu: str) -> int:
+        """Jobs at once for one worker of ``gpu``: the pool's own setting, else the worker default."""
+        return self.pool_concurrency.get(gpu, self.worker_concurrency)
 
     @property
     def database(self) -> Path:
@@ -86,6 +108,7 @@ def load_settings(environ: dict[str, str] | None = None, config_file: Path | Non
     if unknown:
         raise ConfigError(f"unknown settings in {toml_path}: {', '.join(sorted(unknown))}")
     settings = Settings(**{name: _convert(name, value) for name, value in values.items()})
+    settings.gpu_prices = {**MODAL_PRICES, **settings.gpu_prices}     # a price given replaces one, keeps the rest
     if not settings.user:
         settings.user = environ.get("USER", "") or "anonymous"
     return settings
@@ -98,6 +121,9 @@ def _convert(name: str, value: Any) -> Any:
             return Path(value) if value not in ("", None) else None
         if kind.startswith("list"):
             return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
+        if kind.startswith("dict"):
+            number = float if "float" in kind else int
+            return {str(k): number(v) for k, v in _pairs(value).items()}
         if kind == "int":
             return int(value)
         if kind == "float":
@@ -105,6 +131,19 @@ def _convert(name: str, value: Any) -> Any:
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"setting {env_name(name)} has an unusable value {value!r}: {exc}") from exc
     return str(value)
+
+
+def _pairs(value: Any) -> dict[str, Any]:
+    """A TOML table as it is, or ``"H100=8, T4=2"`` from the environment as a dict."""
+    if isinstance(value, dict):
+        return value
+    pairs = {}
+    for item in filter(None, (part.strip() for part in str(value).split(","))):
+        key, sep, number = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{item!r} is not NAME=NUMBER")
+        pairs[key.strip()] = number.strip()
+    return pairs
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:

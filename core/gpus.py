@@ -18,6 +18,7 @@ CPU_POOL = "CPU"
 _POOLS = (("H100", "H100"), ("H200", "H200"), ("B200", "B200"), ("A100-SXM4-80GB", "A100-80GB"),
           ("A100 80GB", "A100-80GB"), ("A100", "A100-40GB"), ("L40S", "L40S"), ("L4", "L4"), ("T4", "T4"),
           ("A10", "A10"))
+KNOWN_POOLS = frozenset(pool for _, pool in _POOLS)
 
 
 def pool_for(gpu_name: str) -> str:

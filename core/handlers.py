@@ -188,8 +188,14 @@ async def submission(cmd: Command, deps: Deps) -> Reply:
 
 async def stats(cmd: Command, deps: Deps) -> Reply:
     figures = await deps.db.read(deps.db.store.stats)
-    rows = [[k.replace("_", " "), v] for k, v in vars(figures).items()]
-    return _reply(cmd, "kernelrank in figures", [report.table(["what", "count"], rows)])
+    rows = [[k.replace("_", " "), v] for k, v in vars(figures).items() if k not in ("by_gpu", "cost_usd")]
+    rows.append(["estimated cost", report.format_cost(figures.cost_usd)])
+    parts = [report.table(["what", "count"], rows)]
+    if figures.by_gpu:
+        parts.append(report.table(["GPU", "runs", "GPU hours", "estimated cost"],
+                                  [[u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", report.format_cost(u.cost_usd)]
+                                   for u in figures.by_gpu]))
+    return _reply(cmd, "kernelrank in figures", parts)
 
 
 async def _leaderboard(deps: Deps, name: str) -> Board:

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 2
-    _configure_logging(settings, quiet=command in CLIENT_COMMANDS)
+    _configure_logging(settings, quiet=command in (*CLIENT_COMMANDS, "modal"))
     if command in CLIENT_COMMANDS:
         return importlib.import_module("adapters.cli").main(command, rest, settings)
     if command == "up":
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(_core(settings))
     if command == "worker":
         return _serve(_worker(rest, settings))
+    if command == "modal":
+        return importlib.import_module("runners.modal_cli").main(rest, settings)
     print(f"kernelrank: unknown command {command!r}.\n\n{_usage()}", file=sys.stderr)
     return 2
 
@@ -50,7 +52,8 @@ def _usage() -> str:
 start the system
   up                      start NATS, the core, local workers (Ctrl-C stops everything)
   core                    run the core service alone (needs KERNELRANK_NATS_URL)
-  worker --gpu POOL       run a worker for a GPU pool (--backend local|fake, --concurrency N)
+  worker --gpu POOL       run a worker for a GPU pool (--backend local|modal|github|fake, --concurrency N)
+  modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
 
 use it
   submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)
@@ -82,7 +85,7 @@ def _serve(main_coro_factory) -> int:
 
     try:
         asyncio.run(runner())
-    except ConnectionError as exc:
+    except (ConnectionError, ConfigError) as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -103,14 +106,17 @@ def _core(settings: Settings):
 def _worker(argv: list[str], settings: Settings):
     parser = argparse.ArgumentParser(prog="kernelrank worker", description="Run jobs for one GPU pool.")
     parser.add_argument("--gpu", required=True, help="pool name, e.g. H100 or CPU")
-    parser.add_argument("--backend", default="local", choices=("local", "fake"))
-    parser.add_argument("--concurrency", type=int, default=settings.worker_concurrency)
+    parser.add_argument("--backend", default="local", choices=("local", "modal", "github", "fake"),
+                        help="where jobs run: this host (local), Modal, GitHub self-hosted runners, or nowhere (fake)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="jobs at once (default: KERNELRANK_POOL_CONCURRENCY for the pool, else "
+                             "KERNELRANK_WORKER_CONCURRENCY)")
     args = parser.parse_args(argv)
 
     async def start(stop: asyncio.Event) -> None:
         from runners.worker import run_worker
 
-        await run_worker(_nats_url(settings), args.gpu, args.backend, args.concurrency, stop=stop)
+        await run_worker(_nats_url(settings), args.gpu, args.backend, settings, args.concurrency, stop=stop)
 
     return start
 

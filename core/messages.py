@@ -115,6 +115,7 @@ class RunResult:
     result: EvalResult
     worker: str = ""
     attempts: int = 1
+    cost_usd: float | None = None  # estimated price of the GPU time (result.gpu_s); None where runs are not billed
     v: int = WIRE_VERSION
 
 

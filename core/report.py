@@ -64,8 +64,8 @@ _VERDICT = {Status.PASSED: ("passed", Tone.SUCCESS), Status.FAILED: ("failed", T
             Status.ERROR: ("could not run", Tone.ERROR), Status.TIMEOUT: ("timed out", Tone.WARNING)}
 
 
-def result_parts(result: EvalResult) -> list[Part]:
-    """The body of a result report: verdict, score, per-shape table, failure and where it ran."""
+def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part]:
+    """The body of a result report: verdict, score, per-shape table, failure, where it ran and what it cost."""
     verdict, tone = _VERDICT[result.status]
     parts = [status(f"{result.mode.value} {verdict}", tone)]
     if result.score_us is not None:
@@ -85,8 +85,20 @@ def result_parts(result: EvalResult) -> list[Part]:
     for profile in result.profiles:
         parts.append(text(f"Profile of {format_spec(profile.spec)}"))
         parts.append(code(profile.table))
-    parts.append(text(_system_line(result)))
+    parts.append(text(_system_line(result) + cost_words(result.gpu_s, cost_usd)))
     return parts
+
+
+def format_cost(cost_usd: float) -> str:
+    """Dollars with the precision a run's cost needs: $0.0143, $1.27."""
+    return f"${cost_usd:.4f}" if cost_usd < 1 else f"${cost_usd:,.2f}"
+
+
+def cost_words(gpu_s: float, cost_usd: float | None) -> str:
+    """`` GPU time 14.2 s, about $0.0156.`` for billed runs; nothing where runs are not billed."""
+    if cost_usd is None:
+        return ""
+    return f" GPU time {gpu_s:.1f} s, about {format_cost(cost_usd)}."
 
 
 def _ranking_words(ranking_by: str) -> str:

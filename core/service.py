@@ -44,7 +44,8 @@ class CoreService:
 
     async def start(self) -> None:
         await self.bus.ensure_streams(self.pools, ack_wait_s=self.settings.ack_wait_s,
-                                      max_deliver=self.settings.max_deliver)
+                                      max_deliver=self.settings.max_deliver,
+                                      concurrency=self.settings.pool_concurrency)
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
         await self._requeue_unstarted()
         dead = DeadLetters(self.bus, self._on_dead)
@@ -79,7 +80,9 @@ class CoreService:
     async def _on_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
         await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
-                                                attempts=r.attempts, finished_at=now) for r in results])
+                                                attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
+                                   for r in results])
+        costs = {r.run_id: r.cost_usd for r in results}
         runs = []
         for result in results:
             run = self.deps.in_flight.pop(result.run_id, None) or await self.db.read(self.db.store.run, result.run_id)
@@ -94,15 +97,17 @@ class CoreService:
         standings = await self._standings({(run.leaderboard, run.gpu) for run, result in runs
                                            if result.passed and result.mode is Mode.RANKED})
         for run, result in runs:
-            await self.bus.publish_reply(self._result_reply(run, result, standings.get((run.leaderboard, run.gpu))))
+            await self.bus.publish_reply(self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)),
+                                                            costs.get(run.run_id)))
 
     async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
         """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
         return {(lb, gpu): {row.person_id: row for row in await self.db.read(self.db.store.ranking, lb, gpu)}
                 for lb, gpu in boards}
 
-    def _result_reply(self, run: RunInfo, result: EvalResult, standing: dict[int, RankRow] | None) -> Reply:
-        parts = report.result_parts(result)
+    def _result_reply(self, run: RunInfo, result: EvalResult, standing: dict[int, RankRow] | None,
+                      cost_usd: float | None = None) -> Reply:
+        parts = report.result_parts(result, cost_usd)
         reply_to = from_jsonable(ReplyTo, run.reply_to)
         if standing is not None:
             parts.insert(1, report.text(_standing_words(run, standing.get(run.person_id))))
@@ -112,7 +117,7 @@ class CoreService:
         return Reply(reply_to=reply_to, parts=parts, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
                      title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
                      data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
-                           "score_us": result.score_us},
+                           "score_us": result.score_us, "gpu_s": result.gpu_s, "cost_usd": cost_usd},
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:

@@ -11,6 +11,8 @@ subject                                 stream      carries
 ``replies.<platform>.<route>``          REPLIES     ``Reply`` from the core; the route is
                                                     ``ReplyTo.channel`` (the terminal's session id)
 ``pools.status.<gpu>``                  (none)      ``PoolStatus`` from workers, every few seconds
+``$KV.runner_calls.<run_id>``           KV bucket   the remote call (Modal, GitHub) a worker started for a
+                                                    run, so a restarted worker re-attaches to it
 ======================================  ==========  ===================================================
 
 Names from users or the environment (GPU pools, run ids, routes) go through ``token`` before they
@@ -35,6 +37,8 @@ PROGRESS_ALL = "runs.progress.>"
 RESULTS_ALL = "runs.result.>"
 REPLIES_ALL = "replies.>"
 POOL_STATUS_ALL = "pools.status.>"
+
+RUNNER_CALLS = "runner_calls"             # KV bucket (stream KV_runner_calls): run id -> remote call
 
 CORE_RESULTS = "core-results"             # the core's durable consumer of results
 CORE_PROGRESS = "core-progress"           # the core's durable consumer of progress events

@@ -1,8 +1,11 @@
 """What a worker needs from a backend: run one job to its result, forwarding progress, and close.
 
-Backends: ``runners.local.LocalRunner`` (this host's GPU or CPU, through the harness server),
-``runners.fake.FakeRunner`` (canned results for tests), and later a Modal backend. A backend returns an
-``EvalResult`` for everything the submission does; it raises only when it cannot run anything at all.
+Backends (``runners.backends.build_runner`` picks one): ``runners.local.LocalRunner`` (this host's GPU or
+CPU, through the harness server), ``runners.modal_backend.ModalRunner`` (deployed Modal functions),
+``runners.github_backend.GitHubRunner`` (workflow runs on self-hosted GPU runners) and
+``runners.fake.FakeRunner`` (canned results for tests). A backend returns an ``EvalResult`` for everything
+the submission does; it raises only when it cannot run anything at all. ``price_per_s`` prices the
+result's ``gpu_s`` (None where runs are not billed); ``backlog`` counts jobs waiting inside the backend.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ ProgressCallback = Callable[[Progress], Awaitable[None]]
 
 class Runner(Protocol):
     name: str
+    price_per_s: float | None
 
     async def run(self, job: EvalJob, on_progress: ProgressCallback | None = None) -> EvalResult: ...
+
+    async def backlog(self) -> int: ...
 
     async def close(self) -> None: ...

@@ -33,8 +33,9 @@ class FakeRunner:
     name = "fake"
 
     def __init__(self, result_for: Callable[[EvalJob], EvalResult] | None = None, delay_s: float = 0.0,
-                 fail_times: int = 0, progress_steps: int = 2) -> None:
+                 fail_times: int = 0, progress_steps: int = 2, price_per_s: float | None = None) -> None:
         self.result_for = result_for or passed_result
+        self.price_per_s = price_per_s
         self.delay_s = delay_s
         self.fail_times = fail_times          # the first N runs raise RunnerUnavailable
         self.progress_steps = progress_steps
@@ -52,6 +53,9 @@ class FakeRunner:
         if self.delay_s and not self.progress_steps:
             await asyncio.sleep(self.delay_s)
         return self.result_for(job)
+
+    async def backlog(self) -> int:
+        return 0
 
     async def close(self) -> None:
         """Nothing to release."""

@@ -23,6 +23,7 @@ class LocalRunner:
     """Implements ``runners.base.Runner`` with a ``HarnessServer`` kept alive between jobs."""
 
     name = "local"
+    price_per_s = None             # this host's GPU: not billed per run
 
     def __init__(self, device: str = "auto", python: str = sys.executable) -> None:
         self.device = device               # "auto" | "cpu" | "cuda": used for jobs that say "auto"
@@ -48,6 +49,10 @@ class LocalRunner:
             finally:
                 events.put_nowait(None)
                 await forwarding
+
+    async def backlog(self) -> int:
+        """Jobs wait in NATS, never inside this runner."""
+        return 0
 
     async def close(self) -> None:
         await asyncio.to_thread(self._server.close)

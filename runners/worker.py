@@ -7,6 +7,10 @@ dies mid-job leaves the job to be redelivered, and a result is never lost betwee
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
 later delivery; any other exception becomes an error result blamed on kernelrank, never on the kernel,
 and the worker goes on. Stopping cancels the runs in flight and gives their jobs back at once.
+
+Every ``status_s`` the worker publishes a ``PoolStatus`` (runs in flight, capacity, and the backlog inside
+its backend, such as Modal's own queue), and a last one with no capacity when it stops. A result's cost
+is its ``gpu_s`` times the backend's ``price_per_s``.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ import contextlib
 import logging
 import os
 import socket
+import time
+from collections.abc import Callable
 
 from core.bus import Bus, BusError, Delivery, Puller
-from core.messages import RunJob, RunProgress, RunResult
+from core.config import Settings
+from core.messages import PoolStatus, RunJob, RunProgress, RunResult
 from harness.result import EvalResult, Failure, FailureKind, Progress, Status
 from runners.base import Runner
 
@@ -27,6 +34,7 @@ log = logging.getLogger(__name__)
 STARTED = "started"          # the stage of the progress event a worker sends when it picks a job up
 RETRY_DELAY_S = 10.0         # how long a job given back by an unavailable runner waits
 POLL_S = 1.0                 # longest idle fetch; also how long stop() may take to notice
+STATUS_S = 5.0               # how often a worker reports its pool's state (PoolStatus)
 
 
 class RunnerUnavailable(Exception):
@@ -37,7 +45,8 @@ class Worker:
     """Runs jobs of one GPU pool, up to ``concurrency`` at once, until ``stop`` is set."""
 
     def __init__(self, bus: Bus, gpu: str, runner: Runner, *, concurrency: int = 1, heartbeat_s: float | None = None,
-                 name: str | None = None, retry_delay_s: float = RETRY_DELAY_S, poll_s: float = POLL_S) -> None:
+                 name: str | None = None, retry_delay_s: float = RETRY_DELAY_S, poll_s: float = POLL_S,
+                 status_s: float = STATUS_S) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
         self.bus, self.gpu, self.runner = bus, gpu, runner
@@ -46,6 +55,7 @@ class Worker:
         self.name = name or f"{gpu}@{socket.gethostname()}:{os.getpid()}"
         self.retry_delay_s = retry_delay_s
         self.poll_s = poll_s
+        self.status_s = status_s
 
     async def run(self, stop: asyncio.Event) -> None:
         queue = await self._wait_for_queue(stop)
@@ -56,6 +66,7 @@ class Worker:
                  heartbeat_s)
         running: set[asyncio.Task[None]] = set()
         stopped = asyncio.create_task(stop.wait())
+        reporting = asyncio.create_task(self._report(lambda: len(running)))
         try:
             while not stop.is_set():
                 free = self.concurrency - len(running)
@@ -77,9 +88,11 @@ class Worker:
                     task.add_done_callback(running.discard)
         finally:
             stopped.cancel()
+            reporting.cancel()
             for task in running:
                 task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+            await asyncio.gather(*running, reporting, return_exceptions=True)
+            await self._publish_status(running=0, capacity=0, backlog=0)     # this worker takes no more jobs
             await queue.close()
 
     async def _wait_for_queue(self, stop: asyncio.Event) -> Puller[RunJob] | None:
@@ -112,7 +125,8 @@ class Worker:
                 log.exception("run %s: the %s runner failed", job.run_id, getattr(self.runner, "name", "?"))
                 result = _harness_error(job, exc)
             await self.bus.publish_result(RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
-                                                    result=result, worker=self.name, attempts=delivery.deliveries))
+                                                    result=result, worker=self.name, attempts=delivery.deliveries,
+                                                    cost_usd=_cost(result, self.runner.price_per_s)))
             await delivery.ack()
         except asyncio.CancelledError:
             await _give_back(delivery)
@@ -122,6 +136,25 @@ class Worker:
         finally:
             beat.cancel()
 
+    async def _report(self, running: Callable[[], int]) -> None:
+        """Publish the pool's state every ``status_s`` until cancelled."""
+        while True:
+            try:
+                backlog = await asyncio.wait_for(self.runner.backlog(), self.status_s)
+            except Exception as exc:           # a slow or failing backend must not stop the reports
+                log.debug("backlog of %s unknown: %r", self.gpu, exc)
+                backlog = 0
+            await self._publish_status(running=running(), capacity=self.concurrency, backlog=backlog)
+            await asyncio.sleep(self.status_s)
+
+    async def _publish_status(self, *, running: int, capacity: int, backlog: int) -> None:
+        status = PoolStatus(gpu=self.gpu, worker=self.name, backend=self.runner.name, running=running,
+                            capacity=capacity, backlog=backlog, at=time.time())
+        try:
+            await self.bus.publish_pool_status(status)
+        except BusError as exc:
+            log.debug("pool status of %s not sent: %s", self.gpu, exc)
+
     async def _progress(self, job: RunJob, progress: Progress) -> None:
         """Progress is best effort: a lost event must not fail the run."""
         try:
@@ -129,6 +162,11 @@ class Worker:
                                                         gpu=job.gpu, progress=progress))
         except BusError as exc:
             log.debug("progress of run %s not sent: %s", job.run_id, exc)
+
+
+def _cost(result: EvalResult, price_per_s: float | None) -> float | None:
+    """Dollars for the GPU time a result used, where the backend bills per second."""
+    return None if price_per_s is None else round(result.gpu_s * price_per_s, 6)
 
 
 def _harness_error(job: RunJob, exc: Exception) -> EvalResult:
@@ -161,25 +199,17 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), seconds)
 
 
-def make_runner(backend: str) -> Runner:
-    """The runner for ``--backend``: ``local`` (this host's GPU or CPU) or ``fake`` (instant canned results)."""
-    if backend == "fake":
-        from runners.fake import FakeRunner
-
-        return FakeRunner()
-    if backend == "local":
-        from runners.local import LocalRunner
-
-        return LocalRunner()
-    raise ValueError(f"unknown runner backend {backend!r}; use local or fake")
-
-
-async def run_worker(url: str, gpu: str, backend: str, concurrency: int = 1, *, stop: asyncio.Event) -> None:
+async def run_worker(url: str, gpu: str, backend: str, settings: Settings, concurrency: int | None = None, *,
+                     stop: asyncio.Event) -> None:
     """``kernelrank worker --gpu G --backend B``: serve one pool until ``stop`` is set."""
-    runner = make_runner(backend)
+    from runners.backends import build_runner
+
     bus = await Bus.connect(url, name=f"kernelrank-worker-{gpu}")
     try:
-        await Worker(bus, gpu, runner, concurrency=concurrency).run(stop)
+        runner = await build_runner(backend, gpu, settings, bus)
+        try:
+            await Worker(bus, gpu, runner, concurrency=concurrency or settings.concurrency_for(gpu)).run(stop)
+        finally:
+            await runner.close()
     finally:
-        await runner.close()
         await bus.close()

@@ -14,6 +14,7 @@ from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import (
     GlobalStats,
+    GpuUsage,
     HistoryRow,
     Leaderboard,
     LeaderboardSummary,
@@ -166,7 +167,11 @@ def stats(cur: Cursor) -> GlobalStats:
                   (SELECT count(*) FROM submissions)""").fetchone()
     by_status = cur.execute(
         "SELECT coalesce(status, state), count(*), coalesce(sum(gpu_s), 0) FROM runs GROUP BY ALL").fetchall()
+    by_gpu = [GpuUsage(*row) for row in cur.execute(
+        """SELECT gpu, count(*), coalesce(sum(gpu_s), 0), coalesce(sum(cost_usd), 0) FROM runs
+           WHERE state = 'done' GROUP BY gpu ORDER BY gpu""").fetchall()]
     return GlobalStats(people=people, leaderboards=leaderboards, submissions=submissions,
                        runs=sum(count for _, count, _ in by_status),
                        runs_by_status={key: count for key, count, _ in by_status},
-                       gpu_seconds=float(sum(seconds for _, _, seconds in by_status)))
+                       gpu_seconds=float(sum(seconds for _, _, seconds in by_status)),
+                       cost_usd=float(sum(usage.cost_usd for usage in by_gpu)), by_gpu=by_gpu)

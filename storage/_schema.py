@@ -110,7 +110,10 @@ _INITIAL = Migration("initial schema", (
         detail JSON NOT NULL)""",
 ))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL,)
+# The estimated price of each run's GPU time (Modal bills per second; local and GitHub runs stay NULL).
+_RUN_COSTS = Migration("run costs", ("ALTER TABLE runs ADD COLUMN cost_usd DOUBLE",))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

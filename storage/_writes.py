@@ -147,9 +147,10 @@ def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
     results = {run_id: _result_json(item.result) for run_id, item in new.items()}
     _append(cur, "runs",
             [(run_id, "done", item.result.status.value, data["score_us"], text, item.worker, item.attempts,
-              data["gpu_s"], as_utc(item.finished_at))
+              data["gpu_s"], _finite(item.cost_usd), as_utc(item.finished_at))
              for (run_id, item), (data, text) in zip(new.items(), results.values(), strict=True)],
-            columns=["run_id", "state", "status", "score_us", "result", "worker", "attempts", "gpu_s", "finished_at"],
+            columns=["run_id", "state", "status", "score_us", "result", "worker", "attempts", "gpu_s", "cost_usd",
+                     "finished_at"],
             action="update", key=["run_id"])
     _append(cur, "shape_results",
             [(run_id, index, json.dumps(shape["spec"]), shape["n"], shape["median_us"], shape["mean_us"],

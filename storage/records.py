@@ -72,6 +72,7 @@ class ResultRecord:
     worker: str
     attempts: int
     finished_at: datetime
+    cost_usd: float | None = None    # estimated price of the run's GPU time; None where runs are not billed
 
 
 @dataclass(frozen=True)
@@ -170,3 +171,15 @@ class GlobalStats:
     runs: int
     runs_by_status: dict[str, int]   # done runs by status; unfinished ones under "queued" / "running"
     gpu_seconds: float               # sum of the results' gpu_s
+    cost_usd: float = 0.0            # sum of the runs' estimated costs
+    by_gpu: list[GpuUsage] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GpuUsage:
+    """GPU time and money one pool has used, over every finished run."""
+
+    gpu: str
+    runs: int
+    gpu_seconds: float
+    cost_usd: float

@@ -8,16 +8,23 @@ give each test a clean JetStream.
 
 ``nats_server`` is one server for the whole session, for tests that use only core NATS (request-reply,
 plain subjects) or streams with names unique to the test.
+
+``eventually`` waits on a condition instead of sleeping; ``serve`` runs a worker for the length of a block
+(``worker_testkit.running``, for modules that want it as a plain import).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from worker_testkit import running
 
 from core.natsserver import EmbeddedNats
+from runners.worker import Worker
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +39,24 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedNa
 def nats_url(tmp_path: Path) -> Iterator[str]:
     with EmbeddedNats() as server:
         yield server.start(tmp_path / "nats-run", tmp_path / "nats-store")
+
+
+async def _eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0) -> None:
+    """Wait until ``check()`` holds; fail the test if it never does."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not await check():
+        if asyncio.get_running_loop().time() > deadline:
+            pytest.fail(f"condition {check.__qualname__} never held within {timeout_s} s")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def eventually() -> Callable[..., Awaitable[None]]:
+    """``await eventually(async_check, timeout_s=30)``: wait until the check holds, else fail."""
+    return _eventually
+
+
+@pytest.fixture
+def serve() -> Callable[[Worker], contextlib.AbstractAsyncContextManager[Worker]]:
+    """``async with serve(Worker(...)):`` the worker serves its pool inside the block."""
+    return running

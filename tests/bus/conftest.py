@@ -1,12 +1,11 @@
 """Fixtures for the bus, worker and dead-letter tests: a connected Bus, jobs, and ways to look inside NATS.
 
-Helpers are fixtures (``make_job``, ``eventually``, ``count``, ``crash_worker``) so tests need no imports
-from here.
+Helpers are fixtures (``make_job``, ``count``, ``crash_worker``; ``eventually`` comes from tests/conftest.py)
+so tests need no imports from here.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -39,25 +38,10 @@ def _make_job(gpu: str = GPU, *, source: str = "def custom_kernel(data):\n    re
                   reply_to=ReplyTo(platform=Platform.CLI, channel="session-1"), user="ada")
 
 
-async def _eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 15.0) -> None:
-    """Wait until ``check()`` holds; fail the test if it never does."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail(f"condition {check.__qualname__} never held within {timeout_s} s")
-        await asyncio.sleep(0.02)
-
-
 @pytest.fixture
 def make_job() -> Callable[..., RunJob]:
     """``make_job(gpu="CPU", source=..., mode=Mode.TEST)``: a RunJob for a tiny CPU problem, new run id."""
     return _make_job
-
-
-@pytest.fixture
-def eventually() -> Callable[..., Awaitable[None]]:
-    """``await eventually(async_check, timeout_s=15)``: wait until the check holds, else fail."""
-    return _eventually
 
 
 @pytest.fixture

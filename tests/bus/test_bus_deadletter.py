@@ -2,7 +2,7 @@
 
 import asyncio
 
-from bus_testkit import running
+from worker_testkit import running
 
 from core import subjects
 from core.bus import Bus, Running

@@ -4,7 +4,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from bus_testkit import running
+from worker_testkit import running
 
 from core import subjects
 from core.bus import Bus

@@ -1,4 +1,4 @@
-"""Helpers the bus tests share (a plain module: pytest puts this folder on sys.path)."""
+"""Helpers tests share as plain imports (pytest puts this folder on sys.path: tests/conftest.py lives here)."""
 
 from __future__ import annotations
 
@@ -18,4 +18,4 @@ async def running(worker: Worker) -> AsyncIterator[Worker]:
         yield worker
     finally:
         stop.set()
-        await asyncio.wait_for(task, 20)
+        await asyncio.wait_for(task, 30)

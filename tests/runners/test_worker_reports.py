@@ -1,0 +1,57 @@
+"""What every worker reports besides results: its pool's state every few seconds, and what each run cost."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import nats
+import pytest
+
+from core import subjects
+from core.messages import PoolStatus, decode
+from harness.job import EvalJob
+from harness.result import EvalResult
+from runners.fake import FakeRunner, passed_result
+from runners.worker import Worker
+
+
+def ten_gpu_seconds(job: EvalJob) -> EvalResult:
+    return dataclasses.replace(passed_result(job), gpu_s=10.0)
+
+
+@pytest.mark.parametrize("price, cost", [(0.001097, 0.01097), (None, None)])
+async def test_a_result_carries_the_cost_of_its_gpu_time_where_the_backend_bills(
+        bus, results, run_job, serve, price, cost) -> None:
+    await bus.publish_job(run_job("CPU"))
+    async with serve(Worker(bus, "CPU", FakeRunner(ten_gpu_seconds, price_per_s=price), poll_s=0.2)):
+        (result,) = await results.wait(1)
+    assert result.cost_usd == cost
+
+
+async def test_workers_report_running_jobs_and_capacity_until_they_stop(
+        bus, nats_url, run_job, results, serve, eventually) -> None:
+    nc = await nats.connect(nats_url)
+    statuses: list[PoolStatus] = []
+
+    async def on_status(msg) -> None:
+        statuses.append(decode(PoolStatus, msg.data))
+
+    async def busy() -> bool:
+        return any(status.running == 1 for status in statuses)
+
+    async def signed_off() -> bool:
+        return bool(statuses) and statuses[-1].capacity == 0
+
+    await nc.subscribe(subjects.pool_status_subject("CPU"), cb=on_status)
+    try:
+        await bus.publish_job(run_job("CPU"))
+        async with serve(Worker(bus, "CPU", FakeRunner(delay_s=1.5), concurrency=3, poll_s=0.1, status_s=0.1,
+                                name="w-cpu")):
+            await eventually(busy)
+            await results.wait(1)
+        await eventually(signed_off)
+    finally:
+        await nc.close()
+    assert {(s.gpu, s.worker, s.backend, s.backlog) for s in statuses} == {("CPU", "w-cpu", "fake", 0)}
+    assert {s.capacity for s in statuses[:-1]} == {3} and statuses[-1].running == 0
+    assert all(later.at >= earlier.at for earlier, later in zip(statuses, statuses[1:], strict=False))
