@@ -32,7 +32,19 @@ from nats.aio.subscription import Subscription
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RetentionPolicy, StorageType, StreamConfig
 
 from core import subjects
-from core.messages import Command, DecodeError, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult, decode, encode
+from core.messages import (
+    Command,
+    DecodeError,
+    Platform,
+    PoolStatus,
+    Reply,
+    ReplyTo,
+    RunJob,
+    RunProgress,
+    RunResult,
+    decode,
+    encode,
+)
 from core.report import error_reply
 
 log = logging.getLogger(__name__)
@@ -451,6 +463,30 @@ class Bus:
             self._follows.discard(sub)
             with contextlib.suppress(nats.errors.Error):
                 await sub.unsubscribe()
+
+    # ----- pool status -----------------------------------------------------------------------
+
+    async def publish_pool_status(self, status: PoolStatus) -> None:
+        """A worker's periodic report on its pool; plain NATS, not stored: only the latest one matters."""
+        with _translated("publish a pool status"):
+            await self._nc.publish(subjects.pool_status_subject(status.gpu), encode(status))
+
+    async def watch_pool_status(self, on_status: Callable[[PoolStatus], Awaitable[None]]) -> Running:
+        """Call ``on_status`` with every worker's ``PoolStatus`` report, of every pool."""
+        served = _Served(self._running)
+
+        async def on_message(msg: Msg) -> None:
+            try:
+                await on_status(decode(PoolStatus, msg.data))
+            except DecodeError as exc:
+                log.warning("skipping an unreadable pool status on %s: %s", msg.subject, exc)
+            except Exception:
+                log.exception("could not handle a pool status on %s", msg.subject)
+
+        with _translated("watch pool status reports"):
+            served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
+            await self._nc.flush()
+        return served
 
     # ----- dead letters (used by core.deadletter) ----------------------------------------------
 

@@ -39,6 +39,9 @@ class Settings:
     slack_app_token: str = ""                      # SLACK_APP_TOKEN
     slack_signing_secret: str = ""                 # SLACK_SIGNING_SECRET
     discord_token: str = ""                        # DISCORD_TOKEN
+    discord_api_base: str = ""                     # KERNELRANK_DISCORD_API_BASE: a Discord-compatible API (tests)
+    discord_guilds: list[str] = field(default_factory=list)  # KERNELRANK_DISCORD_GUILDS: sync commands here at start
+    announce: list[str] = field(default_factory=list)  # KERNELRANK_ANNOUNCE: top-3 news, e.g. discord:123,slack:C1
 
     @property
     def database(self) -> Path:

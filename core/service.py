@@ -13,6 +13,7 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 
 from core import report
+from core.announce import announcement_targets, announcements
 from core.bus import Bus
 from core.config import Settings
 from core.db import Database, Writer
@@ -37,7 +38,8 @@ class CoreService:
         self.boards = BoardCache(lambda name: db.read(db.store.get_leaderboard, name))
         self.deps = Deps(db=db, settings=settings, publish_job=bus.publish_job, writer=self.writer,
                          limiter=RateLimiter(settings.rate_limit_per_minute), boards=self.boards)
-        self._running: set[str] = set()
+        self._running = self.deps.started
+        self._announce_to = announcement_targets(settings.announce)
         # Progress is consumed apart from results, so it can trail them: remember recent finishes, skip late events.
         self._finished: OrderedDict[str, None] = OrderedDict()
         self._stoppers: list = []
@@ -52,7 +54,8 @@ class CoreService:
         self._stoppers = [dead.stop,
                           (await self.bus.serve_commands(self.handle_command)).stop,
                           (await self.bus.consume_results(self._on_results)).stop,
-                          (await self.bus.consume_progress(self._on_progress)).stop]
+                          (await self.bus.consume_progress(self._on_progress)).stop,
+                          (await self.bus.watch_pool_status(self.deps.pools.record)).stop]
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
 
     async def stop(self) -> None:
@@ -95,6 +98,8 @@ class CoreService:
                                            if result.passed and result.mode is Mode.RANKED})
         for run, result in runs:
             await self.bus.publish_reply(self._result_reply(run, result, standings.get((run.leaderboard, run.gpu))))
+        for announcement in announcements((run for run, _ in runs), standings, self._announce_to):
+            await self.bus.publish_reply(announcement)
 
     async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
         """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
@@ -112,7 +117,7 @@ class CoreService:
         return Reply(reply_to=reply_to, parts=parts, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
                      title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
                      data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
-                           "score_us": result.score_us},
+                           "score_us": result.score_us, "leaderboard": run.leaderboard, "gpu": run.gpu},
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
@@ -145,6 +150,7 @@ class CoreService:
         The run id is the message id, so a job still in the queue is not queued twice.
         """
         for run in await self.db.read(self.db.store.unfinished_runs):
+            self.deps.in_flight[run.run_id] = run      # so "jobs ahead" counts what an earlier core queued
             if run.state != "queued":
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
