@@ -144,7 +144,8 @@ def message(message_id: str, channel_id: str, *, author: dict[str, Any] = BOT_US
     if nonce is not None:
         data["nonce"] = nonce
     if reference is not None:
-        data["message_reference"] = {"type": 0, **reference, "channel_id": reference.get("channel_id", channel_id)}
+        data["message_reference"] = {"type": 0, **{k: str(v) if k.endswith("_id") else v for k, v in reference.items()},
+                                     "channel_id": str(reference.get("channel_id") or channel_id)}
     if webhook_id is not None:
         data["webhook_id"] = webhook_id
         data["application_id"] = APPLICATION_ID

@@ -248,7 +248,7 @@ class RestRoutes:
             if seen and self.fake.clock() - seen[0] < NONCE_WINDOW_S and seen[1] not in self.fake.deleted:
                 return 200, self.fake.messages[seen[1]], None
         reference = body.get("message_reference")
-        if reference and reference.get("message_id") not in self.fake.messages and \
+        if reference and str(reference.get("message_id")) not in self.fake.messages and \
                 reference.get("fail_if_not_exists", True):
             return error(400, 50035, "Invalid Form Body", {"message_reference": {"_errors": [
                 {"code": "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "message": "Unknown message"}]}})

@@ -167,8 +167,10 @@ class FakeDiscord:
     def calls_to(self, method: str, route: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and c.route == route]
 
-    def channel_messages(self, channel_id: str) -> list[dict]:
-        return [m for m in self.messages.values() if m["channel_id"] == channel_id and m["id"] not in self.deleted]
+    def channel_messages(self, channel_id: str, ephemeral: bool = False) -> list[dict]:
+        """What the channel shows everyone (``ephemeral=True``: also what only one user sees), oldest first."""
+        return [m for m in self.messages.values() if m["channel_id"] == channel_id and m["id"] not in self.deleted
+                and (ephemeral or not m["flags"] & EPHEMERAL)]
 
     # ----- gateway -----------------------------------------------------------------------------
 
