@@ -144,11 +144,16 @@ class FakeDiscord:
     async def inject(self, payload: dict[str, Any], timeout_s: float = 30.0) -> Interaction:
         """Dispatch a raw interaction object to the connected bot, as Discord's gateway does."""
         await self.wait_identified(timeout_s)
+        interaction = self.expect(payload)
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return interaction
+
+    def expect(self, payload: dict[str, Any], age_s: float = 0.0) -> Interaction:
+        """Know an interaction (its id and token) without dispatching it, as received ``age_s`` seconds ago."""
         self._learn(payload)
-        interaction = Interaction(payload=payload, received=self.clock())
+        interaction = Interaction(payload=payload, received=self.clock() - age_s)
         self.interactions[interaction.id] = interaction
         self.by_token[interaction.token] = interaction
-        await self.dispatch("INTERACTION_CREATE", payload)
         return interaction
 
     def add_attachment(self, filename: str, data: bytes, content_type: str | None = "text/x-python; charset=utf-8",
