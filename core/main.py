@@ -88,6 +88,9 @@ def _serve(main_coro_factory) -> int:
     except ConnectionError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 1
+    except ConfigError as exc:
+        print(f"kernelrank: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

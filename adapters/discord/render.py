@@ -81,12 +81,11 @@ def render_reply(reply: Reply) -> Outgoing:
             body.append(part)
     blocks = [_block(part) for part in body]
     pages = _pages(body, blocks)
-    title = _truncate(f"{tone_icon(reply.tone)} {reply.title}" if reply.title else tone_icon(reply.tone),
-                      TITLE_LIMIT)
+    head = {"title": _truncate(f"{tone_icon(reply.tone)} {reply.title}", TITLE_LIMIT)} if reply.title else {}
     if len(pages) > 1:
         files.append((_slug(reply.title or "report") + ".txt", strip_markup("\n\n".join(blocks)).encode()))
     return _assemble(Outgoing(content=" ".join(dict.fromkeys(mentions)), pages=pages),
-                     {"title": title, "color": COLOURS[reply.tone]}, images, files, _slug(reply.title or "files"))
+                     {**head, "color": COLOURS[reply.tone]}, images, files, _slug(reply.title or "files"))
 
 
 def render_text(text: str, tone: Tone = Tone.ERROR) -> Outgoing:

@@ -97,7 +97,8 @@ async def run_submission(svc: Services, itx: discord.Interaction, mode: str, scr
         return
     number, board, runs = reply.data.get("submission_id"), reply.data.get("leaderboard", board), reply.data["runs"]
     header = f"📥 **{who}** · submission #{number} · `{_plain(script.filename)}` → **{board}** · {mode}"
-    lines = [f"⏳ {run['gpu']}: queued ({run.get('ahead', 0)} ahead)" for run in runs]
+    lines = [f"⏳ {run['gpu']}: queued, " + (f"{run['ahead']} ahead" if run.get("ahead") else "next in line")
+             for run in runs]
     await svc.live.open(channel, status.id, header, lines)
     where = "Results will be posted as replies to your submission message."
     if threaded:

@@ -41,7 +41,7 @@ async def test_a_ranked_submission_gets_a_private_answer_a_thread_live_status_an
     header = fake.messages[status["id"]]["content"].split("\n")[0]
     assert header == "📥 **Ada** · submission #1 · `k.py` → **vectoradd** · ranked"
     edits = [c.json["content"] for c in fake.calls_to("PATCH", MESSAGES + "/{message}")]
-    assert any("CPU: queued (0 ahead)" in e for e in edits) and edits[-1].endswith("✅ CPU: ranked passed")
+    assert any("CPU: queued, next in line" in e for e in edits) and edits[-1].endswith("✅ CPU: ranked passed")
     download = fake.calls_to("GET", "/attachments/{channel}/{attachment}/{filename}")
     assert len(download) == 1 and download[0].status == 200
 
