@@ -24,6 +24,7 @@ from adapters.discord.endpoint import use_api, use_gateway_of
 from adapters.discord.live import LiveStatus
 from adapters.discord.poster import Poster
 from adapters.discord.replies import ReplyRouter
+from adapters.discord.respond import answer_stale_component
 from adapters.discord.services import Services
 from core.bus import Bus, BusError, Running
 from core.config import Settings
@@ -94,6 +95,9 @@ class KernelrankBot(discord.Client):
                 log.warning("cannot read replies yet (%s); trying again in %.0f s", exc, delay_s)
                 await asyncio.sleep(delay_s)
                 delay_s = min(2 * delay_s, 30.0)
+
+    async def on_interaction(self, itx: discord.Interaction) -> None:
+        await answer_stale_component(itx)
 
     async def on_ready(self) -> None:
         log.info("Discord bot ready as %s (%s) in %d servers", self.user, self.user.id if self.user else "?",

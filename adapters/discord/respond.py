@@ -9,6 +9,7 @@ the adapter itself refuses; ``on_error`` is the one place every command's errors
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 
@@ -21,6 +22,8 @@ from core.messages import Reply, Tone
 
 log = logging.getLogger(__name__)
 
+COMPONENT_PREFIX = "kernelrank:"  # custom ids of the bot's buttons and menus
+STALE_COMPONENT_S = 2.0           # a live view answers at once; Discord gives up after 3 s
 PUBLIC = "kernelrank_public"     # Interaction.extras key: whether the deferred answer is visible to all
 UNEXPECTED = "Something went wrong in the kernelrank bot; try again, and tell an admin if it keeps happening."
 
@@ -58,10 +61,31 @@ async def say(itx: discord.Interaction, text: str, tone: Tone = Tone.ERROR) -> N
     await show(itx, render_text(text, tone), private=True)
 
 
+async def answer_stale_component(itx: discord.Interaction) -> None:
+    """Buttons and menus live in the bot's memory: after a restart (or their timeout) nothing answers them.
+
+    Called for every interaction; a kernelrank component that nothing answered within 2 s gets a sentence.
+    """
+    custom_id = str((itx.data or {}).get("custom_id", ""))
+    if itx.type is not discord.InteractionType.component or not custom_id.startswith(COMPONENT_PREFIX):
+        return
+    await asyncio.sleep(STALE_COMPONENT_S)
+    if not itx.response.is_done():
+        with contextlib.suppress(discord.HTTPException):
+            await say(itx, "These buttons no longer work (the bot restarted or they timed out); the whole report is "
+                           "attached to the message, or run the command again.", Tone.WARNING)
+
+
 async def on_error(itx: discord.Interaction, error: app_commands.AppCommandError) -> None:
     """Every command's errors: a refusal is shown as it is; anything else is logged and apologised for."""
+    if itx.type is discord.InteractionType.autocomplete:     # nothing can be shown while the user types
+        log.warning("autocomplete failed: %s", error)
+        return
     if isinstance(error, Refusal):
         text = str(error)
+    elif isinstance(error, app_commands.CommandNotFound | app_commands.CommandSignatureMismatch):
+        text = ("This command has changed since Discord last learned it; ask a server admin to run `/admin sync`, "
+                "or try again in an hour.")
     elif isinstance(error, app_commands.CheckFailure):
         text = "You are not allowed to use this command here; ask a server admin."
     elif isinstance(error, app_commands.TransformerError):

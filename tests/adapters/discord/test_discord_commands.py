@@ -174,3 +174,10 @@ async def test_the_command_on_the_bus_vouches_for_the_discord_user(make_system, 
     assert cmd.actor.roles == ["Admin", "Competitor", "1300000000000000999", "admin"]
     assert (cmd.reply_to.channel, cmd.reply_to.user) == (o.KERNELS_CHANNEL, payloads.ADA["id"])
 
+
+
+async def test_a_command_discord_knows_but_the_bot_does_not_is_explained(make_system, make_bot):
+    bot = await make_bot(await make_system(FakeRunner()))
+    interaction = await bot.slash(["leaderboard", "retired-command"])
+    (answer,) = await bot.fake.wait_for(lambda f: bot.calls(interaction))
+    assert answer.json["type"] == 4 and flags(answer) & EPHEMERAL and "/admin sync" in texts(answer)

@@ -117,3 +117,14 @@ def test_stale_progress_in_a_batch_is_dropped():
     kept = latest_only(batch)
     assert [(r.update_key, r.final) for r in kept] == [("a", False), ("b", True), ("", True)]
     assert kept[0].parts[0].text == "a2"
+
+
+async def test_buttons_that_nothing_answers_any_more_get_a_sentence(make_system, make_bot):
+    bot = await make_bot(await make_system(FakeRunner()))
+    old = bot.fake.new_message(o.KERNELS_CHANNEL, {"content": "a report from before a restart", "components": [
+        {"type": 1, "components": [{"type": 2, "style": 2, "label": "Next ▶", "custom_id": "kernelrank:page:next"}]}]},
+        [])
+    click = await bot.send(payloads.button(old, "kernelrank:page:next"))
+    (answer,) = await bot.fake.wait_for(lambda f: bot.calls(click))
+    assert answer.json["type"] == 4 and answer.json["data"]["flags"] & (1 << 6)
+    assert "These buttons no longer work" in texts(answer)
