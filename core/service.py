@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from core import report
 from core.announce import announcement_targets, announcements
 from core.bus import Bus
+from core.compare import with_changes
 from core.config import Settings
 from core.db import Database, Writer
 from core.deadletter import DeadLetters
@@ -94,10 +95,15 @@ class CoreService:
                 log.warning("result for unknown run %s dropped", result.run_id)
             else:
                 runs.append((run, result.result))
-        standings = await self._standings({(run.leaderboard, run.gpu) for run, result in runs
-                                           if result.passed and result.mode is Mode.RANKED})
+        ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
+        standings = await self._standings({(run.leaderboard, run.gpu) for run in ranked})
+        earlier = await self.db.read(self.db.store.previous_bests,        # each author's best before these runs
+                                     [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
+                                     [r.run_id for r in ranked]) if ranked else {}
         for run, result in runs:
-            await self.bus.publish_reply(self._result_reply(run, result, standings.get((run.leaderboard, run.gpu))))
+            reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)))
+            reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
+            await self.bus.publish_reply(reply)
         for announcement in announcements((run for run, _ in runs), standings, self._announce_to):
             await self.bus.publish_reply(announcement)
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from core.bus import Bus
 from core.commands import query_command
 from core.messages import CommandKind, PartKind, Platform, PoolStatus, Reply, ReplyTo, Tone
-from runners.fake import FakeRunner
+from harness.result import ShapeStats
+from runners.fake import FakeRunner, passed_result
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 CORRECT = (FIXTURES / "submissions" / "correct.py").read_text()
@@ -91,3 +93,32 @@ async def test_a_new_top_3_entry_is_announced_on_each_configured_channel(make_sy
         await listener.close()
     assert discord.data["kind"] == slack.data["kind"] == "announcement"
     assert discord.data["top"][0][1] == "Ada" and len(discord.data["top"]) == 1      # the test run is not ranked
+
+
+async def test_a_ranked_report_compares_each_shape_with_the_authors_previous_best(make_system):
+    def timed(job):
+        """Two shapes whose medians follow a ``# score=N`` line in the source."""
+        result = passed_result(job)
+        score = float(re.search(r"# score=([\d.]+)", job.submission_source).group(1))
+        result.score_us = score
+        result.shapes = [ShapeStats(spec={"size": size}, n=10, median_us=score * k, mean_us=score * k,
+                                    trimmed_mean_us=score * k, std_us=0.1, ci_low_us=score * k, ci_high_us=score * k,
+                                    min_us=score * k, p10_us=score * k, p90_us=score * k, max_us=score * k,
+                                    first_call_us=score * k) for k, size in ((1, 4096), (2, 16384))]
+        return result
+
+    system = await make_system(FakeRunner(result_for=timed))
+    first = await system.submit("ada", f"{CORRECT}# score=20\n", leaderboard="vectoradd")
+    (report,) = (await system.finals(run_ids(first))).values()
+    assert "Against your previous best" not in "\n".join(p.text for p in report.parts)   # nothing to compare yet
+    second = await system.submit("ada", f"{CORRECT}# score=10\n", leaderboard="vectoradd")
+    (report,) = (await system.finals(run_ids(second))).values()
+    tables = [p for p in report.parts if p.kind is PartKind.TABLE]
+    (changes,) = [t for t in tables if t.headers[0] == "shape" and "change" in t.headers]
+    assert changes.headers[2] == f"your best before (#{first.data['submission_id']})"
+    assert [row[3] for row in changes.rows] == ["-50.0%", "-50.0%"] and changes.rows[0][0] == "size=4096"
+    # a slower run is compared with the best, which is still the second one
+    third = await system.submit("ada", f"{CORRECT}# score=30\n", leaderboard="vectoradd")
+    (report,) = (await system.finals(run_ids(third))).values()
+    (changes,) = [p for p in report.parts if p.kind is PartKind.TABLE and "change" in p.headers]
+    assert changes.headers[2] == f"your best before (#{second.data['submission_id']})"
