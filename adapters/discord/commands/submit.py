@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 MODES = {"test": "Check correctness only", "benchmark": "Check, then time it (not ranked)",
          "ranked": "Check, time it and rank it", "profile": "Check, then profile it"}
 PICK_TIMEOUT_S = 180.0
+CANNOT_POST = ("I cannot post in this channel, so your results would have nowhere to go; submit in another channel, "
+               "or ask a server admin to let me send messages here.")
 THREAD_CHANNELS = (discord.ChannelType.text, discord.ChannelType.news)
 
 
@@ -86,7 +88,11 @@ async def run_submission(svc: Services, itx: discord.Interaction, mode: str, scr
                 return
     channel = itx.channel_id
     who = escape_markdown(escape_mentions(display_name(itx.user)))
-    status = await svc.poster.send_text(channel, f"📥 **{who}** is submitting `{_plain(script.filename)}` ({mode})…")
+    try:
+        status = await svc.poster.send_text(channel, f"📥 **{who}** is submitting `{_plain(script.filename)}` "
+                                                     f"({mode})…")
+    except (discord.Forbidden, discord.NotFound) as exc:
+        raise Refusal(CANNOT_POST) from exc
     threaded = _can_open_thread(itx)
     reply_to = reply_to_of(itx, thread=status.id if threaded else None, message=status.id)
     reply = await svc.core.ask(submit_command(actor, reply_to, script.filename, content, leaderboard=leaderboard,
@@ -153,15 +159,14 @@ def _check_can_post(itx: discord.Interaction) -> None:
     if itx.context.private_channel:
         raise Refusal("I cannot post in this conversation, so your results would have nowhere to go; submit in a "
                       "server channel I am in, or in a direct message with me.")
-    if itx.guild_id is None:
-        return
     allowed = itx.app_permissions
+    if itx.guild_id is None or not allowed.value:       # a DM with the bot, or permissions not sent: try and see
+        return
     in_thread = getattr(itx.channel, "type", None) in (discord.ChannelType.public_thread,
                                                        discord.ChannelType.private_thread,
                                                        discord.ChannelType.news_thread)
     if not (allowed.view_channel and (allowed.send_messages_in_threads if in_thread else allowed.send_messages)):
-        raise Refusal("I cannot post in this channel, so your results would have nowhere to go; submit in another "
-                      "channel, or ask a server admin to let me send messages here.")
+        raise Refusal(CANNOT_POST)
 
 
 def _can_open_thread(itx: discord.Interaction) -> bool:

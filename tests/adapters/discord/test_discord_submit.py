@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from discord_testkit import CORRECT, SUBMIT_RANKED, flags, texts
 
 from runners.fake import FakeRunner
@@ -9,6 +12,7 @@ from tests.fakes.discord import objects as o
 from tests.fakes.discord import payloads
 
 EPHEMERAL = 1 << 6
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "discord" / "submit_ranked.json"
 MESSAGES = "/channels/{channel}/messages"
 
 
@@ -143,3 +147,20 @@ async def test_results_after_the_interaction_token_expired_still_reach_the_threa
     late = fake.calls[answered:]
     assert late and all(c.extra.get("auth") == "bot" for c in late if c.route.startswith("/channels"))
     assert not [c for c in late if c.route.startswith(("/webhooks", "/interactions"))]
+
+
+async def test_a_payload_written_as_discord_sends_it_is_understood(make_system, make_bot):
+    """A static object with every field a real guild interaction carries (not built by our own helpers)."""
+    bot = await make_bot(await make_system(FakeRunner()))
+    fake = bot.fake
+    attachment = fake.add_attachment("solution.py", CORRECT)
+    cdn = attachment["url"].split("/solution.py")[0]
+    raw = (FIXTURE.read_text().replace("{CDN}", cdn).replace('"{SIZE}"', str(len(CORRECT)))
+           .replace("1310000000000000042", attachment["id"]))
+    interaction = await bot.send(json.loads(raw))
+    answer = await bot.answer(interaction)
+    assert "ranked run of solution.py queued as #1 on CPU" in texts(answer)
+    (status,) = fake.channel_messages(o.KERNELS_CHANNEL)
+    assert status["content"].startswith("📥 **ada (kernels)** · submission #1")     # the server nickname
+    (report,) = await fake.wait_for(lambda f: reports(f, status["id"]))
+    assert report["content"] == "<@1300000000000001001>"
