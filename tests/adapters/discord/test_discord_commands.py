@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import zipfile
 
@@ -160,11 +161,13 @@ async def test_the_command_on_the_bus_vouches_for_the_discord_user(make_system, 
         seen.append(decode(Command, msg.data))
 
     await watcher.subscribe(subjects.COMMANDS, cb=copy)          # no queue group: a copy of every request
+    await watcher.flush()                                        # the server knows it before the command goes
     try:
         interaction = await bot.slash(["leaderboard", "show"], {"leaderboard": "vectoradd", "gpu": "CPU"},
                                       roles=[o.ADMIN_ROLE, o.COMPETITOR_ROLE, "1300000000000000999"],
                                       permissions=o.MEMBER | o.ADMINISTRATOR)
         await bot.answer(interaction)
+        await asyncio.wait_for(_until(lambda: seen), 10)
     finally:
         await watcher.close()
     (cmd,) = seen
@@ -181,3 +184,8 @@ async def test_a_command_discord_knows_but_the_bot_does_not_is_explained(make_sy
     interaction = await bot.slash(["leaderboard", "retired-command"])
     (answer,) = await bot.fake.wait_for(lambda f: bot.calls(interaction))
     assert answer.json["type"] == 4 and flags(answer) & EPHEMERAL and "/admin sync" in texts(answer)
+
+
+async def _until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.05)

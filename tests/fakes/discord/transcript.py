@@ -148,6 +148,8 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
         ("/leaderboard submit test script: bf16_compute.py leaderboard: vectoradd (a GPU menu, then a failing run)",
          submit("test", wrong, "bf16_compute.py", **lb)),
         ("(picks CPU in the menu)", pick_gpu),
+        ("/leaderboard submit ranked script: pytorch.py leaderboard: vectoradd gpu: CPU (again: compared with the "
+         "first)", submit("ranked", correct, "pytorch.py", wait_for="submission #3 ", gpu="CPU", **lb)),
         ("/leaderboard show leaderboard: vectoradd", slash(["leaderboard", "show"], lb, user=payloads.BOB)),
         ("/leaderboard show leaderboard: nope (an error: private, one sentence)",
          slash(["leaderboard", "show"], {"leaderboard": "nope"})),
