@@ -111,10 +111,13 @@ def _announcement(reply: Reply) -> Outgoing:
     top = reply.data.get("top") or []
     table = next((p for p in reply.parts if p.kind is PartKind.TABLE), None)
     headline = next((p.text for p in reply.parts if p.kind is PartKind.TEXT), "")
-    if table is None or len(table.rows) != len(top) or any(len(row) < 3 for row in table.rows):
+    try:
+        lines = [f"{medal(int(entry[0]))} **{_escape(row[1])}** · {row[2]}"
+                 for entry, row in zip(top, table.rows, strict=True)] if table else []
+    except (ValueError, TypeError, IndexError):        # not the documented shape: show it as any other reply
+        lines = []
+    if not lines:
         return render_reply(Reply(reply_to=reply.reply_to, parts=reply.parts, title=reply.title, tone=reply.tone))
-    lines = [f"{medal(int(rank))} **{_escape(row[1])}** · {row[2]}" for (rank, *_), row in zip(top, table.rows,
-                                                                                               strict=True)]
     body = _truncate("\n".join([headline, "", *lines]), DESCRIPTION_LIMIT)
     embed = {"title": _truncate(f"🏆 {reply.title}", TITLE_LIMIT), "description": body,
              "color": COLOURS[Tone.SUCCESS]}
