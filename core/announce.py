@@ -4,7 +4,9 @@
 ``discord:1234567890,slack:C0123ABCD``. The top 3 changed exactly when one of its entries is a run that just
 finished: results only ever add entries, so any change to the top 3 is a new personal best that ranks there.
 Each announcement is a ``Reply`` with ``data["kind"] == "announcement"`` (see ``core.messages.Reply``); its id
-is derived from the run and the channel, so processing the same result twice announces it once.
+is derived from the run and the channel, so publishing it twice shows it once. The core announces only results
+it stored for the first time: a result delivered again, possibly long after, is never announced again (the
+price: a crash between storing a result and announcing it loses that one announcement, not the result).
 """
 
 from __future__ import annotations

@@ -82,8 +82,9 @@ class CoreService:
 
     async def _on_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
-        await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
-                                                attempts=r.attempts, finished_at=now) for r in results])
+        stored = await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
+                                                         attempts=r.attempts, finished_at=now) for r in results])
+        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}   # not a redelivered result
         runs = []
         for result in results:
             run = self.deps.in_flight.pop(result.run_id, None) or await self.db.read(self.db.store.run, result.run_id)
@@ -104,7 +105,8 @@ class CoreService:
             reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)))
             reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
             await self.bus.publish_reply(reply)
-        for announcement in announcements((run for run, _ in runs), standings, self._announce_to):
+        for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
+                                          self._announce_to):
             await self.bus.publish_reply(announcement)
 
     async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
