@@ -147,7 +147,8 @@ async def history(cmd: Command, deps: Deps) -> Reply:
     """The asker's best over time, or another person's: ``user`` is their id on the asker's platform."""
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     other = str(cmd.args.get("user") or "")
-    person = await (_platform_person(cmd, deps, other, str(cmd.args.get("user_name") or other)) if other
+    # another person is looked up by id alone: the asker's query must not rename them
+    person = await (deps.db.write(deps.db.store.person, cmd.actor.platform.value, other, "") if other
                     else _person(cmd, deps))
     whose = "Your" if not other else f"{cmd.args.get('user_name') or other}'s"
     parts, series = [], []
@@ -249,12 +250,7 @@ def _choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False)
 
 async def _person(cmd: Command, deps: Deps) -> int:
     """The person behind a platform identity; cached, since every command needs it and it rarely changes."""
-    return await _platform_person(cmd, deps, cmd.actor.user_id, cmd.actor.display_name or cmd.actor.user_id)
-
-
-async def _platform_person(cmd: Command, deps: Deps, user_id: str, display_name: str) -> int:
-    """The person behind a user id on the command's platform."""
-    key = (cmd.actor.platform.value, user_id, display_name or user_id)
+    key = (cmd.actor.platform.value, cmd.actor.user_id, cmd.actor.display_name or cmd.actor.user_id)
     if key not in deps.people:
         deps.people[key] = await deps.db.write(deps.db.store.person, *key)
     return deps.people[key]
