@@ -55,7 +55,7 @@ class KernelrankBot(discord.Client):
             everyone=False, roles=False, users=True, replied_user=False))
         self.settings, self.bus = settings, bus
         self.tree = app_commands.CommandTree(self)
-        core = CoreLink(bus, settings.request_timeout_s)  # type: ignore[arg-type]   # unused without a bus
+        core = CoreLink(bus, settings.request_timeout_s)
         poster = Poster(self)
         self.services = Services(settings=settings, core=core, catalogue=Catalogue(core), poster=poster,
                                  live=LiveStatus(poster))
@@ -119,7 +119,10 @@ class KernelrankBot(discord.Client):
 
 async def run_discord(settings: Settings, nats_url: str, stop: asyncio.Event) -> None:
     """Run the bot until ``stop`` is set or Discord closes the connection for good."""
-    bus = await connect_bus(nats_url)
+    try:
+        bus = await connect_bus(nats_url)
+    except BusError as exc:
+        raise DiscordSetupError(str(exc)) from exc
     bot = KernelrankBot(settings, bus)
     try:
         await _log_in(bot, settings)

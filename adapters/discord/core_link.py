@@ -23,11 +23,15 @@ AUTOCOMPLETE_TIMEOUT_S = 1.5     # Discord drops an autocomplete answer after 3 
 
 
 class CoreLink:
-    def __init__(self, bus: Bus, timeout_s: float) -> None:
+    """Without a bus (the bot only registering its commands) every command is answered "not answering"."""
+
+    def __init__(self, bus: Bus | None, timeout_s: float) -> None:
         self.bus = bus
         self.timeout_s = timeout_s
 
     async def ask(self, command: Command, timeout_s: float | None = None) -> Reply:
+        if self.bus is None:
+            return _error(command, CORE_DOWN)
         try:
             return await self.bus.request(command, timeout_s=timeout_s or self.timeout_s)
         except CoreUnavailable as exc:

@@ -44,3 +44,8 @@ async def test_a_bad_announcement_channel_stops_the_core_with_the_setting_named(
     code, out = await kernelrank(tmp_path, "core", KERNELRANK_NATS_URL=nats_url, KERNELRANK_ANNOUNCE="discord",
                                  KERNELRANK_HOME=str(tmp_path / "var"), KERNELRANK_PROBLEMS_DIR=str(tmp_path))
     assert code == 2 and "KERNELRANK_ANNOUNCE entry 'discord'" in out
+
+
+async def test_no_nats_is_one_clear_sentence(tmp_path):
+    code, out = await kernelrank(tmp_path, "discord", KERNELRANK_NATS_URL="nats://127.0.0.1:1", DISCORD_TOKEN="t")
+    assert code == 1 and "cannot reach NATS at nats://127.0.0.1:1" in out and "Traceback" not in out
