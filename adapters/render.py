@@ -8,16 +8,20 @@ messages and embeds, Slack Block Kit, terminal text); what they all need lives h
 - ``monospace_table``: a table as aligned text for a code block, cells cut to a width;
 - ``split_text``: long text cut at line boundaries under a platform's limit, code fences kept balanced;
 - ``pages``: rows in pages, for paginated tables;
+- ``table_pages``: a table as monospace text pages under a character limit, the header on every page;
 - ``chart_png``: a ``CHART`` part drawn as a PNG with matplotlib;
-- ``summary_line``: one line for notifications and fallbacks.
+- ``summary_line``: one line for notifications and fallbacks;
+- ``is_file`` / ``bundle``: code parts that are files, and many files as one zip archive;
+- ``medal``: the mark of a top-3 rank in announcements.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import zipfile
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from core.messages import Part, PartKind, Reply, Tone
 
@@ -93,6 +97,30 @@ def pages(rows: Sequence[Sequence[str]], per_page: int) -> list[list[Sequence[st
     return [list(rows[i:i + per_page]) for i in range(0, len(rows), per_page)] or [[]]
 
 
+def table_pages(headers: Sequence[str], rows: Sequence[Sequence[str]], limit: int, max_cell: int = 40) -> list[str]:
+    """The table as monospace text pages of at most ``limit`` characters, each starting with the header lines.
+
+    Rows are packed greedily; a page always holds at least one row (a row wider than the limit is cut).
+    """
+    lines = monospace_table(headers, rows, max_cell).split("\n")
+    head, body = lines[:2], lines[2:]
+    head_len = len("\n".join(head))
+    if head_len + 2 > limit:
+        raise ValueError(f"limit {limit} cannot hold the table's header")
+    result: list[str] = []
+    page: list[str] = []
+    length = head_len
+    for line in body:
+        line = line[:limit - head_len - 1]
+        if page and length + 1 + len(line) > limit:
+            result.append("\n".join(head + page))
+            page, length = [], head_len
+        page.append(line)
+        length += 1 + len(line)
+    result.append("\n".join(head + page))
+    return result
+
+
 def chart_png(part: Part, width_in: float = 8.0, height_in: float = 4.0) -> bytes:
     """Draw a ``CHART`` part (one step line per series) as PNG bytes."""
     if part.kind is not PartKind.CHART:
@@ -131,6 +159,31 @@ def summary_line(reply: Reply) -> str:
     first = next((p.text for p in reply.parts if p.kind in (PartKind.STATUS, PartKind.TEXT) and p.text), "")
     words = [w for w in (reply.title, strip_markup(first)) if w]
     return f"{tone_icon(reply.tone)} " + ": ".join(words) if words else tone_icon(reply.tone)
+
+
+def is_file(part: Part) -> bool:
+    """A code part that names a file (a submission, a template, a harness source): adapters attach it."""
+    return part.kind is PartKind.CODE and bool(part.filename)
+
+
+def bundle(files: Sequence[tuple[str, bytes]]) -> bytes:
+    """Files as one zip archive (for platforms that cap the attachments of a message); names keep their folders."""
+    buffer = io.BytesIO()
+    stamp = datetime.now(UTC).timetuple()[:6]
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files:
+            info = zipfile.ZipInfo(name.lstrip("/"), date_time=stamp)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+_MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
+
+
+def medal(rank: int) -> str:
+    """🥇, 🥈, 🥉 for the first three ranks, ``#n`` after them."""
+    return _MEDALS.get(rank, f"#{rank}")
 
 
 def _x_value(x: str) -> datetime | float:

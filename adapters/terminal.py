@@ -30,7 +30,8 @@ def _part(part: Part, colour: bool) -> str:
     if part.kind is PartKind.TABLE:
         return _table(part.headers, part.rows, colour)
     if part.kind is PartKind.CODE:
-        return "\n".join("    " + line for line in part.text.rstrip().splitlines())
+        code = "\n".join("    " + line for line in part.text.rstrip().splitlines())
+        return f"{_style(f'── {part.filename} ──', '1', colour)}\n{code}" if part.filename else code
     if part.kind is PartKind.CHART:
         return _table(["series", *part.headers], part.rows, colour)
     if part.kind is PartKind.IMAGE:

@@ -527,6 +527,23 @@ class Bus:
                 kv = await self._js.create_key_value(RUNNER_CALLS_CONFIG)
         return JsonBucket(kv)
 
+    async def watch_pool_status(self, on_status: Callable[[PoolStatus], Awaitable[None]]) -> Running:
+        """Call ``on_status`` with every worker's ``PoolStatus`` report, of every pool."""
+        served = _Served(self._running)
+
+        async def on_message(msg: Msg) -> None:
+            try:
+                await on_status(decode(PoolStatus, msg.data))
+            except DecodeError as exc:
+                log.warning("skipping an unreadable pool status on %s: %s", msg.subject, exc)
+            except Exception:
+                log.exception("could not handle a pool status on %s", msg.subject)
+
+        with _translated("watch pool status reports"):
+            served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
+            await self._nc.flush()
+        return served
+
     # ----- dead letters (used by core.deadletter) ----------------------------------------------
 
     async def watch_max_deliveries(self, on_advisory: Callable[[int, int], Awaitable[None]]) -> Running:

@@ -61,6 +61,9 @@ class Settings:
     def concurrency_for(self, gpu: str) -> int:
         """Jobs at once for one worker of ``gpu``: the pool's own setting, else the worker default."""
         return self.pool_concurrency.get(gpu, self.worker_concurrency)
+    discord_api_base: str = ""                     # KERNELRANK_DISCORD_API_BASE: a Discord-compatible API (tests)
+    discord_guilds: list[str] = field(default_factory=list)  # KERNELRANK_DISCORD_GUILDS: sync commands here at start
+    announce: list[str] = field(default_factory=list)  # KERNELRANK_ANNOUNCE: top-3 news, e.g. discord:123,slack:C1
 
     @property
     def database(self) -> Path:

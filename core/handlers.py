@@ -19,9 +19,12 @@ from core.commands import decode_source, normalise_mode, parse_headers
 from core.config import Settings
 from core.db import Database, Writer
 from core.errors import UserError
+from core.harness_source import eval_code_report
 from core.jobs import run_job
 from core.leaderboards import Board, BoardCache
 from core.messages import Command, CommandKind, Reply, RunJob, new_id
+from core.pools import InFlight, PoolBoard
+from core.queueing import ahead_words, queue_report
 from harness.codec import to_jsonable
 from storage.records import Leaderboard, NewSubmission, RunInfo
 
@@ -57,7 +60,9 @@ class Deps:
     boards: BoardCache
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     people: dict[tuple[str, str, str], int] = field(default_factory=dict)   # (platform, user id, name) -> id
-    in_flight: dict[str, RunInfo] = field(default_factory=dict)  # runs queued by this process, until their result
+    in_flight: InFlight = field(default_factory=InFlight)   # runs queued (or found queued at start), until their result
+    started: set[str] = field(default_factory=set)          # run ids a worker has started, before the store knows
+    pools: PoolBoard = field(default_factory=PoolBoard)     # the workers' latest PoolStatus reports
 
 
 async def submit(cmd: Command, deps: Deps) -> Reply:
@@ -79,6 +84,7 @@ async def submit(cmd: Command, deps: Deps) -> Reply:
         command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
         source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
         created_at=deps.now()))
+    ahead = {gpu: deps.in_flight.ahead_of(run_id, gpu) for run_id, gpu in stored.runs}
     for run_id, gpu in stored.runs:
         deps.in_flight[run_id] = RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,
                                          score_us=None, leaderboard=lb.name, person_id=person, display_name=user,
@@ -86,11 +92,14 @@ async def submit(cmd: Command, deps: Deps) -> Reply:
         await deps.publish_job(run_job(board, run_id=run_id, gpu=gpu, submission_id=stored.id,
                                        file_name=cmd.attachment.name, source=source, mode=mode,
                                        reply_to=reply_to, user=user))
-    where = ", ".join(gpu for _, gpu in stored.runs)
+    where = " and ".join(f"{gpu}, {ahead_words(ahead[gpu])}" if len(stored.runs) == 1 else
+                         f"{gpu} ({ahead_words(ahead[gpu])})" for _, gpu in stored.runs)
     return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False,
                  title=f"Submission #{stored.id} to {lb.name}",
-                 parts=[report.status(f"{mode} run of {cmd.attachment.name} queued on {where}", report.Tone.INFO)],
-                 data={"submission_id": stored.id, "runs": [{"run_id": r, "gpu": g} for r, g in stored.runs]})
+                 parts=[report.status(f"{mode} run of {cmd.attachment.name} queued as #{stored.id} on {where}",
+                                      report.Tone.INFO)],
+                 data={"submission_id": stored.id, "leaderboard": lb.name, "mode": mode,
+                       "runs": [{"run_id": r, "gpu": g, "ahead": ahead[g]} for r, g in stored.runs]})
 
 
 async def list_leaderboards(cmd: Command, deps: Deps) -> Reply:
@@ -100,7 +109,10 @@ async def list_leaderboards(cmd: Command, deps: Deps) -> Reply:
     rows = [[b.name, ", ".join(b.gpus) or "-", _deadline(b.deadline), b.submissions, b.people,
              b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
     return _reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
-                                                      "people", "about"], rows)])
+                                                      "people", "about"], rows)],
+                  data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus),
+                                          "deadline": b.deadline.isoformat() if b.deadline else None}
+                                         for b in boards]})
 
 
 async def show(cmd: Command, deps: Deps) -> Reply:
@@ -132,19 +144,24 @@ async def mine(cmd: Command, deps: Deps) -> Reply:
 
 
 async def history(cmd: Command, deps: Deps) -> Reply:
+    """The asker's best over time, or another person's: ``user`` is their id on the asker's platform."""
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
-    person = await _person(cmd, deps)
+    other = str(cmd.args.get("user") or "")
+    # another person is looked up by id alone: the asker's query must not rename them
+    person = await (deps.db.write(deps.db.store.person, cmd.actor.platform.value, other, "") if other
+                    else _person(cmd, deps))
+    whose = "Your" if not other else f"{cmd.args.get('user_name') or other}'s"
     parts, series = [], []
     for gpu in _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True):
         points = await deps.db.read(deps.db.store.best_over_time, board.name, person, gpu)
         if points:
-            parts.append(report.text(f"**Your best on {gpu} over time**"))
+            parts.append(report.text(f"**{whose} best on {gpu} over time**"))
             parts.append(report.table(["when", "best"], [[f"{t:%Y-%m-%d %H:%M}", report.format_us(v)]
                                                          for t, v in points]))
             series += [(gpu, t, v) for t, v in points]
     if series:
         parts.append(report.chart(f"Best score on {board.name}", "submitted", "best score (µs)", series))
-    return _reply(cmd, f"Your progress on {board.name}", parts or [report.text("No passing ranked runs yet.")])
+    return _reply(cmd, f"{whose} progress on {board.name}", parts or [report.text("No passing ranked runs yet.")])
 
 
 async def task(cmd: Command, deps: Deps) -> Reply:
@@ -156,6 +173,7 @@ async def task(cmd: Command, deps: Deps) -> Reply:
              report.text(f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
                          f"Deadline: {_deadline(board.deadline)}. "
                          f"Templates: {', '.join(problem.templates) or 'none'}.")]
+    parts += [report.code(text, _language(name), filename=name) for name, text in sorted(problem.files.items())]
     return _reply(cmd, f"Task {board.name}", parts)
 
 
@@ -169,8 +187,10 @@ async def template(cmd: Command, deps: Deps) -> Reply:
     if match is None:
         raise UserError(f"{board.name} has no {wanted} template; choose one of {', '.join(templates)}.")
     suffix = ".cu" if found.problem.task.lang == "cu" else ".py"
-    return _reply(cmd, f"{match} template for {board.name}", [report.code(templates[match], "python")],
-                  data={"filename": f"{board.name}-{match.lower()}{suffix}", "source": templates[match]})
+    filename = f"{board.name}-{match.lower()}{suffix}"
+    return _reply(cmd, f"{match} template for {board.name}", [report.code(templates[match], _language(filename),
+                                                                          filename=filename)],
+                  data={"filename": filename, "source": templates[match]})
 
 
 async def submission(cmd: Command, deps: Deps) -> Reply:
@@ -181,7 +201,7 @@ async def submission(cmd: Command, deps: Deps) -> Reply:
     parts = [report.table(["run", "GPU", "status", "score"],
                           [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
                             report.format_us(r.info.score_us)] for r in detail.runs]),
-             report.code(detail.source, "cuda" if detail.file_name.endswith(".cu") else "python")]
+             report.code(detail.source, _language(detail.file_name), filename=detail.file_name)]
     return _reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
                   parts)
 
@@ -196,6 +216,18 @@ async def stats(cmd: Command, deps: Deps) -> Reply:
                                   [[u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", report.format_cost(u.cost_usd)]
                                    for u in figures.by_gpu]))
     return _reply(cmd, "kernelrank in figures", parts)
+
+
+async def queue(cmd: Command, deps: Deps) -> Reply:
+    person = await _person(cmd, deps)
+    runs = await deps.db.read(deps.db.store.unfinished_runs)
+    parts, data = queue_report(runs, deps.started, deps.pools.summary(), person)
+    return _reply(cmd, "Queue", parts, data)
+
+
+async def eval_code(cmd: Command, deps: Deps) -> Reply:
+    title, parts, data = eval_code_report()
+    return _reply(cmd, title, parts, data)
 
 
 async def _leaderboard(deps: Deps, name: str) -> Board:
@@ -237,6 +269,10 @@ def _int_arg(cmd: Command, key: str, what: str) -> int:
         raise UserError(f"Give the {what} as a number, like 42.") from None
 
 
+def _language(file_name: str) -> str:
+    return "cuda" if file_name.endswith((".cu", ".cuh")) else "python" if file_name.endswith(".py") else ""
+
+
 def _deadline(deadline: datetime | None) -> str:
     return f"{deadline:%Y-%m-%d %H:%M} UTC" if deadline else "none"
 
@@ -255,4 +291,6 @@ HANDLERS: dict[CommandKind, Callable[[Command, Deps], Awaitable[Reply]]] = {
     CommandKind.TEMPLATE: template,
     CommandKind.SUBMISSION: submission,
     CommandKind.STATS: stats,
+    CommandKind.QUEUE: queue,
+    CommandKind.EVAL_CODE: eval_code,
 }

@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(_worker(rest, settings))
     if command == "modal":
         return importlib.import_module("runners.modal_cli").main(rest, settings)
+    if command == "discord":
+        return _serve(_discord(rest, settings))
     print(f"kernelrank: unknown command {command!r}.\n\n{_usage()}", file=sys.stderr)
     return 2
 
@@ -54,6 +56,7 @@ start the system
   core                    run the core service alone (needs KERNELRANK_NATS_URL)
   worker --gpu POOL       run a worker for a GPU pool (--backend local|modal|github|fake, --concurrency N)
   modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
+  discord                 run the Discord bot (needs DISCORD_TOKEN; --sync-global registers its commands)
 
 use it
   submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)
@@ -85,9 +88,12 @@ def _serve(main_coro_factory) -> int:
 
     try:
         asyncio.run(runner())
-    except (ConnectionError, ConfigError) as exc:
+    except ConnectionError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 1
+    except ConfigError as exc:
+        print(f"kernelrank: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -117,6 +123,23 @@ def _worker(argv: list[str], settings: Settings):
         from runners.worker import run_worker
 
         await run_worker(_nats_url(settings), args.gpu, args.backend, settings, args.concurrency, stop=stop)
+
+    return start
+
+
+def _discord(argv: list[str], settings: Settings):
+    parser = argparse.ArgumentParser(prog="kernelrank discord", description="Run the Discord bot.")
+    parser.add_argument("--sync-global", action="store_true",
+                        help="register the slash commands in every server the bot is in, then exit")
+    args = parser.parse_args(argv)
+
+    async def start(stop: asyncio.Event) -> None:
+        from adapters.discord.app import run_discord, sync_global
+
+        if args.sync_global:
+            print(f"Registered {await sync_global(settings)} commands globally (they can take an hour to show).")
+            return
+        await run_discord(settings, _nats_url(settings), stop)
 
     return start
 

@@ -37,8 +37,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> Part:
     return Part(kind=PartKind.TABLE, headers=list(headers), rows=[[str(c) for c in row] for row in rows])
 
 
-def code(body: str, language: str = "") -> Part:
-    return Part(kind=PartKind.CODE, text=body, language=language)
+def code(body: str, language: str = "", filename: str = "") -> Part:
+    """A code block; with a ``filename`` it is a file, which chat adapters attach rather than show inline."""
+    return Part(kind=PartKind.CODE, text=body, language=language, filename=filename)
 
 
 def chart(title: str, x_label: str, y_label: str, points: Sequence[tuple[str, Any, float]]) -> Part:

@@ -13,7 +13,9 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 
 from core import report
+from core.announce import announcement_targets, announcements
 from core.bus import Bus
+from core.compare import with_changes
 from core.config import Settings
 from core.db import Database, Writer
 from core.deadletter import DeadLetters
@@ -37,7 +39,8 @@ class CoreService:
         self.boards = BoardCache(lambda name: db.read(db.store.get_leaderboard, name))
         self.deps = Deps(db=db, settings=settings, publish_job=bus.publish_job, writer=self.writer,
                          limiter=RateLimiter(settings.rate_limit_per_minute), boards=self.boards)
-        self._running: set[str] = set()
+        self._running = self.deps.started
+        self._announce_to = announcement_targets(settings.announce)
         # Progress is consumed apart from results, so it can trail them: remember recent finishes, skip late events.
         self._finished: OrderedDict[str, None] = OrderedDict()
         self._stoppers: list = []
@@ -53,7 +56,8 @@ class CoreService:
         self._stoppers = [dead.stop,
                           (await self.bus.serve_commands(self.handle_command)).stop,
                           (await self.bus.consume_results(self._on_results)).stop,
-                          (await self.bus.consume_progress(self._on_progress)).stop]
+                          (await self.bus.consume_progress(self._on_progress)).stop,
+                          (await self.bus.watch_pool_status(self.deps.pools.record)).stop]
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
 
     async def stop(self) -> None:
@@ -79,9 +83,10 @@ class CoreService:
 
     async def _on_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
-        await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
-                                                attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
-                                   for r in results])
+        stored = await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
+                                                         attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
+                                            for r in results])
+        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}   # not a redelivered result
         costs = {r.run_id: r.cost_usd for r in results}
         runs = []
         for result in results:
@@ -94,11 +99,18 @@ class CoreService:
                 log.warning("result for unknown run %s dropped", result.run_id)
             else:
                 runs.append((run, result.result))
-        standings = await self._standings({(run.leaderboard, run.gpu) for run, result in runs
-                                           if result.passed and result.mode is Mode.RANKED})
+        ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
+        standings = await self._standings({(run.leaderboard, run.gpu) for run in ranked})
+        earlier = await self.db.read(self.db.store.previous_bests,        # each author's best before these runs
+                                     [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
+                                     [r.run_id for r in ranked]) if ranked else {}
         for run, result in runs:
-            await self.bus.publish_reply(self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)),
-                                                            costs.get(run.run_id)))
+            reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)), costs.get(run.run_id))
+            reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
+            await self.bus.publish_reply(reply)
+        for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
+                                          self._announce_to):
+            await self.bus.publish_reply(announcement)
 
     async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
         """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
@@ -117,7 +129,8 @@ class CoreService:
         return Reply(reply_to=reply_to, parts=parts, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
                      title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
                      data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
-                           "score_us": result.score_us, "gpu_s": result.gpu_s, "cost_usd": cost_usd},
+                           "score_us": result.score_us, "gpu_s": result.gpu_s, "cost_usd": cost_usd,
+                           "leaderboard": run.leaderboard, "gpu": run.gpu},
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
@@ -150,6 +163,7 @@ class CoreService:
         The run id is the message id, so a job still in the queue is not queued twice.
         """
         for run in await self.db.read(self.db.store.unfinished_runs):
+            self.deps.in_flight[run.run_id] = run      # so "jobs ahead" counts what an earlier core queued
             if run.state != "queued":
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)

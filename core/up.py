@@ -70,6 +70,8 @@ def main(argv: list[str], settings: Settings) -> int:
             gpu_env = env if pool == "CPU" else {**env, "CUDA_VISIBLE_DEVICES": str(index)}
             children.append(Child(f"worker {pool}#{index}",
                                   [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env))
+    if settings.discord_token:
+        children.append(Child("discord", [*exe, "discord"], env))
     stopping = False
 
     def request_stop(*_: object) -> None:
@@ -82,7 +84,8 @@ def main(argv: list[str], settings: Settings) -> int:
         for child in children:
             child.start()
         print(f"kernelrank is up: NATS {url}, database {settings.database}, "
-              f"workers {', '.join(c.name.removeprefix('worker ') for c in children[1:])}.\n"
+              f"workers {', '.join(c.name.removeprefix('worker ') for c in children if c.name.startswith('worker'))}"
+              f"{', Discord bot' if settings.discord_token else ''}.\n"
               "In another terminal: `kernelrank list`, then `kernelrank submit FILE --leaderboard NAME`. "
               "Ctrl-C stops everything.", flush=True)
         while not stopping:

@@ -101,6 +101,28 @@ def rebuild(cur: Cursor) -> int:
     return count
 
 
+def previous_bests(cur: Cursor, keys: Sequence[tuple[str, str, int]], exclude: Sequence[str]) -> list[tuple]:
+    """For each (leaderboard, gpu, person), the entry it would have without the ``exclude`` runs, shape by shape:
+    rows of (leaderboard, gpu, person_id, submission_id, run_id, spec JSON, median_us), in shape order."""
+    if not keys:
+        return []
+    people = sorted({person_id for _, _, person_id in keys})
+    where = f"s.person_id IN ({placeholders(people)})" + \
+        (f" AND r.run_id NOT IN ({placeholders(exclude)})" if exclude else "")
+    values = ", ".join("(?, ?, ?)" for _ in keys)
+    return cur.execute(f"""
+        WITH wanted AS (SELECT * FROM (VALUES {values}) AS w(leaderboard, gpu, person_id)),
+        best AS (
+            SELECT e.leaderboard, e.gpu, e.person_id, e.submission_id, e.run_id
+            FROM ({_RUN_ENTRIES.format(where=where)}) e
+            JOIN wanted w ON w.leaderboard = e.leaderboard AND w.gpu = e.gpu AND w.person_id = e.person_id
+            WHERE e.counts
+            QUALIFY row_number() OVER (PARTITION BY e.leaderboard, e.gpu, e.person_id
+                                       ORDER BY {', '.join(ENTRY_ORDER)}) = 1)
+        SELECT b.*, sr.spec, sr.median_us FROM best b JOIN shape_results sr ON sr.run_id = b.run_id
+        ORDER BY b.run_id, sr.shape_index""", [v for key in keys for v in key] + people + list(exclude)).fetchall()
+
+
 def ranking(cur: Cursor, leaderboard: str, gpu: str, limit: int | None = None,
             person_id: int | None = None) -> list[RankRow]:
     """Entries on (leaderboard, gpu) by rank; ``person_id`` keeps only that person's row."""

@@ -143,6 +143,15 @@ class RankRow:
 
 
 @dataclass(frozen=True)
+class PreviousBest:
+    """A person's best ranked run on a (leaderboard, GPU) apart from the runs just finished, shape by shape."""
+
+    submission_id: int
+    run_id: str
+    shapes: list[tuple[dict[str, Any], float | None]]   # (spec, median_us) in shape order
+
+
+@dataclass(frozen=True)
 class HistoryRow:
     submission_id: int
     run_id: str

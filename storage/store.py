@@ -9,6 +9,7 @@ whole or not at all. The SQL lives in ``_writes.py`` (writes), ``_ranking.py`` (
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from storage.records import (
     Leaderboard,
     LeaderboardSummary,
     NewSubmission,
+    PreviousBest,
     RankRow,
     ResultRecord,
     RunInfo,
@@ -228,6 +230,17 @@ class Store:
     def best_over_time(self, leaderboard: str, person_id: int, gpu: str) -> list[tuple[datetime, float]]:
         with self._reading() as cur:
             return _queries.best_over_time(cur, leaderboard, person_id, gpu)
+
+    def previous_bests(self, keys: list[tuple[str, str, int]], exclude: list[str]) -> dict[tuple[str, str, int],
+                                                                                        PreviousBest]:
+        """Each (leaderboard, gpu, person)'s best ranked run other than the ``exclude`` runs, with its shapes."""
+        with self._reading() as cur:
+            rows = _ranking.previous_bests(cur, keys, exclude)
+        found: dict[tuple[str, str, int], PreviousBest] = {}
+        for leaderboard, gpu, person_id, submission_id, run_id, spec, median_us in rows:
+            best = found.setdefault((leaderboard, gpu, person_id), PreviousBest(submission_id, run_id, []))
+            best.shapes.append((json.loads(spec), median_us))
+        return found
 
     def cross_gpu(self, leaderboard: str) -> list[GpuBest]:
         with self._reading() as cur:

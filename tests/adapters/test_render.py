@@ -1,8 +1,21 @@
+import io
+import zipfile
 from datetime import UTC, datetime
 
 import pytest
 
-from adapters.render import chart_png, monospace_table, pages, split_text, strip_markup, summary_line
+from adapters.render import (
+    bundle,
+    chart_png,
+    is_file,
+    medal,
+    monospace_table,
+    pages,
+    split_text,
+    strip_markup,
+    summary_line,
+    table_pages,
+)
 from core import report
 from core.messages import Platform, Reply, ReplyTo, Tone
 
@@ -55,3 +68,24 @@ def test_strip_markup_and_summary_line():
     reply = Reply(reply_to=ReplyTo(Platform.DISCORD), title="Submission #4", tone=Tone.SUCCESS,
                   parts=[report.status("ranked passed", Tone.SUCCESS)])
     assert summary_line(reply) == "✅ Submission #4: ranked passed"
+
+
+def test_table_pages_repeat_the_header_and_respect_the_limit():
+    rows = [[str(i), "x" * (i % 17)] for i in range(300)]
+    pages = table_pages(["n", "text"], rows, 500)
+    assert len(pages) > 1 and all(len(p) <= 500 for p in pages)
+    assert all(p.startswith("n    text\n") for p in pages)
+    assert sum(len(p.split("\n")) - 2 for p in pages) == 300
+    with pytest.raises(ValueError):
+        table_pages(["a" * 50], [], 20)
+
+
+def test_bundle_keeps_names_and_bytes():
+    archive = zipfile.ZipFile(io.BytesIO(bundle([("harness/a.py", b"a = 1\n"), ("b.cu", b"\x00\x01")])))
+    assert archive.namelist() == ["harness/a.py", "b.cu"] and archive.read("b.cu") == b"\x00\x01"
+
+
+def test_medals_and_files():
+    assert [medal(r) for r in (1, 2, 3, 4)] == ["🥇", "🥈", "🥉", "#4"]
+    assert is_file(report.code("x", filename="k.py")) and not is_file(report.code("x"))
+    assert not is_file(report.text("k.py"))

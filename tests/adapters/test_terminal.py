@@ -21,3 +21,8 @@ def test_colour_and_status_line():
     reply = Reply(reply_to=ReplyTo(Platform.CLI), parts=[status("H100: timing 2 of 5", Tone.INFO)], final=False)
     assert status_line(reply) == "• H100: timing 2 of 5"
     assert "\033[36m" in render(reply, colour=True)
+
+
+def test_a_file_is_shown_under_its_name():
+    out = render(Reply(reply_to=ReplyTo(Platform.CLI), parts=[code("x = 1", "python", filename="reference.py")]))
+    assert out.splitlines() == ["── reference.py ──", "    x = 1"]

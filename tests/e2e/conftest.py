@@ -74,13 +74,15 @@ def problems(tmp_path: Path) -> Path:
 async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
     started: list[tuple[System, asyncio.Event, Database]] = []
 
-    async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024) -> System:
+    async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024,
+                    announce: list[str] | None = None, pools: list[str] | None = None) -> System:
         settings = Settings(home=tmp_path / "var", problems_dir=problems, nats_url=nats_url,
-                            rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5)
+                            rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5,
+                            announce=announce or [])
         bus = await Bus.connect(nats_url, name="e2e")
         store = Store(settings.database)
         db = Database(store)
-        service = CoreService(bus, db, settings, ["CPU"])
+        service = CoreService(bus, db, settings, pools or ["CPU"])
         await service.start()
         system = System(bus, store, service, settings)
         stop = asyncio.Event()

@@ -29,7 +29,7 @@ async def test_submit_shows_progress_then_the_verdict_and_score(make_system, tmp
     code, out = await kernelrank(system.settings.nats_url, tmp_path, "submit", str(SUBMISSIONS / "correct.py"),
                                  "--leaderboard", "vectoradd")
     assert code == 0, out
-    assert "queued on CPU" in out
+    assert "queued as #1 on CPU, nothing ahead" in out
     assert "CPU: " in out                         # at least one live progress line
     assert "ranked passed" in out and "Score" in out and "New #1!" in out
 
