@@ -86,7 +86,7 @@ async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIte
         await service.start()
         system = System(bus, store, service, settings)
         stop = asyncio.Event()
-        worker = Worker(bus, "CPU", runner, concurrency=2, poll_s=0.2)
+        worker = Worker(bus, "CPU", runner, concurrency=2, poll_s=0.2, status_s=0.5)
         system.tasks.append(asyncio.create_task(worker.run(stop)))
         started.append((system, stop, db))
         return system

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.bus import Bus
 from core.commands import query_command
-from core.messages import CommandKind, PartKind, Platform, PoolStatus, Reply, ReplyTo, Tone
+from core.messages import CommandKind, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import ShapeStats
 from runners.fake import FakeRunner, passed_result
 
@@ -22,13 +22,11 @@ def run_ids(accepted: Reply) -> set[str]:
 
 
 async def test_submit_says_how_many_jobs_are_ahead_and_queue_shows_positions(make_system):
-    system = await make_system(FakeRunner(delay_s=30))       # the worker holds two jobs; the rest wait
+    system = await make_system(FakeRunner(delay_s=30))       # the worker holds two jobs, says so; the rest wait
     replies = [await system.submit(user, CORRECT, leaderboard="vectoradd") for user in ("ada", "bob", "cy", "ada")]
     assert [r.data["runs"][0]["ahead"] for r in replies] == [0, 1, 2, 3]
     assert "queued as #1 on CPU, nothing ahead" in replies[0].parts[0].text
     assert "queued as #4 on CPU, 3 jobs ahead" in replies[3].parts[0].text
-
-    await system.bus.publish_pool_status(PoolStatus(gpu="CPU", worker="w1", backend="local", running=2, capacity=2))
 
     async def started_and_reported() -> Reply:
         while True:

@@ -76,7 +76,7 @@ def test_a_github_worker_without_its_settings_stops_with_what_to_set(nats_url, t
     for name in ("GITHUB_TOKEN", "KERNELRANK_GITHUB_REPO"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("KERNELRANK_NATS_URL", nats_url)
-    assert kernelrank(["worker", "--gpu", "H100", "--backend", "github"]) == 1
+    assert kernelrank(["worker", "--gpu", "H100", "--backend", "github"]) == 2   # a setting to fix, as at load
     assert "the github backend needs GITHUB_TOKEN and KERNELRANK_GITHUB_REPO" in capsys.readouterr().err
 
 
