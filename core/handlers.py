@@ -100,7 +100,8 @@ async def list_leaderboards(cmd: Command, deps: Deps) -> Reply:
     rows = [[b.name, ", ".join(b.gpus) or "-", _deadline(b.deadline), b.submissions, b.people,
              b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
     return _reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
-                                                      "people", "about"], rows)])
+                                                      "people", "about"], rows)],
+                  data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus)} for b in boards]})
 
 
 async def show(cmd: Command, deps: Deps) -> Reply:

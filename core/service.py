@@ -112,7 +112,8 @@ class CoreService:
         return Reply(reply_to=reply_to, parts=parts, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
                      title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
                      data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
-                           "score_us": result.score_us},
+                           "score_us": result.score_us, "leaderboard": run.leaderboard, "gpu": run.gpu,
+                           "mode": run.mode},
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:

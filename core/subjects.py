@@ -11,6 +11,7 @@ subject                                 stream      carries
 ``replies.<platform>.<route>``          REPLIES     ``Reply`` from the core; the route is
                                                     ``ReplyTo.channel`` (the terminal's session id)
 ``pools.status.<gpu>``                  (none)      ``PoolStatus`` from workers, every few seconds
+``$KV.ledger-<platform>.<key>``         KV          a chat adapter's delivery ledger (``Bus.ledger``)
 ======================================  ==========  ===================================================
 
 Names from users or the environment (GPU pools, run ids, routes) go through ``token`` before they
@@ -100,3 +101,8 @@ def adapter_durable(platform: str) -> str:
 
 def pool_status_subject(gpu: str) -> str:
     return "pools.status." + token(gpu)
+
+
+def ledger_bucket(platform: str) -> str:
+    """The key-value bucket one chat adapter keeps its delivery records in."""
+    return "ledger-" + token(platform)
