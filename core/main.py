@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(_core(settings))
     if command == "worker":
         return _serve(_worker(rest, settings))
+    if command == "slack":
+        return _slack(rest, settings)
     print(f"kernelrank: unknown command {command!r}.\n\n{_usage()}", file=sys.stderr)
     return 2
 
@@ -51,6 +53,7 @@ start the system
   up                      start NATS, the core, local workers (Ctrl-C stops everything)
   core                    run the core service alone (needs KERNELRANK_NATS_URL)
   worker --gpu POOL       run a worker for a GPU pool (--backend local|fake, --concurrency N)
+  slack                   run the Slack adapter: Socket Mode, or HTTP with --http --port P (docs/slack.md)
 
 use it
   submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)
@@ -113,6 +116,15 @@ def _worker(argv: list[str], settings: Settings):
         await run_worker(_nats_url(settings), args.gpu, args.backend, args.concurrency, stop=stop)
 
     return start
+
+
+def _slack(argv: list[str], settings: Settings) -> int:
+    try:
+        serve = importlib.import_module("adapters.slack.run").prepare(argv, settings)
+    except ConfigError as exc:
+        print(f"kernelrank slack: {exc}", file=sys.stderr)
+        return 2
+    return _serve(serve)
 
 
 def _nats_url(settings: Settings) -> str:
