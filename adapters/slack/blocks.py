@@ -64,12 +64,16 @@ def render(reply: Reply, *, buttons: bool = True) -> SlackMessage:
     blocks: list[dict[str, Any]] = []
     uploads: list[Upload] = []
     mentions = [m for m in (mention(p.text) for p in reply.parts if p.kind is PartKind.MENTION) if m]
-    if reply.title:
-        blocks.append({"type": "header", "text": _plain(f"{tone_icon(reply.tone)} {reply.title}", HEADER_LIMIT)})
-    if mentions:
-        blocks.append(_section(" ".join(mentions)))
     for index, part in enumerate(reply.parts):
         blocks += _part_blocks(part, index, reply, uploads)
+    if mentions:                         # "@Ada ✅ ranked passed": the mention leads the first line
+        first = next((b for b in blocks if b["type"] == "section" and not b["text"]["text"].startswith(FENCE)), None)
+        if first is None:
+            blocks.insert(0, _section(" ".join(mentions)))
+        else:
+            first["text"]["text"] = _cut(" ".join(mentions) + " " + first["text"]["text"], SECTION_LIMIT)
+    if reply.title:
+        blocks.insert(0, {"type": "header", "text": _plain(f"{tone_icon(reply.tone)} {reply.title}", HEADER_LIMIT)})
     actions = _actions(reply) if buttons else []
     room = MAX_BLOCKS - len(actions)
     if len(blocks) > room:
@@ -144,8 +148,8 @@ def _actions(reply: Reply) -> list[dict[str, Any]]:
     board, gpu = str(data.get("leaderboard") or ""), str(data.get("gpu") or "")
     if reply.final and board and (data.get("run_id") or data.get("kind") == "announcement"):
         elements.append(_button("Leaderboard", SHOW_BOARD, f"{board} {gpu}".strip()))
-        elements.append(_button("Submit again", SUBMIT_AGAIN, " ".join(w for w in (
-            str(data.get("mode") or ""), board, gpu) if w)))
+        elements.append(_button("Submit again" if data.get("run_id") else "Submit a kernel", SUBMIT_AGAIN,
+                                " ".join(w for w in (str(data.get("mode") or ""), board, gpu) if w)))
     return [{"type": "actions", "block_id": "kr_report_actions", "elements": elements}] if elements else []
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.commands import MODES
+from core.commands import MODES, SubmissionHeaders
 from core.errors import UserError
 from core.messages import CommandKind
 
@@ -65,11 +65,7 @@ class Invocation:
     rest: list[str] = field(default_factory=list)     # the words after the subcommand, as typed
 
 
-@dataclass
-class SubmitArgs:
-    leaderboard: str = ""
-    gpus: list[str] = field(default_factory=list)
-    mode: str = ""
+SubmitArgs = SubmissionHeaders      # the same three choices as a file's header lines, typed as words
 
 
 def clean(text: str) -> str:

@@ -6,33 +6,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from runners.fake import FakeRunner
 from runners.local import LocalRunner
-from tests.adapters.slack.slack_kit import running_slack, settled
-from tests.fakes.slack import FakeSlack
-from tests.fakes.slack.payloads import (
-    app_mention,
-    event_callback,
-    file_value,
-    multi_select_value,
-    select_value,
-    slash_command,
-    view_submission,
-)
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
-CORRECT = (FIXTURES / "submissions" / "correct.py").read_bytes()
+from tests.adapters.slack.slack_kit import CORRECT, fake_workspace, form_values, running_slack, settled
+from tests.fakes.slack import FakeSlack, payloads
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeSlack]:
-    with FakeSlack() as server:
-        server.add_user("U0ALICE", "Ada Lovelace")
-        server.add_user("U0BOB", "Bob")
+    with fake_workspace() as server:
         yield server
 
 
@@ -50,17 +35,15 @@ async def test_a_kernel_from_slack_is_judged_and_ranked(make_system, fake):
     system = await make_system(LocalRunner())
     async with running_slack(system.settings.nats_url, fake) as slack:
         # A mention carrying the kernel.
-        mention = app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])
-        await slack.sender.event(event_callback(mention))
+        mention = payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])
+        await slack.sender.event(payloads.event_callback(mention))
         # The same through the form, by someone else.
-        await slack.sender.command(slash_command("submit vectoradd", user="U0BOB", user_name="bob",
+        await slack.sender.command(payloads.slash_command("submit vectoradd", user="U0BOB", user_name="bob",
                                                  response_url=fake.response_url()))
         (opened,) = await fake.wait_for("views.open")
         view = {**opened.params["view"], "id": "V0E2E", "hash": "1.h"}
-        values = {"kr_file": {"file": file_value(fake.add_file("bob.py", CORRECT, user="U0BOB"))},
-                  "kr_leaderboard": {"kr_pick_leaderboard": select_value("vectoradd")},
-                  "kr_gpus.vectoradd": {"gpus": multi_select_value(["CPU"])}, "kr_mode": {"mode": select_value(None)}}
-        await slack.sender.interaction(view_submission(view, values, user="U0BOB", user_name="bob"))
+        values = form_values(fake.add_file("bob.py", CORRECT, user="U0BOB"), mode=None)
+        await slack.sender.interaction(payloads.view_submission(view, values, user="U0BOB", user_name="bob"))
 
         for _ in range(600):
             form_thread = next((c.params["ts"] for c in fake.calls_to("chat.update")
@@ -78,7 +61,7 @@ async def test_a_kernel_from_slack_is_judged_and_ranked(make_system, fake):
         assert "New #1!" in text_of(by_mention.params) or "New #1!" in text_of(by_form.params)
 
         shown = fake.response_url("show")
-        await slack.sender.command(slash_command("show vectoradd", response_url=shown))
+        await slack.sender.command(payloads.slash_command("show vectoradd", response_url=shown))
         (board,) = await fake.wait_for("response_url", url=shown)
         assert "Ada Lovelace" in text_of(board.params) and "Bob" in text_of(board.params)
 
@@ -98,9 +81,9 @@ class GatedRunner(FakeRunner):
 async def test_results_that_arrive_while_the_adapter_is_down_are_posted_once_when_it_is_back(make_system, fake):
     runner = GatedRunner()
     system = await make_system(runner)
-    mention = app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])
+    mention = payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])
     async with running_slack(system.settings.nats_url, fake) as slack:
-        await slack.sender.event(event_callback(mention))
+        await slack.sender.event(payloads.event_callback(mention))
         await fake.wait_for("chat.update")                              # accepted; the run waits at the gate
     runner.gate.set()
     for _ in range(200):

@@ -6,33 +6,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
 from runners.fake import FakeRunner
-from tests.adapters.slack.slack_kit import RunningSlack, running_slack
-from tests.fakes.slack import FakeSlack
-from tests.fakes.slack.payloads import (
-    app_mention,
-    block_actions,
-    direct_message,
-    event_callback,
-    file_value,
-    multi_select_value,
-    select_value,
-    slash_command,
-    view_submission,
-)
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
-CORRECT = (FIXTURES / "submissions" / "correct.py").read_bytes()
+from tests.adapters.slack.slack_kit import CORRECT, RunningSlack, fake_workspace, form_values, running_slack
+from tests.fakes.slack import FakeSlack, payloads
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeSlack]:
-    with FakeSlack() as server:
-        server.add_user("U0ALICE", "Ada Lovelace")
+    with fake_workspace() as server:
         yield server
 
 
@@ -51,31 +35,22 @@ def blocks_text(params: dict) -> str:
 async def slash(slack: RunningSlack, text: str, **fields) -> dict:
     """Run a slash command; the answer that came back through its response_url."""
     url = slack.fake.response_url()
-    status, body = await slack.sender.command(slash_command(text, response_url=url, **fields))
+    status, body = await slack.sender.command(payloads.slash_command(text, response_url=url, **fields))
     assert status == 200 and body == ""                  # acknowledged at once, with nothing shown yet
     calls = await slack.fake.wait_for("response_url", url=url)
     return calls[-1].params
 
 
 async def open_form(slack: RunningSlack, text: str = "submit") -> dict:
-    await slack.sender.command(slash_command(text, response_url=slack.fake.response_url()))
+    await slack.sender.command(payloads.slash_command(text, response_url=slack.fake.response_url()))
     (opened,) = await slack.fake.wait_for("views.open")
     return {**opened.params["view"], "id": "V0FORM1", "hash": "1700000000.h4sh"}
-
-
-def form_values(file: dict | None, board: str | None = "vectoradd", gpus=("CPU",), mode="test") -> dict:
-    values = {"kr_leaderboard": {"kr_pick_leaderboard": select_value(board)},
-              f"kr_gpus.{board or ''}": {"gpus": multi_select_value(list(gpus))},
-              "kr_mode": {"mode": select_value(mode)}, "kr_file": {"file": {"type": "file_input", "files": []}}}
-    if file is not None:
-        values["kr_file"] = {"file": file_value(file)}
-    return values
 
 
 # ----- request signing ---------------------------------------------------------------------------------------
 
 async def test_forged_and_stale_requests_are_refused(slack):
-    form = slash_command("list", response_url=slack.fake.response_url())
+    form = payloads.slash_command("list", response_url=slack.fake.response_url())
     assert (await slack.sender.command(form, secret="not-the-secret"))[0] == 401
     assert (await slack.sender.command(form, timestamp=int(time.time()) - 301))[0] == 401
     unsigned = await slack.sender.post("command=%2Fkernelrank&text=list", "application/x-www-form-urlencoded",
@@ -83,6 +58,14 @@ async def test_forged_and_stale_requests_are_refused(slack):
     assert unsigned[0] == 401
     assert slack.fake.calls_to("response_url") == []
     assert (await slack.sender.command(form, timestamp=int(time.time()) - 200))[0] == 200
+
+
+async def test_slack_can_verify_the_request_url(slack):
+    challenge = {"token": "gIkuvaNzQIHg97ATvDxqgjtO", "type": "url_verification",
+                 "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}
+    status, body = await slack.sender.event(challenge)
+    assert status == 200 and challenge["challenge"] in body
+    assert (await slack.sender.event(challenge, secret="wrong"))[0] == 401
 
 
 # ----- the slash command ---------------------------------------------------------------------------------
@@ -133,7 +116,7 @@ async def test_the_form_keeps_itself_open_with_a_message_when_the_file_will_not_
              (slack.fake.add_file("notes.txt", b"hello"), "not a kernel file"),
              (slack.fake.add_file("big.py", b"x = 1\n", size=10 * 1024 * 1024), "the limit is 256 KiB")]
     for file, words in cases:
-        status, body = await slack.sender.interaction(view_submission(view, form_values(file)))
+        status, body = await slack.sender.interaction(payloads.view_submission(view, form_values(file)))
         answer = json.loads(body)
         assert status == 200 and answer["response_action"] == "errors" and words in answer["errors"]["kr_file"]
     assert slack.fake.calls_to("files.info") == [] and slack.fake.calls_to("file.download") == []
@@ -142,7 +125,7 @@ async def test_the_form_keeps_itself_open_with_a_message_when_the_file_will_not_
 async def test_a_form_submission_opens_a_thread_with_the_acceptance(slack):
     view = await open_form(slack)
     file = slack.fake.add_file("kernel.py", CORRECT)
-    status, body = await slack.sender.interaction(view_submission(view, form_values(file)))
+    status, body = await slack.sender.interaction(payloads.view_submission(view, form_values(file)))
     assert status == 200 and body == ""                                   # the form closes
     (download,) = await slack.fake.wait_for("file.download")
     assert download.auth == "bot"
@@ -156,7 +139,7 @@ async def test_a_form_submission_opens_a_thread_with_the_acceptance(slack):
     (stored,) = slack.system.store.history("vectoradd", 1, None, 5)
     assert stored.mode == "test"
     # The same form submitted twice (a double click) is one submission.
-    await slack.sender.interaction(view_submission(view, form_values(file)))
+    await slack.sender.interaction(payloads.view_submission(view, form_values(file)))
     await slack.fake.wait_for("file.download", count=2)
     assert slack.system.store.stats().submissions == 1
 
@@ -165,8 +148,8 @@ async def test_choosing_a_leaderboard_narrows_the_gpu_choices(slack):
     view = await open_form(slack)
     action = {"type": "static_select", "action_id": "kr_pick_leaderboard", "block_id": "kr_leaderboard",
               "selected_option": {"text": {"type": "plain_text", "text": "vectoradd"}, "value": "vectoradd"}}
-    status, _ = await slack.sender.interaction(block_actions(action, view={**view, "state": {"values": form_values(
-        None, mode="benchmark")}}))
+    state = {"values": form_values(None, mode="benchmark")}
+    status, _ = await slack.sender.interaction(payloads.block_actions(action, view={**view, "state": state}))
     assert status == 200
     (updated,) = await slack.fake.wait_for("views.update")
     assert updated.params["view_id"] == "V0FORM1" and updated.params["hash"] == "1700000000.h4sh"
@@ -179,8 +162,8 @@ async def test_choosing_a_leaderboard_narrows_the_gpu_choices(slack):
 
 async def test_a_mention_with_a_file_submits_and_answers_in_its_thread(slack):
     file = slack.fake.add_file("vectoradd.py", CORRECT)
-    mention = app_mention("<@U0KRBOT> test vectoradd CPU", files=[file])
-    envelope = event_callback(mention, event_id="Ev0MENTION1")
+    mention = payloads.app_mention("<@U0KRBOT> test vectoradd CPU", files=[file])
+    envelope = payloads.event_callback(mention, event_id="Ev0MENTION1")
     assert (await slack.sender.event(envelope))[0] == 200
     (info,) = await slack.fake.wait_for("files.info")
     assert info.params["file"] == file["id"]
@@ -196,15 +179,15 @@ async def test_a_mention_with_a_file_submits_and_answers_in_its_thread(slack):
 
 
 async def test_mentions_without_a_file_are_commands(slack):
-    channel_event = app_mention("<@U0KRBOT> list")
-    await slack.sender.event(event_callback(channel_event))
+    channel_event = payloads.app_mention("<@U0KRBOT> list")
+    await slack.sender.event(payloads.event_callback(channel_event))
     (posted,) = await slack.fake.wait_for("chat.postMessage")
     assert posted.params["thread_ts"] == channel_event["ts"] and "vectoradd" in blocks_text(posted.params)
     for text, words in (("<@U0KRBOT> mine vectoradd", "You have not submitted yet"),
                         ("<@U0KRBOT> hello there", "is not a command"),
                         ("<@U0KRBOT> submit vectoradd", "Attach your kernel file")):
         before = len(slack.fake.calls_to("chat.postEphemeral"))
-        await slack.sender.event(event_callback(app_mention(text)))
+        await slack.sender.event(payloads.event_callback(payloads.app_mention(text)))
         private = (await slack.fake.wait_for("chat.postEphemeral", count=before + 1))[-1]
         assert private.params["user"] == "U0ALICE" and words in blocks_text(private.params)
     assert len(slack.fake.calls_to("chat.postMessage")) == 1          # private answers stayed private
@@ -212,7 +195,7 @@ async def test_mentions_without_a_file_are_commands(slack):
 
 async def test_a_file_sent_to_the_app_directly_is_submitted_there(slack):
     file = slack.fake.add_file("k.py", CORRECT)
-    await slack.sender.event(event_callback(direct_message("vectoradd test", files=[file])))
+    await slack.sender.event(payloads.event_callback(payloads.direct_message("vectoradd test", files=[file])))
     accepted = (await slack.fake.wait_for("chat.update"))[0]
     assert accepted.params["channel"] == "D0ALICE" and "Submission #1" in blocks_text(accepted.params)
 
@@ -223,11 +206,11 @@ async def test_bad_files_and_refusals_get_one_private_sentence(slack):
              (slack.fake.add_file("k.py", CORRECT, mode="hidden_by_limit"), "vectoradd", "Slack hides k.py"),
              (slack.fake.add_file("a.py", CORRECT), "vectoradd two", "does not offer two")]
     for index, (file, words, expected) in enumerate(cases, start=1):
-        await slack.sender.event(event_callback(app_mention(f"<@U0KRBOT> {words}", files=[file])))
+        await slack.sender.event(payloads.event_callback(payloads.app_mention(f"<@U0KRBOT> {words}", files=[file])))
         private = (await slack.fake.wait_for("chat.postEphemeral", count=index))[-1]
         assert expected in blocks_text(private.params), blocks_text(private.params)
     slack.fake.fail("files.info", "missing_scope")
-    await slack.sender.event(event_callback(app_mention("<@U0KRBOT> vectoradd",
+    await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> vectoradd",
                                                         files=[slack.fake.add_file("k.py", CORRECT)])))
     private = (await slack.fake.wait_for("chat.postEphemeral", count=len(cases) + 1))[-1]
     assert "files:read" in blocks_text(private.params)
@@ -240,7 +223,7 @@ async def test_bad_files_and_refusals_get_one_private_sentence(slack):
 
 async def test_report_buttons_show_the_submission_and_the_leaderboard(slack):
     file = slack.fake.add_file("vectoradd.py", CORRECT)
-    await slack.sender.event(event_callback(app_mention("<@U0KRBOT> ranked vectoradd", files=[file])))
+    await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[file])))
     report = (await slack.fake.wait_for("chat.postMessage", count=3, timeout_s=30))[-1]
     (actions,) = [b for b in report.params["blocks"] if b["type"] == "actions"]
     buttons = {e["action_id"]: e for e in actions["elements"]}
@@ -249,13 +232,14 @@ async def test_report_buttons_show_the_submission_and_the_leaderboard(slack):
     for action_id, words in (("kr_view_submission", "vectoradd.py by Ada Lovelace"),
                              ("kr_show_board", "Ada Lovelace")):
         url = slack.fake.response_url(action_id)
-        await slack.sender.interaction(block_actions({**buttons[action_id], "block_id": "kr_report_actions"},
+        await slack.sender.interaction(payloads.block_actions({**buttons[action_id], "block_id": "kr_report_actions"},
                                                      message=message, response_url=url))
         (answer,) = await slack.fake.wait_for("response_url", url=url)
         assert answer.params["response_type"] == "ephemeral"
         assert words in blocks_text(answer.params)
-    await slack.sender.interaction(block_actions({**buttons["kr_submit_again"], "block_id": "kr_report_actions"},
-                                                 message=message, response_url=slack.fake.response_url()))
+    again = {**buttons["kr_submit_again"], "block_id": "kr_report_actions"}
+    await slack.sender.interaction(payloads.block_actions(again, message=message,
+                                                          response_url=slack.fake.response_url()))
     (opened,) = await slack.fake.wait_for("views.open")
     assert json.loads(opened.params["view"]["private_metadata"]) == {"channel": "C0GENERAL",
                                                                     "thread": "1700000000.000100"}

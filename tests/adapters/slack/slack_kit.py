@@ -4,19 +4,21 @@ its Web API pointed at a ``FakeSlack``, and a ``SlackSender`` that posts signed 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from adapters.slack.config import SlackConfig
 from adapters.slack.run import SlackAdapter
 from core import report
 from core.bus import Bus
 from core.messages import Platform, Reply, ReplyTo, new_id
-from tests.fakes.slack import FakeSlack
+from tests.fakes.slack import FakeSlack, payloads
 from tests.fakes.slack.payloads import SlackSender
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CORRECT = (Path(__file__).resolve().parents[2] / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
 
 
 @dataclass
@@ -32,6 +34,24 @@ def config_for(fake: FakeSlack, *, max_source_bytes: int = 256 * 1024) -> SlackC
     return SlackConfig(bot_token=fake.bot_token, app_token=fake.app_token, signing_secret=SIGNING_SECRET,
                        api_url=fake.api_url, command="/kernelrank", max_source_bytes=max_source_bytes,
                        request_timeout_s=10.0)
+
+
+def form_values(file: dict | None, board: str | None = "vectoradd", gpus: tuple[str, ...] = ("CPU",),
+                mode: str | None = "test") -> dict:
+    """The submission form's ``view.state.values`` as Slack sends them when the person presses Submit."""
+    return {"kr_file": {"file": payloads.file_value(file) if file else {"type": "file_input", "files": []}},
+            "kr_leaderboard": {"kr_pick_leaderboard": payloads.select_value(board)},
+            f"kr_gpus.{board or ''}": {"gpus": payloads.multi_select_value(list(gpus))},
+            "kr_mode": {"mode": payloads.select_value(mode)}}
+
+
+@contextmanager
+def fake_workspace() -> Iterator[FakeSlack]:
+    """A fake Slack whose users have display names (Ada Lovelace is U0ALICE, Bob is U0BOB)."""
+    with FakeSlack() as fake:
+        fake.add_user("U0ALICE", "Ada Lovelace")
+        fake.add_user("U0BOB", "Bob")
+        yield fake
 
 
 @asynccontextmanager

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+import yaml
 
 from adapters.slack.config import slack_config
 from core import up
@@ -68,3 +72,14 @@ def test_up_starts_the_slack_adapter_only_with_usable_credentials(capsys):
     assert "Slack is not started" in capsys.readouterr().out
     (child,) = up._chat_adapters(Settings(slack_bot_token=BOT, slack_app_token=APP), exe, env)
     assert child.name == "slack" and child.argv == [*exe, "slack"]
+
+
+def test_the_documented_manifest_matches_what_the_adapter_listens_for():
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "slack.md").read_text()
+    manifest = yaml.safe_load(re.search(r"```yaml\n(.*?)```", doc, re.S).group(1))
+    (command,) = manifest["features"]["slash_commands"]
+    assert command["command"] == Settings().slack_command
+    assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {"app_mention", "message.im"}
+    assert manifest["settings"]["socket_mode_enabled"] is True and manifest["settings"]["interactivity"]["is_enabled"]
+    assert {"commands", "chat:write", "files:read", "files:write", "users:read", "im:write"} \
+        <= set(manifest["oauth_config"]["scopes"]["bot"])
