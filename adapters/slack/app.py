@@ -10,6 +10,7 @@ restarted one.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -63,4 +64,22 @@ def build_app(deps: Deps) -> AsyncApp:
     modal.register(app, deps)
     mentions.register(app, deps)
     actions.register(app, deps)
+    _acknowledge_the_rest(app)
     return app
+
+
+def _acknowledge_the_rest(app: AsyncApp) -> None:
+    """Acknowledge whatever no feature handles (other events, buttons of older messages, shortcuts).
+
+    Bolt answers an unhandled request 404; Slack then retries events and shows people an error, and
+    disables an app's event subscriptions when too many deliveries fail. Registered last: the first
+    matching listener wins.
+    """
+    anything = re.compile(".*")
+
+    async def ignore(ack: Callable[[], Awaitable[None]], body: dict[str, Any]) -> None:
+        await ack()
+        log.debug("ignored a %s request", body.get("type") or (body.get("event") or {}).get("type"))
+
+    for register in (app.event, app.action, app.shortcut, app.view, app.view_closed, app.options):
+        register(anything)(ignore)

@@ -34,8 +34,11 @@ class KernelFile:
 
 
 def kernel_files(files: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    """The attached files that look like kernels (by name), in the order they were attached."""
-    return [f for f in files or [] if str(f.get("name") or "").lower().endswith(SOURCE_SUFFIXES)]
+    """The attached files that may be kernels, in the order they were attached: those named ``.py``/``.cu``,
+    and those Slack sends without details (``"file_access": "check_file_info"``, as in Slack Connect
+    channels), which ``FileIntake.fetch`` looks up before deciding."""
+    return [f for f in files or [] if f.get("id") and (str(f.get("name") or "").lower().endswith(SOURCE_SUFFIXES)
+                                                        or not f.get("name"))]
 
 
 def precheck(file: dict[str, Any], max_bytes: int) -> None:

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 LEDGER_TTL_S = 8 * 24 * 3600.0       # longer than replies are kept (7 days), so a replayed reply is still known
 MAX_BODY_BYTES = 1024 * 1024         # Slack's payloads are far smaller; refuse anything larger unread
+SDK_LOGGERS = ("slack_sdk", "slack_bolt", "adapters.slack.bolt")
 STREAM_RETRY_S = 2.0                 # how often to look for the replies stream before the core created it
 
 
@@ -61,6 +62,7 @@ class SlackAdapter:
 
     async def start(self) -> None:
         """Open the delivery ledger, build the app, and start posting the core's replies."""
+        quiet_sdk_logs()
         ledger = await self.bus.ledger(subjects.ledger_bucket(Platform.SLACK.value), LEDGER_TTL_S)
         poster = Poster(self.client)
         self.deps = Deps(bus=self.bus, config=self.config, client=self.client, poster=poster,
@@ -128,6 +130,15 @@ class SlackAdapter:
             await self._consumer.stop()
         if self.deps is not None:
             await self.deps.intake.close()
+
+
+def quiet_sdk_logs() -> None:
+    """Keep Slack's libraries at INFO or above even when kernelrank logs at DEBUG: at DEBUG they log request
+    bodies, and a body can hold what only its reader may see (a personal token, a private answer)."""
+    for name in SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.getEffectiveLevel() < logging.INFO:
+            logger.setLevel(logging.INFO)
 
 
 def prepare(argv: list[str], settings: Settings) -> Callable[[asyncio.Event], Awaitable[None]]:

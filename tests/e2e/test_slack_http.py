@@ -178,6 +178,16 @@ async def test_a_mention_with_a_file_submits_and_answers_in_its_thread(slack):
     assert len(slack.fake.calls_to("files.info")) == 1 and slack.system.store.stats().submissions == 1
 
 
+async def test_a_file_slack_sends_without_details_is_looked_up(slack):
+    file = slack.fake.add_file("shared.py", CORRECT)                    # as in a Slack Connect channel
+    stub = {"id": file["id"], "file_access": "check_file_info", "created": file["created"],
+            "timestamp": file["timestamp"], "user": "U0ALICE"}
+    await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> test vectoradd",
+                                                                          files=[stub])))
+    accepted = (await slack.fake.wait_for("chat.update"))[0]
+    assert "test run of shared.py queued on CPU" in blocks_text(accepted.params)
+
+
 async def test_mentions_without_a_file_are_commands(slack):
     channel_event = payloads.app_mention("<@U0KRBOT> list")
     await slack.sender.event(payloads.event_callback(channel_event))

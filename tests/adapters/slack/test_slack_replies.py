@@ -6,6 +6,7 @@ the fake Slack recording what arrives.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -185,3 +186,14 @@ async def test_replies_wait_for_a_stopped_adapter_and_are_posted_once_after_rest
     (closing,) = fake.calls_to("chat.update")
     assert len(posts) == 2 and posts[1].params["text"].startswith("<@U0ALICE>")
     assert closing.params["ts"] == progress_ts                     # the line posted before the restart
+
+
+async def test_what_only_its_reader_may_see_never_reaches_the_log(nats_url, bus, fake, caplog):
+    caplog.set_level(logging.DEBUG)
+    secret = "krt_live_5f1e0c9a8b7d6e5f4a3b2c1d"
+    token = Reply(reply_to=TO, ephemeral=True, title="Your personal token", parts=[report.code(secret)])
+    async with running_slack(nats_url, fake):
+        await bus.publish_reply(token)
+        (shown,) = await fake.wait_for("chat.postEphemeral")
+    assert secret in str(shown.params["blocks"])
+    assert secret not in caplog.text and fake.bot_token not in caplog.text
