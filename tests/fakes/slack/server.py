@@ -32,21 +32,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
+
+from tests.fakes.slack.calls import Call
+from tests.fakes.slack.socket_mode import SocketMode
 
 JSON_PARAMS = ("blocks", "attachments", "view", "files", "metadata")   # sent as JSON strings in form bodies
 LOGIN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>"
-
-
-@dataclass
-class Call:
-    method: str
-    params: dict[str, Any]
-    auth: str = ""                  # "bot", "app", "none" or "wrong": which token came with the call
-    at: float = field(default_factory=time.time)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"method": self.method, "params": self.params, "auth": self.auth, "at": self.at}
 
 
 @dataclass
@@ -75,8 +67,7 @@ class FakeSlack:
         self.uploads: dict[str, dict[str, Any]] = {}
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}
         self.users: dict[str, dict[str, Any]] = {}
-        self._sockets: list[web.WebSocketResponse] = []
-        self._acks: dict[str, asyncio.Future] = {}
+        self._socket_mode = SocketMode(self._log, self._ids)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -115,12 +106,8 @@ class FakeSlack:
 
     def stop(self) -> None:
         if self._loop is not None and self._thread is not None:
-            async def close_sockets() -> None:
-                for ws in list(self._sockets):
-                    await ws.close()
-
             with contextlib.suppress(Exception):
-                asyncio.run_coroutine_threadsafe(close_sockets(), self._loop).result(5)
+                asyncio.run_coroutine_threadsafe(self._socket_mode.close(), self._loop).result(5)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
             self._loop = self._thread = None
@@ -204,7 +191,7 @@ class FakeSlack:
         """Push a Socket Mode envelope to the connected app and wait for its ack (blocking; call it from a
         thread, e.g. ``asyncio.to_thread``)."""
         assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(self._send_envelope(kind, payload, retry_attempt),
+        return asyncio.run_coroutine_threadsafe(self._socket_mode.send(kind, payload, retry_attempt),
                                                 self._loop).result(timeout_s)
 
     # ----- the server --------------------------------------------------------------------------
@@ -218,7 +205,7 @@ class FakeSlack:
         app.router.add_post("/upload/v1/{file_id}", self._upload)
         app.router.add_post("/commands/{team}/{name}/{secret}", self._response_url)
         app.router.add_post("/actions/{team}/{name}/{secret}", self._response_url)
-        app.router.add_get("/link/", self._socket)
+        app.router.add_get("/link/", self._socket_mode.serve)
         return app
 
     def _log(self, call: Call) -> None:
@@ -373,42 +360,6 @@ class FakeSlack:
         body = await request.json()
         self._log(Call("response_url", {**body, "url": str(request.url)}, "none"))
         return web.Response(text="ok")
-
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(heartbeat=None)
-        await ws.prepare(request)
-        self._log(Call("socket.open", dict(request.query), "none"))
-        self._sockets.append(ws)
-        await ws.send_json({"type": "hello", "num_connections": len(self._sockets),
-                            "debug_info": {"host": "fake-slack", "approximate_connection_time": 18060},
-                            "connection_info": {"app_id": "A0KERNEL"}})
-        try:
-            async for message in ws:
-                if message.type is not WSMsgType.TEXT:
-                    continue
-                ack = json.loads(message.data)
-                self._log(Call("socket.ack", ack, "none"))
-                future = self._acks.pop(ack.get("envelope_id", ""), None)
-                if future is not None and not future.done():
-                    future.set_result(ack)
-        finally:
-            self._sockets.remove(ws)
-        return ws
-
-    async def _send_envelope(self, kind: str, payload: dict[str, Any], retry_attempt: int) -> dict[str, Any]:
-        deadline = time.monotonic() + 10
-        while not self._sockets:
-            if time.monotonic() > deadline:
-                raise TimeoutError("no Socket Mode connection")
-            await asyncio.sleep(0.05)
-        envelope_id = f"{next(self._ids):08x}-fake-envelope"
-        future = asyncio.get_running_loop().create_future()
-        self._acks[envelope_id] = future
-        await self._sockets[-1].send_json({
-            "envelope_id": envelope_id, "payload": payload, "type": kind,
-            "accepts_response_payload": kind != "events_api", "retry_attempt": retry_attempt,
-            "retry_reason": "timeout" if retry_attempt else ""})
-        return await future
 
 
 async def _params(request: web.Request) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tests.fakes.slack.server import Call
+from tests.fakes.slack.calls import Call
 
 SHOWN = {"response_url": "answer through the command's response_url",
          "chat.postMessage": "message", "chat.update": "message edited in place",
