@@ -14,6 +14,9 @@ nothing with the code under test) and records every call it receives, in order, 
 ``socket.ack``              a Socket Mode acknowledgement (params: the ack, with ``envelope_id``)
 ==========================  ========================================================================
 
+Run as its own process, it hosts files posted to ``/_fake/files/NAME`` (not recorded; tests in-process
+call ``add_file``).
+
 Answers follow Slack's wire format: HTTP 200 with ``{"ok": false, "error": ...}`` for API errors, 429 with
 ``Retry-After`` when rate limited, the login page (200, HTML) for a file fetched with a wrong token.
 Faults can be injected per method (``fail``); channels can be closed to the bot (``deny_channel``).
@@ -206,6 +209,7 @@ class FakeSlack:
         app.router.add_post("/commands/{team}/{name}/{secret}", self._response_url)
         app.router.add_post("/actions/{team}/{name}/{secret}", self._response_url)
         app.router.add_get("/link/", self._socket_mode.serve)
+        app.router.add_post("/_fake/files/{name}", self._host_file)     # for a fake run as its own process
         return app
 
     def _log(self, call: Call) -> None:
@@ -355,6 +359,12 @@ class FakeSlack:
             return web.Response(status=404, text="Not Found")
         self.uploads[file_id]["content"] = content
         return web.Response(text=f"OK - {len(content)}")
+
+    async def _host_file(self, request: web.Request) -> web.Response:
+        """``POST /_fake/files/NAME?user=U...`` with the bytes: ``add_file`` from outside; answers the file object."""
+        info = self.add_file(request.match_info["name"], await request.read(),
+                             user=request.query.get("user", "U0ALICE"))
+        return web.json_response(info)
 
     async def _response_url(self, request: web.Request) -> web.Response:
         body = await request.json()
