@@ -15,10 +15,12 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import build_app, web_client
@@ -63,6 +65,7 @@ class SlackAdapter:
     async def start(self) -> None:
         """Open the delivery ledger, build the app, and start posting the core's replies."""
         quiet_sdk_logs()
+        await self._check_bot_token()
         ledger = await self.bus.ledger(subjects.ledger_bucket(Platform.SLACK.value), LEDGER_TTL_S)
         poster = Poster(self.client)
         self.deps = Deps(bus=self.bus, config=self.config, client=self.client, poster=poster,
@@ -70,6 +73,16 @@ class SlackAdapter:
                          ledger=ledger)
         self.app = build_app(self.deps)
         self._replies = asyncio.create_task(self._consume_replies(ReplyDelivery(poster, ledger)))
+
+    async def _check_bot_token(self) -> None:
+        """Fail at start, with what to fix, when Slack refuses the bot token; carry on when Slack is unreachable."""
+        try:
+            await self.client.auth_test()
+        except SlackApiError as exc:
+            raise ConnectionError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')}): copy the Bot User "
+                                  "OAuth Token (xoxb-...) from the app's OAuth & Permissions page.") from exc
+        except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.warning("Slack is not reachable yet (%s); starting anyway", type(exc).__name__)
 
     async def _consume_replies(self, delivery: ReplyDelivery) -> None:
         """Start the reply consumer, waiting for the core to create the replies stream when it has not yet."""
@@ -113,6 +126,15 @@ class SlackAdapter:
     async def serve_socket_mode(self) -> None:
         """Connect to Slack over a WebSocket with the app-level token (reconnects on its own)."""
         assert self.app is not None, "start() first"
+        # The Socket Mode client retries a refused token forever; ask once first, to stop with what to fix.
+        try:
+            await self.client.apps_connections_open(app_token=self.config.app_token)
+        except SlackApiError as exc:
+            raise ConnectionError(f"Slack refused a Socket Mode connection ({exc.response.get('error')}): check "
+                                  "SLACK_APP_TOKEN (an xapp- token with connections:write) and that Socket Mode "
+                                  "is on in the app's settings.") from exc
+        except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.warning("Slack is not reachable yet (%s); connecting in the background", type(exc).__name__)
         self._socket = AsyncSocketModeHandler(self.app, self.config.app_token)
         await self._socket.connect_async()
         log.info("Slack adapter connected in Socket Mode")

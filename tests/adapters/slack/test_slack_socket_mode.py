@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -33,8 +34,9 @@ async def adapter(nats_url: str, fake: FakeSlack) -> AsyncIterator[SlackAdapter]
 
 
 async def test_socket_mode_connects_with_the_app_token_and_answers_a_command(adapter, fake):
-    (opened,) = fake.calls_to("apps.connections.open")
-    assert opened.auth == "app"
+    opened = fake.calls_to("apps.connections.open")
+    assert opened and all(call.auth == "app" for call in opened)
+    (connected,) = fake.calls_to("socket.open")
     form = slash_command("help", response_url=fake.response_url("help"))
     ack = await asyncio.to_thread(fake.send_envelope, "slash_commands", form)
     assert set(ack) == {"envelope_id"}                       # acknowledged, nothing posted publicly
@@ -51,3 +53,18 @@ async def test_a_redelivered_envelope_is_handled_once(adapter, fake):
     # The repeat was refused before its ack (the ledger check runs first), so no second answer can follow.
     assert len(fake.calls_to("socket.ack")) == 2
     assert len(fake.calls_to("chat.postEphemeral")) == 1
+
+
+async def test_refused_tokens_stop_the_adapter_with_what_to_fix(nats_url):
+    with FakeSlack() as fake:
+        bus = await Bus.connect(nats_url, name="token-test")
+        try:
+            with pytest.raises(ConnectionError, match=r"SLACK_BOT_TOKEN \(invalid_auth\)"):
+                await SlackAdapter(bus, replace(config_for(fake), bot_token="xoxb-revoked")).start()
+            adapter = SlackAdapter(bus, replace(config_for(fake), app_token="xapp-revoked"))
+            await adapter.start()
+            with pytest.raises(ConnectionError, match="SLACK_APP_TOKEN"):
+                await adapter.serve_socket_mode()
+            await adapter.stop()
+        finally:
+            await bus.close()
