@@ -90,7 +90,7 @@ class SlackAdapter:
         while True:
             try:
                 self._consumer = await self.bus.consume_replies(Platform.SLACK, delivery.deliver, batch=16,
-                                                                ack_wait_s=120.0, nak_delay_s=5.0)
+                                                                ack_wait_s=120.0, nak_delay_s=5.0, poll_s=0.5)
                 break
             except BusError as exc:
                 if not waited:
