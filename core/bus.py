@@ -275,6 +275,39 @@ class Consumer(Running, Generic[T]):
         await self._puller.close()
 
 
+class Ledger:
+    """A small record of facts that must outlive a process (a JetStream key-value bucket with a TTL).
+
+    Chat adapters keep their delivery bookkeeping here (replies already posted, the platform's id of a
+    message to update, events already handled) so a restart neither loses nor doubles a message.
+    Keys may hold any characters: each is stored under ``subjects.token(key)``.
+    """
+
+    def __init__(self, kv: KeyValue) -> None:
+        self._kv = kv
+
+    async def get(self, key: str) -> bytes | None:
+        with _translated("read the delivery ledger"):
+            try:
+                entry = await self._kv.get(subjects.token(key))
+            except nats.js.errors.KeyNotFoundError:
+                return None
+        return entry.value
+
+    async def put(self, key: str, value: bytes) -> None:
+        with _translated("write the delivery ledger"):
+            await self._kv.put(subjects.token(key), value)
+
+    async def claim(self, key: str, value: bytes = b"1") -> bool:
+        """Record ``key`` unless it is there already; ``True`` only for the first caller (atomic)."""
+        with _translated("write the delivery ledger"):
+            try:
+                await self._kv.create(subjects.token(key), value)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                return False
+        return True
+
+
 class Bus:
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
@@ -543,6 +576,15 @@ class Bus:
             served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
             await self._nc.flush()
         return served
+    async def ledger(self, bucket: str, ttl_s: float) -> Ledger:
+        """Open (creating when missing) the key-value bucket ``bucket``; entries expire after ``ttl_s``."""
+        with _translated(f"open the ledger {bucket}"):
+            try:
+                kv = await self._js.create_key_value(KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1,
+                                                                    storage=StorageType.FILE))
+            except nats.js.errors.BadRequestError:     # exists with another configuration: use it as it is
+                kv = await self._js.key_value(bucket)
+        return Ledger(kv)
 
     # ----- dead letters (used by core.deadletter) ----------------------------------------------
 

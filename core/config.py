@@ -41,9 +41,12 @@ class Settings:
     max_deliver: int = 3                           # KERNELRANK_MAX_DELIVER: attempts before a job is dead-lettered
     worker_concurrency: int = 1                    # KERNELRANK_WORKER_CONCURRENCY: jobs at once per worker
     log_level: str = "INFO"                        # KERNELRANK_LOG_LEVEL
-    slack_bot_token: str = ""                      # SLACK_BOT_TOKEN (adapters arrive with their issues)
-    slack_app_token: str = ""                      # SLACK_APP_TOKEN
-    slack_signing_secret: str = ""                 # SLACK_SIGNING_SECRET
+    slack_bot_token: str = ""                      # SLACK_BOT_TOKEN: xoxb-..., the Slack adapter runs when set
+    slack_app_token: str = ""                      # SLACK_APP_TOKEN: xapp-..., for Socket Mode
+    slack_signing_secret: str = ""                 # SLACK_SIGNING_SECRET: for HTTP mode
+    slack_api_url: str = "https://slack.com/api/"  # KERNELRANK_SLACK_API_URL: Slack's Web API (a fake in tests)
+    slack_command: str = "/kernelrank"             # KERNELRANK_SLACK_COMMAND: the slash command's name
+    slack_http_port: int = 0                       # KERNELRANK_SLACK_HTTP_PORT: serve HTTP mode on it (0: Socket Mode)
     discord_token: str = ""                        # DISCORD_TOKEN
     # GPU pools and remote runners (docs/runners.md)
     pool_concurrency: dict[str, int] = field(default_factory=dict)  # KERNELRANK_POOL_CONCURRENCY: H100=8,T4=2

@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         return importlib.import_module("runners.modal_cli").main(rest, settings)
     if command == "discord":
         return _serve(_discord(rest, settings))
+    if command == "slack":
+        return _slack(rest, settings)
     print(f"kernelrank: unknown command {command!r}.\n\n{_usage()}", file=sys.stderr)
     return 2
 
@@ -57,6 +59,7 @@ start the system
   worker --gpu POOL       run a worker for a GPU pool (--backend local|modal|github|fake, --concurrency N)
   modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
   discord                 run the Discord bot (needs DISCORD_TOKEN; --sync-global registers its commands)
+  slack                   run the Slack adapter: Socket Mode, or HTTP with --http --port P (docs/slack.md)
 
 use it
   submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)
@@ -142,6 +145,15 @@ def _discord(argv: list[str], settings: Settings):
         await run_discord(settings, _nats_url(settings), stop)
 
     return start
+
+
+def _slack(argv: list[str], settings: Settings) -> int:
+    try:
+        serve = importlib.import_module("adapters.slack.run").prepare(argv, settings)
+    except ConfigError as exc:
+        print(f"kernelrank slack: {exc}", file=sys.stderr)
+        return 2
+    return _serve(serve)
 
 
 def _nats_url(settings: Settings) -> str:

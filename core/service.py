@@ -130,7 +130,7 @@ class CoreService:
                      title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
                      data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
                            "score_us": result.score_us, "gpu_s": result.gpu_s, "cost_usd": cost_usd,
-                           "leaderboard": run.leaderboard, "gpu": run.gpu},
+                           "leaderboard": run.leaderboard, "gpu": run.gpu, "mode": run.mode},
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:

@@ -13,6 +13,7 @@ subject                                 stream      carries
 ``pools.status.<gpu>``                  (none)      ``PoolStatus`` from workers, every few seconds
 ``$KV.runner_calls.<run_id>``           KV bucket   the remote call (Modal, GitHub) a worker started for a
                                                     run, so a restarted worker re-attaches to it
+``$KV.ledger-<platform>.<key>``         KV          a chat adapter's delivery ledger (``Bus.ledger``)
 ======================================  ==========  ===================================================
 
 Names from users or the environment (GPU pools, run ids, routes) go through ``token`` before they
@@ -104,3 +105,8 @@ def adapter_durable(platform: str) -> str:
 
 def pool_status_subject(gpu: str) -> str:
     return "pools.status." + token(gpu)
+
+
+def ledger_bucket(platform: str) -> str:
+    """The key-value bucket one chat adapter keeps its delivery records in."""
+    return "ledger-" + token(platform)

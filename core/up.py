@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from core.config import Settings
+from core.config import ConfigError, Settings
 from core.gpus import local_pools
 from core.natsserver import EmbeddedNats
 
@@ -70,8 +70,7 @@ def main(argv: list[str], settings: Settings) -> int:
             gpu_env = env if pool == "CPU" else {**env, "CUDA_VISIBLE_DEVICES": str(index)}
             children.append(Child(f"worker {pool}#{index}",
                                   [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env))
-    if settings.discord_token:
-        children.append(Child("discord", [*exe, "discord"], env))
+    children += _chat_adapters(settings, exe, env)
     stopping = False
 
     def request_stop(*_: object) -> None:
@@ -85,7 +84,7 @@ def main(argv: list[str], settings: Settings) -> int:
             child.start()
         print(f"kernelrank is up: NATS {url}, database {settings.database}, "
               f"workers {', '.join(c.name.removeprefix('worker ') for c in children if c.name.startswith('worker'))}"
-              f"{', Discord bot' if settings.discord_token else ''}.\n"
+              f"{''.join(f', {c.name} adapter' for c in children if c.name in ('discord', 'slack'))}.\n"
               "In another terminal: `kernelrank list`, then `kernelrank submit FILE --leaderboard NAME`. "
               "Ctrl-C stops everything.", flush=True)
         while not stopping:
@@ -104,6 +103,21 @@ def main(argv: list[str], settings: Settings) -> int:
             nats.stop()
         print("kernelrank stopped.", flush=True)
     return 0
+
+
+def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str]) -> list[Child]:
+    """The chat adapters whose credentials are set; one with unusable settings is reported and left out."""
+    from adapters.slack.config import slack_config, slack_enabled
+
+    adapters = [Child("discord", [*exe, "discord"], env)] if settings.discord_token else []
+    if not slack_enabled(settings):
+        return adapters
+    try:
+        slack_config(settings)
+    except ConfigError as exc:
+        print(f"Slack is not started: {exc}", flush=True)
+        return adapters
+    return [*adapters, Child("slack", [*exe, "slack"], env)]
 
 
 def _restart(child: Child) -> None:
