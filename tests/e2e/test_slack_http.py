@@ -170,7 +170,7 @@ async def test_a_mention_with_a_file_submits_and_answers_in_its_thread(slack):
     first = (await slack.fake.wait_for("chat.postMessage"))[0]
     assert first.params["thread_ts"] == mention["ts"] and "is submitting `vectoradd.py`" in first.params["text"]
     accepted = (await slack.fake.wait_for("chat.update"))[0]
-    assert accepted.params["channel"] == "C0GENERAL" and "queued on CPU" in blocks_text(accepted.params)
+    assert accepted.params["channel"] == "C0GENERAL" and "queued as #1 on CPU" in blocks_text(accepted.params)
     # Slack retries an event it thinks was not acknowledged in time: the retry changes nothing.
     assert (await slack.sender.event(envelope, retry_num=1))[0] == 200
     report = (await slack.fake.wait_for("chat.postMessage", count=3, timeout_s=30))[-1]
@@ -185,7 +185,7 @@ async def test_a_file_slack_sends_without_details_is_looked_up(slack):
     await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> test vectoradd",
                                                                           files=[stub])))
     accepted = (await slack.fake.wait_for("chat.update"))[0]
-    assert "test run of shared.py queued on CPU" in blocks_text(accepted.params)
+    assert "test run of shared.py queued as #" in blocks_text(accepted.params)
 
 
 async def test_mentions_without_a_file_are_commands(slack):
