@@ -106,6 +106,18 @@ def sm_clock_mhz() -> int | None:
         return None
 
 
+def gpu_compute_processes() -> list[str] | None:
+    """Processes computing on the visible GPU, per nvidia-smi (pids, or "?" where it hides them); None when
+    nvidia-smi cannot say. Never initialises CUDA."""
+    command = ["nvidia-smi", "-i", _visible_gpu(), "--query-compute-apps=pid", "--format=csv,noheader"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=SMI_TIMEOUT_S, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.debug("nvidia-smi compute apps unavailable: %s", exc)
+        return None
+    return [line.strip() or "?" for line in done.stdout.splitlines() if line.strip() and "No running" not in line]
+
+
 def _driver_version() -> str:
     value = _smi_query("driver_version")
     if value is None:
