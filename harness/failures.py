@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.job import EvalJob
 from harness.result import EvalResult, Failure, FailureKind, Status
-from harness.sandbox import FILE_SIZE_LIMIT_BYTES, MAX_TASKS, OPEN_FILES
+from harness.sandbox import FILE_SIZE_LIMIT_BYTES, MAX_TASKS, OPEN_FILES, SCRATCH_MB
 
 LOG_TAIL_CHARS = 4000
 _HARNESS_DIR = str(Path(__file__).resolve().parent)
@@ -28,8 +28,8 @@ _CUDA_ERROR_MARKS = ("cuda error", "illegal memory access", "device-side assert"
                      "acceleratorerror")
 _OOM_MARKS = ("out of memory", "can't allocate memory", "cannot allocate memory")
 # The sandbox's limits as the submission meets them: a fork or thread refused, a descriptor or file size cap.
-_LIMIT_ERRNOS = frozenset({errno.EAGAIN, errno.EMFILE, errno.ENFILE, errno.EFBIG})
-_LIMIT_MARKS = ("can't start new thread", "too many open files", "file too large")
+_LIMIT_ERRNOS = frozenset({errno.EAGAIN, errno.EMFILE, errno.ENFILE, errno.EFBIG, errno.ENOSPC})
+_LIMIT_MARKS = ("can't start new thread", "too many open files", "file too large", "no space left on device")
 # What the sandbox refuses, and the sentence that says why.
 _NO_NETWORK = "Evaluations have no network."
 _READ_ONLY = "Only the working directory and /tmp are writable in an evaluation."
@@ -108,7 +108,8 @@ def kernel_failure(exc: BaseException, during: str) -> Verdict:
                                 "grid sizes (compute-sanitizer finds the faulty access).",
         FailureKind.RESOURCE_LIMIT: f"custom_kernel hit a limit of the evaluation during {during} ({what}): an "
                                     f"evaluation may run {MAX_TASKS} processes and threads, keep {OPEN_FILES} files "
-                                    f"open and write files of up to {FILE_SIZE_LIMIT_BYTES // 2**20} MiB.",
+                                    f"open, and write files of up to {FILE_SIZE_LIMIT_BYTES // 2**20} MiB and at most "
+                                    f"{SCRATCH_MB} MiB in all.",
     }.get(kind, f"custom_kernel raised {what} during {during}.{sandbox_hint(exc)} The traceback below shows where.")
     return Verdict(kind, message, user_traceback(exc))
 

@@ -43,6 +43,7 @@ FLOOD_BYTES = 16 * 1024 * 1024    # captured stdout or stderr beyond this is a f
 KILL_WAIT_S = 10.0                # a killed child that is still not gone after this is abandoned
 DRAIN_S = 1.0                     # reading what is left in the channel after the child ended
 GPU_IDLE_WAIT_S = 5.0             # the driver needs a moment to tear a dead process's context down
+MEMORY_CHECK_S = 0.1              # how often the memory meter measures the job
 _TIMED_MODES = (Mode.BENCHMARK, Mode.RANKED, Mode.PROFILE)
 
 Emit = Callable[[dict[str, Any]], None]
@@ -120,10 +121,13 @@ def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
     for fd in (stdout_fd, stderr_fd):
         os.close(fd)
     ours.setblocking(False)       # a child that stops reading must not stall the watch
-    watch = _Watch(job, launch, pid, ours, nonce, seeds, emit, caller)
+    meter = processes.MemoryMeter(os.getpid(), launch.limits.memory_mb * 2**20, MEMORY_CHECK_S)
+    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller)
     try:
-        emit({"t": "started", "pid": pid})
-        ending = watch.run()
+        with meter:
+            emit({"t": "started", "pid": pid})
+            ending = watch.run()
+        _check_complete(job, ending)
     finally:
         processes.kill(pid)
         ours.close()
@@ -131,6 +135,24 @@ def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
     if survivors:
         log.warning("killed %d processes of run %s that outlived its sandbox", survivors, job.run_id)
     return ending, max(watch.leftovers, survivors)     # without namespaces, the survivors are the leftovers
+
+
+def _check_complete(job: EvalJob, ending: Ending) -> None:
+    """A run that says it finished without a failure must have reported every test and every shape (C10: a
+    forged early "final" record would otherwise pass with nothing checked)."""
+    if ending.stopped_for is not None or not ending.final or any(r.get("t") == "failure" for r in ending.records):
+        return
+    kinds = [r.get("t") for r in ending.records]
+    system = next((r for r in ending.records if r.get("t") == "system"), None)
+    device = (system or {}).get("system", {}).get("device", "")
+    task = job.problem.task
+    wanted = {"test": len(task.tests) if job.mode in (Mode.TEST, Mode.RANKED) else 0,
+              "shape": len(task.benchmarks_for(device)) if job.mode in (Mode.BENCHMARK, Mode.RANKED) else 0,
+              "profile": len(task.benchmarks_for(device)) if job.mode is Mode.PROFILE else 0}
+    if system is None or any(kinds.count(kind) != count for kind, count in wanted.items()):
+        ending.stopped_for = Failure(FailureKind.TAMPERING, "The evaluation ended without reporting every test and "
+                                     "benchmark shape, so it has no verdict. A submission must not end the run early "
+                                     "or write to the harness's channel.")
 
 
 @dataclass
@@ -141,6 +163,7 @@ class _Watch:
     channel: socket.socket
     nonce: str
     seeds: SeedSource
+    meter: processes.MemoryMeter
     emit: Emit
     caller: Caller | None
     ending: Ending = field(default_factory=Ending)
@@ -166,9 +189,10 @@ class _Watch:
             if done:
                 self.ending.exit_status = status
                 break
-            processes.reap_children(os.getpid(), keep=self.pid)     # orphans the server inherited
+            table = processes.snapshot()
+            processes.reap_children(os.getpid(), keep=self.pid, table=table)     # orphans the server inherited
             if self.ending.stopped_for is None:
-                self._check_limits(deadline, timeout_s)
+                self._check_limits(deadline, timeout_s, table)
             elif killed_at is None:
                 killed_at = time.monotonic()
             elif time.monotonic() - killed_at > KILL_WAIT_S:
@@ -267,7 +291,7 @@ class _Watch:
             self.ending.stopped_for = failure
             processes.kill(self.pid)
 
-    def _check_limits(self, deadline: float, timeout_s: float) -> None:
+    def _check_limits(self, deadline: float, timeout_s: float, table: dict[int, processes.Process]) -> None:
         where = self.ending.where()
         if time.monotonic() > deadline:
             self._stop(Failure(FailureKind.TIMEOUT, f"The evaluation did not finish within the {timeout_s:g} s limit "
@@ -276,13 +300,13 @@ class _Watch:
                                                     "returns."))
             return
         limits = self.launch.limits
-        usage = processes.usage(os.getpid())
+        usage = processes.usage(os.getpid(), table)
         if usage.tasks >= limits.tasks:
-            self._stop(Failure(FailureKind.RESOURCE_LIMIT, f"The submission started {usage.processes} processes and "
-                                                           f"{usage.tasks} threads in all, reaching the limit of "
-                                                           f"{limits.tasks}, and was stopped while {where}. Do not "
-                                                           "start processes or threads in a loop."))
-        elif usage.memory_bytes > limits.memory_mb * 2**20:
+            self._stop(Failure(FailureKind.RESOURCE_LIMIT, f"The submission ran {len(usage.processes)} processes "
+                                                           f"with {usage.tasks} threads in all, reaching the limit "
+                                                           f"of {limits.tasks}, and was stopped while {where}. Do "
+                                                           "not start processes or threads in a loop."))
+        elif self.meter.latest_bytes > limits.memory_mb * 2**20:
             self._stop(Failure(FailureKind.OUT_OF_MEMORY, f"The submission's processes used more than "
                                                           f"{limits.memory_mb} MB of host memory and were stopped "
                                                           f"while {where}. Allocate less memory."))

@@ -8,6 +8,8 @@ give each test a clean JetStream.
 
 ``nats_server`` is one server for the whole session, for tests that use only core NATS (request-reply,
 plain subjects) or streams with names unique to the test.
+
+Tests marked ``cuda`` are skipped where no CUDA GPU is visible.
 """
 
 from __future__ import annotations
@@ -18,6 +20,14 @@ from pathlib import Path
 import pytest
 
 from core.natsserver import EmbeddedNats
+
+
+@pytest.fixture(autouse=True)
+def _skip_cuda_tests_without_a_gpu(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("cuda"):
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip("needs a CUDA GPU")
 
 
 @pytest.fixture(scope="session")
