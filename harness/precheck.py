@@ -196,6 +196,7 @@ class _Visitor(ast.NodeVisitor):
         return node.func.attr == "wait_stream" and waited not in _MAIN_STREAMS
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.seen += _native(node.attr, node.lineno)       # libcuda.cuCtxSetLimit, libc.ptrace: C through ctypes
         name = self.qualname(node)
         if name in _INTROSPECTION:
             self.add("introspection", node, name)

@@ -28,6 +28,7 @@ import resource
 import secrets
 import signal
 import socket
+import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Mapping
@@ -92,11 +93,12 @@ class Capability:
     """What this host lets the harness do; ``probe`` finds out once per server."""
 
     isolated: bool                  # namespaces and the read-only view
-    root: bool                      # the server is root: each job gets a user of its own
+    root: bool                      # the server runs as root
     reason: str = ""                # why not isolated
+    own_user: bool = False          # each job runs as a user of its own (always, on root servers)
 
     def describe(self) -> str:
-        who = "a user of its own" if self.root else "the server's user, without capabilities"
+        who = "a user of its own" if self.own_user else "the server's user, without capabilities"
         if self.isolated:
             return (f"PID, mount, network, IPC and UTS namespaces{'' if self.root else ' in a user namespace'}; "
                     f"read-only system folders and a private /tmp; no network; {who}")
@@ -116,10 +118,10 @@ class Launch:
 
     @classmethod
     def plan(cls, capability: Capability, limits: Limits, stage: Stage) -> Launch:
-        uid = gid = JOB_UID_BASE + secrets.randbelow(JOB_UID_RANGE) if capability.root else -1
+        own = JOB_UID_BASE + secrets.randbelow(JOB_UID_RANGE)
         view = rootfs.plan_view(limits.scratch_mb) if capability.isolated else None
-        return cls(capability, limits, view, uid if capability.root else os.getuid(),
-                   gid if capability.root else os.getgid(), stage)
+        return cls(capability, limits, view, own if capability.own_user else os.getuid(),
+                   own if capability.own_user else os.getgid(), stage)
 
 
 def probe(policy: str = "auto") -> Capability:
@@ -127,15 +129,21 @@ def probe(policy: str = "auto") -> Capability:
     if policy not in POLICIES:
         raise SandboxError(f"unknown sandbox policy {policy!r}; use one of {', '.join(POLICIES)}")
     root = os.geteuid() == 0
-    if policy == "limits":
-        return Capability(isolated=False, root=root, reason="namespaces turned off by KERNELRANK_SANDBOX=limits")
-    wanted = Capability(isolated=True, root=root)
-    error = _trial(wanted)
-    if error is None:
-        return wanted
-    if policy == "namespaces":
-        raise SandboxError(f"this host cannot run the sandbox: {error}")
-    return Capability(isolated=False, root=root, reason=f"this host allows no namespaces: {error}")
+    if policy != "limits":
+        wanted = Capability(isolated=True, root=root, own_user=root)
+        if (error := _trial(wanted)) is None:
+            return wanted
+        if policy == "namespaces":
+            raise SandboxError(f"this host cannot run the sandbox: {error}")
+        reason = f"this host allows no namespaces: {error}"
+    else:
+        reason = "namespaces turned off by KERNELRANK_SANDBOX=limits"
+    if root and not _interpreter_public():
+        # root without a user of its own may write every root-owned file: refuse rather than pretend
+        raise SandboxError(f"{reason}; and jobs cannot run as a user of their own, because other users cannot "
+                           "read the Python installation's folders. Allow namespaces, or make the interpreter "
+                           "readable by all users (chmod o+rx), or run the harness as an unprivileged user.")
+    return Capability(isolated=False, root=root, reason=reason, own_user=root)
 
 
 def enter(launch: Launch, channel_fd: int, stdout_fd: int, stderr_fd: int,
@@ -163,6 +171,7 @@ def enter(launch: Launch, channel_fd: int, stdout_fd: int, stderr_fd: int,
         workdir = _filesystem(launch)
         _set_limits(launch.limits, launch.capability)
         _drop_privileges(launch)
+        _die_with_parent()              # a change of user clears the parent-death signal
     except OSError as exc:
         raise SandboxError(f"cannot set up the job's sandbox ({exc})") from exc
     worker = os.fork()
@@ -275,7 +284,7 @@ def _init(worker: int, status_write: int) -> None:
 def _filesystem(launch: Launch) -> Path:
     stage = launch.stage
     if launch.view is None:
-        if launch.capability.root:          # the job's user must reach its folders, and only those
+        if launch.capability.own_user:      # the job's user must reach its folders, and only those
             os.chmod(stage.root, 0o711)
             for folder in (stage.workdir, stage.scratch):
                 for path in [folder, *folder.rglob("*")]:
@@ -291,7 +300,7 @@ def _filesystem(launch: Launch) -> Path:
 def _set_limits(limits: Limits, capability: Capability) -> None:
     caps = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, limits.file_bytes),
             (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CPU, limits.cpu_s)]
-    if capability.root:             # counted per user: only meaningful for a user of the job's own
+    if capability.own_user:         # counted per user: only meaningful for a user of the job's own
         caps.append((resource.RLIMIT_NPROC, limits.tasks))
     for which, value in caps:
         _, hard = resource.getrlimit(which)
@@ -300,7 +309,7 @@ def _set_limits(limits: Limits, capability: Capability) -> None:
 
 
 def _drop_privileges(launch: Launch) -> None:
-    if launch.capability.root:
+    if launch.capability.own_user:
         os.setgroups([])
         os.setresgid(launch.gid, launch.gid, launch.gid)
         os.setresuid(launch.uid, launch.uid, launch.uid)      # leaves no capability behind
@@ -347,6 +356,17 @@ def _trial(capability: Capability) -> str | None:
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and not message:
         return None
     return message or f"the trial sandbox ended with status {status}"
+
+
+def _interpreter_public() -> bool:
+    """Whether another user can import from this interpreter's folders (pyenv under a 0700 /root: no)."""
+    for folder in {sys.prefix, sys.base_prefix, str(rootfs.HARNESS_DIR)}:
+        path = Path(folder).resolve()
+        if path.stat().st_mode & 0o005 != 0o005:
+            return False
+        if any(parent.stat().st_mode & 0o001 == 0 for parent in path.parents):
+            return False
+    return True
 
 
 def _vm_size_bytes() -> int:

@@ -69,15 +69,17 @@ def child_main(job: EvalJob, launch: sandbox.Launch, nonce: str, channel_fd: int
         faulthandler.enable()       # a segfault prints the Python stack into the captured stderr
         run(job, stage, Outbox(channel_fd, nonce))
     except sandbox.SandboxError as exc:      # in the sandbox's own processes, before any submitted code
-        traceback.print_exc()
         outbox = Outbox(channel_fd, nonce)
         outbox.send("failure", failure={"kind": FailureKind.HARNESS_ERROR.value, "log_tail": "",
                                         "message": f"The evaluation's sandbox could not be set up ({exc}). This is "
                                                    "not your submission's fault; tell the kernelrank maintainers."})
         outbox.send("final")
+        with contextlib.suppress(Exception):      # the server's stderr may be gone by now
+            traceback.print_exc()
     except BaseException:       # nothing may escape into the server's code
-        traceback.print_exc()
         code = HARNESS_BUG_EXIT
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
