@@ -86,6 +86,8 @@ def result_parts(result: EvalResult) -> list[Part]:
         parts.append(text(f"Profile of {format_spec(profile.spec)}"))
         parts.append(code(profile.table))
     parts.append(text(_system_line(result)))
+    if result.sandbox.description and not result.sandbox.isolated:
+        parts.append(status(f"Ran without a sandbox: {result.sandbox.description}.", Tone.WARNING))
     return parts
 
 

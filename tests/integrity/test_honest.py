@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from harness import precheck
 
 @pytest.mark.parametrize("case", params(HONEST))
 def test_honest_solutions_pass_unflagged(case: Case, run_case):
+    if "torch.compile" in case.defence and not case.cuda and shutil.which("g++") is None:
+        pytest.skip("Inductor's CPU backend needs a C++ compiler (.ci/run installs g++)")
     result = run_case(case)
     assert (why := case.judge(result)) is None, why
     assert result.score_us is not None and result.score_us > 0

@@ -100,3 +100,19 @@ def test_a_flag_holds_a_ranked_run_and_only_a_ranked_run():
 
 def test_every_catalogue_file_exists():
     assert all(case.path.exists() for case in CATALOGUE)
+
+
+def test_reports_show_the_findings_and_how_the_job_was_isolated():
+    from core.report import result_parts
+    from harness.report import render
+    from harness.result import SandboxInfo
+
+    result = EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="p",
+                        findings=precheck.check("import ctypes\n", "k.py"),
+                        sandbox=SandboxInfo(isolated=False, description="not isolated (no namespaces here)"))
+    text = render(result, colour=False)
+    assert "note: line 1 loads native code through ctypes" in text
+    assert "Sandbox: not isolated (no namespaces here)." in text
+    assert any("Ran without a sandbox" in part.text for part in result_parts(result))
+    result.sandbox.isolated = True
+    assert not any("without a sandbox" in part.text for part in result_parts(result))
