@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import glob
 import os
 import shutil
@@ -58,9 +59,12 @@ class View:
     scratch_mb: int
 
 
-def plan_view(scratch_mb: int, environ: dict[str, str] | None = None) -> View:
-    """The folders this interpreter and the GPU stack need, without the checkout (only its harness/)."""
-    environ = dict(os.environ if environ is None else environ)
+@functools.cache
+def plan_view(scratch_mb: int) -> View:
+    """The folders this interpreter and the GPU stack need, without the checkout (only its harness/).
+
+    The same for every job of a server (its interpreter and environment do not change): computed once."""
+    environ = dict(os.environ)
     wanted = [*SYSTEM_DIRS, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, str(HARNESS_DIR),
               *_python_path(), *_env_dirs(environ)]
     binds: list[str] = []

@@ -23,11 +23,13 @@ a scrubbed environment and per-job caches, and the supervisor's sweep of everyth
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import resource
 import secrets
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -129,6 +131,7 @@ def probe(policy: str = "auto") -> Capability:
     if policy not in POLICIES:
         raise SandboxError(f"unknown sandbox policy {policy!r}; use one of {', '.join(POLICIES)}")
     root = os.geteuid() == 0
+    _create_gpu_devices()
     if policy != "limits":
         wanted = Capability(isolated=True, root=root, own_user=root)
         if (error := _trial(wanted)) is None:
@@ -356,6 +359,15 @@ def _trial(capability: Capability) -> str | None:
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and not message:
         return None
     return message or f"the trial sandbox ended with status {status}"
+
+
+def _create_gpu_devices() -> None:
+    """The NVIDIA unified-memory device appears on the first CUDA use since boot, created by the setuid
+    nvidia-modprobe; a job cannot run that (no new privileges) and the view is fixed once made, so create it
+    now. The server itself must not initialise CUDA (its forks could not use it)."""
+    if glob.glob("/dev/nvidia[0-9]*") and not os.path.exists("/dev/nvidia-uvm"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(["nvidia-modprobe", "-u", "-c", "0"], capture_output=True, timeout=30, check=False)
 
 
 def _interpreter_public() -> bool:
