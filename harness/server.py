@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from harness import linux, sandbox
+from harness import linux, sandbox, staging
 from harness.channel import ChannelError, RecordReader, send_record
 from harness.codec import DecodeError, from_jsonable
 from harness.failures import failed_result
@@ -240,6 +240,8 @@ def serve(fd: int, policy: str = "auto") -> None:
         log.error("the harness server opened %s while preloading: forked children could not use CUDA", opened)
         return
     linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+    if removed := staging.remove_orphans():
+        log.info("removed %d stages that killed harness servers left behind", removed)
     link = _Link(socket.socket(fileno=fd))
     try:
         capability = sandbox.probe(policy)

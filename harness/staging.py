@@ -3,17 +3,21 @@
 Layout: ``<root>/work`` is the submission's working directory (and ``sys.path[0]``); ``<root>/logs``
 holds its captured stdout and stderr, outside the directory the submission is pointed at; ``<root>/view``
 is the empty folder the sandbox builds the job's filesystem on, and ``<root>/scratch`` holds HOME, caches
-and temporary files when the host cannot sandbox (``harness.sandbox``).
+and temporary files when the host cannot sandbox (``harness.sandbox``). The folder is named after the
+harness server's pid, so a server that starts can remove what a killed one left behind.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.problem import Problem
+
+PREFIX = "kernelrank-"
 
 
 class StagingError(ValueError):
@@ -34,7 +38,7 @@ class Stage:
         names = [*problem.files, problem.submission_name]
         if bad := [n for n in names if not _plain_name(n)]:
             raise StagingError(f"the problem stages files with unsafe names: {', '.join(map(repr, bad))}")
-        stage = cls.empty(Path(tempfile.mkdtemp(prefix="kernelrank-")))
+        stage = cls.empty(Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")))
         for name, text in problem.files.items():
             (stage.workdir / name).write_text(text)
         (stage.workdir / problem.submission_name).write_text(submission_source)
@@ -51,6 +55,28 @@ class Stage:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def remove_orphans() -> int:
+    """Remove the stages of harness servers that died without cleaning up (a stage is named after its
+    server's pid); how many were removed. Stages of live servers, on this host, are left alone."""
+    removed = 0
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
+        owner = folder.name[len(PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)) and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _plain_name(name: str) -> bool:

@@ -32,3 +32,7 @@ def test_a_pointer_cache_never_serves_a_stale_output(run_case):
     (case,) = [c for c in CATALOGUE if c.name == "c01_cache_by_pointer"]
     result = run_case(case)
     assert result.status is Status.PASSED or result.failure.message.startswith("Wrong output")
+
+
+def test_every_catalogue_entry_has_a_cheat():
+    assert {case.entry for case in CATALOGUE} == {f"C{n}" for n in range(1, 24)}

@@ -25,6 +25,7 @@ from harness import (
     load_problem,
     processes,
     sandbox,
+    staging,
     supervisor,
     worker,
 )
@@ -220,13 +221,16 @@ def test_a_killed_server_takes_its_job_with_it():
     while len(seen) < 2 and time.monotonic() < deadline:       # the chain: init of the namespace, worker
         seen = [p.pid for p in processes.descendants(child)]
         time.sleep(0.05)
-    os.kill(server._process.pid, signal.SIGKILL)
+    server_pid = server._process.pid
+    os.kill(server_pid, signal.SIGKILL)
     server._process.wait()
     server.close()
     deadline = time.monotonic() + 10
     while any(Path(f"/proc/{pid}").exists() and not processes._zombie(pid) for pid in [child, *seen]):
         assert time.monotonic() < deadline, "the job outlived its server"
         time.sleep(0.05)
+    left = list(Path(tempfile.gettempdir()).glob(f"kernelrank-{server_pid}-*"))
+    assert left and staging.remove_orphans() >= 1 and not any(p.exists() for p in left)   # the next server's job
 
 
 def test_a_sandbox_that_cannot_be_entered_is_a_harness_error(monkeypatch, tmp_path):
