@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 up: $(VENV)/.installed
 	$(BIN)/kernelrank up
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(VENV)/.system-packages
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed
@@ -19,4 +19,20 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "torch==2.13.0" || $(BIN)/python -m pip install -q "torch>=2.4"
 	$(BIN)/python -m pip install -q -e ".[harness,dev]"
+	touch $@
+
+# System packages the test suite uses: g++ and Python's headers (Inductor's CPU backend in the honest
+# torch.compile case), unshare (a harness server started as another user). Installed with apt-get where
+# there is one and we may (root, or sudo without a password); otherwise the tests that need them skip.
+SYSTEM_PACKAGES := g++ python3-dev util-linux
+$(VENV)/.system-packages: $(VENV)/.installed
+	@if command -v g++ >/dev/null && command -v unshare >/dev/null && \
+	    $(BIN)/python -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then \
+	  echo "system packages: present"; \
+	elif command -v apt-get >/dev/null && { [ "$$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES); \
+	else \
+	  echo "system packages: cannot install $(SYSTEM_PACKAGES) here; the tests that need them will skip"; \
+	fi
 	touch $@

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.errors import UserError
+from core.errors import UserError, shown
 from core.messages import Actor, Attachment, Command, CommandKind, ReplyTo
 
 MODES = ("test", "benchmark", "ranked", "profile")
@@ -20,6 +20,7 @@ SOURCE_SUFFIXES = (".py", ".cu")
 TEMPLATE_LANGUAGES = ("Python", "Triton", "CUDA")
 _HEADER = re.compile(r"^\s*#!\s*(?:POPCORN|kernelrank)\s+(leaderboard|gpus?|mode)\s+(.+?)\s*$", re.IGNORECASE)
 HEADER_SCAN_LINES = 30
+MAX_NAME_CHARS = 255            # a file name longer than any file system allows is not a file name
 
 
 @dataclass
@@ -46,24 +47,31 @@ def parse_headers(source: str) -> SubmissionHeaders:
 
 def decode_source(name: str, content: bytes, max_bytes: int) -> str:
     """Return the file's text or raise ``UserError`` saying what is wrong and what to do."""
+    if len(name) > MAX_NAME_CHARS:
+        raise UserError(f"The file name is {len(name):,} characters long; rename the file to at most "
+                        f"{MAX_NAME_CHARS} characters and submit again.")
     if not name.endswith(SOURCE_SUFFIXES):
-        raise UserError(f"{name!r} is not a kernel file: submit a .py or .cu file.")
+        raise UserError(f"{shown(name)!r} is not a kernel file: submit a .py or .cu file.")
     if len(content) > max_bytes:
         raise UserError(f"{name} is {len(content) // 1024} KiB; the limit is {max_bytes // 1024} KiB. "
                         "Move data out of the source and submit again.")
     if not content.strip():
         raise UserError(f"{name} is empty: attach the file that defines custom_kernel.")
     try:
-        return content.decode("utf-8")
+        text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"{name} is not UTF-8 text (byte {exc.start} is invalid): save it as UTF-8 and "
                         "submit again.") from exc
+    if "\0" in text:
+        raise UserError(f"{name} is a binary file (it holds NUL bytes), not source text: attach the kernel's "
+                        "source file.")
+    return text
 
 
 def normalise_mode(mode: str) -> str:
     mode = (mode or DEFAULT_MODE).lower()
     if mode not in MODES:
-        raise UserError(f"Unknown mode {mode!r}: use one of {', '.join(MODES)}.")
+        raise UserError(f"Unknown mode {shown(mode)!r}: use one of {', '.join(MODES)}.")
     return mode
 
 

@@ -8,3 +8,9 @@ full and answered with a generic apology, so internal details never reach a chat
 
 class UserError(Exception):
     """Bad input or a refused request; ``str(err)`` is shown to the user as it is."""
+
+
+def shown(value: str, limit: int = 60) -> str:
+    """``value`` cut to ``limit`` characters for a message: a user's 10,000-character name must not turn an
+    error into a wall of text."""
+    return value if len(value) <= limit else f"{value[:limit]}... ({len(value):,} characters)"

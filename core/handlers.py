@@ -18,7 +18,7 @@ from core import report
 from core.commands import decode_source, normalise_mode, parse_headers
 from core.config import Settings
 from core.db import Database, Writer
-from core.errors import UserError
+from core.errors import UserError, shown
 from core.harness_source import eval_code_report
 from core.jobs import run_job
 from core.leaderboards import Board, BoardCache
@@ -236,7 +236,7 @@ async def _leaderboard(deps: Deps, name: str) -> Board:
                         "`list` shows them.")
     board = await deps.boards.get(name)
     if board is None:
-        raise UserError(f"There is no leaderboard {name!r}; `list` shows the leaderboards.")
+        raise UserError(f"There is no leaderboard {shown(name)!r}; `list` shows the leaderboards.")
     return board
 
 
@@ -250,7 +250,8 @@ def _choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False)
     by_name = {g.lower(): g for g in board.gpus}
     unknown = [g for g in wanted if g.lower() not in by_name]
     if unknown:
-        raise UserError(f"{board.name} does not offer {', '.join(unknown)}; it runs on {', '.join(board.gpus)}.")
+        raise UserError(f"{board.name} does not offer {', '.join(map(shown, unknown[:3]))}; it runs on "
+                        f"{', '.join(board.gpus)}.")
     return list(dict.fromkeys(by_name[g.lower()] for g in wanted))
 
 

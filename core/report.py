@@ -87,6 +87,8 @@ def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part
         parts.append(text(f"Profile of {format_spec(profile.spec)}"))
         parts.append(code(profile.table))
     parts.append(text(_system_line(result) + cost_words(result.gpu_s, cost_usd)))
+    if result.sandbox.description and not result.sandbox.isolated:
+        parts.append(status(f"Ran without a sandbox: {result.sandbox.description}.", Tone.WARNING))
     return parts
 
 

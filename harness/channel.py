@@ -1,4 +1,4 @@
-"""Length-prefixed JSON records: the framing of the result pipe and of the harness server's socket.
+"""Length-prefixed JSON records: the framing of the result channel and of the harness server's socket.
 
 A record is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON holding one object.
 The reader refuses oversized or malformed records instead of guessing, because the worker's end of
@@ -44,6 +44,7 @@ class RecordReader:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
+        self.pending: list[dict[str, Any]] = []     # records read ahead by ``read_record``
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         self._buffer += data
@@ -72,15 +73,32 @@ class RecordReader:
         return bool(self._buffer)
 
 
+def read_record(fd: int, reader: RecordReader) -> dict[str, Any]:
+    """Block until ``reader`` has a whole record from ``fd``; EOFError when the other end closed."""
+    while not reader.pending:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            raise EOFError("the channel was closed")
+        reader.pending.extend(reader.feed(data))
+    return reader.pending.pop(0)
+
+
 class Outbox:
-    """The worker's end of the result pipe: every record carries the run's nonce."""
+    """The worker's end of the result channel: every record carries the run's nonce.
+
+    Only the process that made it writes: a copy of the worker forked by the submission (whose code then
+    runs on in the copy) ends instead, so it cannot add records to the run.
+    """
 
     def __init__(self, fd: int, nonce: str) -> None:
-        self._fd = fd
+        self.fd = fd
         self._nonce = nonce
+        self._owner = os.getpid()
 
     def send(self, kind: str, **fields: Any) -> None:
-        write_record(self._fd, {"nonce": self._nonce, "t": kind, **fields})
+        if os.getpid() != self._owner:
+            os._exit(0)
+        write_record(self.fd, {"nonce": self._nonce, "t": kind, **fields})
 
     def progress(self, stage: str, index: int = 0, total: int = 0, detail: str = "") -> None:
         self.send("progress", progress={"stage": stage, "index": index, "total": total, "detail": detail})

@@ -122,6 +122,18 @@ def _mhz(value: Any) -> int | None:
         return None
 
 
+def gpu_compute_processes() -> list[str] | None:
+    """Processes computing on the visible GPU, per nvidia-smi (pids, or "?" where it hides them); None when
+    nvidia-smi cannot say. Never initialises CUDA."""
+    command = ["nvidia-smi", "-i", _visible_gpu(), "--query-compute-apps=pid", "--format=csv,noheader"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=SMI_TIMEOUT_S, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.debug("nvidia-smi compute apps unavailable: %s", exc)
+        return None
+    return [line.strip() or "?" for line in done.stdout.splitlines() if line.strip() and "No running" not in line]
+
+
 @functools.cache
 def driver_version() -> str:
     """The NVIDIA driver's version ("580.159.04"); "" where there is none. Asked once per process."""

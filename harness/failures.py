@@ -6,6 +6,8 @@ from outside: a signal, a timeout, a flood) into the result's ``Failure`` and pi
 
 from __future__ import annotations
 
+import errno
+import socket
 import time
 import traceback
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.job import EvalJob
 from harness.result import EvalResult, Failure, FailureKind, Status
+from harness.sandbox import FILE_SIZE_LIMIT_BYTES, MAX_TASKS, OPEN_FILES, SCRATCH_MB
 
 if TYPE_CHECKING:
     from harness.checking import Rejection
@@ -22,11 +25,20 @@ _HARNESS_DIR = str(Path(__file__).resolve().parent)
 
 # Kinds where the submission ran but its answer or its timing was not acceptable.
 _FAILED_KINDS = frozenset({FailureKind.WRONG_OUTPUT, FailureKind.BAD_OUTPUT_TYPE, FailureKind.ESCAPED_TIMING,
-                           FailureKind.IMPLAUSIBLE_TIME, FailureKind.TAMPERING})
+                           FailureKind.IMPLAUSIBLE_TIME, FailureKind.TAMPERING, FailureKind.HELD_FOR_REVIEW})
 _CUDA_ERROR_MARKS = ("cuda error", "illegal memory access", "device-side assert", "unspecified launch failure",
                      "misaligned address", "illegal instruction", "cublas_status", "cudnn_status",
                      "acceleratorerror")
 _OOM_MARKS = ("out of memory", "can't allocate memory", "cannot allocate memory")
+# The sandbox's limits as the submission meets them: a fork or thread refused, a descriptor or file size cap.
+_LIMIT_ERRNOS = frozenset({errno.EAGAIN, errno.EMFILE, errno.ENFILE, errno.EFBIG, errno.ENOSPC})
+_LIMIT_MARKS = ("can't start new thread", "too many open files", "file too large", "no space left on device")
+# What the sandbox refuses, and the sentence that says why.
+_NO_NETWORK = "Evaluations have no network."
+_READ_ONLY = "Only the working directory and /tmp are writable in an evaluation."
+_REFUSALS = {errno.EROFS: _READ_ONLY, errno.EACCES: _READ_ONLY, errno.EPERM: _READ_ONLY,
+             errno.ENETUNREACH: _NO_NETWORK, errno.EHOSTUNREACH: _NO_NETWORK, errno.ECONNREFUSED: _NO_NETWORK,
+             errno.EADDRNOTAVAIL: _NO_NETWORK}
 
 
 class Verdict(Exception):
@@ -73,11 +85,22 @@ def classify(exc: BaseException) -> FailureKind:
         return FailureKind.OUT_OF_MEMORY
     if any(m in text for m in _CUDA_ERROR_MARKS):
         return FailureKind.CUDA_ERROR
+    if isinstance(exc, OSError) and exc.errno in _LIMIT_ERRNOS or any(m in text for m in _LIMIT_MARKS):
+        return FailureKind.RESOURCE_LIMIT
     return FailureKind.EXCEPTION
 
 
+def sandbox_hint(exc: BaseException) -> str:
+    """A sentence saying what the sandbox refused, when ``exc`` is such a refusal; else empty."""
+    if isinstance(exc, socket.gaierror):
+        return " " + _NO_NETWORK
+    return f" {_REFUSALS[exc.errno]}" if isinstance(exc, OSError) and exc.errno in _REFUSALS else ""
+
+
 def kernel_failure(exc: BaseException, during: str) -> Verdict:
-    """An exception raised by (or surfacing right after) a call of ``custom_kernel``."""
+    """An exception raised by (or surfacing right after) a call of ``custom_kernel``; a Verdict stays as it is."""
+    if isinstance(exc, Verdict):
+        return exc
     kind = classify(exc)
     what = summary(exc)
     message = {
@@ -86,7 +109,11 @@ def kernel_failure(exc: BaseException, during: str) -> Verdict:
         FailureKind.CUDA_ERROR: f"A CUDA error stopped custom_kernel during {during} ({what}). This usually means "
                                 "an out-of-bounds access or an invalid launch configuration; check indices and "
                                 "grid sizes (compute-sanitizer finds the faulty access).",
-    }.get(kind, f"custom_kernel raised {what} during {during}. The traceback below shows where.")
+        FailureKind.RESOURCE_LIMIT: f"custom_kernel hit a limit of the evaluation during {during} ({what}): an "
+                                    f"evaluation may run {MAX_TASKS} processes and threads, keep {OPEN_FILES} files "
+                                    f"open, and write files of up to {FILE_SIZE_LIMIT_BYTES // 2**20} MiB and at most "
+                                    f"{SCRATCH_MB} MiB in all.",
+    }.get(kind, f"custom_kernel raised {what} during {during}.{sandbox_hint(exc)} The traceback below shows where.")
     return Verdict(kind, message, user_traceback(exc))
 
 

@@ -1,4 +1,4 @@
-"""A readable terminal report of one EvalResult: verdict, tests, per-shape timings, failure, system.
+"""A readable terminal report of one EvalResult: verdict, tests, per-shape timings, failure, system, sandbox.
 
 Plain text, with ANSI colour for the verdict and pass/fail marks when asked for (a TTY).
 """
@@ -42,7 +42,12 @@ def render(result: EvalResult, colour: bool | None = None) -> str:
         for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
             if text.strip():
                 lines += ["", f"{name} (last lines)", paint("dim", _indent(_last_lines(text)))]
+    if result.findings:
+        lines += ["", "Review notes (static pre-check)",
+                  *(_indent(f"{'hold' if f.hold else 'note'}: {f.message}") for f in result.findings)]
     lines += ["", paint("dim", _system_line(result))]
+    if result.sandbox.description:
+        lines.append(paint("dim" if result.sandbox.isolated else "yellow", f"Sandbox: {result.sandbox.description}."))
     return "\n".join(lines)
 
 

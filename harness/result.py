@@ -51,6 +51,8 @@ class FailureKind(enum.StrEnum):
     ESCAPED_TIMING = "escaped_timing"        # work ran outside the timed stream
     IMPLAUSIBLE_TIME = "implausible_time"    # below the speed-of-light floor, or not finite
     TAMPERING = "tampering"                  # timer/checker patched, harness state touched
+    HELD_FOR_REVIEW = "held_for_review"      # a ranked run the static pre-check flagged (harness/precheck.py)
+    RESOURCE_LIMIT = "resource_limit"        # too many processes or threads, files too large, CPU time
     UNSUPPORTED_DEVICE = "unsupported_device"
     UNSUPPORTED = "unsupported"              # a feature this build does not have yet (e.g. .cu submissions)
     INVALID_PROBLEM = "invalid_problem"
@@ -129,6 +131,27 @@ class SystemInfo:
 
 
 @dataclass
+class Finding:
+    """Something the static pre-check saw in the source (harness/precheck.py), for the admins' report."""
+
+    rule: str                     # "side_stream", "thread", "monkey_patch", ...
+    line: int
+    message: str                  # "line 12 starts threads or processes (threading.Thread; catalogue C7)"
+    hold: bool = False            # a ranked run showing it is held for review instead of ranked
+
+
+@dataclass
+class SandboxInfo:
+    """How the submission's processes were isolated (harness/sandbox.py), and what was left afterwards."""
+
+    isolated: bool = False        # namespaces and the read-only view; False: resource limits only
+    description: str = ""         # what the sandbox was, or why it could not be, in one line
+    memory_limit_mb: int = 0      # the job's memory cap, sized from the job and the host
+    leftovers: int = 0            # processes still running when the evaluation ended (all killed)
+    gpu_idle: bool | None = None  # no compute process on the GPU after the job; None: not checked
+
+
+@dataclass
 class EvalResult:
     status: Status
     mode: Mode
@@ -146,6 +169,8 @@ class EvalResult:
     gpu_s: float = 0.0
     compile_s: float = 0.0       # seconds compiling (Triton JIT, load_inline, torch.compile), not timed
     phases_s: dict[str, float] = field(default_factory=dict)   # where the wall time went, inside the evaluation
+    findings: list[Finding] = field(default_factory=list)
+    sandbox: SandboxInfo = field(default_factory=SandboxInfo)
     method_version: str = METHOD_VERSION
     schema_version: int = SCHEMA_VERSION
 

@@ -5,15 +5,22 @@ talks to it over a private socket pair. The server imports torch once, never tou
 submitted code; for each job it runs ``harness.supervisor.run_job``, which forks the child. So a job
 pays for a fork, not for ``import torch``, and still gets a process of its own.
 
-Wire (``harness.channel`` records): the caller sends ``{"op": "evaluate", "job": ...}``; the server
-answers ``{"t": "ready"}`` once at start, then per job ``started`` (the child's pid), ``progress`` events
-and one ``result``.
+Wire (``harness.channel`` records): the server says ``{"t": "ready", "sandbox": ...}`` once at start (or
+``{"t": "error", "message": ...}`` when it cannot sandbox as asked). The caller sends
+``{"op": "evaluate", "job": ...}`` without the job's secret seed; the server answers ``started`` (the
+child's pid), and for a ranked job the caller then sends ``{"op": "key", "key": ...}``, the run's key
+(``harness.seeds``), so that neither secret is in the memory the child was forked from. Then come
+``progress`` events and one ``result``.
+
+The server is a child subreaper: whatever an evaluation starts stays below it, where the supervisor finds
+and kills it (``harness.processes``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import logging
 import os
@@ -28,12 +35,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from harness import linux, sandbox, staging
 from harness.channel import ChannelError, RecordReader, send_record
 from harness.codec import DecodeError, from_jsonable
 from harness.failures import failed_result
 from harness.job import EvalJob
-from harness.result import EvalResult, Failure, FailureKind, Progress
+from harness.result import EvalResult, Failure, FailureKind, Mode, Progress
 from harness.sandbox import kill_group, scrubbed_environment
+from harness.seeds import run_key
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +63,14 @@ class HarnessStartError(RuntimeError):
 class HarnessServer:
     """A warm harness process; ``evaluate`` runs one job at a time in a fresh child of it."""
 
-    def __init__(self, python: str = sys.executable, start_timeout_s: float = START_TIMEOUT_S) -> None:
+    def __init__(self, python: str = sys.executable, start_timeout_s: float = START_TIMEOUT_S,
+                 sandbox_policy: str | None = None) -> None:
+        """``sandbox_policy``: auto (namespaces where the host allows them), namespaces (refuse to start
+        without them) or limits; default ``$KERNELRANK_SANDBOX``, else auto."""
         self.python = python
         self.start_timeout_s = start_timeout_s
+        self.sandbox_policy = sandbox_policy or os.environ.get("KERNELRANK_SANDBOX") or "auto"
+        self.sandbox = ""                      # how the server isolates jobs, once it has started
         self._process: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._reader = RecordReader()
@@ -78,7 +92,8 @@ class HarnessServer:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
         try:
             self._process = subprocess.Popen(
-                [self.python, "-m", "harness.server", "--fd", str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+                [self.python, "-m", "harness.server", "--fd", str(theirs.fileno()), "--sandbox", self.sandbox_policy],
+                pass_fds=(theirs.fileno(),),
                 env=env, cwd=_PACKAGE_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 start_new_session=True)      # a Ctrl-C in the caller's terminal is the caller's to handle
         except OSError as exc:
@@ -94,7 +109,8 @@ class HarnessServer:
                                     "its log is on stderr") from exc
         if ready.get("t") != "ready":
             self.close()
-            raise HarnessStartError(f"the harness server said {ready!r} instead of ready")
+            raise HarnessStartError(str(ready.get("message") or f"the harness server said {ready!r}"))
+        self.sandbox = str(ready.get("sandbox", ""))
 
     def close(self) -> None:
         if self._sock is not None:
@@ -129,11 +145,13 @@ class HarnessServer:
             deadline = started + job.problem.task.timeout_s(job.mode) + BACKSTOP_S
             try:
                 assert self._sock is not None
-                send_record(self._sock, {"op": "evaluate", "job": job.to_dict()})
+                send_record(self._sock, {"op": "evaluate", "job": dataclasses.replace(job, secret_seed=None).to_dict()})
                 while True:
                     record = self._receive(deadline)
                     if record.get("t") == "started":
                         self._child = int(record["pid"])
+                        if job.mode is Mode.RANKED:     # only now: the child's memory must not hold it
+                            send_record(self._sock, {"op": "key", "key": run_key(job.secret_seed)})
                     elif record.get("t") == "progress":
                         _report(on_progress, from_jsonable(Progress, record["progress"]))
                     elif record.get("t") == "result":
@@ -208,7 +226,7 @@ def _report(on_progress: Callable[[Progress], None] | None, progress: Progress) 
 # ---- the server process -------------------------------------------------------------------------------
 
 
-def serve(fd: int) -> None:
+def serve(fd: int, policy: str = "auto") -> None:
     """Answer evaluation requests on socket ``fd`` until the caller closes it."""
     try:
         importlib.import_module("torch")
@@ -227,13 +245,63 @@ def serve(fd: int) -> None:
     if opened := _gpu_devices_open():
         log.error("the harness server opened %s while preloading: forked children could not use CUDA", opened)
         return
-    with socket.socket(fileno=fd) as sock:
-        send_record(sock, {"t": "ready"})
-        reader = RecordReader()
-        while data := sock.recv(1 << 16):
-            for request in reader.feed(data):
-                result = _handle(request, sock, supervisor.run_job)
-                send_record(sock, {"t": "result", "result": result.to_dict()})
+    linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+    if removed := staging.remove_orphans():
+        log.info("removed %d stages that killed harness servers left behind", removed)
+    link = _Link(socket.socket(fileno=fd))
+    try:
+        capability = sandbox.probe(policy)
+    except sandbox.SandboxError as exc:
+        link.send({"t": "error", "message": str(exc)})
+        return
+    if not capability.isolated:
+        log.warning("evaluations are not isolated: %s", capability.reason)
+    link.send({"t": "ready", "sandbox": capability.describe()})
+    while (request := link.next_request()) is not None:
+        result = _handle(request, link, capability, supervisor.run_job)
+        link.send({"t": "result", "result": result.to_dict()})
+
+
+class _Link:
+    """The server's socket to its caller: requests between jobs, a run's key and cancellation during one."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._reader = RecordReader()
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def send(self, record: dict[str, Any]) -> None:
+        send_record(self._sock, record)
+
+    def next_request(self) -> dict[str, Any] | None:
+        """The next evaluate request; None when the caller closed the socket."""
+        while True:
+            for record in self._take():
+                if record.get("op") == "evaluate":
+                    return record
+            data = self._sock.recv(1 << 16)
+            if not data:
+                return None
+            self._reader.pending.extend(self._reader.feed(data))
+
+    def receive(self) -> list[dict[str, Any]] | None:
+        """What arrived during a job (call when the socket is readable); None once the caller is gone."""
+        try:
+            data = self._sock.recv(1 << 16, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return []
+        except OSError:
+            return None
+        if not data:
+            return None
+        self._reader.pending.extend(self._reader.feed(data))
+        return self._take()
+
+    def _take(self) -> list[dict[str, Any]]:
+        records, self._reader.pending = self._reader.pending, []
+        return records
 
 
 def _preload(module: str) -> None:
@@ -269,10 +337,11 @@ def _gpu_devices_open() -> list[str]:
     return opened
 
 
-def _handle(request: dict[str, Any], sock: socket.socket, run_job: Callable[..., EvalResult]) -> EvalResult:
+def _handle(request: dict[str, Any], link: _Link, capability: sandbox.Capability,
+            run_job: Callable[..., EvalResult]) -> EvalResult:
     job = EvalJob.from_dict(request["job"])
     try:
-        return run_job(job, emit=lambda record: send_record(sock, record), cancel_fd=sock.fileno())
+        return run_job(job, capability, emit=link.send, caller=link)
     except OSError:
         raise                   # the caller is gone: nothing to answer
     except Exception as exc:
@@ -285,11 +354,12 @@ def _handle(request: dict[str, Any], sock: socket.socket, run_job: Callable[...,
 def main() -> None:
     parser = argparse.ArgumentParser(description="kernelrank harness server (started by HarnessServer)")
     parser.add_argument("--fd", type=int, required=True, help="socket descriptor shared with the caller")
+    parser.add_argument("--sandbox", choices=sandbox.POLICIES, default="auto", help="how to isolate evaluations")
     args = parser.parse_args()
     # warnings and errors only: its stderr is the terminal of whoever runs `kernelrank eval`
     logging.basicConfig(level=logging.WARNING, format="harness-server %(levelname)s %(name)s: %(message)s")
     try:
-        serve(args.fd)
+        serve(args.fd, args.sandbox)
     except (OSError, ChannelError) as exc:
         log.info("caller gone (%s); stopping", exc)
 

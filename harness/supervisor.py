@@ -1,33 +1,39 @@
 """Runs one job in a freshly forked, sandboxed child and watches it from outside.
 
-The supervisor lives in the harness server, a process that never runs submitted code. Per job it stages
-the files, opens a private pipe, forks the child (``harness.worker``) and then, until the child exits:
-reads the nonce-stamped records from the pipe (nothing is ever read from stdout), forwards progress,
-and stops the whole process group on a wall-clock timeout, on too much resident memory, on an output
-flood, or on a record the harness did not write. The result is then built from what it saw
-(``harness.assembly``).
+The supervisor lives in the harness server, a process that never runs submitted code. Per job it runs the
+static pre-check, stages the files, opens a private channel and forks the child, which enters its sandbox
+(``harness.sandbox``) and runs ``harness.worker``. Until the child exits it reads the nonce-stamped records
+from the channel (nothing is ever read from stdout), answers seed requests (``harness.seeds``), forwards
+progress, and stops the job on a wall-clock timeout, on too much memory or too many processes across all
+the job's processes, on an output flood, or on a record the harness did not write. Afterwards it kills
+whatever is left below the server, checks that the GPU is idle, and builds the result
+(``harness.assembly``); a ranked run with a flagged construct is held for review (``harness.precheck``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import secrets
 import selectors
 import socket
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from harness import worker
+from harness import precheck, processes, worker
 from harness.assembly import Ending, build_result
-from harness.channel import ChannelError, RecordReader
+from harness.channel import ChannelError, RecordReader, encode
 from harness.codec import DecodeError, from_jsonable, to_jsonable
+from harness.device import gpu_compute_processes
 from harness.failures import failed_result
 from harness.job import EvalJob
-from harness.result import EvalResult, Failure, FailureKind, Progress
-from harness.sandbox import group_rss_bytes, kill_group
+from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, SandboxInfo
+from harness.sandbox import Capability, Launch, Limits
+from harness.seeds import SeedRefused, SeedSource, run_key
 from harness.staging import Stage, StagingError
 
 log = logging.getLogger(__name__)
@@ -35,102 +41,195 @@ log = logging.getLogger(__name__)
 POLL_S = 0.05                     # how often limits are checked while the child runs
 FLOOD_BYTES = 16 * 1024 * 1024    # captured stdout or stderr beyond this is a flood
 KILL_WAIT_S = 10.0                # a killed child that is still not gone after this is abandoned
-DRAIN_S = 1.0                     # reading what is left in the pipe after the child ended
+DRAIN_S = 1.0                     # reading what is left in the channel after the child ended
+GPU_IDLE_WAIT_S = 5.0             # the driver needs a moment to tear a dead process's context down
+MEMORY_CHECK_S = 0.1              # how often the memory meter measures the job
+_TIMED_MODES = (Mode.BENCHMARK, Mode.RANKED, Mode.PROFILE)
 
 Emit = Callable[[dict[str, Any]], None]
 
 
-def run_job(job: EvalJob, emit: Emit | None = None, cancel_fd: int | None = None) -> EvalResult:
-    """Evaluate ``job`` in a fresh child; ``emit`` receives {"t": "started" | "progress", ...} records.
+class Caller(Protocol):
+    """The harness server's link to its caller: cancellation (it goes away) and the ranked run's key."""
 
-    ``cancel_fd`` (the server's client socket) is watched too: if it closes, the child is stopped.
+    def fileno(self) -> int: ...
+
+    def receive(self) -> list[dict[str, Any]] | None:
+        """Records that arrived (``{"op": "key", "key": hex}``); None once the caller is gone."""
+
+
+def run_job(job: EvalJob, capability: Capability, emit: Emit | None = None,
+            caller: Caller | None = None) -> EvalResult:
+    """Evaluate ``job`` in a fresh, sandboxed child; ``emit`` receives {"t": "started" | "progress", ...}.
+
+    With a ``caller``, a ranked run waits for its key from it and ends if it goes away; without one the key
+    is made here from ``job.secret_seed``.
     """
     started = time.monotonic()
     if job.problem.task.lang == "cu" or job.submission_name.lower().endswith((".cu", ".cuh")):
         return failed_result(job, Failure(FailureKind.UNSUPPORTED, "CUDA (.cu) leaderboards arrive with the CUDA "
                                           "issue; submit a Python file (PyTorch, Triton or inline CUDA) for now."),
                              started)
+    findings = precheck.check(job.submission_source, job.submission_name)
     try:
         stage = Stage.create(job.problem, job.submission_source)
     except (StagingError, OSError) as exc:
         return failed_result(job, Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}."),
                              started)
     try:
-        ending = _supervise(job, stage, emit or (lambda record: None), cancel_fd)
-        return build_result(job, ending, stage, time.monotonic() - started)
+        limits = Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
+        seeds = SeedSource(_first_calls(job), ranked=job.mode is Mode.RANKED)
+        if caller is None:
+            seeds.set_key(run_key(job.secret_seed))
+        launch = Launch.plan(capability, limits, stage)
+        ending, leftovers = _supervise(job, launch, seeds, emit or (lambda record: None), caller)
+        result = build_result(job, ending, stage, time.monotonic() - started)
+        result.sandbox = SandboxInfo(isolated=capability.isolated, description=capability.describe(),
+                                     memory_limit_mb=limits.memory_mb, leftovers=leftovers)
+        if result.system.device == "cuda":
+            result.sandbox.gpu_idle = _gpu_idle()
+        precheck.hold(result, findings)
+        return result
     finally:
         stage.remove()
 
 
-def _supervise(job: EvalJob, stage: Stage, emit: Emit, cancel_fd: int | None) -> Ending:
+def _first_calls(job: EvalJob) -> list[dict[str, Any]]:
+    """Every spec whose call 0 the mode makes, as often as it makes it: once per test, then once per benchmark
+    shape (the worker picks the device, so a shape counts as often as either device's list holds it)."""
+    task = job.problem.task
+    calls = list(task.tests) if job.mode in (Mode.TEST, Mode.RANKED) else []
+    if job.mode in _TIMED_MODES:
+        lists = (task.benchmarks_for("cpu"), task.benchmarks_for("cuda"))
+        for spec in [s for i, s in enumerate(lists[0] + lists[1]) if s not in (lists[0] + lists[1])[:i]]:
+            calls += [spec] * max(specs.count(spec) for specs in lists)
+    return calls
+
+
+def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
+               caller: Caller | None) -> tuple[Ending, int]:
     nonce = secrets.token_hex(16)
-    read_fd, write_fd = os.pipe()          # non-inheritable: processes the child execs do not get it
+    ours, theirs = socket.socketpair()        # non-inheritable: processes the child execs do not get it
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-    stdout_fd = os.open(stage.stdout_path, flags, 0o600)
-    stderr_fd = os.open(stage.stderr_path, flags, 0o600)
+    stdout_fd = os.open(launch.stage.stdout_path, flags, 0o600)
+    stderr_fd = os.open(launch.stage.stderr_path, flags, 0o600)
+    child_job = dataclasses.replace(job, secret_seed=None, memory_limit_mb=launch.limits.memory_mb)
     pid = os.fork()
     if pid == 0:
-        worker.child_main(job, stage, nonce, write_fd, stdout_fd, stderr_fd)
-    for fd in (write_fd, stdout_fd, stderr_fd):
+        worker.child_main(child_job, launch, nonce, theirs.fileno(), stdout_fd, stderr_fd)
+    theirs.close()
+    for fd in (stdout_fd, stderr_fd):
         os.close(fd)
+    ours.setblocking(False)       # a child that stops reading must not stall the watch
+    meter = processes.MemoryMeter(os.getpid(), launch.limits.memory_mb * 2**20, MEMORY_CHECK_S)
+    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller)
     try:
-        emit({"t": "started", "pid": pid})
-        return _Watch(job, stage, pid, read_fd, nonce, emit, cancel_fd).run()
+        with meter:
+            emit({"t": "started", "pid": pid})
+            ending = watch.run()
+        _check_complete(job, ending)
     finally:
-        kill_group(pid)
-        os.close(read_fd)
+        processes.kill(pid)
+        ours.close()
+    survivors = processes.sweep(os.getpid())      # nothing of the job may outlive it
+    if survivors:
+        log.warning("killed %d processes of run %s that outlived its sandbox", survivors, job.run_id)
+    return ending, max(watch.leftovers, survivors)     # without namespaces, the survivors are the leftovers
+
+
+def _check_complete(job: EvalJob, ending: Ending) -> None:
+    """A run that says it finished without a failure must have reported every test and every shape (C10: a
+    forged early "final" record would otherwise pass with nothing checked)."""
+    if ending.stopped_for is not None or not ending.final or any(r.get("t") == "failure" for r in ending.records):
+        return
+    kinds = [r.get("t") for r in ending.records]
+    system = next((r for r in ending.records if r.get("t") == "system"), None)
+    device = (system or {}).get("system", {}).get("device", "")
+    task = job.problem.task
+    wanted = {"test": len(task.tests) if job.mode in (Mode.TEST, Mode.RANKED) else 0,
+              "shape": len(task.benchmarks_for(device)) if job.mode in (Mode.BENCHMARK, Mode.RANKED) else 0,
+              "profile": len(task.benchmarks_for(device)) if job.mode is Mode.PROFILE else 0}
+    if system is None or any(kinds.count(kind) != count for kind, count in wanted.items()):
+        ending.stopped_for = Failure(FailureKind.TAMPERING, "The evaluation ended without reporting every test and "
+                                     "benchmark shape, so it has no verdict. A submission must not end the run early "
+                                     "or write to the harness's channel.")
 
 
 @dataclass
 class _Watch:
     job: EvalJob
-    stage: Stage
+    launch: Launch
     pid: int
-    read_fd: int
+    channel: socket.socket
     nonce: str
+    seeds: SeedSource
+    meter: processes.MemoryMeter
     emit: Emit
-    cancel_fd: int | None
+    caller: Caller | None
     ending: Ending = field(default_factory=Ending)
     reader: RecordReader = field(default_factory=RecordReader)
+    waiting: deque[dict[str, Any]] = field(default_factory=deque)     # seed requests before the key came
+    leftovers: int = 0
 
     def run(self) -> Ending:
         timeout_s = self.job.problem.task.timeout_s(self.job.mode)
         deadline = time.monotonic() + timeout_s
         killed_at: float | None = None
         selector = selectors.DefaultSelector()
-        selector.register(self.read_fd, selectors.EVENT_READ, "result")
-        if self.cancel_fd is not None:
-            selector.register(self.cancel_fd, selectors.EVENT_READ, "cancel")
+        selector.register(self.channel, selectors.EVENT_READ, "child")
+        if self.caller is not None:
+            selector.register(self.caller.fileno(), selectors.EVENT_READ, "caller")
         while True:
             for key, _ in selector.select(POLL_S):
-                if key.data == "result" and not self._read():
-                    selector.unregister(self.read_fd)
-                elif key.data == "cancel":
-                    selector.unregister(self.cancel_fd)
-                    if _closed(self.cancel_fd):
-                        self._stop(Failure(FailureKind.HARNESS_ERROR, "The evaluation was cancelled: its caller "
-                                                                      "went away."))
+                if key.data == "child" and not self._read():
+                    selector.unregister(self.channel)
+                elif key.data == "caller":
+                    self._from_caller(selector)
             done, status = os.waitpid(self.pid, os.WNOHANG)
             if done:
                 self.ending.exit_status = status
                 break
+            table = processes.snapshot()
+            processes.reap_children(os.getpid(), keep=self.pid, table=table)     # orphans the server inherited
             if self.ending.stopped_for is None:
-                self._check_limits(deadline, timeout_s)
+                self._check_limits(deadline, timeout_s, table)
             elif killed_at is None:
                 killed_at = time.monotonic()
             elif time.monotonic() - killed_at > KILL_WAIT_S:
                 log.error("child %d did not die after SIGKILL; abandoning it", self.pid)
                 break
-        kill_group(self.pid)      # whatever the child started goes with it
-        if self.cancel_fd is not None and self.cancel_fd in selector.get_map():
-            selector.unregister(self.cancel_fd)
+        processes.kill(self.pid)
+        if self.caller is not None and self.caller.fileno() in selector.get_map():
+            selector.unregister(self.caller.fileno())
         self._drain(selector)
         self._check_flood()
         return self.ending
 
+    def _from_caller(self, selector: selectors.BaseSelector) -> None:
+        assert self.caller is not None
+        records = self.caller.receive()
+        if records is None:
+            selector.unregister(self.caller.fileno())
+            self._stop(Failure(FailureKind.HARNESS_ERROR, "The evaluation was cancelled: its caller went away."))
+            return
+        for record in records:
+            if record.get("op") == "key" and not self.seeds.ready:
+                try:
+                    self.seeds.set_key(str(record.get("key")))
+                except ValueError:
+                    log.error("the caller sent a malformed run key")
+                    continue
+                while self.waiting:
+                    self._answer(self.waiting.popleft())
+
     def _read(self) -> bool:
-        """Take what the pipe holds; False at end of file."""
-        chunk = os.read(self.read_fd, 1 << 16)
+        """Take what the channel holds; False at end of file."""
+        try:
+            chunk = self.channel.recv(1 << 16)
+        except BlockingIOError:
+            return True
+        except OSError:
+            chunk = b""
         if not chunk:
             return False
         try:
@@ -143,11 +242,18 @@ class _Watch:
         return True
 
     def _take(self, record: dict[str, Any]) -> None:
+        kind = record.get("t")
         if record.get("nonce") != self.nonce:
             self._forged("a record without this run's nonce")
+        elif kind == "sandbox":            # the sandbox's own last word: what it killed when the worker ended
+            self.leftovers = int(record.get("leftovers") or 0)
         elif self.ending.final:
             self._forged("a record after the final one")
-        elif record.get("t") == "progress":
+        elif kind == "seed" and not self.seeds.ready:
+            self.waiting.append(record)
+        elif kind == "seed":
+            self._answer(record)
+        elif kind == "progress":
             try:
                 progress = to_jsonable(from_jsonable(Progress, record.get("progress")))
             except DecodeError:
@@ -155,10 +261,24 @@ class _Watch:
                 return
             self.ending.last_progress = progress
             self.emit({"t": "progress", "progress": progress})
-        elif record.get("t") == "final":
+        elif kind == "final":
             self.ending.final = True
         else:
             self.ending.records.append(record)
+
+    def _answer(self, request: dict[str, Any]) -> None:
+        try:
+            seed = self.seeds.answer(request.get("spec"), request.get("call"))
+        except SeedRefused as exc:
+            log.warning("run %s: seed request refused: %s", self.job.run_id, exc)
+            self._stop(Failure(FailureKind.TAMPERING, f"The evaluation asked for {exc}, which the harness never does, "
+                               "so it was stopped. Inputs are handed out one at a time, when they are used."))
+            return
+        try:
+            self.channel.sendall(encode({"seed": seed}))
+        except (BlockingIOError, OSError):
+            self._stop(Failure(FailureKind.TAMPERING, "The evaluation stopped reading its private channel, so it "
+                                                      "was stopped."))
 
     def _forged(self, what: str) -> None:
         log.warning("result channel of child %d: %s", self.pid, what)
@@ -169,9 +289,9 @@ class _Watch:
     def _stop(self, failure: Failure) -> None:
         if self.ending.stopped_for is None:
             self.ending.stopped_for = failure
-            kill_group(self.pid)
+            processes.kill(self.pid)
 
-    def _check_limits(self, deadline: float, timeout_s: float) -> None:
+    def _check_limits(self, deadline: float, timeout_s: float, table: dict[int, processes.Process]) -> None:
         where = self.ending.where()
         if time.monotonic() > deadline:
             self._stop(Failure(FailureKind.TIMEOUT, f"The evaluation did not finish within the {timeout_s:g} s limit "
@@ -179,16 +299,22 @@ class _Watch:
                                                     "Look for an infinite loop, a deadlock or a kernel that never "
                                                     "returns."))
             return
-        limit_mb = self.job.memory_limit_mb
-        if group_rss_bytes(self.pid) > limit_mb * 1024 * 1024:
-            self._stop(Failure(FailureKind.OUT_OF_MEMORY, f"The submission's process used more than {limit_mb} MB "
-                                                          f"of host memory and was stopped while {where}. Allocate "
-                                                          "less memory."))
-            return
-        self._check_flood()
+        limits = self.launch.limits
+        usage = processes.usage(os.getpid(), table)
+        if usage.tasks >= limits.tasks:
+            self._stop(Failure(FailureKind.RESOURCE_LIMIT, f"The submission ran {len(usage.processes)} processes "
+                                                           f"with {usage.tasks} threads in all, reaching the limit "
+                                                           f"of {limits.tasks}, and was stopped while {where}. Do "
+                                                           "not start processes or threads in a loop."))
+        elif self.meter.latest_bytes > limits.memory_mb * 2**20:
+            self._stop(Failure(FailureKind.OUT_OF_MEMORY, f"The submission's processes used more than "
+                                                          f"{limits.memory_mb} MB of host memory and were stopped "
+                                                          f"while {where}. Allocate less memory."))
+        else:
+            self._check_flood()
 
     def _check_flood(self) -> None:
-        written = max(_size(self.stage.stdout_path), _size(self.stage.stderr_path))
+        written = max(_size(self.launch.stage.stdout_path), _size(self.launch.stage.stderr_path))
         if written > FLOOD_BYTES:
             # a flood outranks whatever it caused (a failed write reads as an exception)
             self.ending.stopped_for = None
@@ -197,14 +323,24 @@ class _Watch:
                                                          "Print less: output is capped."))
 
     def _drain(self, selector: selectors.BaseSelector) -> None:
-        """Read the records still in the pipe once the child is gone."""
+        """Read the records still in the channel once the child is gone."""
         until = time.monotonic() + DRAIN_S
-        while self.read_fd in selector.get_map() and time.monotonic() < until:
+        while self.channel in selector.get_map() and time.monotonic() < until:
             if selector.select(max(0.0, until - time.monotonic())) and not self._read():
-                selector.unregister(self.read_fd)
+                selector.unregister(self.channel)
         if self.reader.partial and self.ending.stopped_for is None:
             self._forged("a record cut off in the middle")
         selector.close()
+
+
+def _gpu_idle() -> bool | None:
+    """No compute process on the GPU once the job is gone (waiting a little for the driver)."""
+    deadline = time.monotonic() + GPU_IDLE_WAIT_S
+    while (busy := gpu_compute_processes()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if busy:
+        log.error("the GPU still runs %s after the job ended", ", ".join(busy))
+    return None if busy is None else not busy
 
 
 def _size(path: os.PathLike[str]) -> int:
@@ -212,14 +348,3 @@ def _size(path: os.PathLike[str]) -> int:
         return os.stat(path).st_size
     except OSError:
         return 0
-
-
-def _closed(fd: int) -> bool:
-    """True when the peer of socket ``fd`` has hung up (readable with nothing to read)."""
-    with socket.socket(fileno=os.dup(fd)) as sock:
-        try:
-            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            return False
-        except OSError:
-            return True

@@ -13,6 +13,7 @@ Procedure and defaults: ``docs/timing.md``.
 from __future__ import annotations
 
 import abc
+import contextlib
 import statistics
 import time
 from collections.abc import Callable
@@ -43,9 +44,17 @@ class CallTiming:
 
 
 class Timer(abc.ABC):
-    """Times one call at a time; build it before the submission is imported."""
+    """Times one call at a time; build it before the submission is imported.
+
+    ``watch(checks)`` wraps every call in ``checks()``, a context manager entered before and left after the
+    timed interval (``harness.monitor``); it may raise to end the evaluation.
+    """
 
     device: str
+    _checks: Callable[[], contextlib.AbstractContextManager[None]] = staticmethod(contextlib.nullcontext)
+
+    def watch(self, checks: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+        self._checks = checks
 
     @abc.abstractmethod
     def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
@@ -73,13 +82,15 @@ class CpuTimer(Timer):
         self._clock_ns = time.perf_counter_ns
 
     def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
-        start = self._clock_ns()
-        out = fn()
-        elapsed_us = (self._clock_ns() - start) / 1000
+        with self._checks():
+            start = self._clock_ns()
+            out = fn()
+            elapsed_us = (self._clock_ns() - start) / 1000
         return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us, host_us=elapsed_us)
 
     def untimed(self, fn: Callable[[], T]) -> T:
-        return fn()
+        with self._checks():
+            return fn()
 
     def busy(self, seconds: float) -> None:
         """Nothing to do: a CPU leaves idle clocks with the first timed call itself."""
@@ -126,19 +137,20 @@ class CudaTimer(Timer):
         self._spin_cycles = int(LAUNCH_HIDE_US * clock_khz / 1000)
 
     def time_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
-        self._synchronize()
-        self._record(self._flushed_from, self._stream)
-        self._zero(self._flush)
-        self._record(self._spin_from, self._stream)
-        self._spin(self._spin_cycles)
-        self._record(self._start, self._stream)
-        host_from = self._clock_ns()
-        out = fn()
-        host_us = (self._clock_ns() - host_from) / 1000
-        self._record(self._end, self._stream)
-        self._synchronize()
-        self._record(self._post, self._stream)
-        self._wait(self._post)
+        with self._checks():
+            self._synchronize()
+            self._record(self._flushed_from, self._stream)
+            self._zero(self._flush)
+            self._record(self._spin_from, self._stream)
+            self._spin(self._spin_cycles)
+            self._record(self._start, self._stream)
+            host_from = self._clock_ns()
+            out = fn()
+            host_us = (self._clock_ns() - host_from) / 1000
+            self._record(self._end, self._stream)
+            self._synchronize()
+            self._record(self._post, self._stream)
+            self._wait(self._post)
         spin_ms = self._elapsed_ms(self._spin_from, self._start)
         return out, CallTiming(event_us=self._elapsed_ms(self._start, self._end) * 1000,
                                sync_us=self._elapsed_ms(self._start, self._post) * 1000,
@@ -153,19 +165,21 @@ class CudaTimer(Timer):
         would see only what outlasts the launch-hiding spin. Host launch costs count here, as they do in
         GPU MODE's host-timed problems.
         """
-        self._synchronize()
-        self._zero(self._flush)
-        self._synchronize()
-        start = self._clock_ns()
-        out = fn()
-        host_us = (self._clock_ns() - start) / 1000
-        self._synchronize()
-        elapsed_us = (self._clock_ns() - start) / 1000
+        with self._checks():
+            self._synchronize()
+            self._zero(self._flush)
+            self._synchronize()
+            start = self._clock_ns()
+            out = fn()
+            host_us = (self._clock_ns() - start) / 1000
+            self._synchronize()
+            elapsed_us = (self._clock_ns() - start) / 1000
         return out, CallTiming(event_us=elapsed_us, sync_us=elapsed_us, host_us=host_us)
 
     def untimed(self, fn: Callable[[], T]) -> T:
-        out = fn()
-        self._synchronize()
+        with self._checks():
+            out = fn()
+            self._synchronize()
         return out
 
     def busy(self, seconds: float) -> None:

@@ -2,14 +2,16 @@
 
 Order matters: torch is already imported (by the harness server, before the fork), then the device is
 picked, the timer built and the problem's reference bound, and only then is the submission imported,
-so whatever it patches, the harness keeps the originals. Everything goes to the supervisor as records
-on the private pipe; the child always ends with ``os._exit`` and never returns into the server.
+so whatever it patches, the harness keeps the originals; every call of the submission is watched by
+``harness.monitor``. Everything goes to the supervisor as records on the private channel; the child
+always ends with ``os._exit`` and never returns into the server.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import faulthandler
 import importlib
 import inspect
@@ -35,8 +37,9 @@ from harness.failures import Verdict, classify, problem_failure, summary, user_t
 from harness.graph_timing import bind_torch
 from harness.guard import Guard
 from harness.job import EvalJob
+from harness.monitor import CallMonitor
 from harness.problem import CHECKER_ARGS
-from harness.result import FailureKind, Mode
+from harness.result import FailureKind
 from harness.seeds import SeedPlan
 from harness.staging import Stage
 from harness.timing import Timer, make_timer
@@ -58,21 +61,42 @@ _WATCHED = [
 ]
 
 
-def child_main(job: EvalJob, stage: Stage, nonce: str, result_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
-    """Entry of the forked child; never returns."""
+def child_main(job: EvalJob, launch: sandbox.Launch, nonce: str, channel_fd: int, stdout_fd: int,
+               stderr_fd: int) -> NoReturn:
+    """Entry of the forked child; enters the sandbox (harness.sandbox) and never returns."""
     code = 0
     try:
-        sandbox.enter_child(stage, result_fd, stdout_fd, stderr_fd)
+        workdir = sandbox.enter(launch, channel_fd, stdout_fd, stderr_fd,
+                                report=lambda leftovers: Outbox(channel_fd, nonce).send("sandbox", leftovers=leftovers))
+        stage = dataclasses.replace(launch.stage, workdir=workdir)
+        _settle(stage)
         faulthandler.enable()       # a segfault prints the Python stack into the captured stderr
-        run(job, stage, Outbox(result_fd, nonce))
+        run(job, stage, Outbox(channel_fd, nonce))
+    except sandbox.SandboxError as exc:      # in the sandbox's own processes, before any submitted code
+        outbox = Outbox(channel_fd, nonce)
+        outbox.send("failure", failure={"kind": FailureKind.HARNESS_ERROR.value, "log_tail": "",
+                                        "message": f"The evaluation's sandbox could not be set up ({exc}). This is "
+                                                   "not your submission's fault; tell the kernelrank maintainers."})
+        outbox.send("final")
+        with contextlib.suppress(Exception):      # the server's stderr may be gone by now
+            traceback.print_exc()
     except BaseException:       # nothing may escape into the server's code
-        traceback.print_exc()
         code = HARNESS_BUG_EXIT
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
         os._exit(code)
+
+
+def _settle(stage: Stage) -> None:
+    os.chdir(stage.workdir)
+    sys.path.insert(0, str(stage.workdir))
+    sys.dont_write_bytecode = True       # the working directory keeps exactly the staged files
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)   # a crash must not swallow what was printed before it
 
 
 def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
@@ -106,16 +130,29 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, compiles: CompileClock) 
     timer = make_timer(device)
     if device == "cuda":
         bind_torch()            # graph timing's torch callables, bound before the submission can patch them
+    monitor = CallMonitor(str(stage.workdir / job.problem.submission_name), device)
+    timer.watch(monitor.watch)
     reference, problem_modules = bind_reference(job, stage, device)
+    reference = _arm(monitor, reference, stage)
     guard = _guard(problem_modules, timer)
+    monitor.install(guard)
     compiles.install()
-    kernel = import_submission(job.problem.submission_name)
+    with monitor.watch():
+        kernel = import_submission(job.problem.submission_name)
     if replaced := guard.tampered():
         raise Verdict(FailureKind.TAMPERING, f"Importing the submission replaced {', '.join(replaced[:5])}. The "
                       "timer, the checker and the harness are off limits: a submission may only compute its output.")
-    seeds = SeedPlan.ranked(job.secret_seed) if job.mode is Mode.RANKED else SeedPlan.public()
     return modes.Context(task=job.problem.task, device=device, timer=timer, reference=reference, kernel=kernel,
-                         guard=guard, outbox=outbox, seeds=seeds)
+                         guard=guard, outbox=outbox, seeds=SeedPlan(outbox))
+
+
+def _arm(monitor: CallMonitor, reference: modes.Reference, stage: Stage) -> modes.Reference:
+    """The problem's functions as tripwires while submitted code runs, and reference.py gone from disk (C11)."""
+    names = ("generate_input", "ref_kernel", "check_implementation")
+    monitor.guard_module(sys.modules["reference"], names)
+    (stage.workdir / "reference.py").unlink(missing_ok=True)
+    return modes.Reference(*(monitor.reference(getattr(reference, field), name)
+                             for field, name in zip(("generate_input", "ref_kernel", "check"), names, strict=True)))
 
 
 def pick_device(job: EvalJob) -> str:

@@ -11,6 +11,8 @@ plain subjects) or streams with names unique to the test.
 
 ``eventually`` waits on a condition instead of sleeping; ``serve`` runs a worker for the length of a block
 (``worker_testkit.running``, for modules that want it as a plain import).
+
+Tests marked ``cuda`` are skipped where no CUDA GPU is visible.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ from worker_testkit import running
 
 from core.natsserver import EmbeddedNats
 from runners.worker import Worker
+
+
+@pytest.fixture(autouse=True)
+def _skip_cuda_tests_without_a_gpu(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("cuda"):
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip("needs a CUDA GPU")
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 ``evaluate_fixture("wrong_output", Mode.RANKED)`` runs ``tests/fixtures/harness/submissions/wrong_output.py``
 through the real harness (server, fork, sandbox, worker) on the CPU. Tests marked ``cuda`` run on a GPU
-and are skipped where there is none.
+and are skipped where there is none (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -18,14 +18,6 @@ from harness import EvalJob, EvalResult, HarnessServer, Mode, Problem, load_prob
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harness"
 SUBMISSIONS = FIXTURES / "submissions"
-
-
-@pytest.fixture(autouse=True)
-def _skip_cuda_tests_without_a_gpu(request: pytest.FixtureRequest) -> None:
-    if request.node.get_closest_marker("cuda"):
-        torch = pytest.importorskip("torch")
-        if not torch.cuda.is_available():
-            pytest.skip("needs a CUDA GPU")
 
 
 @pytest.fixture(scope="session")

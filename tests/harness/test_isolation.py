@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from harness import FailureKind, HarnessServer, Mode, Status
+from harness import FailureKind, HarnessServer, Mode, Status, processes
 from harness.channel import ChannelError, RecordReader, encode, send_record
 from harness.guard import Guard
 from harness.sandbox import scrubbed_environment
-from harness.seeds import SeedPlan, cantor
+from harness.seeds import SeedRefused, SeedSource, public_seed, ranked_seed, run_key
 
 SECRET_SEED = 918273645546372819
 
 
 def _spy_report(result) -> dict:
-    assert result.status is Status.PASSED, result.failure
+    """What the spy printed; it passes, or is held for review in ranked mode (it reads /proc/self/fd)."""
+    assert result.failure is None or result.failure.kind is FailureKind.HELD_FOR_REVIEW, result.failure
     return json.loads(result.stdout.splitlines()[0])
 
 
@@ -46,29 +47,30 @@ def test_the_submission_sees_no_secrets(server_with_secrets_around, make_job):
     assert "PATH" in report["environ"]
 
 
-def test_the_submission_sees_only_the_staged_files_in_a_directory_removed_afterwards(evaluate_fixture):
+def test_the_submission_sees_only_the_staged_files_without_the_reference(evaluate_fixture):
     report = _spy_report(evaluate_fixture("spy"))
-    assert report["files"] == ["reference.py", "submission.py", "task.py", "utils.py"]
-    assert not Path(report["cwd"]).exists()
+    assert report["files"] == ["submission.py", "task.py", "utils.py"]      # reference.py is gone once bound
 
 
-def test_the_only_extra_descriptor_is_the_result_pipe(evaluate_fixture):
+def test_the_only_extra_descriptor_is_the_private_channel(evaluate_fixture):
     descriptors = _spy_report(evaluate_fixture("spy"))["fds"]
     extra = {fd: target for fd, target in descriptors.items() if int(fd) > 2}
-    assert len(extra) == 1 and next(iter(extra.values())).startswith("pipe:"), descriptors
-    assert not any(target.startswith("socket:") for target in descriptors.values())
+    assert len(extra) == 1 and next(iter(extra.values())).startswith("socket:"), descriptors
 
 
-def test_every_job_gets_a_fresh_process(evaluate_fixture, harness_server):
-    first, second = (_spy_report(evaluate_fixture("spy"))["pid"] for _ in range(2))
-    assert first != second
-    assert harness_server._process is not None and harness_server._process.pid not in (first, second)
+def test_every_job_gets_a_fresh_process_namespace(evaluate_fixture, harness_server):
+    if "not isolated" in harness_server.sandbox:
+        pytest.skip(f"this host cannot sandbox: {harness_server.sandbox}")
+    for _ in range(2):        # the worker under its namespace's init, and nothing else (of this job or another)
+        report = _spy_report(evaluate_fixture("spy"))
+        assert (report["pid"], report["processes"]) == (2, [1, 2])
 
 
-def test_whatever_the_submission_started_is_killed(evaluate_fixture):
+def test_whatever_the_submission_started_is_killed(evaluate_fixture, harness_server):
     result = evaluate_fixture("spawns_child")
     assert result.status is Status.PASSED, result.failure
-    assert _eventually_dead(Path(f"/proc/{int(result.stdout.split('sleeper ')[1].split()[0])}/stat"))
+    assert result.sandbox.leftovers == 1
+    assert processes.descendants(harness_server._process.pid) == []
 
 
 def _eventually_dead(stat: Path, within_s: float = 10.0) -> bool:
@@ -144,16 +146,28 @@ def test_records_survive_any_split_and_garbage_is_refused():
         RecordReader().feed(b"\xff\xff\xff\xff")
 
 
-def test_ranked_seeds_are_secret_and_fresh_per_call():
-    assert cantor(3, 4) == 3 + 7 * 8 // 2
-    assert cantor(2**70, 5) < 2**63
-    public = SeedPlan.public()
-    assert public.spec_for({"size": 8, "seed": 100}, 2) == {"size": 8, "seed": 126}
-    assert public.spec_for({"size": 8}, 5) == {"size": 8}
-    first, second = SeedPlan.ranked(SECRET_SEED), SeedPlan.ranked(SECRET_SEED)
-    seeds = {first.spec_for({"seed": 1}, call)["seed"] for call in range(100)}
-    assert len(seeds) == 100 and 1 not in seeds
-    assert first.spec_for({"seed": 1}, 0) != second.spec_for({"seed": 1}, 0)     # fresh entropy per run
+def test_ranked_seeds_are_secret_fresh_per_call_and_per_run():
+    assert public_seed(100, 2) == 126
+    first, second = run_key(SECRET_SEED), run_key(SECRET_SEED)
+    assert first != second and str(SECRET_SEED) not in first         # fresh entropy per run
+    seeds = {ranked_seed(first, 1, call) for call in range(100)}
+    assert len(seeds) == 100 and 1 not in seeds and all(0 <= s < 2**63 for s in seeds)
+    assert ranked_seed(first, 1, 0) != ranked_seed(second, 1, 0)
+
+
+def test_the_supervisor_hands_out_each_seed_as_often_as_the_harness_asks():
+    spec = {"size": 8, "seed": 100}
+    source = SeedSource([spec, spec], ranked=False)       # e.g. a shape that is a test and a benchmark too
+    assert [source.answer(spec, 0), source.answer(spec, 0), source.answer(spec, 1)] == [100, 100, 113]
+    for call in (0, 1):                                   # asking again is asking ahead of the harness
+        with pytest.raises(SeedRefused):
+            source.answer(spec, call)
+    with pytest.raises(SeedRefused):
+        source.answer({"size": 9, "seed": 100}, 0)        # a spec this evaluation never generates
+    ranked = SeedSource([spec], ranked=True)
+    assert not ranked.ready
+    ranked.set_key(run_key(SECRET_SEED))
+    assert ranked.ready and ranked.answer(spec, 0) not in (100, 113)
 
 
 def test_a_caller_that_goes_away_takes_its_job_with_it(make_job):

@@ -1,0 +1,204 @@
+"""The integrity suite as data: every cheat, honest solution and hostile submission, with what must happen.
+
+Shared by the pytest suites here and ``bench/integrity_gpu.py`` (which runs the CUDA cases on a GPU
+machine without pytest). A case names a file under ``cheats/``, ``honest/`` or ``hostile/`` (or a path
+from the repository root), the problem it runs on, the mode and device, and the outcome: the failure kinds
+that count as "caught" (a cheat is never ranked: it fails, or it is held for review), or ``PASSED`` for
+an honest solution, which must also carry no finding that holds a ranked run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import EvalJob, EvalResult, FailureKind, Mode, Problem, Status, load_problem
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PROBLEMS = {"fixture": REPO / "tests" / "fixtures" / "harness" / "vectoradd",
+            **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum")}}
+PASSED = "passed"
+
+F = FailureKind
+HELD = F.HELD_FOR_REVIEW
+
+
+@dataclass(frozen=True)
+class Case:
+    file: str                       # under cheats/, honest/, hostile/, or from the repository root
+    entry: str                      # catalogue entry ("C7"), "honest", or the hostile input it stands for
+    defence: str                    # what catches it (docs/integrity.md's table)
+    expect: tuple[F | str, ...]     # acceptable outcomes: failure kinds, or PASSED
+    reason: str = ""                # words the failure message must contain (the right reason)
+    mode: Mode = Mode.RANKED
+    problem: str = "fixture"
+    cuda: bool = False
+    check: Callable[[EvalResult], str | None] | None = None     # a further condition, None when it holds
+    timeout_s: float | None = None  # the mode's time limit, when the problem's would only make the test slow
+
+    @property
+    def name(self) -> str:
+        return Path(self.file).stem
+
+    @property
+    def path(self) -> Path:
+        for folder in ("cheats", "honest", "hostile"):
+            if (HERE / folder / self.file).exists():
+                return HERE / folder / self.file
+        return REPO / self.file
+
+    def job(self, problems: dict[str, Problem] | None = None, **fields: object) -> EvalJob:
+        problem = (problems or {}).get(self.problem) or load_problem(PROBLEMS[self.problem])
+        if self.timeout_s is not None:
+            limit = self.timeout_s
+            problem = dataclasses.replace(problem, task=dataclasses.replace(
+                problem.task, test_timeout=limit, benchmark_timeout=limit, ranked_timeout=limit))
+        settings: dict[str, object] = {"mode": self.mode, "device": "cuda" if self.cuda else "cpu",
+                                       "secret_seed": 20261123, **fields}
+        return EvalJob(problem=problem, submission_name=problem.submission_name,
+                       submission_source=self.path.read_text(), **settings)  # type: ignore[arg-type]
+
+    def judge(self, result: EvalResult) -> str | None:
+        """None when the result is what this case expects; otherwise what is wrong with it."""
+        got = PASSED if result.status is Status.PASSED else (result.failure.kind if result.failure else "?")
+        if got not in self.expect:
+            message = result.failure.message if result.failure else ""
+            return f"expected {' or '.join(map(str, self.expect))}, got {got}: {message[:300]}"
+        if got != PASSED and self.reason.lower() not in result.failure.message.lower():
+            return f"the failure does not say {self.reason!r}: {result.failure.message[:300]}"
+        if self.entry == "honest" and (held := [f.message for f in result.findings if f.hold]):
+            return f"an honest solution was flagged: {held}"
+        return self.check(result) if self.check else None
+
+
+def _leftover(result: EvalResult) -> str | None:
+    return None if result.sandbox.leftovers >= 1 else f"nothing was left running to kill: {result.sandbox}"
+
+
+def _timed_in_full(result: EvalResult) -> str | None:
+    """The millisecond the submission left queued on the device is inside every timed sample."""
+    fast = [s.median_us for s in result.shapes if s.median_us < 500]
+    return f"shapes timed below the queued work: {fast}" if fast else None
+
+
+CATALOGUE = [
+    Case("c01_cache_by_shape.py", "C1", "fresh inputs every call, every warm-up output checked", (F.WRONG_OUTPUT,),
+         "wrong output", Mode.BENCHMARK),
+    Case("c01_cache_by_pointer.py", "C1", "fresh allocations, the last inputs kept alive, every output checked",
+         (F.WRONG_OUTPUT, PASSED), "wrong output"),
+    Case("c02_replay_from_files.py", "C2", "per-job /tmp, /dev/shm and HOME; never-seen inputs; pre-check",
+         (HELD,), "outside its working directory"),
+    Case("c03_return_input.py", "C3", "seed-dependent inputs, the problem's checker", (F.WRONG_OUTPUT,),
+         "mismatched"),
+    Case("c04_stale_memory.py", "C4", "freed reference outputs poisoned before each call", (F.WRONG_OUTPUT,),
+         "wrong output"),
+    Case("c04_stale_memory.py", "C4", "freed reference outputs poisoned before each call (CUDA caching allocator)",
+         (F.WRONG_OUTPUT,), "wrong output", cuda=True),
+    Case("c05_side_stream.py", "C5", "device-wide post-sync marker vs event time; pre-check", (F.ESCAPED_TIMING,),
+         "escaped the timed stream", Mode.BENCHMARK, cuda=True),
+    Case("c06_async_work.py", "C6", "CUDA events and a device sync: queued work is timed", (PASSED,),
+         mode=Mode.BENCHMARK, cuda=True, check=_timed_in_full),
+    Case("c07_background_thread.py", "C7", "after each call no thread may still run the submission's code",
+         (F.ESCAPED_TIMING,), "thread it started"),
+    Case("c07_thread_library_target.py", "C7", "threads the submission started must be done when it returns",
+         (F.ESCAPED_TIMING,), "thread it started"),
+    Case("c08_lazy_tensor.py", "C8", "the output must be a plain torch.Tensor", (F.BAD_OUTPUT_TYPE,),
+         "plain torch.Tensor"),
+    Case("c09_patch_timer.py", "C9", "timer and checker bound before import, verified after", (F.TAMPERING,),
+         "replaced"),
+    Case("c10_fake_records.py", "C10", "private channel with a per-run nonce; nothing read from stdout",
+         (F.TAMPERING, F.CRASH), ""),
+    Case("c10_nonce_forgery.py", "C10", "every test and shape must be reported before the final record",
+         (F.TAMPERING,), "every test"),
+    Case("c11_frame_walk.py", "C11", "the reference is a tripwire while submitted code runs", (F.TAMPERING,),
+         "reference"),
+    Case("c11_read_reference_file.py", "C11", "reference.py removed from the working directory once bound",
+         (F.EXCEPTION,), "No such file"),
+    Case("c12_zero_inputs.py", "C12", "inputs compared with a pristine copy", (F.WRONG_OUTPUT,),
+         "changed its input"),
+    Case("c13_half_precision.py", "C13", "the problem's dtype-aware tolerance", (F.WRONG_OUTPUT,), "mismatched"),
+    Case("c14_public_seed_replay.py", "C14", "ranked inputs from a secret run key, handed over per call",
+         (F.WRONG_OUTPUT,), "wrong output"),
+    Case("c15_shape_shortcut.py", "C15", "benchmark shapes checked in every mode", (F.WRONG_OUTPUT,),
+         "benchmark shape", Mode.BENCHMARK),
+    Case("c16_seed_ahead.py", "C16", "each call's seed handed over once, when the harness asks", (F.TAMPERING,),
+         "asked for", Mode.BENCHMARK),
+    Case("c16_batch_with_generator.py", "C16", "the input generator is a tripwire while submitted code runs",
+         (F.TAMPERING,), "generate_input"),
+    Case("c17_import_time_work.py", "C17", "the problem's functions are tripwires at import too", (F.TAMPERING,),
+         "generate_input"),
+    Case("c18_uninitialised.py", "C18", "poisoned freed memory, NaN/Inf and value checks", (F.WRONG_OUTPUT,),
+         "wrong output"),
+    Case("c18_illegal_address.py", "C18", "CUDA errors checked after every call", (F.CUDA_ERROR,), "CUDA error",
+         cuda=True),
+    Case("c19_persisting_l2.py", "C19", "persisting-L2 limit checked after every call", (F.TAMPERING,),
+         "persisting L2", cuda=True),
+    Case("c20_calls_reference.py", "C20", "the reference is a tripwire while submitted code runs", (F.TAMPERING,),
+         "ref_kernel"),
+    Case("c21_nan_output.py", "C21", "NaN where the reference has none", (F.WRONG_OUTPUT,), "NaN"),
+    Case("c22_hijack.py", "C22", "PID namespace and a user of its own: nothing to kill, trace or write",
+         (F.WRONG_OUTPUT,), "mismatched"),
+    Case("c23_leftover_process.py", "C23", "PID namespace killed with the job; pre-check", (HELD,),
+         "threads or processes", check=_leftover),
+]
+
+_SOLUTIONS = "problems/{}/solutions/correct/{}"
+HONEST = [
+    Case("h01_out_buffer.py", "honest", "destination passing into the output buffer", (PASSED,)),
+    Case("h02_new_tensor.py", "honest", "a fresh output tensor", (PASSED,)),
+    Case("h03_chunked.py", "honest", "slices of the output buffer", (PASSED,)),
+    Case("h04_numpy.py", "honest", "NumPy on the host", (PASSED,)),
+    Case("h05_torch_compile.py", "honest", "torch.compile with configuration (Inductor's C++ backend)", (PASSED,),
+         problem="vectoradd"),
+    Case("h01_out_buffer.py", "honest", "destination passing on the GPU", (PASSED,), cuda=True),
+    Case("h05_torch_compile.py", "honest", "torch.compile (Inductor, Triton)", (PASSED,), problem="vectoradd",
+         cuda=True),
+    Case("h06_cuda_graph.py", "honest", "a CUDA graph replayed on copied-in inputs", (PASSED,), problem="vectoradd",
+         cuda=True),
+    Case("h07_joined_side_stream.py", "honest", "a side stream joined back before returning", (PASSED,),
+         problem="vectoradd", cuda=True),
+    Case(_SOLUTIONS.format("vectoradd", "triton_add.py"), "honest", "Triton", (PASSED,), problem="vectoradd",
+         cuda=True),
+    Case(_SOLUTIONS.format("vectoradd", "cuda_inline.py"), "honest", "inline CUDA (load_inline)", (PASSED,),
+         problem="vectoradd", cuda=True),
+    Case(_SOLUTIONS.format("matmul", "pytorch.py"), "honest", "cuBLAS through torch", (PASSED,), problem="matmul",
+         cuda=True),
+    Case(_SOLUTIONS.format("matmul", "triton_tiled.py"), "honest", "a tiled Triton matmul", (PASSED,),
+         problem="matmul", cuda=True),
+    Case(_SOLUTIONS.format("histogram", "triton_private_bins.py"), "honest", "Triton with atomics", (PASSED,),
+         problem="histogram", cuda=True),
+    Case(_SOLUTIONS.format("prefixsum", "triton_three_pass.py"), "honest", "a three-pass Triton scan", (PASSED,),
+         problem="prefixsum", cuda=True),
+]
+
+HOSTILE = [
+    Case("empty.py", "empty file", "", (F.MISSING_ENTRY_POINT,), "defines no function", Mode.TEST),
+    Case("binary.py", "binary file", "", (F.SYNTAX_ERROR, F.IMPORT_ERROR), "null bytes", Mode.TEST),
+    Case("syntax_error.py", "syntax error", "", (F.SYNTAX_ERROR,), "line 4", Mode.TEST),
+    Case("missing_module.py", "missing module", "", (F.IMPORT_ERROR,), "kernelrank_hostile_module", Mode.TEST),
+    Case("no_entry_point.py", "no custom_kernel", "", (F.MISSING_ENTRY_POINT,), "custom_kernel", Mode.TEST),
+    Case("loop_at_import.py", "infinite loop at import", "", (F.TIMEOUT,), "starting", Mode.TEST, timeout_s=4),
+    Case("loop_in_kernel.py", "infinite loop in the kernel", "", (F.TIMEOUT,), "testing 1 of 3", Mode.TEST,
+         timeout_s=4),
+    Case("fork_bomb.py", "fork bomb", "", (F.RESOURCE_LIMIT,), "processes", Mode.TEST),
+    Case("forks_128.py", "128 forked copies", "", (PASSED,), mode=Mode.TEST),
+    Case("allocate_10gb.py", "10 GB allocation", "", (F.OUT_OF_MEMORY,), "memory", Mode.TEST),
+    Case("output_100mb.py", "100 MB of output", "", (F.OUTPUT_FLOOD,), "MiB of output", Mode.TEST),
+    Case("exits.py", "os._exit", "", (F.CRASH,), "exited with code 0", Mode.TEST),
+    Case("segfault.py", "segfault through ctypes", "", (F.CRASH,), "SIGSEGV", Mode.TEST),
+    Case("illegal_address.py", "CUDA illegal address", "", (F.CUDA_ERROR,), "CUDA error", Mode.TEST, cuda=True),
+    Case("writes_outside.py", "writing outside the working directory", "", (F.EXCEPTION,), "writable", Mode.TEST),
+    Case("background_process.py", "a background process", "", (PASSED,), mode=Mode.TEST, check=_leftover),
+    Case("network.py", "a network connection", "", (F.EXCEPTION,), "no network", Mode.TEST),
+    Case("exit_at_import.py", "sys.exit at import", "", (F.IMPORT_ERROR,), "SystemExit", Mode.TEST),
+    Case("deep_recursion.py", "unbounded recursion", "", (F.EXCEPTION,), "RecursionError", Mode.TEST),
+    Case("unprintable_error.py", "an exception that cannot print itself", "", (F.EXCEPTION,), "Unprintable",
+         Mode.TEST),
+    Case("returns_none.py", "returns None", "", (F.BAD_OUTPUT_TYPE,), "NoneType", Mode.TEST),
+    Case("huge_file.py", "a 2 GiB file", "", (F.RESOURCE_LIMIT,), "MiB in all", Mode.TEST),
+    Case("many_files.py", "100,000 open files", "", (F.RESOURCE_LIMIT,), "files", Mode.TEST),
+    Case("kills_init.py", "signals its init and everything else", "", (PASSED,), mode=Mode.TEST),
+]

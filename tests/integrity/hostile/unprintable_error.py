@@ -1,0 +1,7 @@
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+def custom_kernel(data):
+    raise Unprintable()

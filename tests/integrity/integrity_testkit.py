@@ -1,0 +1,21 @@
+"""Helpers of the integrity tests (the cases themselves are data in cases.py)."""
+
+from __future__ import annotations
+
+import pytest
+from cases import Case
+
+from harness import HarnessServer, processes
+
+
+def params(cases: list[Case]) -> list[object]:
+    """Cases as pytest parameters: CUDA ones marked, ids like "C7-c07_background_thread"."""
+    return [pytest.param(case, marks=[pytest.mark.cuda] if case.cuda else [],
+                         id=f"{case.entry.replace(' ', '-')}-{case.name}{'-cuda' if case.cuda else ''}")
+            for case in cases]
+
+
+def nothing_left(server: HarnessServer) -> list[int]:
+    """Processes still running below the harness server (there must be none between jobs)."""
+    assert server._process is not None and server.running, "the harness server died"
+    return [p.pid for p in processes.descendants(server._process.pid)]
