@@ -19,6 +19,7 @@ from harness import EvalJob, EvalResult, FailureKind, Mode, Problem, Status, loa
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PROBLEMS = {"fixture": REPO / "tests" / "fixtures" / "harness" / "vectoradd",
+            "lenient": REPO / "tests" / "fixtures" / "harness" / "lenient",
             **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum")}}
 PASSED = "passed"
 
@@ -117,8 +118,10 @@ CATALOGUE = [
          "reference"),
     Case("c11_read_reference_file.py", "C11", "reference.py removed from the working directory once bound",
          (F.EXCEPTION,), "No such file"),
-    Case("c12_zero_inputs.py", "C12", "inputs compared with a pristine copy", (F.WRONG_OUTPUT,),
-         "changed its input"),
+    Case("c12_zero_inputs.py", "C12", "the checker sees a pristine copy of the inputs", (F.WRONG_OUTPUT,),
+         "checker rejected"),
+    Case("c12_scribble_input.py", "C12", "inputs unchanged unless the reference writes them or the output aliases them",
+         (F.WRONG_OUTPUT,), "inputs-unchanged", problem="lenient"),
     Case("c13_half_precision.py", "C13", "the problem's dtype-aware tolerance", (F.WRONG_OUTPUT,), "mismatched"),
     Case("c14_public_seed_replay.py", "C14", "ranked inputs from a secret run key, handed over per call",
          (F.WRONG_OUTPUT,), "wrong output"),
@@ -138,7 +141,9 @@ CATALOGUE = [
          "persisting L2", cuda=True),
     Case("c20_calls_reference.py", "C20", "the reference is a tripwire while submitted code runs", (F.TAMPERING,),
          "ref_kernel"),
-    Case("c21_nan_output.py", "C21", "NaN where the reference has none", (F.WRONG_OUTPUT,), "NaN"),
+    Case("c21_nan_output.py", "C21", "the problem's NaN-aware checker", (F.WRONG_OUTPUT,), "mismatched"),
+    Case("c21_nan_output.py", "C21", "NaN where the reference has none, when the checker lets NaN through",
+         (F.WRONG_OUTPUT,), "finite-output", problem="lenient"),
     Case("c22_hijack.py", "C22", "PID namespace and a user of its own: nothing to kill, trace or write",
          (F.WRONG_OUTPUT,), "mismatched"),
     Case("c23_leftover_process.py", "C23", "PID namespace killed with the job; pre-check", (HELD,),
