@@ -36,16 +36,18 @@ TIME_BUDGET_S = 420.0           # no case starts after this
 SLOW_CPU = {"h05_torch_compile"}
 
 
-def plan(cpu_only: bool) -> list[tuple[str, Case]]:
+def plan(cpu_only: bool, cuda_only: bool = False) -> list[tuple[str, Case]]:
     groups = [("cheat", CATALOGUE), ("honest", HONEST), ("hostile", HOSTILE)]
     cuda = [] if cpu_only else [(group, c) for group, cases in groups for c in cases if c.cuda]
-    cpu = [(group, c) for group, cases in groups for c in cases if not c.cuda and c.name not in SLOW_CPU]
+    cpu = [] if cuda_only else [(group, c) for group, cases in groups for c in cases
+                                if not c.cuda and c.name not in SLOW_CPU]
     return cuda + cpu
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu-only", action="store_true", help="run only the CPU cases")
+    parser.add_argument("--cuda-only", action="store_true", help="run only the CUDA cases (CI runs the CPU ones)")
     args = parser.parse_args()
     if not args.cpu_only:
         import torch
@@ -57,7 +59,7 @@ def main() -> int:
     rows, details = [], []
     with HarnessServer() as server:
         print(f"sandbox: {server.sandbox}", flush=True)
-        for group, case in plan(args.cpu_only):
+        for group, case in plan(args.cpu_only, args.cuda_only):
             if time.monotonic() - started > TIME_BUDGET_S:
                 rows.append((group, case, "-", "not run (time budget)", False, 0.0))
                 continue
