@@ -321,11 +321,13 @@ def versus_do_bench(report: Report, evaluations: dict[str, list[Evaluation]]) ->
 
 
 def verdicts(report: Report, evaluator: Evaluator, section: str = "c", shape_budget_ms: float | None = None,
-             budget_s: float = TIME_BUDGET_S) -> None:
-    """Section c (or ``section``): every shipped solution in ranked mode, verdict against its label; no
-    evaluation starts ``budget_s`` seconds into the run."""
+             budget_s: float = TIME_BUDGET_S, only: set[str] | None = None) -> None:
+    """Section c (or ``section``): every shipped solution (of the problems in ``only``, when given) in ranked
+    mode, verdict against its label; no evaluation starts ``budget_s`` seconds into the run."""
     rows, figures = [], []
     for task_file in sorted(PROBLEMS.glob("*/task.yml")):
+        if only is not None and task_file.parent.name not in only:
+            continue
         problem = load_problem(task_file.parent)
         for label in ("correct", "wrong"):
             for solution in sorted((task_file.parent / "solutions" / label).glob("*.py")):

@@ -241,7 +241,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cpu-dry-run", action="store_true",
                         help="run sections a, b, d and e on the CPU with 2 evaluations each (no GPU needed)")
+    parser.add_argument("--sections", default="a,c,d,e,a2", help="which sections to run (default: all)")
+    parser.add_argument("--problems", default="", help="shipped problems for sections a, e and a2 (default: all)")
     args = parser.parse_args(argv)
+    sections = set(args.sections.split(","))
+    only = set(args.problems.split(",")) if args.problems else None
+
+    def chosen(names: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(n for n in names if only is None or n in only)
+
     logging.basicConfig(level=logging.WARNING, format="  log %(levelname)s %(name)s: %(message)s")
     import torch
 
@@ -254,15 +262,19 @@ def main(argv: list[str] | None = None) -> int:
     report.run_section("system", lambda: system(report, device))
     with HarnessServer() as server:
         evaluator = Evaluator(server, device)
-        report.run_section("a, b) noise and diagnostics", lambda: noise(
-            report, evaluator, runs, [*_shipped(NOISE), _contention(device)]))
-        if device == "cuda":
+        if "a" in sections:
+            report.run_section("a, b) noise and diagnostics", lambda: noise(
+                report, evaluator, runs, [*_shipped(chosen(NOISE)), *([] if only else [_contention(device)])]))
+        if device == "cuda" and "c" in sections:
             report.run_section("c) placement", lambda: placement(report))
-        report.run_section("d) conformance", lambda: conformance(report, evaluator))
-        report.run_section("e) shipped solutions", lambda: verdicts(report, evaluator, "e", VERDICT_SHAPE_BUDGET_MS,
-                                                                      VERDICT_BUDGET_S))
-        report.run_section("a2, b2) the other shipped problems", lambda: noise(
-            report, evaluator, runs, _shipped(MORE_NOISE), "a2", MORE_NOISE_DEADLINE_S))
+        if "d" in sections:
+            report.run_section("d) conformance", lambda: conformance(report, evaluator))
+        if "e" in sections:
+            report.run_section("e) shipped solutions", lambda: verdicts(
+                report, evaluator, "e", VERDICT_SHAPE_BUDGET_MS, VERDICT_BUDGET_S, only))
+        if "a2" in sections:
+            report.run_section("a2, b2) the other shipped problems", lambda: noise(
+                report, evaluator, runs, _shipped(chosen(MORE_NOISE)), "a2", MORE_NOISE_DEADLINE_S))
     elapsed = time.monotonic() - _started
     report.note(f"Summary: {len(report.broken)} broken section(s) {report.broken or ''}, "
                 f"{len(report.mismatches)} unexpected verdict(s) {report.mismatches or ''}, {elapsed:.0f} s in all.")
