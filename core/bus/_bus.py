@@ -1,34 +1,17 @@
-"""The NATS bus: the one module (with ``core.natsserver``) that speaks nats-py.
-
-Every process talks to the others through a ``Bus``: commands by request-reply, jobs through a
-JetStream work queue per GPU pool, progress, results and replies through durable streams. Subject and
-stream names come from ``core.subjects``. Payloads are ``core.messages`` dataclasses, JSON on the wire.
-
-Errors, all raised from here, messages safe to show to a user::
-
-    BusError              the bus could not do what was asked
-    ├── BusUnavailable    no NATS server at the URL, or the connection is gone
-    └── CoreUnavailable   NATS is up, but no core answered a command in time
-
-Background work (a command server, a durable pull loop, an advisory watcher) is a ``Running``: stop it
-with ``await running.stop()`` or use it as an async context manager; ``Bus.close()`` stops what is left.
-"""
+"""The ``Bus``: a NATS connection with kernelrank's operations on it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
 from nats.js.api import (
     AckPolicy,
     ConsumerConfig,
@@ -38,9 +21,12 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.kv import KeyValue
 
 from core import subjects
+from core.bus._consumers import Consumer, Puller, Running, Served
+from core.bus._dead_letters import DeadLetterOps
+from core.bus._errors import NOT_RUNNING, BusError, BusUnavailable, CoreUnavailable, translated
+from core.bus._kv import JsonBucket, Ledger
 from core.messages import (
     Command,
     DecodeError,
@@ -62,253 +48,13 @@ T = TypeVar("T")
 
 DAY_S = 24 * 3600
 DUPLICATE_WINDOW_S = 120       # Nats-Msg-Id dedupe on every stream
-ACK_TIMEOUT_S = 5.0            # how long an ack_sync waits for the server's confirmation
 RECONNECT_WAIT_S = 0.5
 FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within this long
 # Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
 RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
                                      storage=StorageType.FILE)
-NOT_RUNNING = "kernelrank is not running (no core answered). Start it with `kernelrank up`, then try again."
 
-
-class BusError(Exception):
-    """The bus could not do what was asked; the message says what to do."""
-
-
-class BusUnavailable(BusError):
-    """No NATS server at the URL, or the connection to it is gone."""
-
-
-class CoreUnavailable(BusError):
-    """NATS is reachable but no core answered the command."""
-
-
-@contextlib.contextmanager
-def _translated(action: str) -> Iterator[None]:
-    """Turn nats-py's errors into the bus's hierarchy, keeping the original as the cause."""
-    try:
-        yield
-    except BusError:
-        raise
-    except nats.js.errors.NoStreamResponseError as exc:
-        raise BusError(f"cannot {action}: no stream stores it yet (the core creates them when it starts).") from exc
-    except nats.js.errors.APIError as exc:
-        raise BusError(f"cannot {action}: NATS refused ({exc.description or exc}).") from exc
-    except (nats.errors.ConnectionClosedError, nats.errors.NoServersError, nats.errors.StaleConnectionError,
-            nats.errors.ConnectionDrainingError, nats.errors.ConnectionReconnectingError) as exc:
-        raise BusUnavailable(f"cannot {action}: the connection to NATS is closed or reconnecting.") from exc
-    except TimeoutError as exc:
-        raise BusUnavailable(f"cannot {action}: NATS did not answer in time; is it overloaded or restarting?") \
-            from exc
-    except nats.errors.Error as exc:
-        raise BusError(f"cannot {action}: {exc}") from exc
-
-
-@dataclass
-class Delivery(Generic[T]):
-    """One decoded message from a durable pull consumer; settle it once (ack or nak)."""
-
-    message: T
-    deliveries: int                      # 1 on the first delivery, counting redeliveries after that
-    _msg: Msg = field(repr=False)
-
-    async def ack(self) -> None:
-        """Acknowledge and wait until the server confirms: the message will not come back."""
-        with _translated("acknowledge a message"):
-            await self._msg.ack_sync(timeout=ACK_TIMEOUT_S)
-
-    async def nak(self, delay_s: float | None = None) -> None:
-        """Give the message back for redelivery, after ``delay_s`` seconds when given."""
-        with _translated("return a message"):
-            await self._msg.nak(delay=delay_s)
-
-    async def in_progress(self) -> None:
-        """Heartbeat: restart the consumer's ack_wait clock for this message."""
-        with _translated("extend a message's deadline"):
-            await self._msg.in_progress()
-
-
-class Puller(Generic[T]):
-    """Fetches decoded deliveries from one durable pull consumer; undecodable messages are term()'d."""
-
-    def __init__(self, sub: Any, cls: type[T], *, ack_wait_s: float, max_deliver: int) -> None:
-        self._sub = sub
-        self._cls = cls
-        self.ack_wait_s = ack_wait_s
-        self.max_deliver = max_deliver
-
-    async def fetch(self, batch: int, timeout_s: float) -> list[Delivery[T]]:
-        """Up to ``batch`` deliveries; an empty list when none arrived within ``timeout_s``."""
-        with _translated("fetch messages"):
-            try:
-                msgs = await self._sub.fetch(batch, timeout=timeout_s)
-            except TimeoutError:          # nats-py raises its own or asyncio's, depending on where it waited
-                return []                 # an idle queue: the normal case, not a failure
-        deliveries = []
-        for msg in msgs:
-            try:
-                message = decode(self._cls, msg.data)
-            except DecodeError as exc:
-                log.error("dropping an unreadable %s on %s (stream seq %s): %s", self._cls.__name__, msg.subject,
-                          msg.metadata.sequence.stream, exc)
-                with _translated("drop an unreadable message"):
-                    await msg.term()
-                continue
-            deliveries.append(Delivery(message, msg.metadata.num_delivered, msg))
-        return deliveries
-
-    async def close(self) -> None:
-        with contextlib.suppress(nats.errors.Error):
-            await self._sub.unsubscribe()
-
-
-class JsonBucket:
-    """A JetStream KV bucket holding JSON objects by key; keys go through ``subjects.token``."""
-
-    def __init__(self, kv: KeyValue) -> None:
-        self._kv = kv
-
-    async def get(self, key: str) -> dict[str, Any] | None:
-        """The stored object, or ``None`` when there is none (or it cannot be read)."""
-        with _translated(f"read {key}"):
-            try:
-                entry = await self._kv.get(subjects.token(key))
-            except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
-                return None
-        try:
-            value = json.loads(entry.value or b"")
-        except ValueError:
-            log.warning("ignoring an unreadable entry %s in a KV bucket", key)
-            return None
-        return value if isinstance(value, dict) else None
-
-    async def put(self, key: str, value: dict[str, Any]) -> None:
-        with _translated(f"store {key}"):
-            await self._kv.put(subjects.token(key), json.dumps(value).encode())
-
-    async def delete(self, key: str) -> None:
-        with _translated(f"delete {key}"):
-            await self._kv.delete(subjects.token(key))
-
-
-class Running:
-    """Background work the bus runs for you; ``stop()`` ends it and is safe to call twice."""
-
-    def __init__(self, registry: set[Running]) -> None:
-        self._registry = registry
-        registry.add(self)
-
-    async def stop(self) -> None:
-        self._registry.discard(self)
-        await self._stop()
-
-    async def _stop(self) -> None:
-        raise NotImplementedError
-
-    async def __aenter__(self) -> Running:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
-
-
-class _Served(Running):
-    """A core subscription whose callback may have spawned handler tasks still in flight."""
-
-    def __init__(self, registry: set[Running]) -> None:
-        super().__init__(registry)
-        self.sub: Subscription | None = None
-        self.tasks: set[asyncio.Task[None]] = set()
-
-    async def _stop(self) -> None:
-        sub, self.sub = self.sub, None
-        if sub is not None:
-            with contextlib.suppress(nats.errors.Error):
-                await sub.unsubscribe()
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
-
-
-class Consumer(Running, Generic[T]):
-    """A durable pull loop: fetch a batch, hand it to the handler, ack it all only after the handler returns.
-
-    A handler that raises gets the batch back later (nak with a delay): nothing is lost. ``stop()``
-    lets the batch in hand finish, then unsubscribes; it waits at most ``poll_s`` for an idle fetch.
-    """
-
-    def __init__(self, registry: set[Running], puller: Puller[T], handler: Callable[[list[T]], Awaitable[None]],
-                 *, batch: int, nak_delay_s: float, poll_s: float) -> None:
-        super().__init__(registry)
-        self._puller, self._handler = puller, handler
-        self._batch, self._nak_delay_s, self._poll_s = batch, nak_delay_s, poll_s
-        self._stopping = asyncio.Event()
-        self._task = asyncio.create_task(self._loop())
-
-    async def _loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                deliveries = await self._puller.fetch(self._batch, self._poll_s)
-            except BusError as exc:
-                log.warning("consumer fetch failed, retrying: %s", exc)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), self._poll_s)
-                continue
-            if deliveries:
-                await self._settle(deliveries)
-
-    async def _settle(self, deliveries: list[Delivery[T]]) -> None:
-        try:
-            await self._handler([d.message for d in deliveries])
-        except Exception:
-            log.exception("handler failed on a batch of %d; it will be redelivered in %.1f s",
-                          len(deliveries), self._nak_delay_s)
-            outcomes = await asyncio.gather(*(d.nak(self._nak_delay_s) for d in deliveries), return_exceptions=True)
-        else:
-            outcomes = await asyncio.gather(*(d.ack() for d in deliveries), return_exceptions=True)
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                log.warning("could not settle a message (it will come back after ack_wait): %s", outcome)
-
-    async def _stop(self) -> None:
-        self._stopping.set()
-        await self._task
-        await self._puller.close()
-
-
-class Ledger:
-    """A small record of facts that must outlive a process (a JetStream key-value bucket with a TTL).
-
-    Chat adapters keep their delivery bookkeeping here (replies already posted, the platform's id of a
-    message to update, events already handled) so a restart neither loses nor doubles a message.
-    Keys may hold any characters: each is stored under ``subjects.token(key)``.
-    """
-
-    def __init__(self, kv: KeyValue) -> None:
-        self._kv = kv
-
-    async def get(self, key: str) -> bytes | None:
-        with _translated("read the delivery ledger"):
-            try:
-                entry = await self._kv.get(subjects.token(key))
-            except nats.js.errors.KeyNotFoundError:
-                return None
-        return entry.value
-
-    async def put(self, key: str, value: bytes) -> None:
-        with _translated("write the delivery ledger"):
-            await self._kv.put(subjects.token(key), value)
-
-    async def claim(self, key: str, value: bytes = b"1") -> bool:
-        """Record ``key`` unless it is there already; ``True`` only for the first caller (atomic)."""
-        with _translated("write the delivery ledger"):
-            try:
-                await self._kv.create(subjects.token(key), value)
-            except nats.js.errors.KeyWrongLastSequenceError:
-                return False
-        return True
-
-
-class Bus:
+class Bus(DeadLetterOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
     def __init__(self, nc: Client) -> None:
@@ -362,7 +108,7 @@ class Bus:
                          max_age=7 * DAY_S, duplicate_window=DUPLICATE_WINDOW_S),
         ]
         for config in streams:
-            with _translated(f"create stream {config.name}"):
+            with translated(f"create stream {config.name}"):
                 try:
                     await self._js.add_stream(config)
                 except nats.js.errors.BadRequestError:   # exists with another configuration: bring it up to date
@@ -372,9 +118,9 @@ class Bus:
                                     ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
                                     ack_wait=ack_wait_s, max_deliver=max_deliver,
                                     max_ack_pending=(concurrency or {}).get(gpu))
-            with _translated(f"create the job queue for {gpu}"):
+            with translated(f"create the job queue for {gpu}"):
                 await self._js.add_consumer(subjects.JOBS, config)   # a durable create also updates
-        with _translated("create the runner calls bucket"):
+        with translated("create the runner calls bucket"):
             try:
                 await self._js.create_key_value(RUNNER_CALLS_CONFIG)
             except nats.js.errors.BadRequestError as exc:     # made by another version: its entries still serve
@@ -384,7 +130,7 @@ class Bus:
 
     async def request(self, command: Command, timeout_s: float = 5.0) -> Reply:
         """Ask the core; ``CoreUnavailable`` at once when no core is subscribed, or after ``timeout_s``."""
-        with _translated("send the command"):
+        with translated("send the command"):
             try:
                 msg = await self._nc.request(subjects.COMMANDS, encode(command), timeout=timeout_s)
             except nats.errors.NoRespondersError as exc:
@@ -404,7 +150,7 @@ class Bus:
 
         An unreadable request or a handler that raises gets an error ``Reply``; the server never stops.
         """
-        served = _Served(self._running)
+        served = Served(self._running)
         slots = asyncio.Semaphore(max_in_flight)
 
         async def answer(msg: Msg) -> None:
@@ -430,7 +176,7 @@ class Bus:
             served.tasks.add(task)
             task.add_done_callback(served.tasks.discard)
 
-        with _translated("serve commands"):
+        with translated("serve commands"):
             served.sub = await self._nc.subscribe(subjects.COMMANDS, queue=subjects.CORE_QUEUE, cb=on_message)
             await self._nc.flush()       # the server knows the subscription before we report ready
         return served
@@ -459,17 +205,17 @@ class Bus:
         if reply.final:
             await self._publish(subject, reply, msg_id=reply.id)
         else:
-            with _translated(f"publish on {subject}"):
+            with translated(f"publish on {subject}"):
                 await self._nc.publish(subject, encode(reply))
 
     async def publish_pool_status(self, status: PoolStatus) -> None:
         """A worker's periodic report; plain NATS (no stream): only the latest one matters."""
         subject = subjects.pool_status_subject(status.gpu)
-        with _translated(f"publish on {subject}"):
+        with translated(f"publish on {subject}"):
             await self._nc.publish(subject, encode(status))
 
     async def _publish(self, subject: str, message: Any, msg_id: str = "") -> Any:
-        with _translated(f"publish on {subject}"):
+        with translated(f"publish on {subject}"):
             return await self._js.publish(subject, encode(message), headers={"Nats-Msg-Id": msg_id} if msg_id else None)
 
     # ----- consuming ----------------------------------------------------------------------------
@@ -486,7 +232,7 @@ class Bus:
         """Run a durable pull loop over ``subject`` (created if missing): see ``Consumer``."""
         config = ConsumerConfig(durable_name=durable, filter_subject=subject, ack_policy=AckPolicy.EXPLICIT,
                                 deliver_policy=DeliverPolicy.ALL, ack_wait=ack_wait_s, max_deliver=-1)
-        with _translated(f"create consumer {durable}"):
+        with translated(f"create consumer {durable}"):
             await self._js.add_consumer(stream, config)
         puller = await self._bind(stream, durable, cls, missing=f"consumer {durable} vanished")
         return Consumer(self._running, puller, handler, batch=batch, nak_delay_s=nak_delay_s, poll_s=poll_s)
@@ -510,12 +256,12 @@ class Bus:
                                   subjects.platform_replies(platform.value), handler, Reply, **options)
 
     async def _bind(self, stream: str, durable: str, cls: type[T], *, missing: str) -> Puller[T]:
-        with _translated(f"look up consumer {durable}"):
+        with translated(f"look up consumer {durable}"):
             try:
                 info = await self._js.consumer_info(stream, durable)
             except nats.js.errors.NotFoundError as exc:
                 raise BusError(missing) from exc
-        with _translated(f"bind to consumer {durable}"):
+        with translated(f"bind to consumer {durable}"):
             sub = await self._js.pull_subscribe_bind(durable=durable, stream=stream)
         return Puller(sub, cls, ack_wait_s=info.config.ack_wait or 30.0, max_deliver=info.config.max_deliver or -1)
 
@@ -524,14 +270,14 @@ class Bus:
 
         The iteration ends when the bus is closed. Use ``contextlib.aclosing`` when breaking out early.
         """
-        with _translated("follow replies"):
+        with translated("follow replies"):
             sub = await self._js.subscribe(subjects.reply_subject(platform.value, route), ordered_consumer=True,
                                            deliver_policy=DeliverPolicy.ALL)
         self._follows.add(sub)
         try:
             while not self._closing:
                 try:
-                    with _translated("read replies"):
+                    with translated("read replies"):
                         try:
                             msg = await sub.next_msg(timeout=FOLLOW_POLL_S)
                         except nats.errors.TimeoutError:
@@ -553,7 +299,7 @@ class Bus:
 
     async def runner_calls(self) -> JsonBucket:
         """The KV bucket where remote backends keep the call they started for each run (see core.subjects)."""
-        with _translated("open the runner calls bucket"):
+        with translated("open the runner calls bucket"):
             try:
                 kv = await self._js.key_value(subjects.RUNNER_CALLS)
             except nats.js.errors.BucketNotFoundError:       # a worker that came up before any core
@@ -562,7 +308,7 @@ class Bus:
 
     async def watch_pool_status(self, on_status: Callable[[PoolStatus], Awaitable[None]]) -> Running:
         """Call ``on_status`` with every worker's ``PoolStatus`` report, of every pool."""
-        served = _Served(self._running)
+        served = Served(self._running)
 
         async def on_message(msg: Msg) -> None:
             try:
@@ -572,13 +318,13 @@ class Bus:
             except Exception:
                 log.exception("could not handle a pool status on %s", msg.subject)
 
-        with _translated("watch pool status reports"):
+        with translated("watch pool status reports"):
             served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
             await self._nc.flush()
         return served
     async def ledger(self, bucket: str, ttl_s: float) -> Ledger:
         """Open (creating when missing) the key-value bucket ``bucket``; entries expire after ``ttl_s``."""
-        with _translated(f"open the ledger {bucket}"):
+        with translated(f"open the ledger {bucket}"):
             try:
                 kv = await self._js.create_key_value(KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1,
                                                                     storage=StorageType.FILE))
@@ -587,66 +333,6 @@ class Bus:
         return Ledger(kv)
 
     # ----- dead letters (used by core.deadletter) ----------------------------------------------
-
-    async def watch_max_deliveries(self, on_advisory: Callable[[int, int], Awaitable[None]]) -> Running:
-        """Call ``on_advisory(stream_seq, deliveries)`` when a job consumer gives up on a message."""
-        served = _Served(self._running)
-
-        async def on_message(msg: Msg) -> None:
-            try:
-                advisory = json.loads(msg.data)
-                await on_advisory(int(advisory["stream_seq"]), int(advisory["deliveries"]))
-            except Exception:
-                log.exception("could not handle the advisory %r", msg.data[:500])
-
-        with _translated("watch for failed jobs"):
-            served.sub = await self._nc.subscribe(subjects.MAX_DELIVERIES_ADVISORY, cb=on_message)
-            await self._nc.flush()
-        return served
-
-    async def stranded_jobs(self) -> list[tuple[int, int]]:
-        """``(stream_seq, deliveries)`` of jobs their pool's consumer will never deliver again.
-
-        A job that used up its deliveries stays in the work queue. When a pool has nothing in flight or
-        awaiting redelivery, every job it already delivered that is still stored is such a job.
-        """
-        with _translated("look for failed jobs"):
-            stranded = []
-            for info in await self._js.consumers_info(subjects.JOBS):
-                delivered = info.delivered.stream_seq if info.delivered else 0
-                if info.num_ack_pending or not delivered or not info.config.filter_subject:
-                    continue
-                seq = 1
-                while True:
-                    try:
-                        msg = await self._js.get_msg(subjects.JOBS, seq, subject=info.config.filter_subject,
-                                                     next=True)
-                    except nats.js.errors.NotFoundError:
-                        break
-                    if msg.seq is None or msg.seq > delivered:
-                        break
-                    stranded.append((msg.seq, info.config.max_deliver or 0))
-                    seq = msg.seq + 1
-            return stranded
-
-    async def dead_letter_job(self, stream_seq: int, deliveries: int) -> bytes | None:
-        """Copy a job to ``jobs.dead.<gpu>``; return its payload, or ``None`` when it is no longer queued."""
-        with _translated(f"dead-letter job {stream_seq}"):
-            try:
-                msg = await self._js.get_msg(subjects.JOBS, stream_seq)
-            except nats.js.errors.NotFoundError:
-                return None
-            data = msg.data or b""
-            headers = {"x-orig-seq": str(stream_seq), "x-deliveries": str(deliveries)}
-            msg_id = (msg.headers or {}).get("Nats-Msg-Id")
-            if msg_id:
-                headers["Nats-Msg-Id"] = msg_id
-            await self._js.publish(subjects.dead_subject(msg.subject or ""), data, headers=headers)
-            return data
-
-    async def delete_job(self, stream_seq: int) -> None:
-        with _translated(f"delete job {stream_seq}"), contextlib.suppress(nats.js.errors.NotFoundError):
-            await self._js.delete_msg(subjects.JOBS, stream_seq)
 
     # ----- shutdown -----------------------------------------------------------------------------
 

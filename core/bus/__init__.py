@@ -1,0 +1,27 @@
+"""The NATS bus: the one package (with ``core.natsserver``) that speaks nats-py.
+
+Every process talks to the others through a ``Bus``: commands by request-reply, jobs through a
+JetStream work queue per GPU pool, progress, results and replies through durable streams. Subject and
+stream names come from ``core.subjects``. Payloads are ``core.messages`` dataclasses, JSON on the wire.
+
+Errors, all raised from here, messages safe to show to a user::
+
+    BusError              the bus could not do what was asked
+    ├── BusUnavailable    no NATS server at the URL, or the connection is gone
+    └── CoreUnavailable   NATS is up, but no core answered a command in time
+
+Background work (a command server, a durable pull loop, an advisory watcher) is a ``Running``: stop it
+with ``await running.stop()`` or use it as an async context manager; ``Bus.close()`` stops what is left.
+
+The modules behind this surface are private: ``_bus`` (the connection and its operations), ``_consumers``
+(durable pull loops), ``_kv`` (key-value records), ``_dead_letters`` (jobs that used up their deliveries),
+``_errors``.
+"""
+
+from core.bus._bus import Bus
+from core.bus._consumers import Consumer, Delivery, Puller, Running
+from core.bus._errors import BusError, BusUnavailable, CoreUnavailable
+from core.bus._kv import JsonBucket, Ledger
+
+__all__ = ["Bus", "BusError", "BusUnavailable", "Consumer", "CoreUnavailable", "Delivery", "JsonBucket", "Ledger",
+           "Puller", "Running"]

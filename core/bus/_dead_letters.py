@@ -1,0 +1,89 @@
+"""The bus's operations on jobs that used up their deliveries (used by ``core.deadletter``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from core import subjects
+from core.bus._consumers import Running, Served
+from core.bus._errors import translated
+
+log = logging.getLogger(__name__)
+
+
+class DeadLetterOps:
+    """Mixed into ``Bus``: needs its ``_nc``, ``_js`` and ``_running``."""
+
+    _nc: Client
+    _js: Any
+    _running: set[Running]
+
+    async def watch_max_deliveries(self, on_advisory: Callable[[int, int], Awaitable[None]]) -> Running:
+        """Call ``on_advisory(stream_seq, deliveries)`` when a job consumer gives up on a message."""
+        served = Served(self._running)
+
+        async def on_message(msg: Msg) -> None:
+            try:
+                advisory = json.loads(msg.data)
+                await on_advisory(int(advisory["stream_seq"]), int(advisory["deliveries"]))
+            except Exception:
+                log.exception("could not handle the advisory %r", msg.data[:500])
+
+        with translated("watch for failed jobs"):
+            served.sub = await self._nc.subscribe(subjects.MAX_DELIVERIES_ADVISORY, cb=on_message)
+            await self._nc.flush()
+        return served
+
+    async def stranded_jobs(self) -> list[tuple[int, int]]:
+        """``(stream_seq, deliveries)`` of jobs their pool's consumer will never deliver again.
+
+        A job that used up its deliveries stays in the work queue. When a pool has nothing in flight or
+        awaiting redelivery, every job it already delivered that is still stored is such a job.
+        """
+        with translated("look for failed jobs"):
+            stranded = []
+            for info in await self._js.consumers_info(subjects.JOBS):
+                delivered = info.delivered.stream_seq if info.delivered else 0
+                if info.num_ack_pending or not delivered or not info.config.filter_subject:
+                    continue
+                seq = 1
+                while True:
+                    try:
+                        msg = await self._js.get_msg(subjects.JOBS, seq, subject=info.config.filter_subject,
+                                                     next=True)
+                    except nats.js.errors.NotFoundError:
+                        break
+                    if msg.seq is None or msg.seq > delivered:
+                        break
+                    stranded.append((msg.seq, info.config.max_deliver or 0))
+                    seq = msg.seq + 1
+            return stranded
+
+    async def dead_letter_job(self, stream_seq: int, deliveries: int) -> bytes | None:
+        """Copy a job to ``jobs.dead.<gpu>``; return its payload, or ``None`` when it is no longer queued."""
+        with translated(f"dead-letter job {stream_seq}"):
+            try:
+                msg = await self._js.get_msg(subjects.JOBS, stream_seq)
+            except nats.js.errors.NotFoundError:
+                return None
+            data = msg.data or b""
+            headers = {"x-orig-seq": str(stream_seq), "x-deliveries": str(deliveries)}
+            msg_id = (msg.headers or {}).get("Nats-Msg-Id")
+            if msg_id:
+                headers["Nats-Msg-Id"] = msg_id
+            await self._js.publish(subjects.dead_subject(msg.subject or ""), data, headers=headers)
+            return data
+
+    async def delete_job(self, stream_seq: int) -> None:
+        with translated(f"delete job {stream_seq}"), contextlib.suppress(nats.js.errors.NotFoundError):
+            await self._js.delete_msg(subjects.JOBS, stream_seq)
+
