@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import nats.errors
@@ -15,18 +16,31 @@ from core.bus._errors import translated
 
 log = logging.getLogger(__name__)
 
+Opener = Callable[[], Awaitable[KeyValue]]
 
-class JsonBucket:
+
+class _Bucket:
+    """A KV bucket opened on first use, so a role that may not create it can start before the core does."""
+
+    def __init__(self, open_: Opener) -> None:
+        self._open = open_
+        self._opened: KeyValue | None = None
+
+    async def _kv(self) -> KeyValue:
+        if self._opened is None:
+            self._opened = await self._open()
+        return self._opened
+
+
+class JsonBucket(_Bucket):
     """A JetStream KV bucket holding JSON objects by key; keys go through ``subjects.token``."""
-
-    def __init__(self, kv: KeyValue) -> None:
-        self._kv = kv
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """The stored object, or ``None`` when there is none (or it cannot be read)."""
+        kv = await self._kv()
         with translated(f"read {key}"):
             try:
-                entry = await self._kv.get(subjects.token(key))
+                entry = await kv.get(subjects.token(key))
             except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
                 return None
         try:
@@ -37,16 +51,18 @@ class JsonBucket:
         return value if isinstance(value, dict) else None
 
     async def put(self, key: str, value: dict[str, Any]) -> None:
+        kv = await self._kv()
         with translated(f"store {key}"):
-            await self._kv.put(subjects.token(key), json.dumps(value).encode())
+            await kv.put(subjects.token(key), json.dumps(value).encode())
 
     async def delete(self, key: str) -> None:
+        kv = await self._kv()
         with translated(f"delete {key}"):
-            await self._kv.delete(subjects.token(key))
+            await kv.delete(subjects.token(key))
 
 
 
-class Ledger:
+class Ledger(_Bucket):
     """A small record of facts that must outlive a process (a JetStream key-value bucket with a TTL).
 
     Chat adapters keep their delivery bookkeeping here (replies already posted, the platform's id of a
@@ -54,26 +70,26 @@ class Ledger:
     Keys may hold any characters: each is stored under ``subjects.token(key)``.
     """
 
-    def __init__(self, kv: KeyValue) -> None:
-        self._kv = kv
-
     async def get(self, key: str) -> bytes | None:
+        kv = await self._kv()
         with translated("read the delivery ledger"):
             try:
-                entry = await self._kv.get(subjects.token(key))
+                entry = await kv.get(subjects.token(key))
             except nats.js.errors.KeyNotFoundError:
                 return None
         return entry.value
 
     async def put(self, key: str, value: bytes) -> None:
+        kv = await self._kv()
         with translated("write the delivery ledger"):
-            await self._kv.put(subjects.token(key), value)
+            await kv.put(subjects.token(key), value)
 
     async def claim(self, key: str, value: bytes = b"1") -> bool:
         """Record ``key`` unless it is there already; ``True`` only for the first caller (atomic)."""
+        kv = await self._kv()
         with translated("write the delivery ledger"):
             try:
-                await self._kv.create(subjects.token(key), value)
+                await kv.create(subjects.token(key), value)
             except nats.js.errors.KeyWrongLastSequenceError:
                 return False
         return True

@@ -68,7 +68,7 @@ async def test_unreadable_requests_and_failing_handlers_get_error_replies(bus: B
     try:
         await core.serve_commands(broken)
         for payload in (b"not json", b'{"v": 1, "kind": "list"}', b'{"v": 99}'):
-            raw = await nc.request(subjects.COMMANDS, payload, timeout=5)
+            raw = await nc.request(subjects.command_subject("cli"), payload, timeout=5)
             assert b'"tone":"error"' in raw.data
         answer = await bus.request(command())
         assert answer.tone is Tone.ERROR
