@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 from adapters.terminal import render, status_line
-from core.bus import Bus, BusError
+from core.bus import Bus, BusError, Role
 from core.commands import MODES, TEMPLATE_LANGUAGES, query_command, submit_command
 from core.config import Settings
 from core.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone
@@ -62,7 +62,7 @@ async def _run(command: str, args: argparse.Namespace, settings: Settings, url: 
     session = f"{_token(settings.user)}-{uuid.uuid4().hex[:12]}"
     actor = Actor(platform=Platform.CLI, user_id=settings.user, display_name=settings.user)
     reply_to = ReplyTo(platform=Platform.CLI, channel=session)
-    bus = await Bus.connect(url, name=f"kernelrank-cli-{session}")
+    bus = await Bus.connect_as(url, f"kernelrank-cli-{session}", settings, Role.API)   # until the CLI speaks HTTP
     try:
         cmd = _command(command, args, actor, reply_to)
         reply = await bus.request(cmd, timeout_s=settings.request_timeout_s)

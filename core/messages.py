@@ -86,7 +86,11 @@ class Command:
 
 @dataclass
 class RunJob:
-    """One evaluation of one submission on one GPU type; the run id is the idempotency key."""
+    """One evaluation of one submission on one GPU type; the run id is the idempotency key.
+
+    ``result_key`` signs what the worker reports for this run (``core.signing``): only workers read jobs,
+    so a result or progress event signed with it comes from a worker that was handed this run.
+    """
 
     run_id: str
     submission_id: int
@@ -95,6 +99,7 @@ class RunJob:
     job: EvalJob
     reply_to: ReplyTo
     user: str = ""
+    result_key: str = field(default="", repr=False)
     v: int = WIRE_VERSION
 
 
@@ -104,6 +109,8 @@ class RunProgress:
     submission_id: int
     gpu: str
     progress: Progress
+    attempt: int = 1               # the job's delivery this event belongs to
+    signature: str = ""            # HMAC under the job's result key (core.signing)
     v: int = WIRE_VERSION
 
 
@@ -116,6 +123,7 @@ class RunResult:
     worker: str = ""
     attempts: int = 1
     cost_usd: float | None = None  # estimated price of the GPU time (result.gpu_s); None where runs are not billed
+    signature: str = ""            # HMAC under the job's result key (core.signing); the core drops a result without
     v: int = WIRE_VERSION
 
 

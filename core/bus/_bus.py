@@ -42,9 +42,12 @@ from core.messages import (
     encode,
 )
 from core.report import error_reply
+from core.signing import sign
 
 if TYPE_CHECKING:
+    from core.config import Settings
     from core.credentials import BusCredentials
+    from core.roles import Role
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +109,13 @@ class Bus(DeadLetterOps):
                                  "`kernelrank up`, or set KERNELRANK_NATS_URL to a running NATS.") from exc
         nc.options["max_reconnect_attempts"] = -1   # the first attempt fails fast; later ones never give up
         return cls(nc, manages=credentials is None or credentials.may_manage)
+
+    @classmethod
+    async def connect_as(cls, url: str, name: str, settings: Settings, role: Role) -> Bus:
+        """Connect as ``role`` with the credentials this process's settings give it (``core.credentials``)."""
+        from core.credentials import for_role
+
+        return await cls.connect(url, name, for_role(settings, role))
 
     # ----- set-up -------------------------------------------------------------------------------
 
@@ -214,11 +224,14 @@ class Bus(DeadLetterOps):
         ack = await self._publish(subjects.job_subject(job.gpu), job, msg_id=job.run_id)
         return not ack.duplicate
 
-    async def publish_progress(self, progress: RunProgress) -> None:
-        await self._publish(subjects.progress_subject(progress.run_id), progress)
+    async def publish_progress(self, progress: RunProgress, key: str = "") -> None:
+        """A worker's progress event, signed with its job's ``result_key`` (the core drops it unsigned)."""
+        await self._publish(subjects.progress_subject(progress.run_id), sign(progress, key) if key else progress)
 
-    async def publish_result(self, result: RunResult) -> None:
-        await self._publish(subjects.result_subject(result.run_id), result, msg_id=result.run_id)
+    async def publish_result(self, result: RunResult, key: str = "") -> None:
+        """A worker's result, signed with its job's ``result_key`` (the core drops it unsigned)."""
+        await self._publish(subjects.result_subject(result.run_id), sign(result, key) if key else result,
+                            msg_id=result.run_id)
 
     async def publish_reply(self, reply: Reply) -> None:
         """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op.
