@@ -79,7 +79,11 @@ class Bus(DeadLetterOps):
         ``credentials`` (``core.credentials.for_role``) log in as a role; without them the connection
         is anonymous, which only an open server (the tests' own) accepts.
         """
+        refused: list[Exception] = []        # the server said no to the credentials (it reports it here)
+
         async def on_error(exc: Exception) -> None:
+            if "authorization violation" in str(exc).lower():
+                refused.append(exc)
             if "permissions violation" in str(exc).lower():     # a bug in core.roles, or someone probing
                 log.warning("NATS refused %s: %s", name, exc)
             else:
@@ -99,7 +103,7 @@ class Bus(DeadLetterOps):
                              reconnect_time_wait=RECONNECT_WAIT_S, drain_timeout=5, error_cb=on_error,
                              disconnected_cb=on_disconnect, reconnected_cb=on_reconnect, **options)
         except (TimeoutError, OSError, nats.errors.Error) as exc:
-            if "authorization violation" in str(exc).lower():
+            if refused or "authorization violation" in str(exc).lower():
                 who = f"the {credentials.role.value} role's credentials" if credentials else "a connection without " \
                       "credentials"
                 raise BusUnavailable(f"NATS at {url} refused {who}: start the system with `kernelrank up`, or give "
