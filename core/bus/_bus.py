@@ -233,9 +233,14 @@ class Bus(DeadLetterOps):
         await self._publish(subjects.progress_subject(progress.run_id), sign(progress, key) if key else progress)
 
     async def publish_result(self, result: RunResult, key: str = "") -> None:
-        """A worker's result, signed with its job's ``result_key`` (the core drops it unsigned)."""
-        await self._publish(subjects.result_subject(result.run_id), sign(result, key) if key else result,
-                            msg_id=result.run_id)
+        """A worker's result, signed with its job's ``result_key`` (the core drops it unsigned).
+
+        The message id holds the signature, not just the run id: a result republished as it was is still
+        stored once, but a forged one cannot take the run's id and make the stream drop the real one.
+        """
+        signed = sign(result, key) if key else result
+        await self._publish(subjects.result_subject(result.run_id), signed,
+                            msg_id=f"{result.run_id}:{signed.signature[:32] or 'unsigned'}")
 
     async def publish_reply(self, reply: Reply) -> None:
         """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op.

@@ -2,19 +2,24 @@
 
 ``system`` starts the core in-process (so tests can look at its store) with a worker whose runner the
 test chooses: the real ``LocalRunner`` (the harness on CPU) or a ``FakeRunner`` with canned results.
+
+``make_system`` shares one anonymous connection to an open NATS between the core, the worker and the
+client; ``make_authed_system`` connects each as its role (core, worker, api) to a NATS that asks for
+credentials, as ``kernelrank up`` runs them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from core.bus import Bus
+from core.bus import Bus, Role
 from core.commands import query_command, submit_command
 from core.config import Settings
 from core.db import Database
@@ -28,12 +33,13 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 
 @dataclass
 class System:
-    bus: Bus
+    bus: Bus                     # the client's connection (the api role where the bus asks for credentials)
     store: Store
     service: CoreService
     settings: Settings
     route: str = "e2e"
     tasks: list[asyncio.Task] = field(default_factory=list)
+    buses: list[Bus] = field(default_factory=list)     # every connection the system opened, the client's included
 
     def actor(self, user: str) -> Actor:
         return Actor(platform=Platform.CLI, user_id=user, display_name=user.title())
@@ -70,8 +76,12 @@ def problems(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture
-async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
+ROLES = (Role.CORE, Role.WORKER, Role.API)
+Connect = Callable[[], Awaitable[dict[Role, Bus]]]     # one system's connections, by role
+
+
+@contextlib.asynccontextmanager
+async def systems(connect: Connect, nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
     started: list[tuple[System, asyncio.Event, Database]] = []
 
     async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024,
@@ -79,22 +89,44 @@ async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIte
         settings = Settings(home=tmp_path / "var", problems_dir=problems, nats_url=nats_url,
                             rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5,
                             announce=announce or [])
-        bus = await Bus.connect(nats_url, name="e2e")
+        buses = await connect()
         store = Store(settings.database)
         db = Database(store)
-        service = CoreService(bus, db, settings, pools or ["CPU"])
+        service = CoreService(buses[Role.CORE], db, settings, pools or ["CPU"])
         await service.start()
-        system = System(bus, store, service, settings)
+        system = System(buses[Role.API], store, service, settings, buses=list(dict.fromkeys(buses.values())))
         stop = asyncio.Event()
-        worker = Worker(bus, "CPU", runner, concurrency=2, poll_s=0.2, status_s=0.5)
+        worker = Worker(buses[Role.WORKER], "CPU", runner, concurrency=2, poll_s=0.2, status_s=0.5)
         system.tasks.append(asyncio.create_task(worker.run(stop)))
         started.append((system, stop, db))
         return system
 
-    yield start
-    for system, stop, db in started:
-        stop.set()
-        await asyncio.gather(*system.tasks)
-        await system.service.stop()
-        await db.close()
-        await system.bus.close()
+    try:
+        yield start
+    finally:
+        for system, stop, db in started:
+            stop.set()
+            await asyncio.gather(*system.tasks)
+            await system.service.stop()
+            await db.close()
+            for bus in system.buses:
+                await bus.close()
+
+
+@pytest.fixture
+async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
+    async def connect() -> dict[Role, Bus]:
+        bus = await Bus.connect(nats_url, name="e2e")
+        return dict.fromkeys(ROLES, bus)
+
+    async with systems(connect, nats_url, tmp_path, problems) as start:
+        yield start
+
+
+@pytest.fixture
+async def make_authed_system(authed_nats, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
+    async def connect() -> dict[Role, Bus]:
+        return {role: await authed_nats.connect(role) for role in ROLES}
+
+    async with systems(connect, authed_nats.url, tmp_path, problems) as start:
+        yield start
