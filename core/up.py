@@ -129,7 +129,7 @@ def role_env(env: dict[str, str], settings: Settings, role: Role, *, embedded: b
     return child
 
 
-def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str], *, embedded: bool) -> list[Child]:
+def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str], *, embedded: bool = False) -> list[Child]:
     """The chat adapters whose credentials are set; one with unusable settings is reported and left out."""
     from adapters.slack.config import slack_config, slack_enabled
 
