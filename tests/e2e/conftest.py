@@ -5,7 +5,8 @@ test chooses: the real ``LocalRunner`` (the harness on CPU) or a ``FakeRunner`` 
 
 ``make_system`` shares one anonymous connection to an open NATS between the core, the worker and the
 client; ``make_authed_system`` connects each as its role (core, worker, api) to a NATS that asks for
-credentials, as ``kernelrank up`` runs them.
+credentials, as ``kernelrank up`` runs them. ``on_bus`` runs a test on both: it gives the way to make a
+system, the NATS URL, and the environment that hands a child process the credentials of a role.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from core.bus import Bus, Role
 from core.commands import query_command, submit_command
 from core.config import Settings
+from core.credentials import BusCredentials, read
 from core.db import Database
 from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo
 from core.service import CoreService
@@ -130,3 +132,25 @@ async def make_authed_system(authed_nats, tmp_path: Path, problems: Path) -> Asy
 
     async with systems(connect, authed_nats.url, tmp_path, problems) as start:
         yield start
+
+
+@dataclass
+class OnBus:
+    make_system: Callable
+    nats_url: str
+    secrets: Path | None = None          # where each role's credentials are; None on the open bus
+
+    def credentials(self, role: Role) -> BusCredentials | None:
+        return read(self.secrets / f"{role.value}.json", role) if self.secrets else None
+
+    def credentials_env(self, role: Role) -> dict[str, str]:
+        """What a child process of ``role`` needs in its environment to log in (nothing on the open bus)."""
+        return {"KERNELRANK_NATS_CREDENTIALS": str(self.secrets / f"{role.value}.json")} if self.secrets else {}
+
+
+@pytest.fixture(params=["open", "authed"])
+def on_bus(request: pytest.FixtureRequest) -> OnBus:
+    if request.param == "open":
+        return OnBus(request.getfixturevalue("make_system"), request.getfixturevalue("nats_url"))
+    authed = request.getfixturevalue("authed_nats")
+    return OnBus(request.getfixturevalue("make_authed_system"), authed.url, authed.secrets)
