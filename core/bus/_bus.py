@@ -16,7 +16,6 @@ from nats.js.api import (
     AckPolicy,
     ConsumerConfig,
     DeliverPolicy,
-    KeyValueConfig,
     RetentionPolicy,
     StorageType,
     StreamConfig,
@@ -27,7 +26,7 @@ from core.bus._consumers import Consumer, Puller, Running, Served
 from core.bus._dead_letters import DeadLetterOps
 from core.bus._errors import NOT_RUNNING, BusError, BusUnavailable, CoreUnavailable, translated
 from core.bus._follow import follow
-from core.bus._kv import JsonBucket, Ledger
+from core.bus._kv import BucketOps
 from core.messages import (
     Command,
     DecodeError,
@@ -57,12 +56,8 @@ DAY_S = 24 * 3600
 DUPLICATE_WINDOW_S = 120       # Nats-Msg-Id dedupe on every stream
 RECONNECT_WAIT_S = 0.5
 FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within this long
-# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
-RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
-                                     storage=StorageType.FILE)
-LEDGER_TTL_S = 8 * DAY_S       # longer than replies are kept (7 days), so a replayed reply is still known
 
-class Bus(DeadLetterOps):
+class Bus(DeadLetterOps, BucketOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
     def __init__(self, nc: Client, *, manages: bool = True) -> None:
@@ -153,15 +148,7 @@ class Bus(DeadLetterOps):
                                     max_ack_pending=(concurrency or {}).get(gpu))
             with translated(f"create the job queue for {gpu}"):
                 await self._js.add_consumer(subjects.JOBS, config)   # a durable create also updates
-        buckets = [RUNNER_CALLS_CONFIG, *(KeyValueConfig(bucket=subjects.ledger_bucket(platform.value),
-                                                         ttl=LEDGER_TTL_S, history=1, storage=StorageType.FILE)
-                                          for platform in (Platform.DISCORD, Platform.SLACK))]
-        for bucket in buckets:             # the other roles may not create them: they use what is here
-            with translated(f"create the {bucket.bucket} bucket"):
-                try:
-                    await self._js.create_key_value(bucket)
-                except nats.js.errors.BadRequestError as exc:  # made by another version: its entries still serve
-                    log.warning("keeping the existing %s bucket (%s)", bucket.bucket, exc.description or exc)
+        await self._ensure_buckets()
 
     # ----- commands: request-reply --------------------------------------------------------------
 
@@ -334,12 +321,6 @@ class Bus(DeadLetterOps):
                     return
                 raise
 
-    # ----- remote calls of runner backends ------------------------------------------------------
-
-    async def runner_calls(self) -> JsonBucket:
-        """The KV bucket where remote backends keep the call they started for each run (see core.subjects)."""
-        return JsonBucket(lambda: self._open_bucket(RUNNER_CALLS_CONFIG))
-
     async def watch_pool_status(self, on_status: Callable[[PoolStatus], Awaitable[None]]) -> Running:
         """Call ``on_status`` with every worker's ``PoolStatus`` report, of every pool."""
         served = Served(self._running)
@@ -356,23 +337,6 @@ class Bus(DeadLetterOps):
             served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
             await self._nc.flush()
         return served
-    async def ledger(self, bucket: str, ttl_s: float = LEDGER_TTL_S) -> Ledger:
-        """The key-value bucket ``bucket`` (made by the core, or here where this bus may); entries expire after
-        ``ttl_s``. It is opened on first use, so an adapter may start before the core."""
-        return Ledger(lambda: self._open_bucket(KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1,
-                                                                storage=StorageType.FILE)))
-
-    async def _open_bucket(self, config: KeyValueConfig) -> Any:
-        """An existing bucket as it is; a missing one is created where this bus may manage the streams."""
-        with translated(f"open the bucket {config.bucket}"):
-            try:
-                return await self._js.key_value(config.bucket)
-            except nats.js.errors.BucketNotFoundError as exc:
-                if not self._manages:
-                    raise BusError(f"the {config.bucket} bucket does not exist yet (the core creates it when it "
-                                   "starts).") from exc
-            return await self._js.create_key_value(config)
-
     # ----- dead letters (used by core.deadletter) ----------------------------------------------
 
     # ----- shutdown -----------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""Key-value buckets on JetStream: JSON records by key, and the adapters' delivery ledger."""
+"""Key-value buckets on JetStream: JSON records by key, the adapters' delivery ledger, and opening them.
+
+Only the core creates buckets (``ensure_streams``); every other role opens what is there, on first use.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +12,20 @@ from typing import Any
 
 import nats.errors
 import nats.js.errors
+from nats.js.api import KeyValueConfig, StorageType
 from nats.js.kv import KeyValue
 
 from core import subjects
-from core.bus._errors import translated
+from core.bus._errors import BusError, translated
+from core.roles import CHAT_PLATFORMS
 
 log = logging.getLogger(__name__)
+
+DAY_S = 24 * 3600
+# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
+RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
+                                     storage=StorageType.FILE)
+LEDGER_TTL_S = 8 * DAY_S       # longer than replies are kept (7 days), so a replayed reply is still known
 
 Opener = Callable[[], Awaitable[KeyValue]]
 
@@ -94,3 +105,43 @@ class Ledger(_Bucket):
                 return False
         return True
 
+
+
+class BucketOps:
+    """Mixed into ``Bus``: needs its ``_js`` and ``_manages`` (whether it may create buckets)."""
+
+    _js: Any
+    _manages: bool
+
+    async def runner_calls(self) -> JsonBucket:
+        """The KV bucket where remote backends keep the call they started for each run (see core.subjects)."""
+        return JsonBucket(lambda: self._open_bucket(RUNNER_CALLS_CONFIG))
+
+    async def ledger(self, bucket: str, ttl_s: float = LEDGER_TTL_S) -> Ledger:
+        """The key-value bucket ``bucket`` (made by the core, or here where this bus may); entries expire after
+        ``ttl_s``. It is opened on first use, so an adapter may start before the core."""
+        return Ledger(lambda: self._open_bucket(_ledger_config(bucket, ttl_s)))
+
+    async def _ensure_buckets(self) -> None:
+        """Create the buckets other roles use but may not create: runner calls and each chat adapter's ledger."""
+        for config in (RUNNER_CALLS_CONFIG, *(_ledger_config(subjects.ledger_bucket(p.value)) for p in CHAT_PLATFORMS)):
+            with translated(f"create the {config.bucket} bucket"):
+                try:
+                    await self._js.create_key_value(config)
+                except nats.js.errors.BadRequestError as exc:  # made by another version: its entries still serve
+                    log.warning("keeping the existing %s bucket (%s)", config.bucket, exc.description or exc)
+
+    async def _open_bucket(self, config: KeyValueConfig) -> KeyValue:
+        """An existing bucket as it is; a missing one is created where this bus may manage the streams."""
+        with translated(f"open the bucket {config.bucket}"):
+            try:
+                return await self._js.key_value(config.bucket)
+            except nats.js.errors.BucketNotFoundError as exc:
+                if not self._manages:
+                    raise BusError(f"the {config.bucket} bucket does not exist yet (the core creates it when it "
+                                   "starts).") from exc
+            return await self._js.create_key_value(config)
+
+
+def _ledger_config(bucket: str, ttl_s: float = LEDGER_TTL_S) -> KeyValueConfig:
+    return KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1, storage=StorageType.FILE)
