@@ -78,8 +78,13 @@ def refused_for(role: Role) -> tuple[list[str], list[str]]:
     return publish, subscribe
 
 
-ALLOWED = {Role.WORKER: "pools.status.CPU", Role.DISCORD: "svc.command.discord", Role.SLACK: "svc.command.slack",
-           Role.API: "svc.command.web"}
+# The core owns the streams, yet reports and commands are not its to make, nor other roles' inboxes its to read.
+CORE_REFUSED = (["runs.result.r1", "runs.progress.r1", "svc.command.cli", "svc.command.discord", "pools.status.CPU",
+                 "$KV.runner_calls.r1", "_INBOX.api.x"],
+                ["runs.result.>", "replies.>", "jobs.submit.CPU", "_INBOX.worker.>", "_INBOX.>", ">"])
+
+ALLOWED = {Role.CORE: "replies.cli.probe", Role.WORKER: "pools.status.CPU", Role.DISCORD: "svc.command.discord",
+           Role.SLACK: "svc.command.slack", Role.API: "svc.command.web"}
 
 
 class Probe:
@@ -178,7 +183,15 @@ def test_credentials_are_owner_only_and_the_server_keeps_only_hashes(tmp_path) -
 
 @pytest.mark.parametrize("role", OTHERS, ids=lambda r: r.value)
 async def test_no_role_but_the_core_steps_outside_its_permissions(authed_nats, core: Bus, role: Role) -> None:
-    publish, subscribe = refused_for(role)
+    await refused(authed_nats, role, *refused_for(role))
+
+
+async def test_the_core_steps_outside_its_permissions_neither(authed_nats, core: Bus) -> None:
+    await refused(authed_nats, Role.CORE, *CORE_REFUSED)
+
+
+async def refused(authed_nats, role: Role, publish: list[str], subscribe: list[str]) -> None:
+    """Send everything in ``publish`` and ``subscribe`` as ``role``; the server must refuse each, and nothing else."""
     async with probe(authed_nats, role) as p:
         for subject in publish:
             await p.nc.publish(subject, b"{}")
