@@ -48,6 +48,7 @@ async def follow(nc: Client, js: Any, stream: str, subject: str, *, poll_s: floa
                         msg = await sub.next_msg(timeout=poll_s)
                     except nats.errors.TimeoutError:
                         msg = None
+                _raise_if_cancelled()
                 if msg is None:
                     if loop.time() - heard > SILENT_S:
                         break                 # lost: replace the consumer
@@ -64,6 +65,15 @@ async def follow(nc: Client, js: Any, stream: str, subject: str, *, poll_s: floa
         finally:
             with contextlib.suppress(nats.errors.Error):
                 await sub.unsubscribe()
+
+
+def _raise_if_cancelled() -> None:
+    """Honour a cancellation that ``next_msg`` lost: on Python 3.11 its inner ``wait_for`` returns a message that
+    arrived as the cancellation did and drops the cancellation, so a follower cancelled just as a heartbeat came
+    (``asyncio.wait_for(anext(follower), ...)``) would otherwise read on forever, its canceller waiting for it."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _config(subject: str, inbox: str, start_seq: int) -> ConsumerConfig:
