@@ -123,7 +123,7 @@ class RunResult:
     worker: str = ""
     attempts: int = 1
     cost_usd: float | None = None  # estimated price of the GPU time (result.gpu_s); None where runs are not billed
-    signature: str = ""            # HMAC under the job's result key (core.signing); the core drops a result without
+    signature: str = ""            # HMAC under the job's result key (core.signing): unsigned, the core drops it
     v: int = WIRE_VERSION
 
 
