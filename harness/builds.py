@@ -30,7 +30,8 @@ MAX_ARTIFACT_BYTES = 40 * 2**20               # a built module travels in one ch
 LOG_CHARS = 20_000
 # nvcc flags of every .cu build: one target, optimised, a shared library on the shared CUDA runtime (the one
 # torch loaded, so the submission's work and the harness's events share the default stream), line info for ncu.
-CU_FLAGS = ("-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-lineinfo",
+CU_FLAGS = ("-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "--no-undefined", "-cudart", "shared",
+            "-lineinfo",
             "--expt-relaxed-constexpr", "--extended-lambda")
 # load_inline arguments a cached build accepts (anything else, e.g. build_directory, builds in the job as before).
 EXTENSION_ARGS = {"name": str, "cpp_sources": (str, list), "cuda_sources": (str, list, type(None)),
@@ -64,6 +65,10 @@ class BuildOutcome:
     cached: bool = False
 
 
+def compile_timeout_s() -> float:
+    return float(os.environ.get(COMPILE_TIMEOUT_ENV) or COMPILE_TIMEOUT_S)
+
+
 def cu_request(problem_files: dict[str, str], staged_name: str, source: str, arch: str) -> BuildRequest:
     """The build of a .cu submission: our driver, the problem's headers and the submission, for ``arch``."""
     driver = (Path(__file__).parent / "cu_driver.cu").read_text()
@@ -89,7 +94,7 @@ def extension_request(arguments: dict[str, Any], arch: str, problem_files: dict[
 
 def run(request: BuildRequest, folder: Path, timeout_s: float | None = None) -> BuildOutcome:
     """Compile ``request`` in ``folder`` (written to first); never raises for what the sources hold."""
-    timeout_s = timeout_s or float(os.environ.get(COMPILE_TIMEOUT_ENV) or COMPILE_TIMEOUT_S)
+    timeout_s = timeout_s or compile_timeout_s()
     for name, text in request.sources.items():
         (folder / name).write_text(text)
     started = time.monotonic()
@@ -110,7 +115,7 @@ def user_log(log: str, staged_name: str, user_name: str, folder: str) -> str:
     """The compiler's output as the user should read it: their file name, no build folder paths."""
     log = log.replace(folder.rstrip("/") + "/", "")
     if user_name and user_name != staged_name:
-        log = re.sub(rf"(?<![\w./-]){re.escape(staged_name)}(?=[(:\s,]|$)", user_name, log)
+        log = re.sub(rf"(?<![\w./-]){re.escape(staged_name)}(?=[(:\s,\"]|$)", user_name, log)
     return log[-LOG_CHARS:]
 
 
