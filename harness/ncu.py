@@ -17,8 +17,9 @@ import os
 import re
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.result import KernelProfile
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats")
 EXTRA_METRICS = ("dram__bytes.sum.per_second",)
@@ -35,22 +36,6 @@ STALL = re.compile(r"^smsp__average_warps?_(?:latency_)?issue_stalled_(\w+?)(?:_
 _TIME_UNITS = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
 _RATE_UNITS = {"byte/second": 1e-9, "Kbyte/second": 1e-6, "Mbyte/second": 1e-3, "Gbyte/second": 1.0,
                "Tbyte/second": 1e3}
-
-
-@dataclass
-class KernelProfile:
-    """One kernel launch as ncu measured it."""
-
-    name: str
-    duration_us: float | None = None
-    memory_pct: float | None = None         # memory throughput, % of the busiest memory unit's peak
-    compute_pct: float | None = None        # SM throughput, % of peak
-    dram_gbps: float | None = None
-    occupancy_pct: float | None = None      # achieved
-    theoretical_occupancy_pct: float | None = None
-    grid: str = ""
-    block: str = ""
-    stalls: list[tuple[str, float]] = field(default_factory=list)    # top reasons: cycles per issued instruction
 
 
 def executable() -> str | None:
@@ -105,8 +90,9 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
             continue
         cells = dict(zip(header, row, strict=True))
         unit = dict(zip(header, units, strict=False))
-        stalls = [(match.group(1), value) for name, text in cells.items()
-                  if (match := STALL.match(name)) and (value := _number(text)) is not None and value > 0]
+        stalls = sorted(((match.group(1), value) for name, text in cells.items()
+                         if (match := STALL.match(name)) and (value := _number(text)) is not None and value > 0),
+                        key=lambda item: -item[1])
         kernels.append(KernelProfile(
             name=cells.get("Kernel Name", "?"),
             duration_us=_scaled(cells.get(DURATION), unit.get(DURATION, "nsecond"), _TIME_UNITS),
@@ -114,7 +100,7 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
             dram_gbps=_scaled(cells.get(DRAM_RATE), unit.get(DRAM_RATE, "byte/second"), _RATE_UNITS),
             occupancy_pct=_number(cells.get(OCCUPANCY)), theoretical_occupancy_pct=_number(cells.get(THEORETICAL)),
             grid=cells.get("Grid Size", ""), block=cells.get("Block Size", ""),
-            stalls=sorted(stalls, key=lambda item: -item[1])[:TOP_STALLS]))
+            stalls=dict(stalls[:TOP_STALLS])))
     return kernels
 
 
@@ -124,7 +110,7 @@ def summary(kernels: Iterable[KernelProfile]) -> str:
     rows = [[_short(k.name), _fmt(k.duration_us, " us"), _fmt(k.memory_pct, " %"), _fmt(k.compute_pct, " %"),
              _fmt(k.dram_gbps, " GB/s"),
              f"{_fmt(k.occupancy_pct, '')}/{_fmt(k.theoretical_occupancy_pct, '')} %",
-             ", ".join(f"{reason} {value:.2g}" for reason, value in k.stalls) or "-"] for k in kernels]
+             ", ".join(f"{reason} {value:.2g}" for reason, value in k.stalls.items()) or "-"] for k in kernels]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
                      for row in [header, *rows])

@@ -150,8 +150,13 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, compiles: CompileClock) 
     if replaced := guard.tampered():
         raise Verdict(FailureKind.TAMPERING, f"Importing the submission replaced {', '.join(replaced[:5])}. The "
                       "timer, the checker and the harness are off limits: a submission may only compute its output.")
+    files = {name: text.encode() for name, text in job.problem.files.items()}
+    files[job.problem.submission_name] = job.submission_source.encode()
+    if (module := stage.workdir / builds.CU_MODULE).is_file():
+        files[builds.CU_MODULE] = module.read_bytes()
     return modes.Context(task=job.problem.task, device=device, timer=timer, reference=reference, kernel=kernel,
-                         guard=guard, outbox=outbox, seeds=SeedPlan(outbox))
+                         guard=guard, outbox=outbox, seeds=SeedPlan(outbox), files=files,
+                         submission=job.problem.submission_name)
 
 
 def _arm(monitor: CallMonitor, reference: modes.Reference, stage: Stage) -> modes.Reference:
