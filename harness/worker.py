@@ -189,6 +189,9 @@ def pick_device(job: EvalJob) -> str:
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE,
                       "This evaluation asked for CUDA, but this machine has no usable CUDA GPU; choose a GPU runner.")
     task = job.problem.task
+    if task.lang == "cu" and device != "cuda":
+        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} is a CUDA leaderboard: its .cu "
+                      "submissions are compiled with nvcc and run on a GPU. Submit it to a GPU runner.")
     if device not in task.devices and not task.default_device and "cuda" in task.devices:
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} needs CUDA: it is written "
                       "for GPUs and declares no CPU support, and this evaluation runs on the CPU. Submit it to a GPU "
