@@ -36,7 +36,8 @@ class System:
     tasks: list[asyncio.Task] = field(default_factory=list)
 
     def actor(self, user: str) -> Actor:
-        return Actor(platform=Platform.CLI, user_id=user, display_name=user.title())
+        """A person as a chat adapter vouches for them (a terminal actor without a token is refused)."""
+        return Actor(platform=Platform.DISCORD, user_id=user, display_name=user.title())
 
     async def submit(self, user: str, source: str, file_name: str = "k.py", **kwargs) -> Reply:
         cmd = submit_command(self.actor(user), ReplyTo(Platform.CLI, self.route), file_name, source.encode(),
