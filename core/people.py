@@ -11,7 +11,6 @@ install the local user, whose token ``kernelrank up`` issues, is one too. A toke
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import time
@@ -41,11 +40,6 @@ class Caller:
     person_id: int
     display_name: str
     admin: bool = False
-
-
-def token_sha256(token: str) -> str:
-    """The form a token is stored and sent to the core in: tokens are 32 random bytes, so a plain hash is enough."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def admin_identities(settings: Settings) -> frozenset[str]:
@@ -108,8 +102,8 @@ class People:
         """The token ``kernelrank up`` issued the local user, seen for the first time: store it for them."""
         token = NewToken(sha256=self._local_sha, prefix=self._local_prefix, person_id=0, label=LOCAL_LABEL,
                          created_at=now)
-        await self._db.write(self._db.store.issue_token, LOCAL_PLATFORM, self._local_user, self._local_user, token,
-                             replacing=True)
+        user = self._local_user
+        await self._db.write(lambda: self._db.store.issue_token(LOCAL_PLATFORM, user, user, token, replacing=True))
         log.info("registered the local user's token %s for %s", self._local_prefix, self._local_user)
         return await self._db.write(self._db.store.use_token, self._local_sha, now)
 

@@ -3,24 +3,22 @@
 ``token`` (or ``token new``) makes one for the asker and shows it once, privately; ``token list`` shows the
 asker's tokens (everyone's to an admin) by prefix, never the token; ``token revoke PREFIX`` ends one (an admin
 may end anyone's); ``token whoami`` says whose a token is (``kernelrank login`` checks a token with it); an admin's
-``token issue NAME`` makes a token for a person known only at the terminal. A token is 32 random bytes; the store
-keeps its SHA-256 and its first characters.
+``token issue NAME`` makes a token for a person known only at the terminal. The store keeps a token's SHA-256 and
+its first characters (``core.tokenformat``), never the token.
 """
 
 from __future__ import annotations
 
-import secrets
 import unicodedata
 from datetime import datetime
 
 from core import report
 from core.errors import Forbidden, NotFound, UserError, shown
 from core.messages import Command, Platform, Reply
-from core.people import CHAT_PLATFORMS, LOCAL_PLATFORM, Caller, token_sha256
+from core.people import CHAT_PLATFORMS, LOCAL_PLATFORM, Caller
+from core.tokenformat import make_token, token_prefix, token_sha256
 from storage.records import NewToken, TokenInfo
 
-TOKEN_PREFIX = "kr_"
-PREFIX_CHARS = 12               # "kr_" and 9 random characters: 54 bits, enough to tell a person's tokens apart
 MAX_LIVE_TOKENS = 20            # per person: tokens are cheap to make, so bound what one person can pile up
 MAX_NAME_CHARS = 64
 LISTED = 50
@@ -28,8 +26,8 @@ LISTED = 50
 
 def new_token(person_id: int, label: str, now: datetime) -> tuple[str, NewToken]:
     """A fresh token and the record that stores it (hash and prefix only)."""
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    return token, NewToken(sha256=token_sha256(token), prefix=token[:PREFIX_CHARS], person_id=person_id,
+    token = make_token()
+    return token, NewToken(sha256=token_sha256(token), prefix=token_prefix(token), person_id=person_id,
                            label=label, created_at=now)
 
 
