@@ -6,6 +6,8 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from api_kit import token_of
+
 from core.commands import query_command, submit_command
 from core.messages import Actor, Command, CommandKind, PartKind, Platform, Reply, ReplyTo, Tone
 from core.people import People
@@ -41,13 +43,6 @@ async def chat(system, asker: str, kind: CommandKind, **args) -> Reply:
     """A command from a Discord user, with any arguments (``user`` included)."""
     return await system.bus.request(query_command(system.actor(asker), ReplyTo(Platform.CLI, system.route), kind,
                                                   **args), timeout_s=10)
-
-
-async def token_of(system, user: str) -> str:
-    """A token got the way a Discord user gets one: `/leaderboard token`."""
-    reply = await system.ask(user, CommandKind.TOKEN)
-    assert reply.tone is not Tone.ERROR and reply.ephemeral, texts(reply)
-    return reply.data["token"]
 
 
 async def submitted(system, user: str) -> int:
