@@ -123,7 +123,7 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     gpus = _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
-    limit = int(cmd.args.get("limit") or 10)
+    limit = _limit(cmd, 10)
     parts = []
     for gpu in gpus:
         rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
@@ -138,7 +138,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     rows = await deps.db.read(deps.db.store.history, board.name, caller.person_id, cmd.args.get("gpu"),
-                              int(cmd.args.get("limit") or 20))
+                              _limit(cmd, 20))
     if not rows:
         return _reply(cmd, f"Your submissions to {board.name}", [report.text("You have not submitted yet.")])
     return _reply(cmd, f"Your submissions to {board.name}", [report.table(
@@ -283,6 +283,16 @@ def _int_arg(cmd: Command, key: str, what: str) -> int:
         return int(str(cmd.args.get(key, "")).lstrip("#"))
     except ValueError:
         raise UserError(f"Give the {what} as a number, like 42.") from None
+
+
+def _limit(cmd: Command, default: int, most: int = 500) -> int:
+    """How many rows to show: a number from 1 to ``most``."""
+    if not cmd.args.get("limit"):
+        return default
+    limit = _int_arg(cmd, "limit", "limit")
+    if not 1 <= limit <= most:
+        raise UserError(f"Ask for 1 to {most} rows.")
+    return limit
 
 
 def _language(file_name: str) -> str:

@@ -95,6 +95,9 @@ async def test_statuses_follow_the_refusal(api):
     assert problem(await api.get("/v1/nothing-here"))[:2] == (404, "not_found")
     assert problem(await api.http.put("/v1/leaderboards", headers=api.auth()))[:2] == (400, "invalid")
     assert problem(await api.get("/v1/submissions/abc"))[:2] == (400, "invalid")
+    for limit in ("abc", "0", "10000000000"):                     # bad input is a sentence, never a crash
+        assert problem(await api.get("/v1/leaderboards/vectoradd", limit=limit))[:2] == (400, "invalid")
+    assert (await api.get("/v1/leaderboards/vectoradd", limit="3")).status_code == 200
 
     accepted = await api.submit()
     assert accepted.status_code == 202
