@@ -81,14 +81,20 @@ async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise UserError(f"{lb.name} closed on {lb.deadline:%Y-%m-%d %H:%M} UTC; it takes no more submissions.")
     gpus = _choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     mode = normalise_mode(cmd.args.get("mode") or headers.mode)
-    person, user = caller.person_id, caller.display_name
-    await deps.limiter.check(person, gpus, deps.now(), lambda since: deps.db.read(deps.db.store.recent_runs, since))
+    person, user, now = caller.person_id, caller.display_name, deps.now()
+    await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since))
     chat_user = cmd.actor.user_id if cmd.actor.platform in CHAT_PLATFORMS else ""
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or chat_user)
-    stored = await deps.writer.submission(NewSubmission(
-        command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
-        source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
-        created_at=deps.now()))
+    try:
+        stored = await deps.writer.submission(NewSubmission(
+            command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
+            source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
+            created_at=now))
+    except BaseException:
+        deps.limiter.uncount(person, gpus, now)
+        raise
+    if not stored.created:           # a repeat of a stored command (a retried event) was counted when it came first
+        deps.limiter.uncount(person, gpus, now)
     ahead = {gpu: deps.in_flight.ahead_of(run_id, gpu) for run_id, gpu in stored.runs}
     for run_id, gpu in stored.runs:
         deps.in_flight[run_id] = RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,

@@ -45,6 +45,13 @@ class RateLimiter:
         for window in windows:
             window.append(now)
 
+    def uncount(self, person_id: int, gpus: list[str], at: datetime) -> None:
+        """Take back what ``check`` counted at ``at``: the submission was a repeat of a stored one, or not stored."""
+        for gpu in gpus:
+            window = self._seen.get((person_id, gpu))
+            if window and at in window:
+                window.remove(at)
+
     def _window(self, person_id: int, gpu: str, now: datetime) -> deque[datetime]:
         window = self._seen[(person_id, gpu)]
         while window and window[0] <= now - WINDOW:

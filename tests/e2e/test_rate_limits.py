@@ -16,6 +16,7 @@ from core.errors import RateLimited
 from core.messages import Actor, Platform, Reply, ReplyTo, Tone
 from core.ratelimit import RateLimiter
 from core.service import CoreService
+from runners.fake import FakeRunner
 from storage.store import Store
 
 CORRECT = (Path(__file__).parent.parent / "fixtures" / "harness" / "submissions" / "correct.py").read_text()
@@ -97,3 +98,13 @@ async def test_a_restarted_core_still_holds_the_limit(nats_url, tmp_path, proble
         await client.close()
     with Store(settings.database) as store:
         assert store.stats().submissions == 3
+
+
+async def test_a_repeated_command_counts_once(make_system):
+    system = await make_system(FakeRunner(), rate_limit=2)
+    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.CLI, system.route), "k.py", CORRECT.encode(),
+                         leaderboard="vectoradd")
+    for _ in range(3):                                   # a chat platform retrying one event
+        assert (await system.bus.request(cmd, timeout_s=10)).tone is not Tone.ERROR
+    assert (await system.submit("ada", CORRECT, leaderboard="vectoradd")).tone is not Tone.ERROR
+    assert (await system.submit("ada", CORRECT, leaderboard="vectoradd")).data["error"] == "rate_limited"
