@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import Iterator
 
 import uvicorn
@@ -35,34 +36,41 @@ def local_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def run_api(settings: Settings, nats_url: str, stop: asyncio.Event) -> None:
-    bus = await Bus.connect(nats_url, name="kernelrank-api")
-    config = uvicorn.Config(create_app(bus, settings), host=settings.api_host, port=settings.api_port,
-                            log_config=None, lifespan="off", server_header=False, timeout_graceful_shutdown=GRACE_S)
-    server = _Server(config)
-    serving = asyncio.create_task(server.serve())
-    url = ""
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (``0``: any free port), or ``ConnectionError`` saying what to change."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        while not server.started:
-            if serving.done():
-                break
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConnectionError(f"the API cannot listen on {host}:{port} ({exc.strerror}); set KERNELRANK_API_PORT to "
+                              "a free port (0 picks one) or KERNELRANK_API_HOST to an address of this host.") from None
+    return sock
+
+
+async def run_api(settings: Settings, nats_url: str, stop: asyncio.Event) -> None:
+    sock = listen(settings.api_host, settings.api_port)
+    bus = await Bus.connect(nats_url, name="kernelrank-api")
+    config = uvicorn.Config(create_app(bus, settings), log_config=None, lifespan="off", server_header=False,
+                            timeout_graceful_shutdown=GRACE_S)
+    server = _Server(config)
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    url = local_url(settings.api_host, sock.getsockname()[1])
+    try:
+        while not server.started and not serving.done():
             await asyncio.sleep(0.02)
-        if not server.started:
-            with contextlib.suppress(SystemExit):   # uvicorn exits when it cannot bind; it has logged why
-                await serving
-            raise ConnectionError(f"the API cannot listen on {settings.api_host}:{settings.api_port}; set "
-                                  "KERNELRANK_API_PORT to a free port (0 picks one).")
-        url = local_url(settings.api_host, server.servers[0].sockets[0].getsockname()[1])
-        settings.api_url_file.parent.mkdir(parents=True, exist_ok=True)
-        settings.api_url_file.write_text(url)
-        log.info("API listening on %s", url)
+        if server.started:
+            settings.api_url_file.parent.mkdir(parents=True, exist_ok=True)
+            settings.api_url_file.write_text(url)
+            log.info("API listening on %s", url)
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait([serving, stopped], return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
     finally:
         server.should_exit = True
-        with contextlib.suppress(SystemExit):
-            await serving
-        if url and settings.api_url_file.is_file() and settings.api_url_file.read_text() == url:
+        await serving
+        if settings.api_url_file.is_file() and settings.api_url_file.read_text() == url:
             settings.api_url_file.unlink()
         await bus.close()
+        sock.close()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import socket
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
-from api_kit import token_of
+from api_kit import REPO, token_of
 from httpx_sse import aconnect_sse
 
 from adapters.api.app import create_app
@@ -219,3 +223,16 @@ def test_every_route_is_in_the_documented_table():
 
     for route in create_app(None, Settings()).routes:
         assert f" {route.path} " in (app.__doc__ or ""), route.path
+
+
+async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        env = {**os.environ, "PYTHONPATH": str(REPO), "KERNELRANK_NATS_URL": nats_url, "KERNELRANK_API_PORT": port,
+               "KERNELRANK_HOME": str(tmp_path)}
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", "api", cwd=tmp_path, env=env,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        out = (await asyncio.wait_for(proc.communicate(), 60))[0].decode()
+    assert proc.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in out and "KERNELRANK_API_PORT" in out
