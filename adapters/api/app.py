@@ -97,8 +97,8 @@ def create_app(core: Core, settings: Settings) -> Starlette:
         Route("/v1/admin/tokens", api.issue, methods=["POST"]),
     ]
     limits = Middleware(BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes)
-    return Starlette(routes=routes, exception_handlers={HTTPException: _http_error, NoCredential: _no_credential},
-                     middleware=[limits])
+    handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
+    return Starlette(routes=routes, exception_handlers=handlers, middleware=[limits])
 
 
 class _Api:
@@ -227,3 +227,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _no_credential(request: Request, exc: Exception) -> Response:
     return error("unauthenticated", SIGN_IN)
+
+
+async def _internal(request: Request, exc: Exception) -> Response:
+    """Anything unforeseen: logged with its traceback by Starlette, answered with a sentence, never the details."""
+    return error("internal", "Something went wrong in kernelrank's API; try again in a minute.")

@@ -236,3 +236,15 @@ async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         out = (await asyncio.wait_for(proc.communicate(), 60))[0].decode()
     assert proc.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in out and "KERNELRANK_API_PORT" in out
+
+
+async def test_an_unforeseen_failure_is_a_sentence_not_a_traceback(tmp_path):
+    class Broken:
+        async def request(self, command, timeout_s=5.0):
+            raise RuntimeError("secret internal detail")
+
+    transport = httpx.ASGITransport(app=create_app(Broken(), Settings(home=tmp_path)), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        response = await http.get("/v1/stats", headers={"Authorization": "Bearer t"})
+    status, code, message = problem(response)
+    assert (status, code) == (500, "internal") and "secret" not in response.text and message.endswith(".")
