@@ -28,21 +28,23 @@ def add(cur: Cursor, token: NewToken) -> None:
                 [token.sha256, token.prefix, token.person_id, token.label, as_utc(token.created_at)])
 
 
-def use(cur: Cursor, sha256: str, now: datetime) -> TokenOwner | None:
-    """The owner of the token with this hash, its last use set to ``now`` unless it is revoked; None if unknown."""
+def owner(cur: Cursor, sha256: str) -> TokenOwner | None:
+    """Who holds the token with this hash (revoked or not); None when no token has it."""
     row = cur.execute("""SELECT t.prefix, t.person_id, coalesce(p.display_name, ''), t.revoked_at::TIMESTAMP
                          FROM api_tokens t LEFT JOIN people p ON p.id = t.person_id WHERE t.sha256 = ?""",
                       [sha256]).fetchone()
     if row is None:
         return None
     prefix, person_id, display_name, revoked_at = row
-    if revoked_at is None:
-        cur.execute("UPDATE api_tokens SET last_used_at = ? WHERE sha256 = ?", [as_utc(now), sha256])
     identities = [f"{platform}:{user_id}" for platform, user_id in cur.execute(
         "SELECT platform, user_id FROM identities WHERE person_id = ? ORDER BY platform, user_id",
         [person_id]).fetchall()]
     return TokenOwner(prefix=prefix, person_id=person_id, display_name=display_name, identities=identities,
                       revoked_at=_moment(revoked_at))
+
+
+def touch(cur: Cursor, sha256: str, now: datetime) -> None:
+    cur.execute("UPDATE api_tokens SET last_used_at = ? WHERE sha256 = ?", [as_utc(now), sha256])
 
 
 def listed(cur: Cursor, person_id: int | None) -> list[TokenInfo]:

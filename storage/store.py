@@ -166,9 +166,16 @@ class Store:
             _tokens.add(cur, token)
 
     def use_token(self, sha256: str, now: datetime) -> TokenOwner | None:
-        """Who holds the token with this hash (None when no token has it); a live token's last use becomes ``now``."""
-        with self._writing() as cur:
-            return _tokens.use(cur, sha256, as_utc(now))
+        """Who holds the token with this hash (None when no token has it); a live token's last use becomes ``now``.
+
+        An unknown hash costs one read and no transaction: anyone who can reach the API can send one.
+        """
+        with self._reading() as cur:
+            found = _tokens.owner(cur, sha256)
+        if found is not None and found.revoked_at is None:
+            with self._writing() as cur:
+                _tokens.touch(cur, sha256, as_utc(now))
+        return found
 
     def tokens(self, person_id: int | None = None) -> list[TokenInfo]:
         """One person's tokens, or everyone's; newest first, revoked ones included."""
