@@ -11,6 +11,7 @@ import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,8 @@ class System:
     tasks: list[asyncio.Task] = field(default_factory=list)
 
     def actor(self, user: str) -> Actor:
-        return Actor(platform=Platform.CLI, user_id=user, display_name=user.title())
+        """A person as a chat adapter vouches for them (a terminal actor without a token is refused)."""
+        return Actor(platform=Platform.DISCORD, user_id=user, display_name=user.title())
 
     async def submit(self, user: str, source: str, file_name: str = "k.py", **kwargs) -> Reply:
         cmd = submit_command(self.actor(user), ReplyTo(Platform.CLI, self.route), file_name, source.encode(),
@@ -75,10 +77,11 @@ async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIte
     started: list[tuple[System, asyncio.Event, Database]] = []
 
     async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024,
-                    announce: list[str] | None = None, pools: list[str] | None = None) -> System:
+                    announce: list[str] | None = None, pools: list[str] | None = None, **more: Any) -> System:
+        """``more``: other ``Settings`` fields, e.g. ``admins=["discord:root"]``."""
         settings = Settings(home=tmp_path / "var", problems_dir=problems, nats_url=nats_url,
                             rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5,
-                            announce=announce or [])
+                            announce=announce or [], **more)
         bus = await Bus.connect(nats_url, name="e2e")
         store = Store(settings.database)
         db = Database(store)

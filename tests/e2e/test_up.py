@@ -1,0 +1,68 @@
+"""`kernelrank up`, then `kernelrank submit` on the same machine with no sign-in step, as the quick start promises."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from api_kit import REPO, SUBMISSIONS, kernelrank
+
+from core.tokenformat import token_sha256
+
+FIXTURE_PROBLEMS = REPO / "tests" / "fixtures" / "harness"
+
+
+async def wait_for_line(proc: asyncio.subprocess.Process, words: str, log: list[str], timeout_s: float) -> None:
+    async def read() -> None:
+        while True:
+            line = await proc.stdout.readline()
+            if not line:
+                raise AssertionError("kernelrank up ended:\n" + "".join(log))
+            log.append(line.decode())
+            if words in log[-1]:
+                return
+
+    await asyncio.wait_for(read(), timeout_s)
+
+
+@pytest.mark.slow
+async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
+    problems = tmp_path / "problems"
+    problems.mkdir()
+    (problems / "vectoradd").symlink_to(FIXTURE_PROBLEMS / "vectoradd")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
+    env.update(PYTHONPATH=str(REPO), KERNELRANK_HOME=str(tmp_path / "var"), KERNELRANK_API_PORT="0",
+               KERNELRANK_PROBLEMS_DIR=str(problems), KERNELRANK_USER="ada", XDG_CONFIG_HOME=str(tmp_path / "config"),
+               KERNELRANK_LOG_LEVEL="DEBUG")
+    up = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", "up", "--backend", "fake",
+                                              cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                              stderr=asyncio.subprocess.STDOUT)
+    log: list[str] = []
+    token_file = tmp_path / "var" / "run" / "api.token"
+    try:
+        await wait_for_line(up, "kernelrank is up", log, timeout_s=120)
+        assert "API http://127.0.0.1:" in log[-1]
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        token = token_file.read_text().strip()
+
+        code, out = await kernelrank(tmp_path, "submit", str(SUBMISSIONS / "correct.py"), "-l", "vectoradd",
+                                     KERNELRANK_USER="someone-else")          # the client's claimed name is moot
+        assert code == 0, out
+        assert "queued as #1 on CPU" in out and "ranked passed" in out
+        code, out = await kernelrank(tmp_path, "show", "vectoradd")
+        assert code == 0 and "ada" in out and "someone-else" not in out
+        code, out = await kernelrank(tmp_path, "token")                   # the local user is an admin
+        assert code == 0 and "whose" in out and "kernelrank up" in out
+    finally:
+        up.send_signal(signal.SIGINT)
+        rest, _ = await asyncio.wait_for(up.communicate(), 60)
+        log.append(rest.decode())
+    everything = "".join(log)
+    assert "kernelrank stopped." in everything
+    assert token not in everything and token_sha256(token) not in everything and "Bearer" not in everything
+    assert not token_file.exists()                 # the next `up` issues a new one
