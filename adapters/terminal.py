@@ -22,6 +22,11 @@ def status_line(reply: Reply, colour: bool = False) -> str:
     return " ".join(_part(p, colour) for p in reply.parts if p.kind is PartKind.STATUS)
 
 
+def error_line(message: str, colour: bool = False) -> str:
+    """A refusal, shown the way an error reply is."""
+    return _part(Part(kind=PartKind.STATUS, text=message, tone=Tone.ERROR), colour)
+
+
 def _part(part: Part, colour: bool) -> str:
     if part.kind is PartKind.STATUS:
         return _style(f"{_TONE_MARK[part.tone]} {part.text}", _TONE_COLOUR[part.tone], colour)

@@ -65,7 +65,7 @@ class Client:
 
     async def submit(self) -> tuple[float, Reply]:
         self.serial += 1
-        cmd = submit_command(Actor(Platform.CLI, f"user{self.serial % USERS}"), ReplyTo(Platform.CLI, self.route),
+        cmd = submit_command(Actor(Platform.DISCORD, f"user{self.serial % USERS}"), ReplyTo(Platform.CLI, self.route),
                              "k.py", KERNEL + f"# variant {self.serial}\n".encode(), leaderboard="vectoradd")
         started = time.perf_counter()
         reply = await self.bus.request(cmd, timeout_s=60)
@@ -106,7 +106,7 @@ async def measure(url: str, args: argparse.Namespace, core_pid: int) -> list[tup
     bus = await Bus.connect(url, name="core-bench")
     rows: list[tuple[str, str]] = []
     try:
-        ask = query_command(Actor(Platform.CLI, "bench"), ReplyTo(Platform.CLI, "bench"), CommandKind.LIST)
+        ask = query_command(Actor(Platform.DISCORD, "bench"), ReplyTo(Platform.CLI, "bench"), CommandKind.LIST)
         for _ in range(600):
             try:
                 await bus.request(ask, timeout_s=2)
@@ -142,7 +142,7 @@ async def measure(url: str, args: argparse.Namespace, core_pid: int) -> list[tup
                                                       f"duplicated {sum(c > 1 for c in counts.values())})")]
 
         if args.preload_runs:
-            show = query_command(Actor(Platform.CLI, "bench"), ReplyTo(Platform.CLI, "q"), CommandKind.SHOW,
+            show = query_command(Actor(Platform.DISCORD, "bench"), ReplyTo(Platform.CLI, "q"), CommandKind.SHOW,
                                  leaderboard="board-3", gpu="H100", limit=10)
             await bus.request(show)
             times = []

@@ -15,8 +15,9 @@ from typing import Any
 
 SECRET_FIELDS = frozenset({"slack_bot_token", "slack_app_token", "slack_signing_secret", "discord_token",
                            "github_token"})
-# Secrets whose environment names follow the KERNELRANK_ pattern; masked like the ones above.
-MASKED_FIELDS = SECRET_FIELDS | {"nats_password", "result_secret"}
+# Masked in reprs too, but read under their KERNELRANK_ names: a personal token, the one `kernelrank up` issued,
+# this process's NATS password and the core's result-signing secret
+MASKED_FIELDS = SECRET_FIELDS | {"token", "local_token_id", "nats_password", "result_secret"}
 
 # Modal's list prices in dollars per GPU-second (docs/runners.md says where they come from); check
 # modal.com/pricing and override with KERNELRANK_GPU_PRICES or a [gpu_prices] table in kernelrank.toml.
@@ -73,6 +74,13 @@ class Settings:
     discord_api_base: str = ""                     # KERNELRANK_DISCORD_API_BASE: a Discord-compatible API (tests)
     discord_guilds: list[str] = field(default_factory=list)  # KERNELRANK_DISCORD_GUILDS: sync commands here at start
     announce: list[str] = field(default_factory=list)  # KERNELRANK_ANNOUNCE: top-3 news, e.g. discord:123,slack:C1
+    # The HTTP API and the people who use it (docs/security.md)
+    api_url: str = ""                              # KERNELRANK_API_URL: the terminal client's API
+    token: str = ""                                # KERNELRANK_TOKEN: the client's personal token
+    api_host: str = "127.0.0.1"                    # KERNELRANK_API_HOST: where `kernelrank api` listens
+    api_port: int = 8765                           # KERNELRANK_API_PORT: its port (0: any free port)
+    admins: list[str] = field(default_factory=list)  # KERNELRANK_ADMINS: e.g. discord:123,slack:U456,cli:ada
+    local_token_id: str = ""                       # KERNELRANK_LOCAL_TOKEN_ID: "prefix:sha256" of up's local token
 
     @property
     def database(self) -> Path:
@@ -91,6 +99,16 @@ class Settings:
     def nats_url_file(self) -> Path:
         """Where ``kernelrank up`` publishes the URL of the NATS it started, for clients on this host."""
         return self.home / "run" / "nats.url"
+
+    @property
+    def api_url_file(self) -> Path:
+        """Where the API process started by ``kernelrank up`` writes its URL, for clients on this host."""
+        return self.home / "run" / "api.url"
+
+    @property
+    def local_token_file(self) -> Path:
+        """The local user's token, written by ``kernelrank up`` (owner-only), for clients on this host."""
+        return self.home / "run" / "api.token"
 
     def resolved_nats_url(self) -> str:
         if self.nats_url:

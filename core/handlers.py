@@ -1,53 +1,38 @@
-"""Command handlers: plain functions taking the command first and their dependencies second.
+"""Command handlers: plain functions taking the command first, then who sent it, then their dependencies.
 
-Each handler validates, asks the store, and returns one ``Reply``. Bad input raises ``UserError``
-(shown to the user as it is). The table at the bottom maps every ``CommandKind`` to its handler.
+``dispatch`` finds out who sent a command (``core.people``: a chat identity the adapter vouched for, or a personal
+token), then runs its handler. Each handler validates, asks the store, and returns one ``Reply``. Bad input raises
+``UserError`` (shown to the user as it is, with its code in ``data["error"]``). The table at the bottom maps every
+``CommandKind`` to its handler.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import time
-from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from core import report
+from core.access import check_can_see
 from core.commands import decode_source, normalise_mode, parse_headers
 from core.config import Settings
 from core.db import Database, Writer
-from core.errors import UserError, shown
+from core.errors import NotFound, RateLimited, UserError, shown
 from core.harness_source import eval_code_report
 from core.jobs import run_job
 from core.leaderboards import Board, BoardCache
 from core.messages import Command, CommandKind, Reply, RunJob, new_id
+from core.people import CHAT_PLATFORMS, Caller, People
 from core.pools import InFlight, PoolBoard
 from core.queueing import ahead_words, queue_report
+from core.ratelimit import RateLimiter
+from core.tokens import token
 from harness.codec import to_jsonable
 from storage.records import Leaderboard, NewSubmission, RunInfo
 
 log = logging.getLogger(__name__)
-
-
-class RateLimiter:
-    """Sliding one-minute window of submissions per person, kept in memory (soft limit)."""
-
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.per_minute = per_minute
-        self._clock = clock
-        self._seen: dict[int, deque[float]] = defaultdict(deque)
-
-    def check(self, person_id: int) -> None:
-        now, window = self._clock(), self._seen[person_id]
-        while window and now - window[0] > 60:
-            window.popleft()
-        if len(window) >= self.per_minute:
-            wait = int(61 - (now - window[0]))
-            raise UserError(f"You have made {self.per_minute} submissions in the last minute; "
-                            f"try again in {wait} s.")
-        window.append(now)
 
 
 @dataclass
@@ -59,13 +44,33 @@ class Deps:
     limiter: RateLimiter
     boards: BoardCache
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    people: dict[tuple[str, str, str], int] = field(default_factory=dict)   # (platform, user id, name) -> id
+    people: People = None                                   # type: ignore[assignment]  # made from db and settings
     in_flight: InFlight = field(default_factory=InFlight)   # runs queued (or found queued at start), until their result
     started: set[str] = field(default_factory=set)          # run ids a worker has started, before the store knows
     pools: PoolBoard = field(default_factory=PoolBoard)     # the workers' latest PoolStatus reports
 
+    def __post_init__(self) -> None:
+        if self.people is None:
+            self.people = People(self.db, self.settings)
 
-async def submit(cmd: Command, deps: Deps) -> Reply:
+
+async def dispatch(cmd: Command, deps: Deps) -> Reply:
+    """Answer one command: who sent it, then its handler; a ``UserError`` becomes an error reply with its code."""
+    try:
+        handler = HANDLERS.get(cmd.kind)
+        if handler is None:
+            raise UserError(f"kernelrank does not know the command {cmd.kind.value!r}.")
+        caller = await deps.people.caller(cmd, deps.now())
+        return await handler(cmd, caller, deps)
+    except UserError as exc:
+        reply = report.error_reply(cmd.reply_to, str(exc), cmd.id)
+        reply.data = {"error": exc.code}
+        if isinstance(exc, RateLimited):
+            reply.data["retry_after_s"] = exc.retry_after_s
+        return reply
+
+
+async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if cmd.attachment is None:
         raise UserError("Attach the kernel file to submit (a .py file defining custom_kernel, or a .cu file).")
     source = decode_source(cmd.attachment.name, cmd.attachment.content, deps.settings.max_source_bytes)
@@ -76,14 +81,20 @@ async def submit(cmd: Command, deps: Deps) -> Reply:
         raise UserError(f"{lb.name} closed on {lb.deadline:%Y-%m-%d %H:%M} UTC; it takes no more submissions.")
     gpus = _choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     mode = normalise_mode(cmd.args.get("mode") or headers.mode)
-    person = await _person(cmd, deps)
-    deps.limiter.check(person)
-    reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or cmd.actor.user_id)
-    user = cmd.actor.display_name or cmd.actor.user_id
-    stored = await deps.writer.submission(NewSubmission(
-        command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
-        source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
-        created_at=deps.now()))
+    person, user, now = caller.person_id, caller.display_name, deps.now()
+    await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since))
+    chat_user = cmd.actor.user_id if cmd.actor.platform in CHAT_PLATFORMS else ""
+    reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or chat_user)
+    try:
+        stored = await deps.writer.submission(NewSubmission(
+            command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
+            source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
+            created_at=now))
+    except BaseException:
+        deps.limiter.uncount(person, gpus, now)
+        raise
+    if not stored.created:           # a repeat of a stored command (a retried event) was counted when it came first
+        deps.limiter.uncount(person, gpus, now)
     ahead = {gpu: deps.in_flight.ahead_of(run_id, gpu) for run_id, gpu in stored.runs}
     for run_id, gpu in stored.runs:
         deps.in_flight[run_id] = RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,
@@ -102,7 +113,7 @@ async def submit(cmd: Command, deps: Deps) -> Reply:
                        "runs": [{"run_id": r, "gpu": g, "ahead": ahead[g]} for r, g in stored.runs]})
 
 
-async def list_leaderboards(cmd: Command, deps: Deps) -> Reply:
+async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     boards = await deps.db.read(deps.db.store.list_leaderboards)
     if not boards:
         return _reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin loads problems first.")])
@@ -115,10 +126,10 @@ async def list_leaderboards(cmd: Command, deps: Deps) -> Reply:
                                          for b in boards]})
 
 
-async def show(cmd: Command, deps: Deps) -> Reply:
+async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     gpus = _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
-    limit = int(cmd.args.get("limit") or 10)
+    limit = _limit(cmd, 10)
     parts = []
     for gpu in gpus:
         rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
@@ -130,11 +141,10 @@ async def show(cmd: Command, deps: Deps) -> Reply:
     return _reply(cmd, f"{board.name} leaderboard", parts)
 
 
-async def mine(cmd: Command, deps: Deps) -> Reply:
+async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
-    person = await _person(cmd, deps)
-    rows = await deps.db.read(deps.db.store.history, board.name, person, cmd.args.get("gpu"),
-                              int(cmd.args.get("limit") or 20))
+    rows = await deps.db.read(deps.db.store.history, board.name, caller.person_id, cmd.args.get("gpu"),
+                              _limit(cmd, 20))
     if not rows:
         return _reply(cmd, f"Your submissions to {board.name}", [report.text("You have not submitted yet.")])
     return _reply(cmd, f"Your submissions to {board.name}", [report.table(
@@ -143,14 +153,13 @@ async def mine(cmd: Command, deps: Deps) -> Reply:
           f"{r.created_at:%Y-%m-%d %H:%M}"] for r in rows])])
 
 
-async def history(cmd: Command, deps: Deps) -> Reply:
-    """The asker's best over time, or another person's: ``user`` is their id on the asker's platform."""
+async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    """The asker's best over time, or another person's (scores only): ``user`` is ``platform:id``, an id on the
+    asker's chat platform, or (from the terminal) a display name."""
     board = (await _leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     other = str(cmd.args.get("user") or "")
-    # another person is looked up by id alone: the asker's query must not rename them
-    person = await (deps.db.write(deps.db.store.person, cmd.actor.platform.value, other, "") if other
-                    else _person(cmd, deps))
-    whose = "Your" if not other else f"{cmd.args.get('user_name') or other}'s"
+    person = await _other_person(cmd, deps, other) if other else caller.person_id
+    whose = "Your" if person == caller.person_id else f"{cmd.args.get('user_name') or other}'s"
     parts, series = [], []
     for gpu in _choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True):
         points = await deps.db.read(deps.db.store.best_over_time, board.name, person, gpu)
@@ -164,7 +173,7 @@ async def history(cmd: Command, deps: Deps) -> Reply:
     return _reply(cmd, f"{whose} progress on {board.name}", parts or [report.text("No passing ranked runs yet.")])
 
 
-async def task(cmd: Command, deps: Deps) -> Reply:
+async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     found = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
     board, problem = found.leaderboard, found.problem
     parts = [report.text(problem.task.description.strip() or problem.readme.strip() or board.name),
@@ -177,7 +186,7 @@ async def task(cmd: Command, deps: Deps) -> Reply:
     return _reply(cmd, f"Task {board.name}", parts)
 
 
-async def template(cmd: Command, deps: Deps) -> Reply:
+async def template(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     found = await _leaderboard(deps, cmd.args.get("leaderboard", ""))
     board, templates = found.leaderboard, found.problem.templates
     if not templates:
@@ -193,11 +202,13 @@ async def template(cmd: Command, deps: Deps) -> Reply:
                   data={"filename": filename, "source": templates[match]})
 
 
-async def submission(cmd: Command, deps: Deps) -> Reply:
+async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     sub_id = _int_arg(cmd, "id", "submission id")
     detail = await deps.db.read(deps.db.store.submission_detail, sub_id)
     if detail is None:
-        raise UserError(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
+        raise NotFound(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
+    board = await deps.boards.get(detail.leaderboard)
+    check_can_see(detail, caller, board and board.leaderboard, deps.now())
     parts = [report.table(["run", "GPU", "status", "score"],
                           [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
                             report.format_us(r.info.score_us)] for r in detail.runs]),
@@ -206,7 +217,7 @@ async def submission(cmd: Command, deps: Deps) -> Reply:
                   parts)
 
 
-async def stats(cmd: Command, deps: Deps) -> Reply:
+async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     figures = await deps.db.read(deps.db.store.stats)
     rows = [[k.replace("_", " "), v] for k, v in vars(figures).items() if k not in ("by_gpu", "cost_usd")]
     rows.append(["estimated cost", report.format_cost(figures.cost_usd)])
@@ -218,14 +229,13 @@ async def stats(cmd: Command, deps: Deps) -> Reply:
     return _reply(cmd, "kernelrank in figures", parts)
 
 
-async def queue(cmd: Command, deps: Deps) -> Reply:
-    person = await _person(cmd, deps)
+async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     runs = await deps.db.read(deps.db.store.unfinished_runs)
-    parts, data = queue_report(runs, deps.started, deps.pools.summary(), person)
+    parts, data = queue_report(runs, deps.started, deps.pools.summary(), caller.person_id)
     return _reply(cmd, "Queue", parts, data)
 
 
-async def eval_code(cmd: Command, deps: Deps) -> Reply:
+async def eval_code(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     title, parts, data = eval_code_report()
     return _reply(cmd, title, parts, data)
 
@@ -236,7 +246,7 @@ async def _leaderboard(deps: Deps, name: str) -> Board:
                         "`list` shows them.")
     board = await deps.boards.get(name)
     if board is None:
-        raise UserError(f"There is no leaderboard {shown(name)!r}; `list` shows the leaderboards.")
+        raise NotFound(f"There is no leaderboard {shown(name)!r}; `list` shows the leaderboards.")
     return board
 
 
@@ -255,12 +265,23 @@ def _choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False)
     return list(dict.fromkeys(by_name[g.lower()] for g in wanted))
 
 
-async def _person(cmd: Command, deps: Deps) -> int:
-    """The person behind a platform identity; cached, since every command needs it and it rarely changes."""
-    key = (cmd.actor.platform.value, cmd.actor.user_id, cmd.actor.display_name or cmd.actor.user_id)
-    if key not in deps.people:
-        deps.people[key] = await deps.db.write(deps.db.store.person, *key)
-    return deps.people[key]
+async def _other_person(cmd: Command, deps: Deps, who: str) -> int:
+    """Another person, looked up (never created, never renamed) by ``platform:id``, an id on the asker's chat
+    platform, or a display name from the terminal."""
+    platform, sep, user_id = who.partition(":")
+    if not sep and cmd.actor.platform in CHAT_PLATFORMS and not cmd.credential_sha256:
+        platform, user_id = cmd.actor.platform.value, who
+    if sep or user_id:
+        found = await deps.db.read(deps.db.store.find_person, platform.lower(), user_id)
+        if found is None:
+            raise NotFound(f"kernelrank knows nobody as {shown(who)!r} yet.")
+        return found
+    named = await deps.db.read(deps.db.store.people_named, who)
+    if len(named) != 1:
+        raise (NotFound(f"kernelrank knows nobody called {shown(who)!r}; `show LEADERBOARD` lists names.")
+               if not named else UserError(f"{len(named)} people are called {shown(who)!r}; name one by their "
+                                           "chat id, like discord:123456."))
+    return named[0][0]
 
 
 def _int_arg(cmd: Command, key: str, what: str) -> int:
@@ -268,6 +289,16 @@ def _int_arg(cmd: Command, key: str, what: str) -> int:
         return int(str(cmd.args.get(key, "")).lstrip("#"))
     except ValueError:
         raise UserError(f"Give the {what} as a number, like 42.") from None
+
+
+def _limit(cmd: Command, default: int, most: int = 500) -> int:
+    """How many rows to show: a number from 1 to ``most``."""
+    if not cmd.args.get("limit"):
+        return default
+    limit = _int_arg(cmd, "limit", "limit")
+    if not 1 <= limit <= most:
+        raise UserError(f"Ask for 1 to {most} rows.")
+    return limit
 
 
 def _language(file_name: str) -> str:
@@ -282,7 +313,7 @@ def _reply(cmd: Command, title: str, parts: list, data: dict | None = None) -> R
     return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, title=title, parts=parts, data=data or {})
 
 
-HANDLERS: dict[CommandKind, Callable[[Command, Deps], Awaitable[Reply]]] = {
+HANDLERS: dict[CommandKind, Callable[[Command, Caller, Deps], Awaitable[Reply]]] = {
     CommandKind.SUBMIT: submit,
     CommandKind.LIST: list_leaderboards,
     CommandKind.SHOW: show,
@@ -294,4 +325,5 @@ HANDLERS: dict[CommandKind, Callable[[Command, Deps], Awaitable[Reply]]] = {
     CommandKind.STATS: stats,
     CommandKind.QUEUE: queue,
     CommandKind.EVAL_CODE: eval_code,
+    CommandKind.TOKEN: token,
 }

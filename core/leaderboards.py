@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from core.gpus import CPU_POOL
 from harness.problem import Problem, ProblemError, load_problem
 from storage.records import Leaderboard
@@ -46,10 +48,21 @@ def offered_pools(problem: Problem, pools: list[str]) -> list[str]:
     return [p for p in pools if (wants_cpu if p == CPU_POOL else wants_cuda)]
 
 
-def leaderboard_for(problem: Problem, pools: list[str]) -> Leaderboard:
+def leaderboard_for(problem: Problem, pools: list[str], public_after_close: bool = False) -> Leaderboard:
     return Leaderboard(name=problem.name, description=problem.task.description.strip(), problem=problem.to_dict(),
                        problem_sha=problem.sha256, gpus=offered_pools(problem, pools),
-                       ranking_by=problem.task.ranking_by, secret_seed=secrets.randbits(62))
+                       ranking_by=problem.task.ranking_by, secret_seed=secrets.randbits(62),
+                       public_after_close=public_after_close)
+
+
+def public_after_close(folder: Path) -> bool:
+    """The folder's ``task.yml`` says ``public_after_close: true``: once the leaderboard closes, everyone may read
+    its submissions' code. A platform setting, not part of the evaluation, so the harness does not read it."""
+    try:
+        raw = yaml.safe_load((folder / "task.yml").read_text())
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(raw, dict) and raw.get("public_after_close") is True
 
 
 def load_new_problems(store: Store, problems_dir: Path, pools: list[str]) -> list[str]:
@@ -68,7 +81,7 @@ def load_new_problems(store: Store, problems_dir: Path, pools: list[str]) -> lis
         except ProblemError as exc:
             log.error("skipping problem %s: %s", folder.name, exc)
             continue
-        store.upsert_leaderboard(leaderboard_for(problem, pools))
+        store.upsert_leaderboard(leaderboard_for(problem, pools, public_after_close(folder)))
         created.append(folder.name)
     if created:
         log.info("loaded %d leaderboards from %s: %s", len(created), problems_dir, ", ".join(created))

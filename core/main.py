@@ -15,7 +15,8 @@ import sys
 
 from core.config import ConfigError, Settings, load_settings
 
-CLIENT_COMMANDS = ("submit", "list", "show", "mine", "history", "task", "template", "submission", "stats")
+CLIENT_COMMANDS = ("submit", "list", "show", "mine", "history", "task", "template", "submission", "queue", "stats",
+                   "token", "admin", "login")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         return importlib.import_module("core.up").main(rest, settings)
     if command == "core":
         return _serve(_core(settings))
+    if command == "api":
+        return _serve(_api(settings))
     if command == "worker":
         return _serve(_worker(rest, settings))
     if command == "modal":
@@ -60,6 +63,7 @@ start the system
   modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
   discord                 run the Discord bot (needs DISCORD_TOKEN; --sync-global registers its commands)
   slack                   run the Slack adapter: Socket Mode, or HTTP with --http --port P (docs/slack.md)
+  api                     run the HTTP API for the terminal client and the web (KERNELRANK_API_HOST, _PORT)
 
 use it
   submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)
@@ -67,8 +71,11 @@ use it
   show L                  ranking per GPU (--gpu G)
   mine L | history L      your submissions / your best over time
   task L | template L     the problem / a starter file (--lang Python|Triton|CUDA)
-  submission ID           one submission with its code and runs
-  stats                   global figures
+  submission ID           one submission with its code and runs (yours, or any to an admin)
+  queue | stats           jobs waiting and running, and where yours are / global figures
+  login                   store your personal token for this client (--url URL)
+  token [new|revoke P]    your personal tokens: list them, make one, revoke one by its prefix
+  admin token issue NAME  (admins) a token for someone who uses only the terminal
   eval FILE --problem DIR evaluate locally without the service (--mode, --json)
 
 Each command takes --help."""
@@ -108,6 +115,15 @@ def _core(settings: Settings):
         url = _nats_url(settings)
         pools = list(dict.fromkeys([*settings.gpus, *local_pools()]))
         await run_core(settings, url, pools, stop)
+
+    return start
+
+
+def _api(settings: Settings):
+    async def start(stop: asyncio.Event) -> None:
+        from adapters.api.serve import run_api
+
+        await run_api(settings, _nats_url(settings), stop)
 
     return start
 

@@ -45,7 +45,7 @@ class CommandKind(enum.StrEnum):
     STATS = "stats"            # global figures
     QUEUE = "queue"            # jobs waiting and running per GPU, and the asker's position
     EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
-    TOKEN = "token"            # a personal API token for the terminal client and the web (shown once)
+    TOKEN = "token"            # personal API tokens: args["action"] new (shown once) | list | revoke | whoami | issue
 
 
 @dataclass
@@ -75,11 +75,16 @@ class Attachment:
 
 @dataclass
 class Command:
+    """An order from a person. Who they are is what a chat adapter vouches for (``actor`` on Slack or Discord),
+    or, from the API process, the SHA-256 of the personal token the request carried: the core resolves it to a
+    person and ignores ``actor`` then. The hash never appears in a repr (logs), as it stands for the token."""
+
     actor: Actor
     reply_to: ReplyTo
     kind: CommandKind
     args: dict[str, Any] = field(default_factory=dict)
     attachment: Attachment | None = None
+    credential_sha256: str = field(default="", repr=False)   # hex SHA-256 of an API token; "" from chat adapters
     id: str = field(default_factory=new_id)
     v: int = WIRE_VERSION
 

@@ -24,8 +24,7 @@ from core.config import Settings
 from core.credentials import result_secret
 from core.db import Database, Writer
 from core.deadletter import DeadLetters
-from core.errors import UserError
-from core.handlers import HANDLERS, Deps, RateLimiter
+from core.handlers import Deps, RateLimiter, dispatch
 from core.jobs import run_job
 from core.leaderboards import BoardCache, load_new_problems
 from core.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
@@ -77,13 +76,8 @@ class CoreService:
         await self.writer.close()
 
     async def handle_command(self, cmd: Command) -> Reply:
-        handler = HANDLERS.get(cmd.kind)
         try:
-            if handler is None:
-                raise UserError(f"kernelrank does not know the command {cmd.kind.value!r}.")
-            return await handler(cmd, self.deps)
-        except UserError as exc:
-            return report.error_reply(cmd.reply_to, str(exc), cmd.id)
+            return await dispatch(cmd, self.deps)
         except Exception:
             log.exception("command %s (%s) from %s failed", cmd.id, cmd.kind.value, cmd.actor.user_id)
             return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "

@@ -136,11 +136,11 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
                 f"Work escaped the timed stream on {where}: after the call's end event the device stayed busy for "
                 f"{shape.sync_gap_us:.1f} us (an empty call: {baseline_gap_us:.1f} us). Do all work on the current "
                 "stream and finish it before returning; this timing is withheld."))
-        if _implausible(task, shape, peaks):
+        if reason := _impossible(task, shape, peaks):
             shape.flags.append("below_speed_of_light")
             implausible = implausible or Failure(FailureKind.IMPLAUSIBLE_TIME, (
-                f"The time measured on {where}, {shape.median_us:.3g} us, is faster than this device can move the "
-                "data or do the arithmetic, so it was rejected; the submission probably skips work."))
+                f"The time measured on {where} is impossible: {reason}. It was rejected; the submission probably "
+                "skips work or hides it from the timer."))
         result.shapes.append(shape)
     return escaped or implausible
 
@@ -172,11 +172,11 @@ def _achieved(task: TaskSpec, shape: ShapeStats, peaks: Peaks | None) -> tuple[f
         return None, None, None
 
 
-def _implausible(task: TaskSpec, shape: ShapeStats, peaks: Peaks | None) -> bool:
+def _impossible(task: TaskSpec, shape: ShapeStats, peaks: Peaks | None) -> str | None:
     try:
-        return roofline.below_speed_of_light(task.roofline, shape.spec, shape.median_us, peaks)
+        return roofline.impossible_time(task.roofline, shape.spec, shape.median_us, peaks)
     except ValueError:
-        return not (math.isfinite(shape.median_us) and shape.median_us > 0)
+        return roofline.impossible_time(None, shape.spec, shape.median_us, None)
 
 
 def _exit_failure(ending: Ending) -> Failure | None:

@@ -82,10 +82,19 @@ class Rejection:
     message: str
 
 
+class Opaque:
+    """A value the harness cannot look inside (a ``lang: cu`` problem's ``input_t``): it copies itself."""
+
+    def clone(self) -> Opaque:
+        raise NotImplementedError
+
+
 def clone_data(data: Any) -> Any:
-    """Clone every tensor in nested tuples, lists and dicts."""
+    """Clone every tensor in nested tuples, lists and dicts (and every ``Opaque`` value)."""
     if isinstance(data, _Tensor):
         return _clone(data)
+    if isinstance(data, Opaque):
+        return data.clone()
     if isinstance(data, tuple) and hasattr(data, "_fields"):     # a namedtuple takes its fields positionally
         return type(data)(*(clone_data(item) for item in data))
     if isinstance(data, (tuple, list)):

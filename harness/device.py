@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import json
 import logging
 import os
 import platform
@@ -64,12 +65,37 @@ _PEAKS: list[tuple[str, Peaks]] = [
 ]
 
 
+PEAKS_FILE_ENV = "KERNELRANK_PEAKS_FILE"
+
+
 def peaks_for(gpu_name: str) -> Peaks | None:
-    """Datasheet peaks for a CUDA device name such as "NVIDIA H100 80GB HBM3"; None when unknown or CPU."""
-    for pattern, peaks in _PEAKS:
-        if re.search(pattern, gpu_name, re.IGNORECASE):
-            return peaks
-    return None
+    """Peaks for a CUDA device name such as "NVIDIA H100 80GB HBM3": the datasheet's, with any measured figures
+    from ``$KERNELRANK_PEAKS_FILE`` put over them; None when neither knows the GPU (or on CPU)."""
+    datasheet = next((p for pattern, p in _PEAKS if re.search(pattern, gpu_name, re.IGNORECASE)), None)
+    measured = next((p for pattern, p in measured_peaks(os.environ.get(PEAKS_FILE_ENV, ""))
+                     if re.search(pattern, gpu_name, re.IGNORECASE)), None)
+    if measured is None:
+        return datasheet
+    if datasheet is None:
+        return measured if measured.bandwidth_gbps > 0 else None
+    return Peaks(measured.bandwidth_gbps or datasheet.bandwidth_gbps, {**datasheet.tflops, **measured.tflops})
+
+
+@functools.cache
+def measured_peaks(path: str) -> tuple[tuple[str, Peaks], ...]:
+    """Measured peaks from a JSON file: ``{"H100.*HBM3": {"bandwidth_gbps": 3010, "tflops": {"fp16": 720}}}``, keys
+    matched like the datasheet table's (a regular expression, case ignored). Unreadable files count as empty."""
+    if not path:
+        return ()
+    try:
+        with open(path) as stream:
+            table = json.load(stream)
+        return tuple((str(pattern), Peaks(float(entry.get("bandwidth_gbps") or 0),
+                                          {str(k): float(v) for k, v in dict(entry.get("tflops") or {}).items()}))
+                     for pattern, entry in dict(table).items())
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        log.warning("measured peaks in %s are unreadable (%s); using the datasheet's", path, exc)
+        return ()
 
 
 def l2_cache_bytes() -> int:

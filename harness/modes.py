@@ -30,8 +30,9 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from harness import checking
+from harness import checking, ncu, profiling
 from harness.channel import Outbox
+from harness.codec import to_jsonable
 from harness.compile_time import used_torch_compile
 from harness.failures import Verdict, checker_failure, describe, kernel_failure, problem_failure, rejected
 from harness.graph_timing import GRAPH_THRESHOLD_US, GraphTiming, copy_into, graph_replay_us
@@ -93,6 +94,8 @@ class Context:
     outbox: Outbox
     seeds: SeedPlan
     phases: Phases = field(default_factory=Phases)
+    files: dict[str, bytes] = field(default_factory=dict)    # problem files and submission, for ncu's own process
+    submission: str = ""
 
 
 def run(mode: Mode, ctx: Context) -> None:
@@ -131,21 +134,33 @@ def run_ranked(ctx: Context) -> None:
 
 
 def run_profile(ctx: Context) -> None:
+    """ncu per shape where it can read the GPU's counters, else torch's profiler with the reason."""
     shapes = ctx.task.benchmarks_for(ctx.device)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if ctx.device == "cuda" else [])
     sort_by = "self_device_time_total" if ctx.device == "cuda" else "self_cpu_time_total"
+    why_not_ncu = ncu.unavailable_reason() if ctx.device == "cuda" else "ncu profiles CUDA evaluations only"
     for index, spec in enumerate(shapes, 1):
         ctx.outbox.progress("profiling", index, len(shapes), describe(spec))
         during = _on_shape(index, len(shapes), spec)
         with ctx.phases("gate"):
             _checked_call(ctx, spec, call=0, during=during)
         with ctx.phases("profile"):
+            if why_not_ncu is None:
+                settings = {"lang": ctx.task.lang, "submission": ctx.submission,
+                            "default_device": ctx.task.default_device,
+                            "first_format": ctx.task.checker_args != "data, output"}
+                public = ctx.seeds.spec_for(spec, PROFILE_CALLS + 1)
+                entry = profiling.profile_shape(ctx.files, settings, public, index)
+                if not isinstance(entry, str):
+                    ctx.outbox.send("profile", entry=to_jsonable(entry))
+                    continue
+                why_not_ncu = entry
             inputs = [_fresh_input(ctx, spec, call, during)[0] for call in range(1, PROFILE_CALLS + 1)]
             with profile(activities=activities) as profiler:
                 for data in inputs:
                     _call(ctx, data, timed=False, during=during)
             table = profiler.key_averages().table(sort_by=sort_by, row_limit=PROFILE_ROWS)
-        ctx.outbox.send("profile", entry={"spec": spec, "table": table})
+        ctx.outbox.send("profile", entry={"spec": spec, "table": table, "note": f"no ncu summary: {why_not_ncu}"})
 
 
 def _time_shapes(ctx: Context, check_all: bool) -> None:
@@ -276,7 +291,7 @@ def _call(ctx: Context, data: Any, timed: bool, during: str, host: bool = False)
 
     ``host``: the reference's output lives on the host, so the call is timed with the host's clock.
     """
-    kernel = ctx.kernel
+    kernel = _ready(ctx.kernel)
     try:
         if timed and host:
             output, timing = ctx.timer.time_host_call(lambda: kernel(data))
@@ -288,6 +303,19 @@ def _call(ctx: Context, data: Any, timed: bool, during: str, host: bool = False)
         raise kernel_failure(exc, during) from None
     _check_untampered(ctx, during)
     return output, timing
+
+
+def _ready(kernel: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The kernel, waiting for JAX outputs inside the call: JAX computes asynchronously on streams of its own,
+    which the timer's events on torch's stream would not wait for."""
+    def call(data: Any) -> Any:
+        output = kernel(data)
+        for item in output if isinstance(output, (tuple, list)) else (output,):
+            if type(item).__module__.startswith(("jax", "jaxlib")) and hasattr(item, "block_until_ready"):
+                item.block_until_ready()
+        return output
+
+    return call
 
 
 def _check_untampered(ctx: Context, during: str) -> None:

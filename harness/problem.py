@@ -40,6 +40,8 @@ DEVICES = ("cpu", "cuda")
 # How check_implementation is called: the public format's (data, output), or the first format's
 # (output, reference_output), where the harness computes the reference's output itself.
 CHECKER_ARGS = ("data, output", "output, reference_output")
+# What a problem of each language must stage: the CUDA format's types live in task.h, its functions in reference.cuh.
+REQUIRED_FILES = {"py": ("reference.py",), "cu": ("task.h", "reference.cuh")}
 # Derived by the loader, never read from task.yml.
 _DERIVED_KEYS = frozenset({"files", "default_device"})
 
@@ -162,6 +164,8 @@ def _task_spec(raw: dict[str, Any], where: Path) -> TaskSpec:
         raise ProblemError(f"{where}: {exc}") from exc
     if task.lang not in ("py", "cu"):
         raise ProblemError(f"{where}: lang must be 'py' or 'cu', not {task.lang!r}.")
+    if task.lang == "cu" and task.devices != ["cuda"]:
+        raise ProblemError(f"{where}: a lang: cu problem runs on CUDA only; leave devices out or set [cuda].")
     if task.ranking_by not in RANKING_RULES:
         raise ProblemError(f"{where}: ranking_by must be one of {', '.join(RANKING_RULES)}.")
     if bad := [d for d in task.devices if d not in DEVICES]:
@@ -211,8 +215,9 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
             files[name] = _read(folder / source, f"file {name!r}")
     if not submission_name:
         raise ProblemError(f"{folder}/task.yml: no file has source {SUBMISSION_MARK}.")
-    if "reference.py" not in files:
-        raise ProblemError(f"{folder}/task.yml: the files must include reference.py.")
+    if missing := [name for name in REQUIRED_FILES[task.lang] if name not in files]:
+        raise ProblemError(f"{folder}/task.yml: the files of a lang: {task.lang} problem must include "
+                           f"{' and '.join(missing)}.")
     return files, submission_name
 
 

@@ -32,7 +32,13 @@ def render(result: EvalResult, colour: bool | None = None) -> str:
     if result.shapes:
         lines += ["", "Benchmarks", _indent(_shape_table(result.shapes))]
     for entry in result.profiles:
-        lines += ["", f"Profile: {describe(entry.spec)}", _indent(entry.table.rstrip())]
+        lines += ["", f"Profile ({entry.tool}): {describe(entry.spec)}", _indent(entry.table.rstrip())]
+        if entry.note:
+            lines.append(paint("dim", _indent(entry.note)))
+        if entry.report is not None:
+            size_mib = entry.report.size_bytes / 2**20
+            lines.append(paint("dim", _indent(f"full report attached: {entry.report.name} "
+                                              f"({size_mib:.1f} MiB; open it in Nsight Compute)")))
     if result.failure is not None:
         lines += ["", paint("red", f"Failure ({result.failure.kind.value})"),
                   _indent(textwrap.fill(result.failure.message, width=100))]

@@ -108,9 +108,38 @@ class ShapeStats:
 
 
 @dataclass
+class KernelProfile:
+    """One kernel launch as Nsight Compute measured it (harness/ncu.py)."""
+
+    name: str
+    duration_us: float | None = None
+    memory_pct: float | None = None         # memory throughput, % of the busiest memory unit's peak
+    compute_pct: float | None = None        # SM throughput, % of peak
+    dram_gbps: float | None = None
+    occupancy_pct: float | None = None      # achieved
+    theoretical_occupancy_pct: float | None = None
+    grid: str = ""
+    block: str = ""
+    stalls: dict[str, float] = field(default_factory=dict)    # top stall reasons: cycles per issued instruction
+
+
+@dataclass
+class ReportFile:
+    """A file attached to the result (the ncu report), base64-encoded."""
+
+    name: str
+    data_b64: str
+    size_bytes: int
+
+
+@dataclass
 class ProfileEntry:
     spec: dict[str, Any]
-    table: str                    # the profiler's top-kernels table, as text
+    table: str                    # the profiler's summary table, as text
+    tool: str = "torch.profiler"  # "ncu" or "torch.profiler"
+    note: str = ""                # why ncu was not used, when it was not
+    kernels: list[KernelProfile] = field(default_factory=list)
+    report: ReportFile | None = None
 
 
 @dataclass

@@ -16,7 +16,9 @@ from typing import Any
 from harness.device import Peaks
 from harness.problem import Roofline
 
-PEAK_MARGIN = 1.10            # the floor allows 10 % above datasheet peaks, so it never rejects honest work
+# A time under this share of the floor is impossible: the 20 % grace absorbs datasheet rounding, clocks above
+# base and timer resolution, so an honest kernel never falls under it (the best reach 90-95 % of peak).
+IMPOSSIBLE_FRACTION = 0.80
 MAX_EXPR_CHARS = 500
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -97,25 +99,40 @@ def achieved(roofline: Roofline | None, spec: dict[str, Any], median_us: float, 
 
 def speed_of_light_floor_us(roofline: Roofline | None, spec: dict[str, Any], peaks: Peaks | None,
                             dtype: str | None = None) -> float | None:
-    """Shortest plausible time in us: the larger of bytes at peak bandwidth and flops at peak throughput,
-    each at ``PEAK_MARGIN`` x the datasheet peak. None when the roofline or the peaks are unknown."""
+    """The roofline floor in us: the larger of bytes at peak bandwidth and flops at peak throughput. None when
+    the roofline or the peaks are unknown."""
     if roofline is None or peaks is None:
         return None
     moved, flops = _work(roofline, spec)
-    times_us = [moved / (peaks.bandwidth_gbps * PEAK_MARGIN * 1e3)] if moved > 0 else []
+    times_us = [moved / (peaks.bandwidth_gbps * 1e3)] if moved > 0 else []
     peak_tflops = peaks.tflops.get(dtype or roofline.dtype)
     if flops > 0 and peak_tflops:
-        times_us.append(flops / (peak_tflops * PEAK_MARGIN * 1e6))
+        times_us.append(flops / (peak_tflops * 1e6))
     return max(times_us) if times_us else None
+
+
+def impossible_time(roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None,
+                    dtype: str | None = None) -> str | None:
+    """Why ``median_us`` cannot be a real time (not positive and finite, or under ``IMPOSSIBLE_FRACTION`` of the
+    roofline floor), as a sentence; None when it is possible."""
+    if not (math.isfinite(median_us) and median_us > 0):
+        return f"{median_us} us is not a positive, finite time"
+    floor_us = speed_of_light_floor_us(roofline, spec, peaks, dtype)
+    if floor_us is None or median_us >= IMPOSSIBLE_FRACTION * floor_us:
+        return None
+    assert roofline is not None and peaks is not None
+    moved, flops = _work(roofline, spec)
+    bound = (f"{moved:.3g} bytes at {peaks.bandwidth_gbps:.4g} GB/s"
+             if moved / (peaks.bandwidth_gbps * 1e3) >= floor_us
+             else f"{flops:.3g} operations at {peaks.tflops[dtype or roofline.dtype]:.4g} TFLOP/s")
+    return (f"{median_us:.3g} us is under {IMPOSSIBLE_FRACTION:.0%} of the {floor_us:.3g} us this GPU needs at least "
+            f"({bound}, its peak)")
 
 
 def below_speed_of_light(roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None,
                          dtype: str | None = None) -> bool:
-    """True when ``median_us`` is impossible: not a positive finite time, or below the speed-of-light floor."""
-    if not (math.isfinite(median_us) and median_us > 0):
-        return True
-    floor_us = speed_of_light_floor_us(roofline, spec, peaks, dtype)
-    return floor_us is not None and median_us < floor_us
+    """True when ``median_us`` is impossible (``impossible_time`` says why)."""
+    return impossible_time(roofline, spec, median_us, peaks, dtype) is not None
 
 
 def _work(roofline: Roofline, spec: dict[str, Any]) -> tuple[float, float]:

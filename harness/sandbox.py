@@ -50,7 +50,10 @@ ENV_KEEP = frozenset({
     "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
     "TORCH_HOME", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "TORCH_CUDA_ARCH_LIST",
     "TRITON_CACHE_DIR", "TRITON_HOME", "XDG_CACHE_HOME",
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MAX_JOBS",
+    # builds and the compile cache (harness.toolchain, harness.build_cache), measured peaks (harness.device)
+    "KERNELRANK_CUDA_ARCH", "KERNELRANK_CUDA_LIBS", "KERNELRANK_BUILD_CACHE", "KERNELRANK_BUILD_CACHE_MB",
+    "KERNELRANK_COMPILE_TIMEOUT_S", "KERNELRANK_PEAKS_FILE",
 })
 ENV_KEEP_PREFIXES = ("LC_",)
 
@@ -332,7 +335,8 @@ def _job_environment(launch: Launch, isolated: bool) -> None:
         "HOME": str(home), "TMPDIR": str(scratch), "XDG_CACHE_HOME": str(cache), "USER": "kernelrank",
         "LOGNAME": "kernelrank", "TRITON_CACHE_DIR": str(cache / "triton"), "TRITON_HOME": str(home),
         "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"), "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-        "CUDA_CACHE_PATH": str(cache / "nv")})
+        "CUDA_CACHE_PATH": str(cache / "nv"),
+        "XLA_PYTHON_CLIENT_PREALLOCATE": "false"})    # JAX would otherwise take 75 % of the GPU's memory
     tempfile.tempdir = None         # the server already asked for one: look again
 
 

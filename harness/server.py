@@ -239,6 +239,10 @@ def serve(fd: int, policy: str = "auto") -> None:
 
     driver_version()            # nvidia-smi once here, not in every evaluation
     max_sm_clock_mhz()
+    from harness.toolchain import gpu_arch
+
+    if (arch := gpu_arch()) is not None:        # in-job extension builds target this GPU only
+        os.environ.setdefault("TORCH_CUDA_ARCH_LIST", arch.torch)
     # the worker side (timing, checks, modes) is imported here, once, before any fork
     from harness import supervisor
 

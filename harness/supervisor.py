@@ -12,6 +12,7 @@ whatever is left below the server, checks that the GPU is idle, and builds the r
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import logging
 import os
@@ -24,8 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness import precheck, processes, worker
+from harness import builds, precheck, processes, toolchain, worker
 from harness.assembly import Ending, build_result
+from harness.builder import BUILDS_PER_JOB, BuildProcess, Builds, build_cache, build_cu, compile_failure
+from harness.builds import BuildOutcome
 from harness.channel import ChannelError, RecordReader, encode
 from harness.codec import DecodeError, from_jsonable, to_jsonable
 from harness.device import gpu_compute_processes
@@ -44,6 +47,7 @@ KILL_WAIT_S = 10.0                # a killed child that is still not gone after 
 DRAIN_S = 1.0                     # reading what is left in the channel after the child ended
 GPU_IDLE_WAIT_S = 5.0             # the driver needs a moment to tear a dead process's context down
 MEMORY_CHECK_S = 0.1              # how often the memory meter measures the job
+REPLY_TIMEOUT_S = 30.0            # sending a built module to the worker
 _TIMED_MODES = (Mode.BENCHMARK, Mode.RANKED, Mode.PROFILE)
 
 Emit = Callable[[dict[str, Any]], None]
@@ -66,9 +70,10 @@ def run_job(job: EvalJob, capability: Capability, emit: Emit | None = None,
     is made here from ``job.secret_seed``.
     """
     started = time.monotonic()
-    if job.problem.task.lang == "cu" or job.submission_name.lower().endswith((".cu", ".cuh")):
-        return failed_result(job, Failure(FailureKind.UNSUPPORTED, "CUDA (.cu) leaderboards arrive with the CUDA "
-                                          "issue; submit a Python file (PyTorch, Triton or inline CUDA) for now."),
+    if job.problem.task.lang != "cu" and job.submission_name.lower().endswith((".cu", ".cuh")):
+        return failed_result(job, Failure(FailureKind.UNSUPPORTED, f"The problem {job.problem.name} takes Python "
+                                          "submissions (PyTorch, Triton, JAX or inline CUDA in a .py file defining "
+                                          "custom_kernel), not a .cu file; CUDA C++ files go to lang: cu problems."),
                              started)
     findings = precheck.check(job.submission_source, job.submission_name)
     try:
@@ -76,14 +81,24 @@ def run_job(job: EvalJob, capability: Capability, emit: Emit | None = None,
     except (StagingError, OSError) as exc:
         return failed_result(job, Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}."),
                              started)
+    job_builds = Builds(build_cache(), capability)
+    compiled = build_cu(job, job_builds, stage) if job.problem.task.lang == "cu" else None
+    if compiled is not None and not compiled.ok:
+        stage.remove()
+        return compile_failure(job, compiled, started)
     try:
         limits = Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
         seeds = SeedSource(_first_calls(job), ranked=job.mode is Mode.RANKED)
         if caller is None:
             seeds.set_key(run_key(job.secret_seed))
         launch = Launch.plan(capability, limits, stage)
-        ending, leftovers = _supervise(job, launch, seeds, emit or (lambda record: None), caller)
+        ending, leftovers = _supervise(job, launch, seeds, emit or (lambda record: None), caller, job_builds)
         result = build_result(job, ending, stage, time.monotonic() - started)
+        if compiled is not None:
+            result.compile_s += compiled.seconds
+            result.phases_s["compile"] = compiled.seconds
+            if compiled.log:            # warnings: kept in the log, never in the verdict
+                result.stderr = f"[compiler]\n{compiled.log}\n[run]\n{result.stderr}"
         result.sandbox = SandboxInfo(isolated=capability.isolated, description=capability.describe(),
                                      memory_limit_mb=limits.memory_mb, leftovers=leftovers)
         if result.system.device == "cuda":
@@ -107,7 +122,7 @@ def _first_calls(job: EvalJob) -> list[dict[str, Any]]:
 
 
 def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
-               caller: Caller | None) -> tuple[Ending, int]:
+               caller: Caller | None, job_builds: Builds) -> tuple[Ending, int]:
     nonce = secrets.token_hex(16)
     ours, theirs = socket.socketpair()        # non-inheritable: processes the child execs do not get it
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
@@ -122,13 +137,15 @@ def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
         os.close(fd)
     ours.setblocking(False)       # a child that stops reading must not stall the watch
     meter = processes.MemoryMeter(os.getpid(), launch.limits.memory_mb * 2**20, MEMORY_CHECK_S)
-    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller)
+    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller, job_builds)
     try:
         with meter:
             emit({"t": "started", "pid": pid})
             ending = watch.run()
         _check_complete(job, ending)
     finally:
+        if watch.building is not None:
+            watch.building.kill()
         processes.kill(pid)
         ours.close()
     survivors = processes.sweep(os.getpid())      # nothing of the job may outlive it
@@ -166,10 +183,12 @@ class _Watch:
     meter: processes.MemoryMeter
     emit: Emit
     caller: Caller | None
+    builds: Builds
     ending: Ending = field(default_factory=Ending)
     reader: RecordReader = field(default_factory=RecordReader)
     waiting: deque[dict[str, Any]] = field(default_factory=deque)     # seed requests before the key came
     leftovers: int = 0
+    building: BuildProcess | None = None                              # a load_inline build the worker waits for
 
     def run(self) -> Ending:
         timeout_s = self.job.problem.task.timeout_s(self.job.mode)
@@ -185,6 +204,8 @@ class _Watch:
                     selector.unregister(self.channel)
                 elif key.data == "caller":
                     self._from_caller(selector)
+            if self.building is not None and self.building.poll() is not None:
+                self._built(self.builds.finish(self.building))
             done, status = os.waitpid(self.pid, os.WNOHANG)
             if done:
                 self.ending.exit_status = status
@@ -253,6 +274,8 @@ class _Watch:
             self.waiting.append(record)
         elif kind == "seed":
             self._answer(record)
+        elif kind == "build":
+            self._build(record)
         elif kind == "progress":
             try:
                 progress = to_jsonable(from_jsonable(Progress, record.get("progress")))
@@ -279,6 +302,40 @@ class _Watch:
         except (BlockingIOError, OSError):
             self._stop(Failure(FailureKind.TAMPERING, "The evaluation stopped reading its private channel, so it "
                                                       "was stopped."))
+
+    def _build(self, record: dict[str, Any]) -> None:
+        """A load_inline call of the worker: build it outside the job (or find it in the cache) and answer."""
+        arch = toolchain.gpu_arch()
+        arguments = record.get("arguments")
+        request = builds.extension_request(arguments, arch.sm, self.job.problem.files) \
+            if isinstance(arguments, dict) and arch is not None else None
+        if request is None or self.building is not None or self.builds.started >= BUILDS_PER_JOB:
+            self._reply({"declined": True})           # the worker builds it itself, in its own folders
+            return
+        self.emit({"t": "progress", "progress": {"stage": "compiling", "index": 0, "total": 0, "detail": ""}})
+        started = self.builds.start(request, builds.compile_timeout_s())
+        if isinstance(started, BuildOutcome):
+            self._built(started)
+        else:
+            self.building = started
+
+    def _built(self, outcome: BuildOutcome) -> None:
+        self.building = None
+        if outcome.ok:
+            self._reply({"files": {name: base64.b64encode(data).decode() for name, data in outcome.files.items()}})
+        else:
+            self._reply({"error": outcome.message, "log": outcome.log[-builds.LOG_CHARS:]})
+
+    def _reply(self, record: dict[str, Any]) -> None:
+        """A large answer (a built module) to a worker that is waiting for it: blocking, with a deadline."""
+        try:
+            self.channel.settimeout(REPLY_TIMEOUT_S)
+            self.channel.sendall(encode(record))
+        except OSError:
+            self._stop(Failure(FailureKind.TAMPERING, "The evaluation stopped reading its private channel, so it "
+                                                      "was stopped."))
+        finally:
+            self.channel.setblocking(False)
 
     def _forged(self, what: str) -> None:
         log.warning("result channel of child %d: %s", self.pid, what)

@@ -28,10 +28,11 @@ from typing import Any, NoReturn
 
 import torch
 
-from harness import checking, modes, sandbox
+from harness import builds, checking, extension_builds, modes, sandbox
 from harness.channel import Outbox
 from harness.codec import to_jsonable
 from harness.compile_time import CompileClock
+from harness.cu_module import CuModule
 from harness.device import system_info
 from harness.failures import Verdict, classify, problem_failure, summary, user_traceback
 from harness.graph_timing import bind_torch
@@ -132,18 +133,30 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, compiles: CompileClock) 
         bind_torch()            # graph timing's torch callables, bound before the submission can patch them
     monitor = CallMonitor(str(stage.workdir / job.problem.submission_name), device)
     timer.watch(monitor.watch)
-    reference, problem_modules = bind_reference(job, stage, device)
-    reference = _arm(monitor, reference, stage)
-    guard = _guard(problem_modules, timer)
-    monitor.install(guard)
-    compiles.install()
-    with monitor.watch():
-        kernel = import_submission(job.problem.submission_name)
+    if job.problem.task.lang == "cu":
+        guard = _guard([], timer)
+        monitor.install(guard)
+        with monitor.watch():           # loading runs the submission's static initialisers
+            reference, kernel = load_cu_module(stage.workdir / builds.CU_MODULE)
+    else:
+        reference, problem_modules = bind_reference(job, stage, device)
+        reference = _arm(monitor, reference, stage)
+        guard = _guard(problem_modules, timer)
+        monitor.install(guard)
+        extension_builds.install(outbox)
+        compiles.install()
+        with monitor.watch():
+            kernel = import_submission(job.problem.submission_name)
     if replaced := guard.tampered():
         raise Verdict(FailureKind.TAMPERING, f"Importing the submission replaced {', '.join(replaced[:5])}. The "
                       "timer, the checker and the harness are off limits: a submission may only compute its output.")
+    files = {name: text.encode() for name, text in job.problem.files.items()}
+    files[job.problem.submission_name] = job.submission_source.encode()
+    if (module := stage.workdir / builds.CU_MODULE).is_file():
+        files[builds.CU_MODULE] = module.read_bytes()
     return modes.Context(task=job.problem.task, device=device, timer=timer, reference=reference, kernel=kernel,
-                         guard=guard, outbox=outbox, seeds=SeedPlan(outbox))
+                         guard=guard, outbox=outbox, seeds=SeedPlan(outbox), files=files,
+                         submission=job.problem.submission_name)
 
 
 def _arm(monitor: CallMonitor, reference: modes.Reference, stage: Stage) -> modes.Reference:
@@ -153,6 +166,17 @@ def _arm(monitor: CallMonitor, reference: modes.Reference, stage: Stage) -> mode
     (stage.workdir / "reference.py").unlink(missing_ok=True)
     return modes.Reference(*(monitor.reference(getattr(reference, field), name)
                              for field, name in zip(("generate_input", "ref_kernel", "check"), names, strict=True)))
+
+
+def load_cu_module(path: Path) -> tuple[modes.Reference, Callable[[Any], Any]]:
+    """The built .cu module's problem functions and custom_kernel (``harness.cu_module``)."""
+    try:
+        module = CuModule(path)
+    except OSError as exc:
+        raise Verdict(FailureKind.IMPORT_ERROR, f"The compiled submission could not be loaded ({exc}). Check that "
+                      "it defines custom_kernel for the problem's input_t and output_t.") from None
+    generate_input, ref_kernel, check, kernel = module.functions()
+    return modes.Reference(generate_input, ref_kernel, check), kernel
 
 
 def pick_device(job: EvalJob) -> str:
@@ -165,6 +189,9 @@ def pick_device(job: EvalJob) -> str:
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE,
                       "This evaluation asked for CUDA, but this machine has no usable CUDA GPU; choose a GPU runner.")
     task = job.problem.task
+    if task.lang == "cu" and device != "cuda":
+        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} is a CUDA leaderboard: its .cu "
+                      "submissions are compiled with nvcc and run on a GPU. Submit it to a GPU runner.")
     if device not in task.devices and not task.default_device and "cuda" in task.devices:
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} needs CUDA: it is written "
                       "for GPUs and declares no CPU support, and this evaluation runs on the CPU. Submit it to a GPU "

@@ -43,12 +43,20 @@ GPU_TYPES = {"T4": "T4", "L4": "L4", "A10": "A10", "L40S": "L40S", "A100-40GB": 
 CUDA_BASE = "nvidia/cuda:13.0.2-devel-ubuntu24.04"
 PYTHON_VERSION = "3.12"
 PACKAGES = ("torch==2.11.0", "triton==3.6.0", "numpy", "pyyaml")
+# JAX beside torch and Triton for Python submissions, on the same CUDA 13 runtime.
+JAX_PACKAGES = ("jax[cuda13]==0.8.1",)
+# Header libraries of .cu submissions, at pinned tags, where harness.toolchain looks for them; and Nsight
+# Compute for profile mode (ncu), from the CUDA repository the devel base already carries.
+CUDA_LIBS = "/opt/kernelrank/cuda-libs"
+LIBRARIES = {"cutlass": ("https://github.com/NVIDIA/cutlass.git", "v4.2.1"),
+             "ThunderKittens": ("https://github.com/HazyResearch/ThunderKittens.git", "v2.0.0")}
+NCU_PACKAGE = "cuda-nsight-compute-13-0"
 HARNESS_IGNORE = ["**/__pycache__", "**/*.pyc"]     # everything else of harness/ ships, not only *.py
 
 CACHE_PATH = "/cache"
 # Cache directories the harness's child processes honour (harness.sandbox keeps these variables).
 CACHE_DIRS = {"triton": "TRITON_CACHE_DIR", "torch_extensions": "TORCH_EXTENSIONS_DIR",
-              "inductor": "TORCHINDUCTOR_CACHE_DIR"}
+              "inductor": "TORCHINDUCTOR_CACHE_DIR", "builds": "KERNELRANK_BUILD_CACHE"}
 
 
 def function_name(pool: str) -> str:
@@ -58,9 +66,17 @@ def function_name(pool: str) -> str:
 
 def build_image(harness_package: str = "harness") -> modal.Image:
     """The runner image: heavy layers first (cached across deploys), our source last (mounted, not built)."""
+    clones = [f"git clone --depth 1 --branch {tag} {url} {CUDA_LIBS}/{name} && "
+              f"echo {tag} > {CUDA_LIBS}/{name}/KERNELRANK_VERSION && rm -rf {CUDA_LIBS}/{name}/.git"
+              for name, (url, tag) in LIBRARIES.items()]
     return (modal.Image.from_registry(CUDA_BASE, add_python=PYTHON_VERSION)
+            .apt_install("git", NCU_PACKAGE)
+            .run_commands(*clones)
             .pip_install(*PACKAGES)
-            .env({"KERNELRANK_MODAL_APP": APP_NAME, "KERNELRANK_MODAL_TIMEOUT_S": str(TIMEOUT_S)})
+            .pip_install(*JAX_PACKAGES)
+            .env({"KERNELRANK_MODAL_APP": APP_NAME, "KERNELRANK_MODAL_TIMEOUT_S": str(TIMEOUT_S),
+                  "KERNELRANK_CUDA_LIBS": CUDA_LIBS, "PATH": "/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:"
+                  "/usr/sbin:/usr/bin:/sbin:/bin"})
             .add_local_python_source(harness_package, ignore=HARNESS_IGNORE))
 
 

@@ -56,14 +56,15 @@ def identity(cur: Cursor, platform: str, user_id: str) -> tuple[int, str] | None
 def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
     row = cur.execute(
         """SELECT name, description, problem, problem_sha, gpus, ranking_by, secret_seed,
-                  deadline::TIMESTAMP, created_at::TIMESTAMP
+                  deadline::TIMESTAMP, created_at::TIMESTAMP, coalesce(public_after_close, false)
            FROM leaderboards WHERE name = ?""", [name]).fetchone()
     if row is None:
         return None
-    name, description, problem, problem_sha, gpus, ranking_by, secret_seed, deadline, created_at = row
+    name, description, problem, problem_sha, gpus, ranking_by, secret_seed, deadline, created_at, public = row
     return Leaderboard(name=name, description=description, problem=json.loads(problem), problem_sha=problem_sha,
                        gpus=gpus, ranking_by=ranking_by, secret_seed=secret_seed,
-                       deadline=deadline and as_utc(deadline), created_at=as_utc(created_at))
+                       deadline=deadline and as_utc(deadline), created_at=as_utc(created_at),
+                       public_after_close=public)
 
 
 def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
@@ -123,6 +124,26 @@ def count_submissions_since(cur: Cursor, person_id: int, since: datetime) -> int
     (count,) = cur.execute("SELECT count(*) FROM submissions WHERE person_id = ? AND created_at >= ?",
                            [person_id, since]).fetchone()
     return count
+
+
+def people_named(cur: Cursor, name: str) -> list[tuple[int, str]]:
+    """(person_id, display name) of everyone whose display name is ``name``, ignoring case."""
+    return cur.execute("SELECT id, display_name FROM people WHERE lower(display_name) = lower(?) ORDER BY id",
+                       [name]).fetchall()
+
+
+def recent_runs(cur: Cursor, since: datetime) -> list[tuple[int, str, datetime]]:
+    """(person_id, gpu, submitted at) of every run submitted since ``since``, oldest first: what rate limits count.
+
+    Both tables are filtered on their insertion-ordered ``created_at``, so DuckDB's zone maps skip every row group
+    but the newest: the cost stays flat however many runs are stored.
+    """
+    rows = cur.execute(
+        """SELECT s.person_id, r.gpu, s.created_at::TIMESTAMP
+           FROM submissions s JOIN runs r ON r.submission_id = s.id
+           WHERE s.created_at >= $since AND r.created_at >= $since
+           ORDER BY s.created_at""", {"since": since}).fetchall()
+    return [(person_id, gpu, as_utc(at)) for person_id, gpu, at in rows]
 
 
 def history(cur: Cursor, leaderboard: str, person_id: int, gpu: str | None, limit: int) -> list[HistoryRow]:

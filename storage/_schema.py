@@ -113,7 +113,22 @@ _INITIAL = Migration("initial schema", (
 # The estimated price of each run's GPU time (Modal bills per second; local and GitHub runs stay NULL).
 _RUN_COSTS = Migration("run costs", ("ALTER TABLE runs ADD COLUMN cost_usd DOUBLE",))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS)
+# Personal API tokens, stored as the SHA-256 of the token (tokens are 32 random bytes: no salt or slow hash
+# needed), with a prefix people recognise them by; and whether a leaderboard's submissions (code and detailed
+# results) become visible to everyone once it has closed.
+_TOKENS = Migration("personal tokens and visibility after close", (
+    """CREATE TABLE api_tokens (
+        sha256 VARCHAR PRIMARY KEY,
+        prefix VARCHAR NOT NULL,
+        person_id BIGINT NOT NULL,
+        label VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        last_used_at TIMESTAMPTZ,
+        revoked_at TIMESTAMPTZ)""",
+    "ALTER TABLE leaderboards ADD COLUMN public_after_close BOOLEAN DEFAULT false",
+))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

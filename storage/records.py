@@ -26,6 +26,7 @@ class Leaderboard:
     secret_seed: int                 # kept from the stored row once it exists: never rotated by an upsert
     deadline: datetime | None = None
     created_at: datetime | None = None
+    public_after_close: bool = False  # once the deadline has passed, everyone may see its submissions' code
 
 
 @dataclass(frozen=True)
@@ -192,3 +193,36 @@ class GpuUsage:
     runs: int
     gpu_seconds: float
     cost_usd: float
+
+
+@dataclass(frozen=True)
+class NewToken:
+    sha256: str                      # hex SHA-256 of the token: the token itself is never stored
+    prefix: str                      # its first characters, shown to tell tokens apart
+    person_id: int
+    label: str                       # where it came from: "discord", "slack", "kernelrank up", "issued by Ada"
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """A token as its owner (or an admin) sees it in a list: never the token, never its hash."""
+
+    prefix: str
+    person_id: int
+    display_name: str
+    label: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TokenOwner:
+    """Who a token belongs to, as the core needs it to let a command through."""
+
+    prefix: str
+    person_id: int
+    display_name: str
+    identities: list[str]            # the person's "platform:user_id" identities (admins are configured by these)
+    revoked_at: datetime | None

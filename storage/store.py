@@ -4,7 +4,7 @@ One DuckDB connection per process, opened by the core alone (stack.md 5.1). Meth
 thread-safe: the core calls them through ``asyncio.to_thread``. Every call works on its own cursor, so reads
 run concurrently; writes are serialised by a lock and each method is one transaction, so a batch is stored
 whole or not at all. The SQL lives in ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries) and
-``_queries.py`` (other reads).
+``_queries.py`` (other reads), ``_tokens.py`` (personal API tokens).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from storage import _queries, _ranking, _writes
+from storage import _queries, _ranking, _tokens, _writes
 from storage._schema import migrate
 from storage._time import as_utc
 from storage.errors import StoreError, StoreLocked
@@ -31,12 +31,15 @@ from storage.records import (
     Leaderboard,
     LeaderboardSummary,
     NewSubmission,
+    NewToken,
     PreviousBest,
     RankRow,
     ResultRecord,
     RunInfo,
     Submission,
     SubmissionDetail,
+    TokenInfo,
+    TokenOwner,
     WriteBatch,
     WriteOutcome,
 )
@@ -145,6 +148,60 @@ class Store:
         with self._writing() as cur:
             return _writes.person(cur, platform, user_id, display_name)
 
+    def find_person(self, platform: str, user_id: str) -> int | None:
+        """The person behind a platform identity, without creating one."""
+        with self._reading() as cur:
+            found = _queries.identity(cur, platform, user_id)
+        return found and found[0]
+
+    def people_named(self, name: str) -> list[tuple[int, str]]:
+        """(person_id, display name) of the people whose display name is ``name`` (case ignored)."""
+        with self._reading() as cur:
+            return _queries.people_named(cur, name)
+
+    # Personal API tokens
+
+    def add_token(self, token: NewToken) -> None:
+        with self._writing() as cur:
+            _tokens.add(cur, token)
+
+    def use_token(self, sha256: str, now: datetime) -> TokenOwner | None:
+        """Who holds the token with this hash (None when no token has it); a live token's last use becomes ``now``.
+
+        An unknown hash costs one read and no transaction: anyone who can reach the API can send one.
+        """
+        with self._reading() as cur:
+            found = _tokens.owner(cur, sha256)
+        if found is not None and found.revoked_at is None:
+            with self._writing() as cur:
+                _tokens.touch(cur, sha256, as_utc(now))
+        return found
+
+    def tokens(self, person_id: int | None = None) -> list[TokenInfo]:
+        """One person's tokens, or everyone's; newest first, revoked ones included."""
+        with self._reading() as cur:
+            return _tokens.listed(cur, person_id)
+
+    def revoke_token(self, prefix: str, person_id: int | None, now: datetime) -> list[str]:
+        """Revoke the live token shown as ``prefix`` (only among ``person_id``'s unless None); the hashes revoked."""
+        with self._writing() as cur:
+            return _tokens.revoke(cur, prefix, person_id, as_utc(now))
+
+    def issue_token(self, platform: str, user_id: str, display_name: str, token: NewToken, *,
+                    replacing: bool = False) -> int:
+        """Add ``token`` for the person behind (platform, user_id), made when new; returns the person id.
+
+        ``token.person_id`` is ignored: the person is found (or made) in the same transaction. ``replacing``
+        revokes that person's other live tokens with the same label (``kernelrank up`` issues a fresh local token
+        at every start).
+        """
+        with self._writing() as cur:
+            person_id = _writes.person(cur, platform, user_id, display_name)
+            _tokens.add(cur, NewToken(token.sha256, token.prefix, person_id, token.label, token.created_at))
+            if replacing:
+                _tokens.revoke_labelled(cur, person_id, token.label, token.sha256, as_utc(token.created_at))
+        return person_id
+
     # Submissions and runs
 
     def add_submissions(self, items: list[NewSubmission]) -> list[Submission]:
@@ -192,6 +249,11 @@ class Store:
         """Runs without a result (queued or running), oldest first: what to resume after a restart."""
         with self._reading() as cur:
             return _queries.unfinished_runs(cur)
+
+    def recent_runs(self, since: datetime) -> list[tuple[int, str, datetime]]:
+        """(person_id, gpu, submitted at) of every run submitted since ``since``, oldest first (rate limits)."""
+        with self._reading() as cur:
+            return _queries.recent_runs(cur, as_utc(since))
 
     def count_submissions_since(self, person_id: int, since: datetime) -> int:
         with self._reading() as cur:

@@ -52,8 +52,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {s.name: s for s in (
                usage_args="ID"),
     Subcommand("queue", CommandKind.QUEUE, ("gpu",), 0, "jobs waiting and running per GPU", usage_args="[GPU]"),
     Subcommand("stats", CommandKind.STATS, about="kernelrank in figures"),
-    Subcommand("token", CommandKind.TOKEN, about="a personal token for the terminal client and the web (private)",
-               private=True),
+    Subcommand("token", CommandKind.TOKEN, ("action", "prefix"), 0,
+               "a personal token for the terminal client and the web; list or revoke yours (private)", True,
+               "[new|list|revoke PREFIX]"),
     Subcommand("help", None, about="this help", private=True),
 )}
 

@@ -41,6 +41,7 @@ from core.messages import (
     encode,
 )
 from core.report import error_reply
+from core.roles import API_PLATFORMS
 from core.signing import sign
 
 if TYPE_CHECKING:
@@ -359,15 +360,19 @@ def _misrouted(command: Command, subject: str) -> Reply | None:
     """An error reply when a command names a user or a reply route of another platform than its subject's.
 
     Only a platform's own adapter may publish on its command subject (``core.roles``), so the subject says
-    who vouches for the user; a command claiming another platform's user is refused, never answered.
+    who vouches for the user; a command claiming another platform's user, or carrying a token's hash (which
+    only the API process may send) on a chat subject, is refused, never answered.
     """
     platform = subjects.command_platform(subject)
-    if command.actor.platform.value == platform and command.reply_to.platform.value == platform:
+    token_ok = not command.credential_sha256 or platform in {p.value for p in API_PLATFORMS}
+    if command.actor.platform.value == platform and command.reply_to.platform.value == platform and token_ok:
         return None
-    log.warning("refused command %s on %s: it names a %s user and a %s reply route", command.id, subject,
-                command.actor.platform.value, command.reply_to.platform.value)
+    log.warning("refused command %s on %s: it names a %s user and a %s reply route%s", command.id, subject,
+                command.actor.platform.value, command.reply_to.platform.value,
+                "" if token_ok else ", and carries a token's hash")
     return error_reply(command.reply_to, f"kernelrank refuses this request: it came through the {platform} "
-                       f"side but speaks for a {command.actor.platform.value} user.", command.id)
+                       f"side but speaks for a {command.actor.platform.value} user"
+                       f"{'' if token_ok else ' or a token holder'}.", command.id)
 
 
 async def _answer_safely(handler: Callable[[Command], Awaitable[Reply]], command: Command) -> Reply:

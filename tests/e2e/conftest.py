@@ -4,7 +4,7 @@
 test chooses: the real ``LocalRunner`` (the harness on CPU) or a ``FakeRunner`` with canned results.
 
 ``make_system`` shares one anonymous connection to an open NATS between the core, the worker and the
-client; ``make_authed_system`` connects each as its role (core, worker, api) to a NATS that asks for
+client; ``make_authed_system`` connects each as its role (core, worker, discord) to a NATS that asks for
 credentials, as ``kernelrank up`` runs them. ``on_bus`` runs a test on both: it gives the way to make a
 system, the NATS URL, and the environment that hands a child process the credentials of a role.
 """
@@ -17,6 +17,7 @@ import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,24 +36,26 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 
 @dataclass
 class System:
-    bus: Bus                     # the client's connection (the api role where the bus asks for credentials)
+    bus: Bus                     # the client's connection: a Discord adapter's (its role where the bus asks)
     store: Store
     service: CoreService
     settings: Settings
     route: str = "e2e"
     tasks: list[asyncio.Task] = field(default_factory=list)
     buses: list[Bus] = field(default_factory=list)     # every connection the system opened, the client's included
+    reader: Bus | None = None    # reads the replies the core stored (the core's connection where the bus asks)
 
     def actor(self, user: str) -> Actor:
-        return Actor(platform=Platform.CLI, user_id=user, display_name=user.title())
+        """A person as a chat adapter vouches for them (a terminal actor without a token is refused)."""
+        return Actor(platform=Platform.DISCORD, user_id=user, display_name=user.title())
 
     async def submit(self, user: str, source: str, file_name: str = "k.py", **kwargs) -> Reply:
-        cmd = submit_command(self.actor(user), ReplyTo(Platform.CLI, self.route), file_name, source.encode(),
+        cmd = submit_command(self.actor(user), ReplyTo(Platform.DISCORD, self.route), file_name, source.encode(),
                              **kwargs)
         return await self.bus.request(cmd, timeout_s=10)
 
     async def ask(self, user: str, kind: CommandKind, **args) -> Reply:
-        return await self.bus.request(query_command(self.actor(user), ReplyTo(Platform.CLI, self.route), kind,
+        return await self.bus.request(query_command(self.actor(user), ReplyTo(Platform.DISCORD, self.route), kind,
                                                     **args), timeout_s=10)
 
     async def finals(self, run_ids: set[str], timeout_s: float = 60) -> dict[str, Reply]:
@@ -60,7 +63,7 @@ class System:
         found: dict[str, Reply] = {}
 
         async def collect() -> None:
-            async for reply in self.bus.follow_replies(self.route):
+            async for reply in (self.reader or self.bus).follow_replies(self.route, Platform.DISCORD):
                 if reply.final and reply.in_reply_to in run_ids:
                     found[reply.in_reply_to] = reply
                     if len(found) == len(run_ids):
@@ -78,7 +81,7 @@ def problems(tmp_path: Path) -> Path:
     return target
 
 
-ROLES = (Role.CORE, Role.WORKER, Role.API)
+ROLES = (Role.CORE, Role.WORKER, Role.DISCORD)
 Connect = Callable[[], Awaitable[dict[Role, Bus]]]     # one system's connections, by role
 
 
@@ -87,16 +90,18 @@ async def systems(connect: Connect, nats_url: str, tmp_path: Path, problems: Pat
     started: list[tuple[System, asyncio.Event, Database]] = []
 
     async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024,
-                    announce: list[str] | None = None, pools: list[str] | None = None) -> System:
+                    announce: list[str] | None = None, pools: list[str] | None = None, **more: Any) -> System:
+        """``more``: other ``Settings`` fields, e.g. ``admins=["discord:root"]``."""
         settings = Settings(home=tmp_path / "var", problems_dir=problems, nats_url=nats_url,
                             rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5,
-                            announce=announce or [])
+                            announce=announce or [], **more)
         buses = await connect()
         store = Store(settings.database)
         db = Database(store)
         service = CoreService(buses[Role.CORE], db, settings, pools or ["CPU"])
         await service.start()
-        system = System(buses[Role.API], store, service, settings, buses=list(dict.fromkeys(buses.values())))
+        system = System(buses[Role.DISCORD], store, service, settings, buses=list(dict.fromkeys(buses.values())),
+                        reader=buses[Role.CORE])
         stop = asyncio.Event()
         worker = Worker(buses[Role.WORKER], "CPU", runner, concurrency=2, poll_s=0.2, status_s=0.5)
         system.tasks.append(asyncio.create_task(worker.run(stop)))

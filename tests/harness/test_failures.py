@@ -130,15 +130,18 @@ def test_a_problem_without_cpu_support_is_refused_on_cpu(evaluate_fixture):
     assert "runs on cuda, not on cpu" in failure.message
 
 
-@pytest.mark.parametrize("how", ["cu_file", "cu_problem"])
-def test_cuda_sources_are_not_supported_yet(harness_server, make_job, how):
+def test_a_cu_file_for_a_python_problem_is_refused(harness_server, make_job):
     job = make_job("correct")
-    if how == "cu_file":
-        job.submission_name = "kernel.cu"
-    else:
-        job.problem = dataclasses.replace(job.problem, task=dataclasses.replace(job.problem.task, lang="cu"))
+    job.submission_name = "kernel.cu"
     failure = _failed(harness_server.evaluate(job), FailureKind.UNSUPPORTED, Status.ERROR)
-    assert "CUDA (.cu) leaderboards arrive with the CUDA issue" in failure.message
+    assert "takes Python submissions" in failure.message and "lang: cu problems" in failure.message
+
+
+def test_a_cuda_problem_is_refused_on_cpu(harness_server, make_job):
+    job = make_job("correct")
+    job.problem = dataclasses.replace(job.problem, task=dataclasses.replace(job.problem.task, lang="cu"))
+    failure = _failed(harness_server.evaluate(job), FailureKind.UNSUPPORTED_DEVICE, Status.ERROR)
+    assert "CUDA leaderboard" in failure.message
 
 
 def test_a_broken_reference_blames_the_problem(harness_server, make_job):

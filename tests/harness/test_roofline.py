@@ -1,13 +1,21 @@
 """Roofline maths: the safe expression evaluator, achieved rates, % of peak, the speed-of-light floor."""
 
+import json
 import math
 
 import pytest
 
 from harness.codec import from_jsonable
-from harness.device import Peaks, peaks_for
+from harness.device import PEAKS_FILE_ENV, Peaks, peaks_for
 from harness.problem import Roofline
-from harness.roofline import achieved, below_speed_of_light, evaluate_expr, speed_of_light_floor_us
+from harness.roofline import (
+    IMPOSSIBLE_FRACTION,
+    achieved,
+    below_speed_of_light,
+    evaluate_expr,
+    impossible_time,
+    speed_of_light_floor_us,
+)
 
 SPEC = {"n": 1_000_000, "k": 3, "dtype": "fp16", "seed": 42}
 # A made-up GPU with round numbers: 1000 GB/s, 100 TFLOP/s fp16, no fp8.
@@ -78,19 +86,30 @@ def test_achieved_without_peaks_or_roofline():
     assert achieved(VECTORADD, SPEC, 0.0, ROUND) == (None, None, None)
 
 
-def test_floor_is_the_slower_of_memory_and_compute_at_peak_plus_margin():
-    assert speed_of_light_floor_us(VECTORADD, SPEC, ROUND) == pytest.approx(6e6 / 1.1e6)   # 5.45 us
+def test_floor_is_the_slower_of_memory_and_compute_at_peak():
+    assert speed_of_light_floor_us(VECTORADD, SPEC, ROUND) == pytest.approx(6.0)           # 6e6 B at 1000 GB/s
     compute_heavy = Roofline(bytes="8", flops="n * 1000", dtype="fp32")                    # 1e9 flop at 10 TF
-    assert speed_of_light_floor_us(compute_heavy, SPEC, ROUND) == pytest.approx(1e9 / 11e6)
+    assert speed_of_light_floor_us(compute_heavy, SPEC, ROUND) == pytest.approx(100.0)
     assert speed_of_light_floor_us(VECTORADD, SPEC, None) is None
     assert speed_of_light_floor_us(Roofline(), SPEC, ROUND) is None                        # no work declared
 
 
-def test_times_below_the_floor_are_rejected():
-    assert below_speed_of_light(VECTORADD, SPEC, 5.0, ROUND)
-    assert not below_speed_of_light(VECTORADD, SPEC, 5.5, ROUND)
-    assert not below_speed_of_light(VECTORADD, SPEC, 5.5, ROUND, dtype="fp32")
+def test_times_under_80_percent_of_the_floor_are_impossible():
+    assert IMPOSSIBLE_FRACTION == 0.8                                    # the floor is 6 us: 4.8 us is the line
+    assert below_speed_of_light(VECTORADD, SPEC, 4.79, ROUND)
+    assert not below_speed_of_light(VECTORADD, SPEC, 4.81, ROUND)
+    assert not below_speed_of_light(VECTORADD, SPEC, 5.5, ROUND)         # faster than the floor, within grace
+    assert not below_speed_of_light(VECTORADD, SPEC, 4.81, ROUND, dtype="fp32")
     assert not below_speed_of_light(VECTORADD, SPEC, 1.0, None)          # unknown GPU: no floor
+
+
+def test_the_reason_names_the_bound_resource_and_the_floor():
+    memory = impossible_time(VECTORADD, SPEC, 1.0, ROUND)
+    assert memory == "1 us is under 80% of the 6 us this GPU needs at least (6e+06 bytes at 1000 GB/s, its peak)"
+    compute = impossible_time(Roofline(bytes="8", flops="n * 1000", dtype="fp32"), SPEC, 50.0, ROUND)
+    assert "100 us" in compute and "1e+09 operations at 10 TFLOP/s" in compute
+    assert impossible_time(VECTORADD, SPEC, 6.0, ROUND) is None
+    assert "not a positive, finite time" in impossible_time(VECTORADD, SPEC, 0.0, ROUND)
 
 
 @pytest.mark.parametrize("median_us", [0.0, -1.0, math.nan, math.inf])
@@ -124,3 +143,17 @@ def test_peaks_for_dense_hopper_rates_and_unknown_names():
     assert h100.tflops == {"fp32": 67.0, "tf32": 494.75, "bf16": 989.5, "fp16": 989.5, "fp8": 1979.0}
     for unknown in ("NVIDIA GH200 480GB", "NVIDIA GeForce RTX 4090", "cpu", ""):
         assert peaks_for(unknown) is None
+
+
+def test_measured_peaks_override_the_datasheet(tmp_path, monkeypatch):
+    measured = tmp_path / "peaks.json"
+    measured.write_text(json.dumps({"H100.*HBM3": {"bandwidth_gbps": 3010, "tflops": {"fp16": 700}},
+                                    "RTX 4090": {"bandwidth_gbps": 1008, "tflops": {"fp32": 82.6}}}))
+    monkeypatch.setenv(PEAKS_FILE_ENV, str(measured))
+    h100 = peaks_for("NVIDIA H100 80GB HBM3")
+    assert h100.bandwidth_gbps == 3010 and h100.tflops["fp16"] == 700 and h100.tflops["bf16"] == 989.5
+    assert peaks_for("NVIDIA GeForce RTX 4090").tflops == {"fp32": 82.6}       # unknown to the datasheet table
+    assert peaks_for("NVIDIA H200").bandwidth_gbps == 4800.0                    # not measured: datasheet
+    measured.write_text("not json")
+    monkeypatch.setenv(PEAKS_FILE_ENV, str(measured) + "x")                      # unreadable: datasheet
+    assert peaks_for("NVIDIA H100 80GB HBM3").bandwidth_gbps == 3350.0

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from cases import PROBLEMS
 
-from core.commands import submit_command
+from core.commands import query_command, submit_command
 from core.leaderboards import leaderboard_for
 from core.messages import CommandKind, Platform, Reply, ReplyTo, Tone
 from harness import load_problem
@@ -44,7 +44,7 @@ async def system(make_system):
 
 
 async def _submit(system, content: bytes, file_name: str = "k.py", **kwargs) -> Reply:
-    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.CLI, system.route), file_name, content, **kwargs)
+    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.DISCORD, system.route), file_name, content, **kwargs)
     return await system.bus.request(cmd, timeout_s=10)
 
 
@@ -96,12 +96,15 @@ async def test_the_rate_limit(system):
 
 async def test_unicode_names_are_accepted_and_kept(system):
     system.accepted = 1
-    cmd = submit_command(dataclasses.replace(system.actor("eve"), display_name="Zoë 🚀 Ωmega"),
-                         ReplyTo(Platform.CLI, system.route), "kérnel_🚀.py", CORRECT.encode(), leaderboard="vectoradd")
+    zoe = dataclasses.replace(system.actor("eve"), display_name="Zoë 🚀 Ωmega")
+    cmd = submit_command(zoe, ReplyTo(Platform.DISCORD, system.route), "kérnel_🚀.py", CORRECT.encode(),
+                         leaderboard="vectoradd")
     accepted = await system.bus.request(cmd, timeout_s=10)
     assert accepted.tone is not Tone.ERROR, _text(accepted)
     await system.finals({run["run_id"] for run in accepted.data["runs"]})
-    detail = await system.ask("eve", CommandKind.SUBMISSION, id=str(accepted.data["submission_id"]))
+    detail = await system.bus.request(query_command(zoe, ReplyTo(Platform.DISCORD, system.route),
+                                                    CommandKind.SUBMISSION, id=str(accepted.data["submission_id"])),
+                                      timeout_s=10)
     assert "kérnel_🚀.py" in detail.title and "Zoë 🚀 Ωmega" in detail.title
 
 
@@ -126,7 +129,7 @@ async def test_many_unknown_gpus(system):
 
 
 async def test_a_submission_without_a_file(system):
-    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.CLI, system.route), "k.py", b"", leaderboard="x")
+    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.DISCORD, system.route), "k.py", b"", leaderboard="x")
     cmd = dataclasses.replace(cmd, attachment=None)
     _refused(await system.bus.request(cmd, timeout_s=10), "Attach the kernel file")
 

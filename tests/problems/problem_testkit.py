@@ -18,7 +18,11 @@ from harness.problem import Problem
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = REPO / "problems"
-PROBLEM_DIRS = sorted(task.parent for task in PROBLEMS.glob("*/task.yml"))
+ALL_PROBLEM_DIRS = sorted(task.parent for task in PROBLEMS.glob("*/task.yml"))
+# Python problems (lang: py); the CUDA ones (lang: cu) take .cu submissions and have a suite of their own.
+CU_PROBLEM_DIRS = [folder for folder in ALL_PROBLEM_DIRS
+                   if re.search(r'(?m)^lang:\s*"?cu"?\s*$', (folder / "task.yml").read_text())]
+PROBLEM_DIRS = [folder for folder in ALL_PROBLEM_DIRS if folder not in CU_PROBLEM_DIRS]
 # Written exactly in the public GPU MODE format, without kernelrank's extensions (see its README).
 COMPAT_PROBLEM = "gpumode-compat-scale"
 

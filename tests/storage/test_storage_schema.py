@@ -11,7 +11,7 @@ from storage_testkit import python_child, raw_rows
 from storage import SchemaTooNew, Store, StoreError, StoreLocked
 from storage._schema import MIGRATIONS, Migration, migrate
 
-TABLES = {"people", "identities", "leaderboards", "code_blobs", "submissions", "runs", "shape_results",
+TABLES = {"api_tokens", "people", "identities", "leaderboards", "code_blobs", "submissions", "runs", "shape_results",
           "personal_bests", "audit_log", "schema_migrations"}
 
 

@@ -28,8 +28,11 @@ def register(group: app_commands.Group, svc: Services, tree: app_commands.Comman
         await svc.query(itx, CommandKind.EVAL_CODE, public=False)
 
     @group.command(name="token", description="A personal token for the terminal client and the web (only you see it)")
-    async def token(itx: discord.Interaction) -> None:
-        await svc.query(itx, CommandKind.TOKEN, public=False)
+    @app_commands.describe(action="new (the default): make one, shown once; list: yours; revoke: end one",
+                           prefix="For revoke: the token's first characters, as `list` shows them")
+    @app_commands.choices(action=[app_commands.Choice(name=name, value=name) for name in ("new", "list", "revoke")])
+    async def token(itx: discord.Interaction, action: str = "new", prefix: str | None = None) -> None:
+        await svc.query(itx, CommandKind.TOKEN, public=False, action=action, prefix=prefix)
 
     @group.command(name="help", description="What every command does")
     async def help_(itx: discord.Interaction) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import io
 import zipfile
+from datetime import UTC, datetime
 
 import nats
 from discord_testkit import CORRECT, SUBMIT_RANKED, flags, texts
 
 from core import subjects
 from core.messages import Command, CommandKind, Platform, decode
+from core.tokenformat import token_sha256
 from runners.fake import FakeRunner
 from tests.fakes.discord import objects as o
 from tests.fakes.discord import payloads
@@ -189,3 +191,20 @@ async def test_a_command_discord_knows_but_the_bot_does_not_is_explained(make_sy
 async def _until(condition) -> None:
     while not condition():
         await asyncio.sleep(0.05)
+
+
+async def test_a_token_from_discord_is_shown_once_privately_and_can_be_listed_and_revoked(make_system, make_bot):
+    system = await make_system(FakeRunner())
+    bot = await make_bot(system)
+    asked = await bot.slash(["leaderboard", "token"])
+    made = await bot.answer(asked)
+    assert flags(bot.calls(asked)[0]) & EPHEMERAL
+    (token,) = {word.strip("`") for word in texts(made).split() if word.strip("`").startswith("kr_")
+                and len(word.strip("`")) > 40}
+    owner = system.store.use_token(token_sha256(token), datetime.now(UTC))
+    assert owner is not None and owner.identities == [f"discord:{payloads.ADA['id']}"]   # the Discord person, no other
+    listed = await bot.answer(await bot.slash(["leaderboard", "token"], {"action": "list"}))
+    assert token[:12] in texts(listed) and token not in texts(listed)
+    revoked = await bot.answer(await bot.slash(["leaderboard", "token"], {"action": "revoke", "prefix": token[:12]}))
+    assert "no longer works" in texts(revoked)
+    assert system.store.use_token(token_sha256(token), datetime.now(UTC)).revoked_at is not None

@@ -25,6 +25,8 @@ CMD = "/kernelrank"
     ("queue H100", CommandKind.QUEUE, {"gpu": "H100"}),
     ("eval-code", CommandKind.EVAL_CODE, {}),
     ("token", CommandKind.TOKEN, {}),
+    ("token list", CommandKind.TOKEN, {"action": "list"}),
+    ("token revoke kr_AbCdEfGh1", CommandKind.TOKEN, {"action": "revoke", "prefix": "kr_AbCdEfGh1"}),
     ("stats", CommandKind.STATS, {}),
     ("<@U0KRBOT> show vectoradd", CommandKind.SHOW, {"leaderboard": "vectoradd"}),
 ])

@@ -1,0 +1,73 @@
+"""Replies and errors as HTTP responses, and a submission's progress as server-sent events."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.responses import JSONResponse
+
+from core.messages import Command, Platform, Reply, Tone
+from harness.codec import to_jsonable
+
+# The core's error codes (core.errors) and the API's own, as statuses; an error reply without a code is internal.
+STATUS = {"invalid": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404, "too_large": 413,
+          "unsupported": 415, "rate_limited": 429, "internal": 500, "unavailable": 503}
+PING_S = 15                    # a comment line this often keeps proxies from closing a quiet stream
+
+
+class Core(Protocol):
+    """What the API needs of the bus: ``core.bus.Bus`` is one."""
+
+    async def request(self, command: Command, timeout_s: float = ...) -> Reply: ...
+
+    def follow_replies(self, route: str, platform: Platform = ...) -> AsyncIterator[Reply]: ...
+
+
+def error(code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """One sentence for the person, under a code a program can act on."""
+    if code == "unauthenticated":
+        headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="kernelrank"'}
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=STATUS.get(code, 400),
+                        headers=headers)
+
+
+def answer(reply: Reply, status: int = 200) -> JSONResponse:
+    """The core's reply as the response: the reply itself, or an error with the status its code implies."""
+    if reply.tone is Tone.ERROR:
+        code = str(reply.data.get("error") or "internal")
+        retry = reply.data.get("retry_after_s")
+        return error(code, _sentence(reply), {"Retry-After": str(retry)} if retry else None)
+    return JSONResponse(to_jsonable(reply), status_code=status)
+
+
+def stream(accepted: Reply, route: str, core: Core) -> EventSourceResponse:
+    """The acceptance, then every progress update and report of the submission's runs, then ``end``."""
+    return EventSourceResponse(_events(accepted, route, core), ping=PING_S)
+
+
+async def _events(accepted: Reply, route: str, core: Core) -> AsyncIterator[ServerSentEvent]:
+    yield _event(accepted)
+    waiting = {run["run_id"] for run in accepted.data.get("runs", [])}
+    replies = core.follow_replies(route)
+    async with contextlib.aclosing(replies):
+        async for reply in replies:
+            if reply.in_reply_to not in waiting:
+                continue
+            yield _event(reply)
+            if reply.final:
+                waiting.discard(reply.in_reply_to)
+            if not waiting:
+                break
+    yield ServerSentEvent(event="end", data="{}")
+
+
+def _event(reply: Reply) -> ServerSentEvent:
+    return ServerSentEvent(event="reply", data=json.dumps(to_jsonable(reply), separators=(",", ":")))
+
+
+def _sentence(reply: Reply) -> str:
+    return " ".join(part.text for part in reply.parts if part.text).strip() or "kernelrank refused the request."

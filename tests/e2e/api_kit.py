@@ -1,0 +1,57 @@
+"""Helpers for tests of the HTTP API and the terminal client: tokens, the API process on a free port, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from adapters.api.serve import run_api
+from core.config import Settings
+from core.messages import CommandKind, Tone
+
+REPO = Path(__file__).resolve().parents[2]
+SUBMISSIONS = REPO / "tests" / "fixtures" / "harness" / "submissions"
+
+
+async def token_of(system, user: str) -> str:
+    """A token got the way a Discord user gets one: `/leaderboard token`."""
+    reply = await system.ask(user, CommandKind.TOKEN)
+    assert reply.tone is not Tone.ERROR and reply.ephemeral, reply.parts
+    return reply.data["token"]
+
+
+@contextlib.asynccontextmanager
+async def serving_api(settings: Settings, nats_url: str) -> AsyncIterator[str]:
+    """``kernelrank api`` on a free port of this host (its real entry point, on this loop); yields its URL."""
+    settings = dataclasses.replace(settings, api_host="127.0.0.1", api_port=0)
+    settings.api_url_file.unlink(missing_ok=True)
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_api(settings, nats_url, stop))
+    for _ in range(500):
+        if settings.api_url_file.is_file() or task.done():
+            break
+        await asyncio.sleep(0.02)
+    if task.done():
+        await task
+    try:
+        yield settings.api_url_file.read_text()
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+async def kernelrank(cwd: Path, *args: str, stdin: str = "", **env: str) -> tuple[int, str]:
+    """Run ``kernelrank ARGS`` as a person would; ``env`` adds settings (a login file under ``cwd`` only)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
+    full = {**clean, "PYTHONPATH": str(REPO), "XDG_CONFIG_HOME": str(cwd / "config"),
+            "KERNELRANK_HOME": str(cwd / "var"), **env}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", *args, cwd=cwd, env=full,
+                                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
+    return proc.returncode, out.decode()

@@ -1,0 +1,157 @@
+"""Builds of .cu submissions and load_inline calls: nvcc for sm_90a, errors with file and line, the cache.
+
+Everything runs for real: nvcc (CUDA toolkit installed here, no GPU needed to compile), the sandboxed
+builder forked from this process, the content-addressed cache on disk, and a harness server whose jobs try
+to write the cache. Running a built module needs a GPU: those tests are marked ``cuda``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from harness import EvalJob, FailureKind, HarnessServer, Mode, Status, builds, load_problem, sandbox
+from harness.build_cache import BuildCache, key
+from harness.builder import Builds
+from harness.toolchain import ARCHES, arch_named, nvcc
+
+REPO = Path(__file__).resolve().parents[2]
+CU_PROBLEMS = ("vectoradd_cu", "grayscale_cu")
+needs_nvcc = pytest.mark.skipif(nvcc() is None, reason="no CUDA compiler (nvcc) on this machine")
+H100 = ARCHES["9.0"].sm
+
+
+def _sources(problem: str) -> list[Path]:
+    folder = REPO / "problems" / problem
+    return [folder / "template.cu", *sorted(folder.glob("solutions/*/*.cu"))]
+
+
+@pytest.fixture(scope="module")
+def capability() -> sandbox.Capability:
+    return sandbox.probe("auto")
+
+
+def test_the_arch_table_names_one_target_per_gpu() -> None:
+    assert {a.sm for a in ARCHES.values()} == {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a"}
+    assert arch_named("9.0").sm == arch_named("sm_90").sm == arch_named("sm_90a").sm == "sm_90a"
+    assert arch_named("12.0").sm == "sm_120" and arch_named("nonsense") is None
+
+
+@needs_nvcc
+@pytest.mark.parametrize("source", [s for p in CU_PROBLEMS for s in _sources(p)],
+                         ids=lambda p: str(p.relative_to(REPO)))
+def test_every_shipped_cu_source_compiles_for_sm_90a(source: Path, tmp_path: Path) -> None:
+    problem = load_problem(source.parents[2] if source.parent.name in ("correct", "wrong") else source.parent)
+    outcome = builds.run(builds.cu_request(problem.files, problem.submission_name, source.read_text(), H100), tmp_path)
+    assert outcome.ok, outcome.log
+    module = outcome.files[builds.CU_MODULE]
+    assert module[:4] == b"\x7fELF" and b"kr_custom_kernel" in module
+
+
+@needs_nvcc
+def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
+    problem = load_problem(REPO / "problems" / "vectoradd_cu")
+    source = (REPO / "problems/vectoradd_cu/solutions/correct/half2_add.cu").read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "output_t c(n);" in text)
+    broken = "\n".join(source).replace("output_t c(n);", "output_t c(n) undeclared_name;")
+    outcome = builds.run(builds.cu_request(problem.files, problem.submission_name, broken, H100), tmp_path)
+    assert not outcome.ok
+    log = builds.user_log(outcome.log, problem.submission_name, "my_kernel.cu", str(tmp_path))
+    assert builds.first_error(log).startswith(f"my_kernel.cu({line}): error")
+    assert "submission.cu" not in log and str(tmp_path) not in log
+
+
+@needs_nvcc
+def test_a_missing_custom_kernel_fails_at_link_time(tmp_path: Path) -> None:
+    problem = load_problem(REPO / "problems" / "vectoradd_cu")
+    outcome = builds.run(builds.cu_request(problem.files, problem.submission_name, "// nothing here\n", H100), tmp_path)
+    assert not outcome.ok and "custom_kernel" in outcome.log
+
+
+@needs_nvcc
+def test_compile_errors_reach_the_result_through_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNELRANK_CUDA_ARCH", "sm_90a")       # no GPU here: build for an H100 anyway
+    monkeypatch.setenv("KERNELRANK_BUILD_CACHE", str(tmp_path / "cache"))
+    problem = load_problem(REPO / "problems" / "vectoradd_cu")
+    job = EvalJob(problem=problem, submission_name="fast_add.cu", mode=Mode.TEST,
+                  submission_source='#include "task.h"\noutput_t custom_kernel(input_t data) { return data.a + 1; }\n')
+    with HarnessServer() as server:
+        result = server.evaluate(job)
+    assert result.status is Status.ERROR and result.failure.kind is FailureKind.COMPILE_ERROR
+    assert result.failure.message.startswith("The submission failed to compile: fast_add.cu(2): error")
+    assert "fast_add.cu(2): error" in result.failure.log_tail and result.compile_s > 0
+
+
+@needs_nvcc
+def test_the_second_build_is_a_cache_hit(tmp_path: Path, capability: sandbox.Capability) -> None:
+    problem = load_problem(REPO / "problems" / "vectoradd_cu")
+    source = (REPO / "problems/vectoradd_cu/solutions/correct/half2_add.cu").read_text()
+    request = builds.cu_request(problem.files, problem.submission_name, source, H100)
+    cache = BuildCache(tmp_path / "cache", 2**30)
+
+    first = Builds(cache, capability).build(request, 120)
+    second = Builds(cache, capability).build(request, 120)
+    other = Builds(cache, capability).build(builds.cu_request(problem.files, problem.submission_name, source, "sm_80"),
+                                            120)
+
+    assert first.ok and not first.cached, first.log
+    assert second.ok and second.cached and second.files == first.files
+    assert other.ok and not other.cached                            # another GPU, another key
+    entry = cache.entry(request.key())
+    assert sorted(p.name for p in entry.iterdir()) == [builds.CU_MODULE]
+    assert not stat.S_IMODE(entry.stat().st_mode) & 0o022        # nobody else may write it
+
+
+def test_the_cache_renames_atomically_evicts_least_recently_used_and_keeps_the_first(tmp_path: Path) -> None:
+    cache = BuildCache(tmp_path, max_bytes=250)
+    keys = [key({"n": n}) for n in range(3)]
+    for n, build_key in enumerate(keys):
+        cache.store(build_key, {"module.so": bytes([n]) * 100})
+        os.utime(cache.entry(build_key), (n, n))                  # older first
+    assert cache.lookup(keys[0]) is None                          # 300 bytes > 250: the oldest went
+    assert cache.lookup(keys[1]) is not None and cache.lookup(keys[2]) is not None
+    cache.store(keys[2], {"module.so": b"\xff" * 100})            # a second build of a stored key loses the race
+    assert (cache.entry(keys[2]) / "module.so").read_bytes() == bytes([2]) * 100
+    assert not [p for p in tmp_path.rglob(".incoming-*")]
+    with pytest.raises(ValueError, match="plain name"):
+        cache.store(key({"n": 9}), {"../escape.so": b""})
+
+
+def test_only_plain_load_inline_arguments_are_built_outside_the_job() -> None:
+    call = {"name": "add_ext", "cpp_sources": "torch::Tensor add(torch::Tensor a);", "cuda_sources": ["// cuda"],
+            "functions": ["add"], "extra_cuda_cflags": ["-O3"], "verbose": True}
+    request = builds.extension_request(call, "sm_90a", {"task.py": "x"})
+    assert request is not None and "verbose" not in request.options and request.sources == {}
+    assert request.key() == builds.extension_request(dict(call, verbose=False), "sm_90a", {}).key()
+    assert request.key() != builds.extension_request(dict(call, extra_cuda_cflags=["-O2"]), "sm_90a", {}).key()
+    assert builds.extension_request(dict(call, extra_include_paths=["."]), "sm_90a", {"task.h": "x"}).sources
+    for odd in ({"build_directory": "/tmp/x"}, {"name": "../x"}, {"functions": [object()]},
+                {"cpp_sources": type("Sneaky", (str,), {})("x")}, {"sycl_sources": ["x"]}):
+        assert builds.extension_request({**call, **odd}, "sm_90a", {}) is None
+
+
+@needs_nvcc
+def test_a_submission_cannot_plant_a_module_in_the_cache(tmp_path: Path, capability: sandbox.Capability,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job computes the cache key of a known-good source (all of it is public) and writes a trojan where the
+    cache keeps that build; the next build of that source must still be the honest one."""
+    cache_root = tmp_path / "cache"
+    monkeypatch.setenv("KERNELRANK_BUILD_CACHE", str(cache_root))
+    problem = load_problem(REPO / "problems" / "vectoradd_cu")
+    source = (REPO / "problems/vectoradd_cu/solutions/correct/half2_add.cu").read_text()
+    request = builds.cu_request(problem.files, problem.submission_name, source, H100)
+    target = BuildCache(cache_root, 2**30).entry(request.key()) / builds.CU_MODULE
+    planter = (REPO / "tests/fixtures/harness/cuda/plant_cache.py").read_text().replace('"TARGET"', repr(str(target)))
+    fixture = load_problem(REPO / "tests/fixtures/harness/vectoradd")
+    with HarnessServer() as server:
+        planted = server.evaluate(EvalJob(problem=fixture, submission_name="plant.py", submission_source=planter,
+                                          mode=Mode.TEST, device="cpu"))
+    assert planted.status is Status.PASSED, planted.failure
+    assert "planted" in planted.stdout or "refused" in planted.stdout     # its own private /tmp, or read-only
+    assert not target.exists()
+    honest = Builds(BuildCache(cache_root, 2**30), capability).build(request, 120)
+    assert honest.ok and not honest.cached and b"TROJAN" not in honest.files[builds.CU_MODULE]
+    assert target.read_bytes() == honest.files[builds.CU_MODULE]
