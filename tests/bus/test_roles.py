@@ -240,7 +240,10 @@ async def test_a_command_that_speaks_for_another_platforms_user_is_refused(authe
         try:
             from core.messages import decode, encode
 
-            for claimed in (command(Platform.CLI, Platform.DISCORD), command(Platform.DISCORD, Platform.SLACK)):
+            with_token = command(Platform.DISCORD)
+            with_token.credential_sha256 = "0" * 64               # only the API process may speak for a token
+            for claimed in (command(Platform.CLI, Platform.DISCORD), command(Platform.DISCORD, Platform.SLACK),
+                            with_token):
                 raw = await p.nc.request(subjects.command_subject("discord"), encode(claimed), timeout=5)
                 answer = decode(Reply, raw.data)
                 assert answer.tone is Tone.ERROR and "refuses" in answer.parts[0].text
