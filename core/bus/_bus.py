@@ -205,8 +205,12 @@ class Bus(DeadLetterOps, BucketOps):
             task.add_done_callback(served.tasks.discard)
 
         with translated("serve commands"):
-            served.sub = await self._nc.subscribe(subjects.COMMANDS_ALL, queue=subjects.CORE_QUEUE, cb=on_message)
-            await self._nc.flush()       # the server knows the subscription before we report ready
+            # one subscription per platform, not svc.command.*: measured on nats-server 2.15, a request sent just
+            # after a wildcard queue subscription was flushed sometimes (2 in 40) found no responder
+            served.sub, *served.more = [await self._nc.subscribe(subjects.command_subject(platform.value),
+                                                                 queue=subjects.CORE_QUEUE, cb=on_message)
+                                        for platform in Platform]
+            await self._nc.flush()       # the server knows the subscriptions before we report ready
         return served
 
     # ----- publishing ---------------------------------------------------------------------------
