@@ -15,8 +15,9 @@ from typing import Any
 
 SECRET_FIELDS = frozenset({"slack_bot_token", "slack_app_token", "slack_signing_secret", "discord_token",
                            "github_token"})
-# Masked in reprs too, but read under their KERNELRANK_ names: a personal token, and the one `kernelrank up` issued
-MASKED_FIELDS = SECRET_FIELDS | {"token", "local_token_id"}
+# Masked in reprs too, but read under their KERNELRANK_ names: a personal token, the one `kernelrank up` issued,
+# this process's NATS password and the core's result-signing secret
+MASKED_FIELDS = SECRET_FIELDS | {"token", "local_token_id", "nats_password", "result_secret"}
 
 # Modal's list prices in dollars per GPU-second (docs/runners.md says where they come from); check
 # modal.com/pricing and override with KERNELRANK_GPU_PRICES or a [gpu_prices] table in kernelrank.toml.
@@ -32,6 +33,10 @@ class ConfigError(ValueError):
 class Settings:
     home: Path = Path("var")                       # KERNELRANK_HOME: database, NATS store, logs
     nats_url: str = ""                             # KERNELRANK_NATS_URL: join this NATS instead of starting one
+    nats_user: str = ""                            # KERNELRANK_NATS_USER: this process's NATS user
+    nats_password: str = ""                        # KERNELRANK_NATS_PASSWORD: its password
+    nats_credentials: Path | None = None           # KERNELRANK_NATS_CREDENTIALS: file or folder
+    result_secret: str = ""                        # KERNELRANK_RESULT_SECRET: result-signing secret shared by cores
     db_path: Path | None = None                    # KERNELRANK_DB_PATH (default <home>/kernelrank.duckdb)
     problems_dir: Path = Path("problems")          # KERNELRANK_PROBLEMS_DIR: loaded as leaderboards on first start
     gpus: list[str] = field(default_factory=list)  # KERNELRANK_GPUS: pools to offer besides local ones
@@ -80,6 +85,11 @@ class Settings:
     @property
     def database(self) -> Path:
         return self.db_path or self.home / "kernelrank.duckdb"
+
+    @property
+    def secrets_dir(self) -> Path:
+        """Bus credentials and the result-signing secret, owner-only (core/credentials.py)."""
+        return self.home / "secrets"
 
     @property
     def nats_store(self) -> Path:

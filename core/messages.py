@@ -91,7 +91,11 @@ class Command:
 
 @dataclass
 class RunJob:
-    """One evaluation of one submission on one GPU type; the run id is the idempotency key."""
+    """One evaluation of one submission on one GPU type; the run id is the idempotency key.
+
+    ``result_key`` signs what the worker reports for this run (``core.signing``): only workers read jobs,
+    so a result or progress event signed with it comes from a worker that was handed this run.
+    """
 
     run_id: str
     submission_id: int
@@ -100,6 +104,7 @@ class RunJob:
     job: EvalJob
     reply_to: ReplyTo
     user: str = ""
+    result_key: str = field(default="", repr=False)
     v: int = WIRE_VERSION
 
 
@@ -109,6 +114,8 @@ class RunProgress:
     submission_id: int
     gpu: str
     progress: Progress
+    attempt: int = 1               # the job's delivery this event belongs to
+    signature: str = ""            # HMAC under the job's result key (core.signing)
     v: int = WIRE_VERSION
 
 
@@ -121,6 +128,7 @@ class RunResult:
     worker: str = ""
     attempts: int = 1
     cost_usd: float | None = None  # estimated price of the GPU time (result.gpu_s); None where runs are not billed
+    signature: str = ""            # HMAC under the job's result key (core.signing): unsigned, the core drops it
     v: int = WIRE_VERSION
 
 

@@ -4,6 +4,9 @@
 URL. The server picks free ports itself (``-p -1 -m -1``) and writes them to a ports file, so there is
 no bind-close-reuse race. Ready means: the ports file is complete and the monitoring endpoint reports
 JetStream healthy. A restart on the same store directory keeps streams, consumers and un-acked jobs.
+With a configuration file (``core.credentials.embedded_server_config``) the server asks every client for
+a user and password and holds each role to its permissions (``core.roles``); without one it is open,
+as the tests' own servers are.
 """
 
 from __future__ import annotations
@@ -64,8 +67,12 @@ class EmbeddedNats:
     def log_file(self) -> Path | None:
         return self._log_file
 
-    def start(self, run_dir: Path, store_dir: Path) -> str:
-        """Start the server (ports file and log in ``run_dir``, JetStream in ``store_dir``); return its URL."""
+    def start(self, run_dir: Path, store_dir: Path, config: Path | None = None) -> str:
+        """Start the server (ports file and log in ``run_dir``, JetStream in ``store_dir``); return its URL.
+
+        ``config`` is a nats-server configuration file (users and permissions); the command line's
+        address, ports and store take precedence over anything it says about those.
+        """
         if self._proc is not None:
             raise NatsServerError("the embedded nats-server is already running")
         for folder in (run_dir, store_dir):
@@ -76,7 +83,7 @@ class EmbeddedNats:
                     from exc
         self._log_file = run_dir / "nats.log"
         cmd = [str(find_executable()), "-a", "127.0.0.1", "-p", "-1", "-m", "-1", "--ports_file_dir", str(run_dir),
-               "-l", str(self._log_file), "-js", "-sd", str(store_dir)]
+               "-l", str(self._log_file), "-js", "-sd", str(store_dir), *(["-c", str(config)] if config else [])]
         log.debug("starting %s", " ".join(cmd))
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL)

@@ -3,6 +3,10 @@
 It is the only process that opens the database. Results arrive through a durable consumer and are
 written in batches, idempotently by run id, before they are acknowledged; replies carry a deterministic
 id (``result-<run_id>``) so a result processed twice (after a crash) still produces one message.
+
+Every job carries its run's result key (``core.signing``); a result or progress event that is not signed
+with it, or that comes from an older delivery of the run than one already started, is dropped and logged,
+so a forged or stale report never takes the place of the real one.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import logging
 from collections import OrderedDict
 from datetime import UTC, datetime
 
-from core import report
+from core import report, signing
 from core.announce import announcement_targets, announcements
-from core.bus import Bus
+from core.bus import Bus, Role
 from core.compare import with_changes
 from core.config import Settings
+from core.credentials import result_secret
 from core.db import Database, Writer
 from core.deadletter import DeadLetters
 from core.handlers import Deps, RateLimiter, dispatch
@@ -29,6 +34,7 @@ from storage.records import RankRow, ResultRecord, RunInfo
 
 log = logging.getLogger(__name__)
 FINISHED_MEMORY = 10_000       # recently finished run ids kept to drop progress that arrives after the result
+ATTEMPTS_MEMORY = 100_000      # runs whose latest started delivery is remembered (a run forgets it at its result)
 
 
 class CoreService:
@@ -36,12 +42,14 @@ class CoreService:
         self.bus, self.db, self.settings, self.pools = bus, db, settings, pools
         self.writer = Writer(db)
         self.boards = BoardCache(lambda name: db.read(db.store.get_leaderboard, name))
-        self.deps = Deps(db=db, settings=settings, publish_job=bus.publish_job, writer=self.writer,
+        self._secret = result_secret(settings)
+        self.deps = Deps(db=db, settings=settings, publish_job=self._publish_job, writer=self.writer,
                          limiter=RateLimiter(settings.rate_limit_per_minute), boards=self.boards)
         self._running = self.deps.started
         self._announce_to = announcement_targets(settings.announce)
         # Progress is consumed apart from results, so it can trail them: remember recent finishes, skip late events.
         self._finished: OrderedDict[str, None] = OrderedDict()
+        self._attempts: OrderedDict[str, int] = OrderedDict()   # run id -> the latest delivery that started
         self._stoppers: list = []
 
     async def start(self) -> None:
@@ -75,7 +83,33 @@ class CoreService:
             return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "
                                       f"the details under request {cmd.id[:8]}. Try again in a minute.", cmd.id)
 
+    async def _publish_job(self, job: RunJob) -> bool:
+        """Queue a job with its run's result key: what comes back for the run must be signed with it."""
+        job.result_key = signing.run_key(self._secret, job.run_id)
+        return await self.bus.publish_job(job)
+
+    def _authentic(self, report_: RunResult | RunProgress, attempt: int) -> bool:
+        """Whether a worker's report is signed with its run's key and belongs to the run's latest delivery."""
+        kind = "result" if isinstance(report_, RunResult) else "progress event"
+        if not signing.verify(report_, signing.run_key(self._secret, report_.run_id)):
+            log.warning("dropped a %s for run %s that is not signed with the run's key (it names worker %r)", kind,
+                        report_.run_id, getattr(report_, "worker", ""))
+            return False
+        latest = self._attempts.get(report_.run_id, 0)
+        if attempt < latest:
+            log.warning("dropped a %s of attempt %d of run %s: attempt %d has started since", kind, attempt,
+                        report_.run_id, latest)
+            return False
+        return True
+
     async def _on_results(self, results: list[RunResult]) -> None:
+        accepted = [r for r in results if self._authentic(r, r.attempts)]
+        for result in accepted:
+            self._attempts.pop(result.run_id, None)
+        if accepted:
+            await self._record_results(accepted)
+
+    async def _record_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
         stored = await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
                                                          attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
@@ -128,6 +162,12 @@ class CoreService:
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
+        events = [e for e in events if self._authentic(e, e.attempt)]
+        for event in events:
+            if event.run_id not in self._finished and event.attempt > self._attempts.get(event.run_id, 0):
+                self._attempts[event.run_id] = event.attempt
+        while len(self._attempts) > ATTEMPTS_MEMORY:
+            self._attempts.popitem(last=False)
         latest = {e.run_id: e for e in events if e.run_id not in self._finished}   # only the newest per run
         fresh = latest.keys() - self._running
         if fresh:
@@ -148,7 +188,7 @@ class CoreService:
                    "retried: check the kernel for hangs or memory errors and submit again.")
         result = EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.leaderboard,
                             failure=Failure(kind=FailureKind.CRASH, message=message))
-        await self._on_results([RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
+        await self._record_results([RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
                                           result=result, worker="dead-letter", attempts=deliveries)])
 
     async def _requeue_unstarted(self) -> None:
@@ -164,7 +204,7 @@ class CoreService:
             board = await self.boards.get(run.leaderboard)
             if detail is None or board is None:
                 continue
-            await self.bus.publish_job(run_job(
+            await self._publish_job(run_job(
                 board, run_id=run.run_id, gpu=run.gpu, submission_id=run.submission_id, file_name=detail.file_name,
                 source=detail.source, mode=run.mode, reply_to=from_jsonable(ReplyTo, run.reply_to),
                 user=run.display_name))
@@ -184,7 +224,7 @@ async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio
     """Open the store, start the service, serve until ``stop`` is set, then checkpoint and close."""
     from storage.store import Store  # the one place the database file is opened
 
-    bus = await Bus.connect(url, name="kernelrank-core")
+    bus = await Bus.connect_as(url, "kernelrank-core", settings, Role.CORE)
     db = Database(await asyncio.to_thread(Store, settings.database))
     service = CoreService(bus, db, settings, pools)
     try:

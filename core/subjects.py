@@ -3,7 +3,8 @@
 ======================================  ==========  ===================================================
 subject                                 stream      carries
 ======================================  ==========  ===================================================
-``svc.command``                         (none)      ``Command`` -> ``Reply``, request-reply, queue "core"
+``svc.command.<platform>``              (none)      ``Command`` -> ``Reply``, request-reply, queue "core";
+                                                    only that platform's adapter may publish here
 ``jobs.submit.<gpu>``                   JOBS        ``RunJob``; work queue, one durable per GPU pool
 ``jobs.dead.<gpu>``                     JOBS_DLQ    ``RunJob`` that failed ``max_deliver`` times
 ``runs.progress.<run_id>``              EVENTS      ``RunProgress`` from workers (may be lossy)
@@ -16,6 +17,9 @@ subject                                 stream      carries
 ``$KV.ledger-<platform>.<key>``         KV          a chat adapter's delivery ledger (``Bus.ledger``)
 ======================================  ==========  ===================================================
 
+Who may publish or subscribe on which of these (and on the JetStream API subjects behind them) is
+listed per role in ``core.roles``.
+
 Names from users or the environment (GPU pools, run ids, routes) go through ``token`` before they
 enter a subject or a consumer name, so ``A100 80GB`` or ``a.b`` can never split or widen a subject.
 """
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-COMMANDS = "svc.command"
+COMMANDS_ALL = "svc.command.*"          # what the core serves
 CORE_QUEUE = "core"                       # queue group: core replicas share the command load
 
 JOBS = "JOBS"
@@ -63,6 +67,16 @@ def token(name: str) -> str:
     if not name:
         raise ValueError("a subject token cannot be empty")
     return "".join(c if _SAFE.fullmatch(c) else "".join(f"_{b:02x}" for b in c.encode()) for c in name)
+
+
+def command_subject(platform: str) -> str:
+    """Where commands on behalf of ``platform``'s users go; the subject tells the core who vouched for them."""
+    return "svc.command." + token(platform)
+
+
+def command_platform(subject: str) -> str:
+    """``svc.command.discord`` -> ``discord``: the platform whose adapter published a command."""
+    return subject.rsplit(".", 1)[-1]
 
 
 def job_subject(gpu: str) -> str:

@@ -4,6 +4,10 @@ Starts a nats-server (unless ``KERNELRANK_NATS_URL`` names one), then the core, 
 worker per GPU (or one CPU worker) as child processes, restarts a child that dies, and on Ctrl-C stops the
 children first (the core checkpoints the database) and NATS last.
 
+The embedded nats-server asks for credentials: each role's are made once under ``<home>/secrets``
+(``core.credentials``), and each child is handed the path of its own role's file in its environment
+(never on a command line, which ``ps`` shows), with the secrets of other roles blanked out.
+
 The local user gets a fresh personal token at every start, kept owner-only in ``<home>/run/api.token`` next to
 the API's URL (``api.url``), so ``kernelrank submit`` works on this machine with no sign-in step. The core gets
 only the token's prefix and hash, learns the token belongs to the local user (an admin) on its first use, and
@@ -24,15 +28,20 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
-from core.config import ConfigError, Settings
+from core.config import ConfigError, Settings, env_name
+from core.credentials import embedded_server_config
 from core.gpus import local_pools
 from core.localfiles import write_private
 from core.natsserver import EmbeddedNats
+from core.roles import Role
 from core.tokenformat import make_token, token_prefix, token_sha256
 
 log = logging.getLogger("kernelrank.up")
 RESTART_DELAY_S = 2.0
 STOP_TIMEOUT_S = 15.0
+# Secrets only some roles use; every other child gets them blanked (an empty value also hides a .env file's).
+ROLE_SECRETS = {Role.CORE: ("result_secret",), Role.WORKER: ("github_token",), Role.DISCORD: ("discord_token",),
+                Role.SLACK: ("slack_bot_token", "slack_app_token", "slack_signing_secret")}
 READY_TIMEOUT_S = 120.0         # the API answering and the core behind it, before `up` says it is up
 
 
@@ -70,20 +79,24 @@ def main(argv: list[str], settings: Settings) -> int:
     args = parser.parse_args(argv)
     settings.home.mkdir(parents=True, exist_ok=True)
     nats = None if settings.nats_url else EmbeddedNats()
-    url = settings.nats_url or nats.start(settings.home / "run", settings.nats_store)
+    url = settings.nats_url or nats.start(settings.home / "run", settings.nats_store,
+                                          embedded_server_config(settings.secrets_dir))
     settings.nats_url_file.parent.mkdir(parents=True, exist_ok=True)
     settings.nats_url_file.write_text(url)
     env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(settings.home)}
     exe = [sys.executable, "-m", "core.main"]
     settings.api_url_file.unlink(missing_ok=True)        # an earlier run's; the API writes its own once it listens
-    children = [Child("core", [*exe, "core"], {**env, "KERNELRANK_LOCAL_TOKEN_ID": _local_token(settings)}),
-                Child("api", [*exe, "api"], env)]
+    embedded = nats is not None
+    children = [Child("core", [*exe, "core"], {**role_env(env, settings, Role.CORE, embedded=embedded),
+                                               "KERNELRANK_LOCAL_TOKEN_ID": _local_token(settings)}),
+                Child("api", [*exe, "api"], role_env(env, settings, Role.API, embedded=embedded))]
+    worker_env = role_env(env, settings, Role.WORKER, embedded=embedded)
     for pool, count in local_pools().items():
         for index in range(count):
-            gpu_env = env if pool == "CPU" else {**env, "CUDA_VISIBLE_DEVICES": str(index)}
+            gpu_env = worker_env if pool == "CPU" else {**worker_env, "CUDA_VISIBLE_DEVICES": str(index)}
             children.append(Child(f"worker {pool}#{index}",
                                   [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env))
-    children += _chat_adapters(settings, exe, env)
+    children += _chat_adapters(settings, exe, env, embedded=embedded)
     stopping = False
 
     def request_stop(*_: object) -> None:
@@ -120,6 +133,19 @@ def main(argv: list[str], settings: Settings) -> int:
     return 0
 
 
+def role_env(env: dict[str, str], settings: Settings, role: Role, *, embedded: bool) -> dict[str, str]:
+    """A child's environment: on the embedded server, the path of its role's credentials; everywhere, no
+    secret that only another role uses."""
+    child = dict(env)
+    for other, names in ROLE_SECRETS.items():
+        if other is not role:
+            child.update({env_name(name): "" for name in names})
+    if embedded:
+        child.update({"KERNELRANK_NATS_CREDENTIALS": str(settings.secrets_dir / f"{role.value}.json"),
+                      env_name("nats_user"): "", env_name("nats_password"): ""})
+    return child
+
+
 def _local_token(settings: Settings) -> str:
     """Issue the local user a fresh token (owner-only file); return what the core learns of it: prefix and hash."""
     token = make_token()
@@ -152,11 +178,12 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str]) -> list[Child]:
+def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str], *, embedded: bool = False) -> list[Child]:
     """The chat adapters whose credentials are set; one with unusable settings is reported and left out."""
     from adapters.slack.config import slack_config, slack_enabled
 
-    adapters = [Child("discord", [*exe, "discord"], env)] if settings.discord_token else []
+    adapters = ([Child("discord", [*exe, "discord"], role_env(env, settings, Role.DISCORD, embedded=embedded))]
+                if settings.discord_token else [])
     if not slack_enabled(settings):
         return adapters
     try:
@@ -164,7 +191,7 @@ def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str]) -> l
     except ConfigError as exc:
         print(f"Slack is not started: {exc}", flush=True)
         return adapters
-    return [*adapters, Child("slack", [*exe, "slack"], env)]
+    return [*adapters, Child("slack", [*exe, "slack"], role_env(env, settings, Role.SLACK, embedded=embedded))]
 
 
 def _restart(child: Child) -> None:

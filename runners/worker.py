@@ -2,7 +2,9 @@
 
 Per job: publish a ``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend
 runs, forward the backend's progress, publish the ``RunResult``, and only then ack. So a worker that
-dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack.
+dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack. Progress
+and result carry the job's delivery number and are signed with the job's result key (``core.signing``):
+the core trusts nothing else.
 
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
 later delivery; any other exception becomes an error result blamed on kernelrank, never on the kernel,
@@ -23,7 +25,7 @@ import socket
 import time
 from collections.abc import Callable
 
-from core.bus import Bus, BusError, Delivery, Puller
+from core.bus import Bus, BusError, Delivery, Puller, Role
 from core.config import Settings
 from core.messages import PoolStatus, RunJob, RunProgress, RunResult
 from harness.result import EvalResult, Failure, FailureKind, Progress, Status
@@ -113,10 +115,11 @@ class Worker:
         beat = asyncio.create_task(_heartbeat(delivery, heartbeat_s))
         of_max = f" of {max_deliver}" if max_deliver > 0 else ""
         try:
-            await self._progress(job, Progress(stage=STARTED,
-                                               detail=f"{self.name}, attempt {delivery.deliveries}{of_max}"))
+            attempt = delivery.deliveries
+            await self._progress(job, attempt,
+                                 Progress(stage=STARTED, detail=f"{self.name}, attempt {attempt}{of_max}"))
             try:
-                result = await self.runner.run(job.job, lambda progress: self._progress(job, progress))
+                result = await self.runner.run(job.job, lambda progress: self._progress(job, attempt, progress))
             except RunnerUnavailable as exc:
                 log.warning("run %s given back for %.0f s: %s", job.run_id, self.retry_delay_s, exc)
                 await delivery.nak(self.retry_delay_s)
@@ -125,8 +128,8 @@ class Worker:
                 log.exception("run %s: the %s runner failed", job.run_id, getattr(self.runner, "name", "?"))
                 result = _harness_error(job, exc)
             await self.bus.publish_result(RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
-                                                    result=result, worker=self.name, attempts=delivery.deliveries,
-                                                    cost_usd=_cost(result, self.runner.price_per_s)))
+                                                    result=result, worker=self.name, attempts=attempt,
+                                                    cost_usd=_cost(result, self.runner.price_per_s)), job.result_key)
             await delivery.ack()
         except asyncio.CancelledError:
             await _give_back(delivery)
@@ -155,11 +158,12 @@ class Worker:
         except BusError as exc:
             log.debug("pool status of %s not sent: %s", self.gpu, exc)
 
-    async def _progress(self, job: RunJob, progress: Progress) -> None:
+    async def _progress(self, job: RunJob, attempt: int, progress: Progress) -> None:
         """Progress is best effort: a lost event must not fail the run."""
         try:
             await self.bus.publish_progress(RunProgress(run_id=job.run_id, submission_id=job.submission_id,
-                                                        gpu=job.gpu, progress=progress))
+                                                        gpu=job.gpu, progress=progress, attempt=attempt),
+                                            job.result_key)
         except BusError as exc:
             log.debug("progress of run %s not sent: %s", job.run_id, exc)
 
@@ -204,7 +208,7 @@ async def run_worker(url: str, gpu: str, backend: str, settings: Settings, concu
     """``kernelrank worker --gpu G --backend B``: serve one pool until ``stop`` is set."""
     from runners.backends import build_runner
 
-    bus = await Bus.connect(url, name=f"kernelrank-worker-{gpu}")
+    bus = await Bus.connect_as(url, f"kernelrank-worker-{gpu}", settings, Role.WORKER)
     try:
         runner = await build_runner(backend, gpu, settings, bus)
         try:

@@ -6,6 +6,10 @@ and creating it again by name on a running server sometimes inherits the old seq
 (measured: 13 of 300 quick delete/create rounds on nats-server 2.15.1), so one shared server cannot
 give each test a clean JetStream.
 
+``authed_nats`` is a fresh server that asks for credentials, configured as ``kernelrank up`` configures its
+own (one user per role, ``core.roles``' permissions): ``await authed_nats.connect(Role.WORKER)`` is a Bus
+logged in as that role, ``authed_nats.credentials(role)`` the role's credentials.
+
 ``nats_server`` is one server for the whole session, for tests that use only core NATS (request-reply,
 plain subjects) or streams with names unique to the test.
 
@@ -20,11 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from worker_testkit import running
 
+from core.bus import Bus, Role
+from core.credentials import BusCredentials, embedded_server_config, read
 from core.natsserver import EmbeddedNats
 from runners.worker import Worker
 
@@ -49,6 +56,26 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedNa
 def nats_url(tmp_path: Path) -> Iterator[str]:
     with EmbeddedNats() as server:
         yield server.start(tmp_path / "nats-run", tmp_path / "nats-store")
+
+
+@dataclass
+class AuthedNats:
+    url: str
+    secrets: Path
+
+    def credentials(self, role: Role) -> BusCredentials:
+        return read(self.secrets / f"{role.value}.json", role)
+
+    async def connect(self, role: Role, name: str = "") -> Bus:
+        return await Bus.connect(self.url, name or f"test-{role.value}", self.credentials(role))
+
+
+@pytest.fixture
+def authed_nats(tmp_path: Path) -> Iterator[AuthedNats]:
+    secrets = tmp_path / "var" / "secrets"
+    with EmbeddedNats() as server:
+        yield AuthedNats(server.start(tmp_path / "nats-run", tmp_path / "nats-store", embedded_server_config(secrets)),
+                         secrets)
 
 
 async def _eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import uvicorn
 
 from adapters.api.app import create_app
-from core.bus import Bus
+from core.bus import Bus, Role
 from core.config import Settings
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 async def run_api(settings: Settings, nats_url: str, stop: asyncio.Event) -> None:
     sock = listen(settings.api_host, settings.api_port)
-    bus = await Bus.connect(nats_url, name="kernelrank-api")
+    bus = await Bus.connect_as(nats_url, "kernelrank-api", settings, Role.API)
     config = uvicorn.Config(create_app(bus, settings), log_config=None, lifespan="off", server_header=False,
                             timeout_graceful_shutdown=GRACE_S)
     server = _Server(config)

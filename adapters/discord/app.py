@@ -26,7 +26,7 @@ from adapters.discord.poster import Poster
 from adapters.discord.replies import ReplyRouter
 from adapters.discord.respond import answer_stale_component
 from adapters.discord.services import Services
-from core.bus import Bus, BusError, Running
+from core.bus import Bus, BusError, Role, Running
 from core.config import Settings
 from core.messages import Platform
 
@@ -40,9 +40,9 @@ class DiscordSetupError(ConnectionError):
     """The bot cannot start: no token, a token Discord refuses, or no NATS; the message says what to do."""
 
 
-async def connect_bus(url: str) -> Bus:
-    """The adapter's one connection to NATS (the place to give it the Discord role's credentials)."""
-    return await Bus.connect(url, name="kernelrank-discord")
+async def connect_bus(url: str, settings: Settings) -> Bus:
+    """The adapter's one connection to NATS, as the Discord role."""
+    return await Bus.connect_as(url, "kernelrank-discord", settings, Role.DISCORD)
 
 
 class KernelrankBot(discord.Client):
@@ -120,7 +120,7 @@ class KernelrankBot(discord.Client):
 async def run_discord(settings: Settings, nats_url: str, stop: asyncio.Event) -> None:
     """Run the bot until ``stop`` is set or Discord closes the connection for good."""
     try:
-        bus = await connect_bus(nats_url)
+        bus = await connect_bus(nats_url, settings)
     except BusError as exc:
         raise DiscordSetupError(str(exc)) from exc
     bot = KernelrankBot(settings, bus)

@@ -31,21 +31,20 @@ from adapters.slack.intake import FileIntake
 from adapters.slack.poster import Poster
 from adapters.slack.replies import ReplyDelivery
 from core import subjects
-from core.bus import Bus, BusError, Running
+from core.bus import Bus, BusError, Role, Running
 from core.config import ConfigError, Settings
 from core.messages import Platform
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
-LEDGER_TTL_S = 8 * 24 * 3600.0       # longer than replies are kept (7 days), so a replayed reply is still known
 MAX_BODY_BYTES = 1024 * 1024         # Slack's payloads are far smaller; refuse anything larger unread
 SDK_LOGGERS = ("slack_sdk", "slack_bolt", "adapters.slack.bolt")
 STREAM_RETRY_S = 2.0                 # how often to look for the replies stream before the core created it
 
 
-async def connect_bus(url: str) -> Bus:
-    """The adapter's one connection to NATS (the place to give it the Slack role's credentials)."""
-    return await Bus.connect(url, name="kernelrank-slack")
+async def connect_bus(url: str, settings: Settings) -> Bus:
+    """The adapter's one connection to NATS, as the Slack role."""
+    return await Bus.connect_as(url, "kernelrank-slack", settings, Role.SLACK)
 
 
 class SlackAdapter:
@@ -66,7 +65,7 @@ class SlackAdapter:
         """Open the delivery ledger, build the app, and start posting the core's replies."""
         quiet_sdk_logs()
         await self._check_bot_token()
-        ledger = await self.bus.ledger(subjects.ledger_bucket(Platform.SLACK.value), LEDGER_TTL_S)
+        ledger = await self.bus.ledger(subjects.ledger_bucket(Platform.SLACK.value))
         poster = Poster(self.client)
         self.deps = Deps(bus=self.bus, config=self.config, client=self.client, poster=poster,
                          identities=Identities(self.client), intake=FileIntake(self.client, self.config),
@@ -179,7 +178,7 @@ def prepare(argv: list[str], settings: Settings) -> Callable[[asyncio.Event], Aw
                           "KERNELRANK_NATS_URL.")
 
     async def serve(stop: asyncio.Event) -> None:
-        bus = await connect_bus(url)
+        bus = await connect_bus(url, settings)
         adapter = SlackAdapter(bus, config)
         try:
             await adapter.start()

@@ -22,6 +22,7 @@ from core.bus._bus import Bus
 from core.bus._consumers import Consumer, Delivery, Puller, Running
 from core.bus._errors import BusError, BusUnavailable, CoreUnavailable
 from core.bus._kv import JsonBucket, Ledger
+from core.roles import Role
 
 __all__ = ["Bus", "BusError", "BusUnavailable", "Consumer", "CoreUnavailable", "Delivery", "JsonBucket", "Ledger",
-           "Puller", "Running"]
+           "Puller", "Role", "Running"]

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import nats.errors
 import nats.js.errors
@@ -16,7 +16,6 @@ from nats.js.api import (
     AckPolicy,
     ConsumerConfig,
     DeliverPolicy,
-    KeyValueConfig,
     RetentionPolicy,
     StorageType,
     StreamConfig,
@@ -26,7 +25,8 @@ from core import subjects
 from core.bus._consumers import Consumer, Puller, Running, Served
 from core.bus._dead_letters import DeadLetterOps
 from core.bus._errors import NOT_RUNNING, BusError, BusUnavailable, CoreUnavailable, translated
-from core.bus._kv import JsonBucket, Ledger
+from core.bus._follow import follow
+from core.bus._kv import BucketOps
 from core.messages import (
     Command,
     DecodeError,
@@ -41,6 +41,13 @@ from core.messages import (
     encode,
 )
 from core.report import error_reply
+from core.roles import API_PLATFORMS
+from core.signing import sign
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.credentials import BusCredentials
+    from core.roles import Role
 
 log = logging.getLogger(__name__)
 
@@ -50,25 +57,33 @@ DAY_S = 24 * 3600
 DUPLICATE_WINDOW_S = 120       # Nats-Msg-Id dedupe on every stream
 RECONNECT_WAIT_S = 0.5
 FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within this long
-# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
-RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
-                                     storage=StorageType.FILE)
 
-class Bus(DeadLetterOps):
+class Bus(DeadLetterOps, BucketOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
-    def __init__(self, nc: Client) -> None:
+    def __init__(self, nc: Client, *, manages: bool = True) -> None:
         self._nc = nc
+        self._manages = manages        # may create streams and buckets (the core, or anyone on an open server)
         self._js = nc.jetstream()
         self._running: set[Running] = set()
-        self._follows: set[Any] = set()
         self._closing = False
 
     @classmethod
-    async def connect(cls, url: str, name: str) -> Bus:
-        """Connect, failing fast when no server answers; once connected, reconnect for as long as it takes."""
+    async def connect(cls, url: str, name: str, credentials: BusCredentials | None = None) -> Bus:
+        """Connect, failing fast when no server answers; once connected, reconnect for as long as it takes.
+
+        ``credentials`` (``core.credentials.for_role``) log in as a role; without them the connection
+        is anonymous, which only an open server (the tests' own) accepts.
+        """
+        refused: list[Exception] = []        # the server said no to the credentials (it reports it here)
+
         async def on_error(exc: Exception) -> None:
-            log.debug("NATS %s: %s", name, exc)
+            if "authorization violation" in str(exc).lower():
+                refused.append(exc)
+            if "permissions violation" in str(exc).lower():     # a bug in core.roles, or someone probing
+                log.warning("NATS refused %s: %s", name, exc)
+            else:
+                log.debug("NATS %s: %s", name, exc)
 
         async def on_disconnect() -> None:
             if not (nc.is_closed or nc.is_draining):      # a close we asked for is no news
@@ -78,15 +93,29 @@ class Bus(DeadLetterOps):
             log.info("%s reconnected to NATS", name)
 
         nc = Client()
+        options = credentials.connect_options() if credentials else {}
         try:
             await nc.connect(url, name=name, connect_timeout=2, max_reconnect_attempts=1,
                              reconnect_time_wait=RECONNECT_WAIT_S, drain_timeout=5, error_cb=on_error,
-                             disconnected_cb=on_disconnect, reconnected_cb=on_reconnect)
+                             disconnected_cb=on_disconnect, reconnected_cb=on_reconnect, **options)
         except (TimeoutError, OSError, nats.errors.Error) as exc:
+            if refused or "authorization violation" in str(exc).lower():
+                who = f"the {credentials.role.value} role's credentials" if credentials else "a connection without " \
+                      "credentials"
+                raise BusUnavailable(f"NATS at {url} refused {who}: start the system with `kernelrank up`, or give "
+                                     "this process its role's credentials (KERNELRANK_NATS_CREDENTIALS, see "
+                                     "docs/security.md).") from exc
             raise BusUnavailable(f"cannot reach NATS at {url}: is kernelrank running? Start it with "
                                  "`kernelrank up`, or set KERNELRANK_NATS_URL to a running NATS.") from exc
         nc.options["max_reconnect_attempts"] = -1   # the first attempt fails fast; later ones never give up
-        return cls(nc)
+        return cls(nc, manages=credentials is None or credentials.may_manage)
+
+    @classmethod
+    async def connect_as(cls, url: str, name: str, settings: Settings, role: Role) -> Bus:
+        """Connect as ``role`` with the credentials this process's settings give it (``core.credentials``)."""
+        from core.credentials import for_role
+
+        return await cls.connect(url, name, for_role(settings, role))
 
     # ----- set-up -------------------------------------------------------------------------------
 
@@ -120,11 +149,7 @@ class Bus(DeadLetterOps):
                                     max_ack_pending=(concurrency or {}).get(gpu))
             with translated(f"create the job queue for {gpu}"):
                 await self._js.add_consumer(subjects.JOBS, config)   # a durable create also updates
-        with translated("create the runner calls bucket"):
-            try:
-                await self._js.create_key_value(RUNNER_CALLS_CONFIG)
-            except nats.js.errors.BadRequestError as exc:     # made by another version: its entries still serve
-                log.warning("keeping the existing %s bucket (%s)", subjects.RUNNER_CALLS, exc.description or exc)
+        await self._ensure_buckets()
 
     # ----- commands: request-reply --------------------------------------------------------------
 
@@ -132,7 +157,8 @@ class Bus(DeadLetterOps):
         """Ask the core; ``CoreUnavailable`` at once when no core is subscribed, or after ``timeout_s``."""
         with translated("send the command"):
             try:
-                msg = await self._nc.request(subjects.COMMANDS, encode(command), timeout=timeout_s)
+                msg = await self._nc.request(subjects.command_subject(command.actor.platform.value),
+                                             encode(command), timeout=timeout_s)
             except nats.errors.NoRespondersError as exc:
                 raise CoreUnavailable(NOT_RUNNING) from exc
             except nats.errors.TimeoutError as exc:
@@ -148,7 +174,9 @@ class Bus(DeadLetterOps):
                              max_in_flight: int = 256) -> Running:
         """Answer commands (queue group ``core``) with up to ``max_in_flight`` handlers running at once.
 
-        An unreadable request or a handler that raises gets an error ``Reply``; the server never stops.
+        An unreadable request, a command whose user or reply route is not of the platform whose subject
+        it came on (only that platform's adapter may publish there), or a handler that raises gets an
+        error ``Reply``; the server never stops.
         """
         served = Served(self._running)
         slots = asyncio.Semaphore(max_in_flight)
@@ -162,7 +190,7 @@ class Bus(DeadLetterOps):
                     reply = error_reply(ReplyTo(platform=Platform.CLI), "kernelrank could not read that request "
                                         "(is this client older or newer than the server?); update it and try again.")
                 else:
-                    reply = await _answer_safely(handler, command)
+                    reply = _misrouted(command, msg.subject) or await _answer_safely(handler, command)
                 if msg.reply:
                     await msg.respond(encode(reply))
             except Exception:
@@ -177,8 +205,12 @@ class Bus(DeadLetterOps):
             task.add_done_callback(served.tasks.discard)
 
         with translated("serve commands"):
-            served.sub = await self._nc.subscribe(subjects.COMMANDS, queue=subjects.CORE_QUEUE, cb=on_message)
-            await self._nc.flush()       # the server knows the subscription before we report ready
+            # one subscription per platform, not svc.command.*: measured on nats-server 2.15, a request sent just
+            # after a wildcard queue subscription was flushed sometimes (2 in 40) found no responder
+            served.sub, *served.more = [await self._nc.subscribe(subjects.command_subject(platform.value),
+                                                                 queue=subjects.CORE_QUEUE, cb=on_message)
+                                        for platform in Platform]
+            await self._nc.flush()       # the server knows the subscriptions before we report ready
         return served
 
     # ----- publishing ---------------------------------------------------------------------------
@@ -188,11 +220,19 @@ class Bus(DeadLetterOps):
         ack = await self._publish(subjects.job_subject(job.gpu), job, msg_id=job.run_id)
         return not ack.duplicate
 
-    async def publish_progress(self, progress: RunProgress) -> None:
-        await self._publish(subjects.progress_subject(progress.run_id), progress)
+    async def publish_progress(self, progress: RunProgress, key: str = "") -> None:
+        """A worker's progress event, signed with its job's ``result_key`` (the core drops it unsigned)."""
+        await self._publish(subjects.progress_subject(progress.run_id), sign(progress, key) if key else progress)
 
-    async def publish_result(self, result: RunResult) -> None:
-        await self._publish(subjects.result_subject(result.run_id), result, msg_id=result.run_id)
+    async def publish_result(self, result: RunResult, key: str = "") -> None:
+        """A worker's result, signed with its job's ``result_key`` (the core drops it unsigned).
+
+        The message id holds the signature, not just the run id: a result republished as it was is still
+        stored once, but a forged one cannot take the run's id and make the stream drop the real one.
+        """
+        signed = sign(result, key) if key else result
+        await self._publish(subjects.result_subject(result.run_id), signed,
+                            msg_id=f"{result.run_id}:{signed.signature[:32] or 'unsigned'}")
 
     async def publish_reply(self, reply: Reply) -> None:
         """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op.
@@ -230,8 +270,10 @@ class Bus(DeadLetterOps):
                       cls: type[T], *, batch: int = 64, ack_wait_s: float = 30.0, nak_delay_s: float = 1.0,
                       poll_s: float = 1.0) -> Consumer[T]:
         """Run a durable pull loop over ``subject`` (created if missing): see ``Consumer``."""
-        config = ConsumerConfig(durable_name=durable, filter_subject=subject, ack_policy=AckPolicy.EXPLICIT,
-                                deliver_policy=DeliverPolicy.ALL, ack_wait=ack_wait_s, max_deliver=-1)
+        # ``name`` makes nats-py ask through the create subject that names the filter (see core.roles)
+        config = ConsumerConfig(name=durable, durable_name=durable, filter_subject=subject,
+                                ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL, ack_wait=ack_wait_s,
+                                max_deliver=-1)
         with translated(f"create consumer {durable}"):
             await self._js.add_consumer(stream, config)
         puller = await self._bind(stream, durable, cls, missing=f"consumer {durable} vanished")
@@ -266,45 +308,23 @@ class Bus(DeadLetterOps):
         return Puller(sub, cls, ack_wait_s=info.config.ack_wait or 30.0, max_deliver=info.config.max_deliver or -1)
 
     async def follow_replies(self, route: str, platform: Platform = Platform.CLI) -> AsyncIterator[Reply]:
-        """Every reply for one route, from the first stored one on, then live (an ordered consumer).
+        """Every reply for one route, from the first stored one on, then live (see ``_follow``).
 
         The iteration ends when the bus is closed. Use ``contextlib.aclosing`` when breaking out early.
         """
-        with translated("follow replies"):
-            sub = await self._js.subscribe(subjects.reply_subject(platform.value, route), ordered_consumer=True,
-                                           deliver_policy=DeliverPolicy.ALL)
-        self._follows.add(sub)
-        try:
-            while not self._closing:
-                try:
-                    with translated("read replies"):
-                        try:
-                            msg = await sub.next_msg(timeout=FOLLOW_POLL_S)
-                        except nats.errors.TimeoutError:
-                            continue      # quiet: look again, and notice a close within FOLLOW_POLL_S
-                except BusUnavailable:
-                    if self._closing:
-                        return
-                    raise
-                try:
-                    yield decode(Reply, msg.data)
-                except DecodeError as exc:
-                    log.warning("skipping an unreadable reply on %s: %s", msg.subject, exc)
-        finally:
-            self._follows.discard(sub)
-            with contextlib.suppress(nats.errors.Error):
-                await sub.unsubscribe()
-
-    # ----- remote calls of runner backends ------------------------------------------------------
-
-    async def runner_calls(self) -> JsonBucket:
-        """The KV bucket where remote backends keep the call they started for each run (see core.subjects)."""
-        with translated("open the runner calls bucket"):
+        messages = follow(self._nc, self._js, subjects.REPLIES, subjects.reply_subject(platform.value, route),
+                          poll_s=FOLLOW_POLL_S, closing=lambda: self._closing)
+        async with contextlib.aclosing(messages):
             try:
-                kv = await self._js.key_value(subjects.RUNNER_CALLS)
-            except nats.js.errors.BucketNotFoundError:       # a worker that came up before any core
-                kv = await self._js.create_key_value(RUNNER_CALLS_CONFIG)
-        return JsonBucket(kv)
+                async for msg in messages:
+                    try:
+                        yield decode(Reply, msg.data)
+                    except DecodeError as exc:
+                        log.warning("skipping an unreadable reply on %s: %s", msg.subject, exc)
+            except BusUnavailable:
+                if self._closing:
+                    return
+                raise
 
     async def watch_pool_status(self, on_status: Callable[[PoolStatus], Awaitable[None]]) -> Running:
         """Call ``on_status`` with every worker's ``PoolStatus`` report, of every pool."""
@@ -322,16 +342,6 @@ class Bus(DeadLetterOps):
             served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
             await self._nc.flush()
         return served
-    async def ledger(self, bucket: str, ttl_s: float) -> Ledger:
-        """Open (creating when missing) the key-value bucket ``bucket``; entries expire after ``ttl_s``."""
-        with translated(f"open the ledger {bucket}"):
-            try:
-                kv = await self._js.create_key_value(KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1,
-                                                                    storage=StorageType.FILE))
-            except nats.js.errors.BadRequestError:     # exists with another configuration: use it as it is
-                kv = await self._js.key_value(bucket)
-        return Ledger(kv)
-
     # ----- dead letters (used by core.deadletter) ----------------------------------------------
 
     # ----- shutdown -----------------------------------------------------------------------------
@@ -341,9 +351,6 @@ class Bus(DeadLetterOps):
         self._closing = True
         for running in list(self._running):
             await running.stop()
-        for sub in list(self._follows):
-            with contextlib.suppress(nats.errors.Error):
-                await sub.unsubscribe()
         if self._nc.is_closed:
             return
         try:
@@ -351,6 +358,25 @@ class Bus(DeadLetterOps):
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("NATS drain did not finish (%s); closing", exc)
             await self._nc.close()
+
+
+def _misrouted(command: Command, subject: str) -> Reply | None:
+    """An error reply when a command names a user or a reply route of another platform than its subject's.
+
+    Only a platform's own adapter may publish on its command subject (``core.roles``), so the subject says
+    who vouches for the user; a command claiming another platform's user, or carrying a token's hash (which
+    only the API process may send) on a chat subject, is refused, never answered.
+    """
+    platform = subjects.command_platform(subject)
+    token_ok = not command.credential_sha256 or platform in {p.value for p in API_PLATFORMS}
+    if command.actor.platform.value == platform and command.reply_to.platform.value == platform and token_ok:
+        return None
+    log.warning("refused command %s on %s: it names a %s user and a %s reply route%s", command.id, subject,
+                command.actor.platform.value, command.reply_to.platform.value,
+                "" if token_ok else ", and carries a token's hash")
+    return error_reply(command.reply_to, f"kernelrank refuses this request: it came through the {platform} "
+                       f"side but speaks for a {command.actor.platform.value} user"
+                       f"{'' if token_ok else ' or a token holder'}.", command.id)
 
 
 async def _answer_safely(handler: Callable[[Command], Awaitable[Reply]], command: Command) -> Reply:

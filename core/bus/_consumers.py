@@ -109,13 +109,15 @@ class Served(Running):
     def __init__(self, registry: set[Running]) -> None:
         super().__init__(registry)
         self.sub: Subscription | None = None
+        self.more: list[Subscription] = []       # further subscriptions serving the same work
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def _stop(self) -> None:
-        sub, self.sub = self.sub, None
-        if sub is not None:
-            with contextlib.suppress(nats.errors.Error):
-                await sub.unsubscribe()
+        subs, self.sub, self.more = [self.sub, *self.more], None, []
+        for sub in subs:
+            if sub is not None:
+                with contextlib.suppress(nats.errors.Error):
+                    await sub.unsubscribe()
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -16,6 +17,7 @@ from nats.aio.msg import Msg
 from core import subjects
 from core.bus._consumers import Running, Served
 from core.bus._errors import translated
+from core.messages import DecodeError, RunJob, decode, encode
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +71,8 @@ class DeadLetterOps:
             return stranded
 
     async def dead_letter_job(self, stream_seq: int, deliveries: int) -> bytes | None:
-        """Copy a job to ``jobs.dead.<gpu>``; return its payload, or ``None`` when it is no longer queued."""
+        """Copy a job, less its secrets (``redacted``), to ``jobs.dead.<gpu>``; return its full payload, or ``None``
+        when it is no longer queued."""
         with translated(f"dead-letter job {stream_seq}"):
             try:
                 msg = await self._js.get_msg(subjects.JOBS, stream_seq)
@@ -80,10 +83,22 @@ class DeadLetterOps:
             msg_id = (msg.headers or {}).get("Nats-Msg-Id")
             if msg_id:
                 headers["Nats-Msg-Id"] = msg_id
-            await self._js.publish(subjects.dead_subject(msg.subject or ""), data, headers=headers)
+            await self._js.publish(subjects.dead_subject(msg.subject or ""), redacted(data), headers=headers)
             return data
 
     async def delete_job(self, stream_seq: int) -> None:
         with translated(f"delete job {stream_seq}"), contextlib.suppress(nats.js.errors.NotFoundError):
             await self._js.delete_msg(subjects.JOBS, stream_seq)
 
+
+
+def redacted(payload: bytes) -> bytes:
+    """What the dead-letter stream keeps of a job: who to tell and what failed, never the kernel's source, the
+    problem's files, the leaderboard's secret seed or the run's result key (the database keeps the source)."""
+    try:
+        job = decode(RunJob, payload)
+    except DecodeError:
+        return b""                      # unreadable: it may hold anything, so keep none of it
+    problem = dataclasses.replace(job.job.problem, files={})
+    evaluation = dataclasses.replace(job.job, problem=problem, submission_source="", secret_seed=None)
+    return encode(dataclasses.replace(job, job=evaluation, result_key=""))

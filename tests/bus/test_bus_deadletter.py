@@ -142,3 +142,18 @@ async def test_an_on_dead_failure_is_retried_by_the_next_sweep(bus: Bus, count, 
     assert calls == [job.run_id, job.run_id]
     assert await count(subjects.JOBS) == 0
     assert await count(subjects.JOBS_DLQ) == 1         # the second copy was a duplicate (same run id)
+
+
+async def test_a_dead_letter_keeps_no_source_seed_or_result_key(bus: Bus, js, make_job) -> None:
+    job = make_job(source="def custom_kernel(data):\n    return data  # SECRET-SOURCE\n")
+    job.job.secret_seed = 123456789012345678
+    job.result_key = "k3y" * 20
+    await bus.publish_job(job)
+    dead = DeadLog()
+    await DeadLetters(bus, dead.on_dead).move(1, 3)
+    assert dead.calls == [(job.run_id, 3)]
+    stored = (await js.get_last_msg(subjects.JOBS_DLQ, subjects.dead_subject(subjects.job_subject(GPU)))).data
+    for secret in (b"SECRET-SOURCE", b"123456789012345678", job.result_key.encode(), b"# reference"):
+        assert secret not in stored
+    kept = decode(RunJob, stored)
+    assert (kept.run_id, kept.reply_to, kept.job.mode) == (job.run_id, job.reply_to, job.job.mode)

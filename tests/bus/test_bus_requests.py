@@ -8,7 +8,7 @@ import pytest
 from nats.js.api import StreamConfig
 
 from core import subjects
-from core.bus import Bus, BusError, BusUnavailable, CoreUnavailable
+from core.bus import Bus, BusError, BusUnavailable, CoreUnavailable, _follow
 from core.messages import Actor, Command, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone, encode
 
 
@@ -68,7 +68,7 @@ async def test_unreadable_requests_and_failing_handlers_get_error_replies(bus: B
     try:
         await core.serve_commands(broken)
         for payload in (b"not json", b'{"v": 1, "kind": "list"}', b'{"v": 99}'):
-            raw = await nc.request(subjects.COMMANDS, payload, timeout=5)
+            raw = await nc.request(subjects.command_subject("cli"), payload, timeout=5)
             assert b'"tone":"error"' in raw.data
         answer = await bus.request(command())
         assert answer.tone is Tone.ERROR
@@ -201,3 +201,17 @@ async def test_closing_the_bus_ends_a_follow_in_progress(nats_url: str) -> None:
     await client.close()
     await asyncio.wait_for(task, 10)               # ended, not failed
     assert seen == ["hello"]
+
+
+async def test_a_follower_cancelled_as_a_heartbeat_arrives_still_stops(bus: Bus, monkeypatch) -> None:
+    """``wait_for(anext(follower), t)`` must end even when the cancellation meets an idle heartbeat."""
+    monkeypatch.setattr(_follow, "HEARTBEAT_S", 0.1)
+    await bus.publish_reply(reply("me", "stored"))
+    for _ in range(30):
+        follower = bus.follow_replies("me")
+        assert (await anext(follower)).parts[0].text == "stored"
+        waiting = asyncio.create_task(asyncio.wait_for(anext(follower), 0.1))   # nothing more comes: times out
+        done, _ = await asyncio.wait({waiting}, timeout=10)
+        assert waiting in done, "the follower ignored its cancellation"
+        assert isinstance(waiting.exception(), TimeoutError)
+        await follower.aclose()

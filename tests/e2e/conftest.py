@@ -2,22 +2,29 @@
 
 ``system`` starts the core in-process (so tests can look at its store) with a worker whose runner the
 test chooses: the real ``LocalRunner`` (the harness on CPU) or a ``FakeRunner`` with canned results.
+
+``make_system`` shares one anonymous connection to an open NATS between the core, the worker and the
+client; ``make_authed_system`` connects each as its role (core, worker, discord) to a NATS that asks for
+credentials, as ``kernelrank up`` runs them. ``on_bus`` runs a test on both: it gives the way to make a
+system, the NATS URL, and the environment that hands a child process the credentials of a role.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core.bus import Bus
+from core.bus import Bus, Role
 from core.commands import query_command, submit_command
 from core.config import Settings
+from core.credentials import BusCredentials, read
 from core.db import Database
 from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo
 from core.service import CoreService
@@ -29,24 +36,26 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 
 @dataclass
 class System:
-    bus: Bus
+    bus: Bus                     # the client's connection: a Discord adapter's (its role where the bus asks)
     store: Store
     service: CoreService
     settings: Settings
     route: str = "e2e"
     tasks: list[asyncio.Task] = field(default_factory=list)
+    buses: list[Bus] = field(default_factory=list)     # every connection the system opened, the client's included
+    reader: Bus | None = None    # reads the replies the core stored (the core's connection where the bus asks)
 
     def actor(self, user: str) -> Actor:
         """A person as a chat adapter vouches for them (a terminal actor without a token is refused)."""
         return Actor(platform=Platform.DISCORD, user_id=user, display_name=user.title())
 
     async def submit(self, user: str, source: str, file_name: str = "k.py", **kwargs) -> Reply:
-        cmd = submit_command(self.actor(user), ReplyTo(Platform.CLI, self.route), file_name, source.encode(),
+        cmd = submit_command(self.actor(user), ReplyTo(Platform.DISCORD, self.route), file_name, source.encode(),
                              **kwargs)
         return await self.bus.request(cmd, timeout_s=10)
 
     async def ask(self, user: str, kind: CommandKind, **args) -> Reply:
-        return await self.bus.request(query_command(self.actor(user), ReplyTo(Platform.CLI, self.route), kind,
+        return await self.bus.request(query_command(self.actor(user), ReplyTo(Platform.DISCORD, self.route), kind,
                                                     **args), timeout_s=10)
 
     async def finals(self, run_ids: set[str], timeout_s: float = 60) -> dict[str, Reply]:
@@ -54,7 +63,7 @@ class System:
         found: dict[str, Reply] = {}
 
         async def collect() -> None:
-            async for reply in self.bus.follow_replies(self.route):
+            async for reply in (self.reader or self.bus).follow_replies(self.route, Platform.DISCORD):
                 if reply.final and reply.in_reply_to in run_ids:
                     found[reply.in_reply_to] = reply
                     if len(found) == len(run_ids):
@@ -72,8 +81,12 @@ def problems(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture
-async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
+ROLES = (Role.CORE, Role.WORKER, Role.DISCORD)
+Connect = Callable[[], Awaitable[dict[Role, Bus]]]     # one system's connections, by role
+
+
+@contextlib.asynccontextmanager
+async def systems(connect: Connect, nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
     started: list[tuple[System, asyncio.Event, Database]] = []
 
     async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024,
@@ -82,22 +95,67 @@ async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIte
         settings = Settings(home=tmp_path / "var", problems_dir=problems, nats_url=nats_url,
                             rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5,
                             announce=announce or [], **more)
-        bus = await Bus.connect(nats_url, name="e2e")
+        buses = await connect()
         store = Store(settings.database)
         db = Database(store)
-        service = CoreService(bus, db, settings, pools or ["CPU"])
+        service = CoreService(buses[Role.CORE], db, settings, pools or ["CPU"])
         await service.start()
-        system = System(bus, store, service, settings)
+        system = System(buses[Role.DISCORD], store, service, settings, buses=list(dict.fromkeys(buses.values())),
+                        reader=buses[Role.CORE])
         stop = asyncio.Event()
-        worker = Worker(bus, "CPU", runner, concurrency=2, poll_s=0.2, status_s=0.5)
+        worker = Worker(buses[Role.WORKER], "CPU", runner, concurrency=2, poll_s=0.2, status_s=0.5)
         system.tasks.append(asyncio.create_task(worker.run(stop)))
         started.append((system, stop, db))
         return system
 
-    yield start
-    for system, stop, db in started:
-        stop.set()
-        await asyncio.gather(*system.tasks)
-        await system.service.stop()
-        await db.close()
-        await system.bus.close()
+    try:
+        yield start
+    finally:
+        for system, stop, db in started:
+            stop.set()
+            await asyncio.gather(*system.tasks)
+            await system.service.stop()
+            await db.close()
+            for bus in system.buses:
+                await bus.close()
+
+
+@pytest.fixture
+async def make_system(nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
+    async def connect() -> dict[Role, Bus]:
+        bus = await Bus.connect(nats_url, name="e2e")
+        return dict.fromkeys(ROLES, bus)
+
+    async with systems(connect, nats_url, tmp_path, problems) as start:
+        yield start
+
+
+@pytest.fixture
+async def make_authed_system(authed_nats, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
+    async def connect() -> dict[Role, Bus]:
+        return {role: await authed_nats.connect(role) for role in ROLES}
+
+    async with systems(connect, authed_nats.url, tmp_path, problems) as start:
+        yield start
+
+
+@dataclass
+class OnBus:
+    make_system: Callable
+    nats_url: str
+    secrets: Path | None = None          # where each role's credentials are; None on the open bus
+
+    def credentials(self, role: Role) -> BusCredentials | None:
+        return read(self.secrets / f"{role.value}.json", role) if self.secrets else None
+
+    def credentials_env(self, role: Role) -> dict[str, str]:
+        """What a child process of ``role`` needs in its environment to log in (nothing on the open bus)."""
+        return {"KERNELRANK_NATS_CREDENTIALS": str(self.secrets / f"{role.value}.json")} if self.secrets else {}
+
+
+@pytest.fixture(params=["open", "authed"])
+def on_bus(request: pytest.FixtureRequest) -> OnBus:
+    if request.param == "open":
+        return OnBus(request.getfixturevalue("make_system"), request.getfixturevalue("nats_url"))
+    authed = request.getfixturevalue("authed_nats")
+    return OnBus(request.getfixturevalue("make_authed_system"), authed.url, authed.secrets)

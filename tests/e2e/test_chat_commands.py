@@ -64,7 +64,7 @@ async def test_eval_code_task_template_and_submission_carry_files(make_system):
 async def test_history_of_another_person_on_the_same_platform(make_system):
     system = await make_system(FakeRunner())
     await system.finals(run_ids(await system.submit("bob", CORRECT, leaderboard="vectoradd")))
-    theirs = await system.bus.request(query_command(system.actor("ada"), ReplyTo(Platform.CLI, system.route),
+    theirs = await system.bus.request(query_command(system.actor("ada"), ReplyTo(Platform.DISCORD, system.route),
                                                     CommandKind.HISTORY, leaderboard="vectoradd", user="bob",
                                                     user_name="Bob"))
     assert theirs.title == "Bob's progress on vectoradd"

@@ -32,7 +32,7 @@ def start_core(url: str, tmp_path: Path, problems: Path) -> subprocess.Popen:
 
 
 async def wait_until_core_answers(bus: Bus) -> None:
-    ask = query_command(Actor(Platform.DISCORD, "t"), ReplyTo(Platform.CLI, ROUTE), CommandKind.LIST)
+    ask = query_command(Actor(Platform.DISCORD, "t"), ReplyTo(Platform.DISCORD, ROUTE), CommandKind.LIST)
     for _ in range(300):
         try:
             await bus.request(ask, timeout_s=1)
@@ -44,7 +44,7 @@ async def wait_until_core_answers(bus: Bus) -> None:
 
 async def read_replies(bus: Bus, idle_s: float) -> list[Reply]:
     """Every reply stored on the route, until none arrives for ``idle_s``."""
-    replies, stream = [], bus.follow_replies(ROUTE)
+    replies, stream = [], bus.follow_replies(ROUTE, Platform.DISCORD)
     try:
         while True:
             replies.append(await asyncio.wait_for(anext(stream), idle_s))
@@ -64,7 +64,7 @@ async def test_sigkill_of_the_core_with_20_runs_in_flight(nats_url, tmp_path, pr
         await wait_until_core_answers(bus)
         worker = asyncio.create_task(Worker(bus, "CPU", FakeRunner(delay_s=1.0), concurrency=4, poll_s=0.2).run(stop))
         accepted = await asyncio.gather(*(
-            bus.request(submit_command(Actor(Platform.DISCORD, f"user{i}"), ReplyTo(Platform.CLI, ROUTE), "k.py",
+            bus.request(submit_command(Actor(Platform.DISCORD, f"user{i}"), ReplyTo(Platform.DISCORD, ROUTE), "k.py",
                                        source, leaderboard="vectoradd"), timeout_s=10)
             for i in range(IN_FLIGHT)))
         run_ids = {run["run_id"] for reply in accepted for run in reply.data["runs"]}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from core.bus import Role
 from runners.fake import FakeRunner
 from runners.local import LocalRunner
 from tests.fakes.discord import FakeDiscord, payloads
@@ -33,11 +34,11 @@ async def fake() -> AsyncIterator[FakeDiscord]:
 class Adapter:
     """`kernelrank discord` as a child process, pointed at the fake and at the test's NATS."""
 
-    def __init__(self, fake: FakeDiscord, nats_url: str, home: Path) -> None:
+    def __init__(self, fake: FakeDiscord, nats_url: str, home: Path, env: dict[str, str] | None = None) -> None:
         self.fake, self.home = fake, home
         self.env = {**os.environ, "KERNELRANK_NATS_URL": nats_url, "DISCORD_TOKEN": fake.bot_token,
                     "KERNELRANK_DISCORD_API_BASE": fake.api_base, "KERNELRANK_DISCORD_GUILDS": o.GUILD_ID,
-                    "KERNELRANK_HOME": str(home), "PYTHONPATH": str(REPO)}
+                    "KERNELRANK_HOME": str(home), "PYTHONPATH": str(REPO), **(env or {})}
         self.proc: asyncio.subprocess.Process | None = None
         self.starts = 0
 
@@ -71,6 +72,16 @@ async def adapter(fake: FakeDiscord, nats_url: str, tmp_path: Path) -> AsyncIter
     home = tmp_path / "discord-home"
     home.mkdir()
     running = Adapter(fake, nats_url, home)
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+async def adapter_on_bus(fake: FakeDiscord, on_bus, tmp_path: Path) -> AsyncIterator[Adapter]:
+    """The bot on the test's bus, logging in as the Discord role where the bus asks for credentials."""
+    home = tmp_path / "discord-home"
+    home.mkdir()
+    running = Adapter(fake, on_bus.nats_url, home, on_bus.credentials_env(Role.DISCORD))
     yield running
     await running.stop()
 
@@ -115,8 +126,9 @@ async def test_correct_and_wrong_kernels_from_discord_through_the_real_harness(m
     assert "Ada" in answer.json["embeds"][0]["description"], adapter.log()
 
 
-async def test_the_bot_killed_mid_run_posts_the_result_exactly_once_after_a_restart(make_system, fake, adapter):
-    await make_system(FakeRunner(delay_s=4))
+async def test_the_bot_killed_mid_run_posts_the_result_exactly_once_after_a_restart(on_bus, fake, adapter_on_bus):
+    adapter = adapter_on_bus
+    await on_bus.make_system(FakeRunner(delay_s=4))
     await adapter.start()
     interaction = await submit(fake, SUBMISSIONS / "correct.py")
     status = await fake.wait_for(lambda f: status_message(f, 1), 60)

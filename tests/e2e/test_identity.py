@@ -41,7 +41,7 @@ async def terminal_submit(system, token: str, actor: Actor = TERMINAL) -> Reply:
 
 async def chat(system, asker: str, kind: CommandKind, **args) -> Reply:
     """A command from a Discord user, with any arguments (``user`` included)."""
-    return await system.bus.request(query_command(system.actor(asker), ReplyTo(Platform.CLI, system.route), kind,
+    return await system.bus.request(query_command(system.actor(asker), ReplyTo(Platform.DISCORD, system.route), kind,
                                                   **args), timeout_s=10)
 
 
@@ -100,7 +100,7 @@ async def test_nobody_submits_as_another_person(make_system):
     system = await make_system(FakeRunner())
     ada = await token_of(system, "ada")
     await submitted(system, "bob")
-    posing = Actor(platform=Platform.DISCORD, user_id="bob", display_name="Bob")   # a token wins over any actor
+    posing = Actor(platform=Platform.CLI, user_id="bob", display_name="Bob")   # a token wins over any actor
     accepted = await terminal_submit(system, ada, actor=posing)
     detail = system.store.submission_detail(accepted.data["submission_id"])
     assert detail.display_name == "Ada"

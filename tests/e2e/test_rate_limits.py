@@ -74,7 +74,7 @@ async def stop(service: CoreService, db: Database, bus: Bus) -> None:
 
 
 async def submit(client: Bus, user: str) -> Reply:
-    cmd = submit_command(Actor(Platform.DISCORD, user, user.title()), ReplyTo(Platform.CLI, "limits"), "k.py",
+    cmd = submit_command(Actor(Platform.DISCORD, user, user.title()), ReplyTo(Platform.DISCORD, "limits"), "k.py",
                          CORRECT.encode(), leaderboard="vectoradd")
     return await client.request(cmd, timeout_s=10)
 
@@ -102,7 +102,7 @@ async def test_a_restarted_core_still_holds_the_limit(nats_url, tmp_path, proble
 
 async def test_a_repeated_command_counts_once(make_system):
     system = await make_system(FakeRunner(), rate_limit=2)
-    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.CLI, system.route), "k.py", CORRECT.encode(),
+    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.DISCORD, system.route), "k.py", CORRECT.encode(),
                          leaderboard="vectoradd")
     for _ in range(3):                                   # a chat platform retrying one event
         assert (await system.bus.request(cmd, timeout_s=10)).tone is not Tone.ERROR

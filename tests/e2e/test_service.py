@@ -65,7 +65,7 @@ async def test_bad_submissions_get_one_clear_error_and_nothing_is_stored(make_sy
             assert words in texts(reply)
         assert len(reply.parts) == 1 and reply.parts[0].text.endswith((".", ")"))
 
-    not_utf8 = await system.bus.request(submit_command(system.actor("eve"), ReplyTo(Platform.CLI, "e2e"), "k.py",
+    not_utf8 = await system.bus.request(submit_command(system.actor("eve"), ReplyTo(Platform.DISCORD, "e2e"), "k.py",
                                                        b"\xff\xfe\x00", leaderboard="vectoradd"))
     assert "not UTF-8" in texts(not_utf8)
     assert system.store.stats().submissions == 0
@@ -99,7 +99,7 @@ async def test_show_ranks_best_per_person_with_ties_broken_by_time(make_system):
 async def test_a_repeated_command_is_one_submission_and_one_run(make_system):
     runner = FakeRunner()
     system = await make_system(runner)
-    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.CLI, system.route), "k.py", CORRECT.encode(),
+    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.DISCORD, system.route), "k.py", CORRECT.encode(),
                          leaderboard="vectoradd")
     first = await system.bus.request(cmd)
     second = await system.bus.request(cmd)
@@ -145,7 +145,7 @@ async def test_a_dead_lettered_run_is_stored_as_failed_and_the_user_is_told(make
     (run,) = accepted.data["runs"]
     stored = system.store.run(run["run_id"])
     job = RunJob(run_id=run["run_id"], submission_id=accepted.data["submission_id"], leaderboard="vectoradd",
-                 gpu=run["gpu"], reply_to=ReplyTo(Platform.CLI, system.route),
+                 gpu=run["gpu"], reply_to=ReplyTo(Platform.DISCORD, system.route),
                  job=EvalJob(problem=load_problem(FIXTURES / "vectoradd"),
                              submission_name="k.py", submission_source=CORRECT, mode=Mode.RANKED))
     assert stored is not None and stored.state != "done"

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.bus import Role
 from runners.fake import FakeRunner
 from runners.local import LocalRunner
 from tests.adapters.slack.slack_kit import CORRECT, fake_workspace, form_values, running_slack, settled
@@ -78,11 +79,12 @@ class GatedRunner(FakeRunner):
         return await super().run(job, on_progress)
 
 
-async def test_results_that_arrive_while_the_adapter_is_down_are_posted_once_when_it_is_back(make_system, fake):
+async def test_results_that_arrive_while_the_adapter_is_down_are_posted_once_when_it_is_back(on_bus, fake):
     runner = GatedRunner()
-    system = await make_system(runner)
+    system = await on_bus.make_system(runner)
+    credentials = on_bus.credentials(Role.SLACK)
     mention = payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])
-    async with running_slack(system.settings.nats_url, fake) as slack:
+    async with running_slack(system.settings.nats_url, fake, credentials) as slack:
         await slack.sender.event(payloads.event_callback(mention))
         await fake.wait_for("chat.update")                              # accepted; the run waits at the gate
     runner.gate.set()
@@ -92,7 +94,7 @@ async def test_results_that_arrive_while_the_adapter_is_down_are_posted_once_whe
         await asyncio.sleep(0.05)
     assert report_in(fake, mention["ts"]) == []                         # nobody posted it meanwhile
     for _ in range(2):                                                  # restarted twice: still one report
-        async with running_slack(system.settings.nats_url, fake) as slack:
-            await settled(slack.bus, fake)
+        async with running_slack(system.settings.nats_url, fake, credentials):
+            await settled(system.service.bus, fake)              # the marker reply comes from the core
     (report,) = report_in(fake, mention["ts"])
     assert "ranked passed" in text_of(report.params)

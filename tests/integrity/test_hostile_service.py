@@ -44,7 +44,7 @@ async def system(make_system):
 
 
 async def _submit(system, content: bytes, file_name: str = "k.py", **kwargs) -> Reply:
-    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.CLI, system.route), file_name, content, **kwargs)
+    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.DISCORD, system.route), file_name, content, **kwargs)
     return await system.bus.request(cmd, timeout_s=10)
 
 
@@ -97,13 +97,14 @@ async def test_the_rate_limit(system):
 async def test_unicode_names_are_accepted_and_kept(system):
     system.accepted = 1
     zoe = dataclasses.replace(system.actor("eve"), display_name="Zoë 🚀 Ωmega")
-    cmd = submit_command(zoe, ReplyTo(Platform.CLI, system.route), "kérnel_🚀.py", CORRECT.encode(),
+    cmd = submit_command(zoe, ReplyTo(Platform.DISCORD, system.route), "kérnel_🚀.py", CORRECT.encode(),
                          leaderboard="vectoradd")
     accepted = await system.bus.request(cmd, timeout_s=10)
     assert accepted.tone is not Tone.ERROR, _text(accepted)
     await system.finals({run["run_id"] for run in accepted.data["runs"]})
-    detail = await system.bus.request(query_command(zoe, ReplyTo(Platform.CLI, system.route), CommandKind.SUBMISSION,
-                                                    id=str(accepted.data["submission_id"])), timeout_s=10)
+    detail = await system.bus.request(query_command(zoe, ReplyTo(Platform.DISCORD, system.route),
+                                                    CommandKind.SUBMISSION, id=str(accepted.data["submission_id"])),
+                                      timeout_s=10)
     assert "kérnel_🚀.py" in detail.title and "Zoë 🚀 Ωmega" in detail.title
 
 
@@ -128,7 +129,7 @@ async def test_many_unknown_gpus(system):
 
 
 async def test_a_submission_without_a_file(system):
-    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.CLI, system.route), "k.py", b"", leaderboard="x")
+    cmd = submit_command(system.actor("eve"), ReplyTo(Platform.DISCORD, system.route), "k.py", b"", leaderboard="x")
     cmd = dataclasses.replace(cmd, attachment=None)
     _refused(await system.bus.request(cmd, timeout_s=10), "Attach the kernel file")
 

@@ -162,7 +162,7 @@ async def test_the_command_on_the_bus_vouches_for_the_discord_user(make_system, 
     async def copy(msg) -> None:
         seen.append(decode(Command, msg.data))
 
-    await watcher.subscribe(subjects.COMMANDS, cb=copy)          # no queue group: a copy of every request
+    await watcher.subscribe(subjects.command_subject("discord"), cb=copy)   # no queue group: a copy of each
     await watcher.flush()                                        # the server knows it before the command goes
     try:
         interaction = await bot.slash(["leaderboard", "show"], {"leaderboard": "vectoradd", "gpu": "CPU"},

@@ -13,6 +13,7 @@ from adapters.slack.config import SlackConfig
 from adapters.slack.run import SlackAdapter
 from core import report
 from core.bus import Bus
+from core.credentials import BusCredentials
 from core.messages import Platform, Reply, ReplyTo, new_id
 from tests.fakes.slack import FakeSlack, payloads
 from tests.fakes.slack.payloads import SlackSender
@@ -55,9 +56,10 @@ def fake_workspace() -> Iterator[FakeSlack]:
 
 
 @asynccontextmanager
-async def running_slack(nats_url: str, fake: FakeSlack, **config: int) -> AsyncIterator[RunningSlack]:
+async def running_slack(nats_url: str, fake: FakeSlack, credentials: BusCredentials | None = None,
+                        **config: int) -> AsyncIterator[RunningSlack]:
     """The adapter started and serving HTTP on a free port; stopped (and its bus closed) on exit."""
-    bus = await Bus.connect(nats_url, name="slack-under-test")
+    bus = await Bus.connect(nats_url, name="slack-under-test", credentials=credentials)
     adapter = SlackAdapter(bus, config_for(fake, **config))
     try:
         await adapter.start()

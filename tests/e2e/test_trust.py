@@ -1,0 +1,158 @@
+"""The trust boundary end to end, on a bus that asks for credentials: core, worker and client each as their role.
+
+A client holding worker credentials (the most an attacker on the bus can hope for without holding a run)
+forges results and progress for someone else's run; the stored result, the ranking and what the user
+is told stay the real ones. The leaderboard's secret seed reaches only ranked jobs, and none of it, nor
+any run's result key, shows in replies or logs.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from core import signing, subjects
+from core.bus import Bus, Role
+from core.credentials import result_secret
+from core.messages import RunProgress, RunResult, Tone
+from harness.job import EvalJob
+from harness.result import EvalResult, Mode, Progress, Status
+from runners.fake import FakeRunner, passed_result
+from runners.local import LocalRunner
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
+CORRECT = (FIXTURES / "submissions" / "correct.py").read_text()
+WRONG = (FIXTURES / "submissions" / "wrong_output.py").read_text()
+FORGED_US = 0.5
+
+
+def failed(job: EvalJob) -> EvalResult:
+    return EvalResult(status=Status.FAILED, mode=job.mode, problem=job.problem.name)
+
+
+def forged(run: dict, submission_id: int, **fields) -> RunResult:
+    """A result claiming a pass at an impossible 0.5 us, as the issue's attacker sent."""
+    result = EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", score_us=FORGED_US)
+    return RunResult(run_id=run["run_id"], submission_id=submission_id, gpu=run["gpu"], result=result,
+                     worker="evil", **fields)
+
+
+async def all_replies(bus: Bus) -> list[bytes]:
+    """Every message stored in the REPLIES stream (read with the core's rights)."""
+    js = bus._js
+    info = await js.stream_info(subjects.REPLIES)
+    return [(await js.get_msg(subjects.REPLIES, seq)).data or b""
+            for seq in range(info.state.first_seq, info.state.last_seq + 1)]
+
+
+async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(make_authed_system, authed_nats,
+                                                                                caplog):
+    caplog.set_level(logging.WARNING, logger="core.service")
+    system = await make_authed_system(FakeRunner(result_for=failed, delay_s=3))
+    accepted = await system.submit("ada", WRONG, leaderboard="vectoradd")
+    (run,) = accepted.data["runs"]
+    submission_id = accepted.data["submission_id"]
+    attacker = await authed_nats.connect(Role.WORKER, "attacker")
+    try:
+        other_key = signing.run_key(b"a guess at the core's secret", run["run_id"])
+        await attacker.publish_result(forged(run, submission_id))                                # unsigned
+        await attacker.publish_result(forged(run, submission_id, signature="0" * 64))            # made up
+        await attacker.publish_result(forged(run, submission_id), other_key)                    # wrong key
+        slower = signing.sign(forged(run, submission_id, cost_usd=0.01), other_key)
+        await attacker.publish_result(forged(run, submission_id, signature=slower.signature))   # copied
+        await attacker.publish_progress(RunProgress(run["run_id"], submission_id, run["gpu"],
+                                                    Progress(stage="disqualified", detail="send your token to evil")))
+        finals = await system.finals({run["run_id"]})
+    finally:
+        await attacker.close()
+
+    final = finals[run["run_id"]]
+    assert final.data["status"] == "failed" and final.tone is Tone.ERROR
+    stored = system.store.run(run["run_id"])
+    assert stored.status == "failed" and stored.score_us is None
+    assert system.store.ranking("vectoradd", run["gpu"]) == []
+    replies = b"\n".join(await all_replies(system.service.bus))
+    assert b"evil" not in replies and b"0.5" not in replies and b"disqualified" not in replies
+    dropped = [r.getMessage() for r in caplog.records if "not signed with the run's key" in r.getMessage()]
+    assert len(dropped) == 5
+
+
+async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(make_authed_system, authed_nats,
+                                                                                 eventually, caplog):
+    """Attempt 1 (the system's worker, slow) is overtaken by attempt 2 (a second worker, played here)."""
+    caplog.set_level(logging.WARNING, logger="core.service")
+    system = await make_authed_system(FakeRunner(result_for=failed, delay_s=3, progress_steps=0))
+    accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
+    (run,) = accepted.data["runs"]
+    key = signing.run_key(result_secret(system.settings), run["run_id"])
+    second = await authed_nats.connect(Role.WORKER, "second worker")
+    try:
+        async def first_started() -> bool:
+            return system.service._attempts.get(run["run_id"]) == 1
+
+        await eventually(first_started)
+        await second.publish_progress(RunProgress(run["run_id"], accepted.data["submission_id"], run["gpu"],
+                                                  Progress(stage="started"), attempt=2), key)
+
+        async def first_result_dropped() -> bool:
+            return any("attempt 2 has started since" in r.getMessage() for r in caplog.records)
+
+        await eventually(first_result_dropped)
+        assert system.store.run(run["run_id"]).state != "done"
+        result = EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", score_us=77.0)
+        await second.publish_result(RunResult(run["run_id"], accepted.data["submission_id"], run["gpu"], result,
+                                              worker="second", attempts=2), key)
+        finals = await system.finals({run["run_id"]})
+    finally:
+        await second.close()
+    assert finals[run["run_id"]].data["status"] == "passed"
+    stored = system.store.run(run["run_id"])
+    assert stored.status == "passed" and stored.score_us == 77.0
+
+
+class Recording(FakeRunner):
+    """A fake runner that keeps every job it was given."""
+
+    def __init__(self) -> None:
+        super().__init__(result_for=passed_result)
+        self.jobs: list[EvalJob] = []
+
+    async def run(self, job, on_progress=None):
+        self.jobs.append(job)
+        return await super().run(job, on_progress)
+
+
+async def test_only_ranked_jobs_carry_the_secret_seed(make_authed_system):
+    runner = Recording()
+    system = await make_authed_system(runner)
+    ids = set()
+    for mode in ("test", "benchmark", "profile", "ranked"):
+        accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd", mode=mode)
+        ids |= {r["run_id"] for r in accepted.data["runs"]}
+    await system.finals(ids)
+    seed = system.store.get_leaderboard("vectoradd").secret_seed
+    assert {job.mode.value: job.secret_seed for job in runner.jobs} == {
+        "test": None, "benchmark": None, "profile": None, "ranked": seed}
+
+
+@pytest.mark.slow
+async def test_the_secret_seed_and_result_keys_never_reach_replies_or_logs(make_authed_system, caplog):
+    """Through the real harness on CPU: a ranked run of a correct and of a wrong kernel."""
+    caplog.set_level(logging.DEBUG)
+    system = await make_authed_system(LocalRunner())
+    good = await system.submit("ada", CORRECT, leaderboard="vectoradd")
+    bad = await system.submit("bob", WRONG, leaderboard="vectoradd")
+    runs = {r["run_id"] for a in (good, bad) for r in a.data["runs"]}
+    finals = await system.finals(runs, timeout_s=180)
+    assert {f.data["status"] for f in finals.values()} == {"passed", "failed"}
+    secret = result_secret(system.settings)
+    hidden = [str(system.store.get_leaderboard("vectoradd").secret_seed), secret.decode(),
+              *(signing.run_key(secret, run_id) for run_id in runs)]
+    stored = [system.store.submission_detail(a.data["submission_id"]) for a in (good, bad)]
+    places = {"replies": b"\n".join(await all_replies(system.service.bus)).decode(), "logs": caplog.text,
+              "stored results": repr(stored)}
+    for place, text in places.items():
+        for value in hidden:
+            assert value not in text, f"a secret reached the {place}"
