@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from storage.errors import StoreFull
 from storage.records import NewSubmission, ResultRecord, Submission, WriteBatch
 from storage.store import Store
 
@@ -49,8 +50,9 @@ class Writer:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._submissions: list[tuple[NewSubmission, asyncio.Future[Submission]]] = []
-        self._running: list[tuple[str, str]] = []
+        self._running: list[tuple[list[tuple[str, str]], asyncio.Future[None]]] = []
         self._results: list[tuple[list[ResultRecord], asyncio.Future[list[bool]]]] = []
+        self._replied: list[str] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -59,10 +61,16 @@ class Writer:
         self._submissions.append((item, future))
         return await self._queued(future)
 
-    def running(self, items: list[tuple[str, str]]) -> None:
-        """Queue "running" marks without starting a round: they ride along with the next submission or result
-        (every run ends with a result), so progress never costs a transaction of its own."""
-        self._running += items
+    async def running(self, items: list[tuple[str, str]]) -> None:
+        """Mark (run_id, worker) runs running, durably: a run a worker took is never mistaken for a queued one."""
+        future: asyncio.Future[None] = self._future()
+        self._running.append((items, future))
+        await self._queued(future)
+
+    def replied(self, run_ids: list[str]) -> None:
+        """Note replies sent, without starting a round: the notes ride along with the next write (or the last
+        one, at close). A note lost in a crash costs at most a repeated reply, which the reply's id dedupes."""
+        self._replied += run_ids
 
     async def results(self, items: list[ResultRecord]) -> list[bool]:
         future: asyncio.Future[list[bool]] = self._future()
@@ -85,24 +93,45 @@ class Writer:
             submissions, self._submissions = self._submissions, []
             running, self._running = self._running, []
             results, self._results = self._results, []
-            batch = WriteBatch(submissions=[item for item, _ in submissions], running=running,
-                               results=[record for records, _ in results for record in records])
-            waiters = [f for _, f in submissions] + [f for _, f in results]
+            replied, self._replied = self._replied, []
+            batch = WriteBatch(submissions=[item for item, _ in submissions],
+                               running=[mark for marks, _ in running for mark in marks],
+                               results=[record for records, _ in results for record in records], replied=replied)
+            waiters = [f for _, f in submissions] + [f for _, f in running] + [f for _, f in results]
             try:
                 outcome = await self._db.write(self._db.store.write, batch)
             except Exception as exc:  # every waiter learns of the failure; the writer goes on
-                log.exception("a write of %d submissions and %d results failed", len(submissions), len(batch.results))
+                self._replied[:0] = replied
+                log.error("a write of %d submissions and %d results failed: %s", len(submissions), len(batch.results),
+                          exc, exc_info=not isinstance(exc, StoreFull))
                 for future in waiters:
-                    if not future.done():
-                        future.set_exception(exc)
+                    _settle(future, exception=exc)
                 continue
             for (_, future), submission in zip(submissions, outcome.submissions, strict=True):
-                future.set_result(submission)
+                _settle(future, submission)
+            for _, future in running:
+                _settle(future, None)
             offset = 0
             for records, future in results:
-                future.set_result(outcome.stored[offset:offset + len(records)])
+                _settle(future, outcome.stored[offset:offset + len(records)])
                 offset += len(records)
 
     async def close(self) -> None:
+        """Write the notes still waiting for a round, then stop."""
+        if self._replied:
+            try:
+                await self._db.write(self._db.store.write, WriteBatch(replied=self._replied))
+            except Exception:
+                log.exception("could not note %d replies as sent", len(self._replied))
         if self._task:
             self._task.cancel()
+
+
+def _settle(future: asyncio.Future[Any], value: Any = None, *, exception: BaseException | None = None) -> None:
+    """Hand a round's outcome to its waiter, unless the waiter gave up (was cancelled) meanwhile."""
+    if future.done():
+        return
+    if exception is not None:
+        future.set_exception(exception)
+    else:
+        future.set_result(value)

@@ -1,8 +1,13 @@
 """The runner worker: pulls one GPU pool's jobs, runs them through a backend, reports back, then acks.
 
-Per job: publish a ``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend
-runs, forward the backend's progress, publish the ``RunResult``, and only then ack. So a worker that
-dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack.
+Per job: ack it without running it if its result is already stored (a job delivered again after its result
+went out: its ack was lost, say in a NATS crash, and JetStream restarts a delivery count it lost too), publish a
+``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend runs, forward the
+backend's progress, publish the ``RunResult``, and only then ack. So a worker that
+dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack. Only the
+``started`` event is waited for (it marks the run running); later progress is sent without waiting. A
+result larger than the bus carries has its longest texts cut (``Bus.publish_result``); one that still
+does not fit is reported as an error, never retried: it would fail the same way every time.
 
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
 later delivery; any other exception becomes an error result blamed on kernelrank, never on the kernel,
@@ -23,7 +28,7 @@ import socket
 import time
 from collections.abc import Callable
 
-from core.bus import Bus, BusError, Delivery, Puller
+from core.bus import Bus, BusError, Delivery, PayloadTooLarge, Puller
 from core.config import Settings
 from core.messages import PoolStatus, RunJob, RunProgress, RunResult
 from harness.result import EvalResult, Failure, FailureKind, Progress, Status
@@ -113,8 +118,12 @@ class Worker:
         beat = asyncio.create_task(_heartbeat(delivery, heartbeat_s))
         of_max = f" of {max_deliver}" if max_deliver > 0 else ""
         try:
+            if await self._reported_already(job):
+                await delivery.ack()
+                return
             await self._progress(job, Progress(stage=STARTED,
-                                               detail=f"{self.name}, attempt {delivery.deliveries}{of_max}"))
+                                               detail=f"{self.name}, attempt {delivery.deliveries}{of_max}"),
+                                 confirm=True)
             try:
                 result = await self.runner.run(job.job, lambda progress: self._progress(job, progress))
             except RunnerUnavailable as exc:
@@ -124,9 +133,15 @@ class Worker:
             except Exception as exc:
                 log.exception("run %s: the %s runner failed", job.run_id, getattr(self.runner, "name", "?"))
                 result = _harness_error(job, exc)
-            await self.bus.publish_result(RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
-                                                    result=result, worker=self.name, attempts=delivery.deliveries,
-                                                    cost_usd=_cost(result, self.runner.price_per_s)))
+            report = RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, result=result,
+                               worker=self.name, attempts=delivery.deliveries,
+                               cost_usd=_cost(result, self.runner.price_per_s))
+            try:
+                await self.bus.publish_result(report)        # long texts are cut to fit the bus
+            except PayloadTooLarge as exc:                   # too big even cut down: the same every attempt
+                log.error("run %s: the result cannot be sent (%s); reporting an error instead", job.run_id, exc)
+                report.result = _unsendable(job, result)
+                await self.bus.publish_result(report)
             await delivery.ack()
         except asyncio.CancelledError:
             await _give_back(delivery)
@@ -135,6 +150,17 @@ class Worker:
             log.error("run %s could not be reported (%s); it will be delivered again", job.run_id, exc)
         finally:
             beat.cancel()
+
+    async def _reported_already(self, job: RunJob) -> bool:
+        """Whether a result for this run is stored already (one lookup in EVENTS)."""
+        try:
+            found = await self.bus.has_result(job.run_id)
+        except BusError as exc:
+            log.debug("could not look for an earlier result of run %s: %s", job.run_id, exc)
+            return False
+        if found:
+            log.warning("run %s was delivered again after its result was sent; not evaluating it twice", job.run_id)
+        return found
 
     async def _report(self, running: Callable[[], int]) -> None:
         """Publish the pool's state every ``status_s`` until cancelled."""
@@ -155,11 +181,11 @@ class Worker:
         except BusError as exc:
             log.debug("pool status of %s not sent: %s", self.gpu, exc)
 
-    async def _progress(self, job: RunJob, progress: Progress) -> None:
-        """Progress is best effort: a lost event must not fail the run."""
+    async def _progress(self, job: RunJob, progress: Progress, *, confirm: bool = False) -> None:
+        """Progress is best effort: a lost event must not fail the run. ``confirm`` waits until it is stored."""
         try:
             await self.bus.publish_progress(RunProgress(run_id=job.run_id, submission_id=job.submission_id,
-                                                        gpu=job.gpu, progress=progress))
+                                                        gpu=job.gpu, progress=progress), confirm=confirm)
         except BusError as exc:
             log.debug("progress of run %s not sent: %s", job.run_id, exc)
 
@@ -175,6 +201,14 @@ def _harness_error(job: RunJob, exc: Exception) -> EvalResult:
     return EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.job.problem.name,
                       failure=Failure(kind=FailureKind.HARNESS_ERROR, message=message,
                                       log_tail=f"{type(exc).__name__}: {exc}"))
+
+
+def _unsendable(job: RunJob, result: EvalResult) -> EvalResult:
+    message = ("This run finished, but its report was too large to send back even after cutting its output "
+               "(for example a kernel that prints or returns a huge amount of text). Print less and submit again.")
+    return EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.job.problem.name,
+                      failure=Failure(kind=FailureKind.OUTPUT_FLOOD, message=message),
+                      wall_s=result.wall_s, gpu_s=result.gpu_s)
 
 
 async def _heartbeat(delivery: Delivery[RunJob], every_s: float) -> None:

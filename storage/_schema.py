@@ -113,7 +113,10 @@ _INITIAL = Migration("initial schema", (
 # The estimated price of each run's GPU time (Modal bills per second; local and GitHub runs stay NULL).
 _RUN_COSTS = Migration("run costs", ("ALTER TABLE runs ADD COLUMN cost_usd DOUBLE",))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS)
+# When a run's final reply went out: a result that arrives again (redelivered, or a re-run) is not answered twice.
+_REPLIED = Migration("replied runs", ("ALTER TABLE runs ADD COLUMN replied_at TIMESTAMPTZ",))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _REPLIED)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

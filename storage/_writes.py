@@ -22,6 +22,7 @@ import duckdb
 
 from harness.result import EvalResult
 from storage import _queries, _ranking
+from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import Leaderboard, NewSubmission, ResultRecord, Submission
 
@@ -147,10 +148,11 @@ def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
     results = {run_id: _result_json(item.result) for run_id, item in new.items()}
     _append(cur, "runs",
             [(run_id, "done", item.result.status.value, data["score_us"], text, item.worker, item.attempts,
-              data["gpu_s"], _finite(item.cost_usd), as_utc(item.finished_at))
+              data["gpu_s"], _finite(item.cost_usd), as_utc(item.finished_at),
+              as_utc(item.finished_at) if item.replied else None)
              for (run_id, item), (data, text) in zip(new.items(), results.values(), strict=True)],
             columns=["run_id", "state", "status", "score_us", "result", "worker", "attempts", "gpu_s", "cost_usd",
-                     "finished_at"],
+                     "finished_at", "replied_at"],
             action="update", key=["run_id"])
     _append(cur, "shape_results",
             [(run_id, index, json.dumps(shape["spec"]), shape["n"], shape["median_us"], shape["mean_us"],
@@ -160,6 +162,13 @@ def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
     _ranking.refresh(cur, list(new))
     run_ids = [item.run_id for item in items]
     return [run_id in new and first for run_id, first in zip(run_ids, _first_of_each(run_ids), strict=True)]
+
+
+def mark_replied(cur: Cursor, run_ids: Sequence[str]) -> None:
+    """Note that these runs' final replies went out (each is answered once, however often its result comes)."""
+    if run_ids:
+        cur.execute(f"UPDATE runs SET replied_at = now() WHERE replied_at IS NULL AND run_id IN "
+                    f"({placeholders(run_ids)})", list(run_ids))
 
 
 def _result_json(result: EvalResult) -> tuple[dict[str, Any], str]:

@@ -73,6 +73,7 @@ class ResultRecord:
     attempts: int
     finished_at: datetime
     cost_usd: float | None = None    # estimated price of the run's GPU time; None where runs are not billed
+    replied: bool = False            # the user already has their answer (a submission refused after storing)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class WriteBatch:
     submissions: list[NewSubmission] = field(default_factory=list)
     running: list[tuple[str, str]] = field(default_factory=list)     # (run_id, worker)
     results: list[ResultRecord] = field(default_factory=list)
+    replied: list[str] = field(default_factory=list)                 # runs whose final reply has gone out
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,17 @@
 One DuckDB connection per process, opened by the core alone (stack.md 5.1). Methods are synchronous and
 thread-safe: the core calls them through ``asyncio.to_thread``. Every call works on its own cursor, so reads
 run concurrently; writes are serialised by a lock and each method is one transaction, so a batch is stored
-whole or not at all. The SQL lives in ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries) and
-``_queries.py`` (other reads).
+whole or not at all. A write that fails because the disk is full raises ``StoreFull`` and keeps nothing of
+the batch; what was committed before stays intact, and writes work again once there is room.
+
+DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
+them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
+``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries) and ``_queries.py`` (other reads).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -23,7 +28,7 @@ import duckdb
 from storage import _queries, _ranking, _writes
 from storage._schema import migrate
 from storage._time import as_utc
-from storage.errors import StoreError, StoreLocked
+from storage.errors import StoreError, StoreFull, StoreLocked
 from storage.records import (
     GlobalStats,
     GpuBest,
@@ -46,10 +51,13 @@ log = logging.getLogger(__name__)
 Cursor = duckdb.DuckDBPyConnection
 
 
+DISK_FULL = ("no space left on device", "disk full", "not enough space")
+
+
 def _connect(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return duckdb.connect(str(path))
+        return duckdb.connect(str(path), config={"threads": 1})
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             raise StoreError(f"cannot open the database {path}; check that it is a kernelrank database file") from exc
@@ -85,6 +93,8 @@ class Store:
             self._closed = True
             try:
                 self._con.execute("CHECKPOINT")
+            except duckdb.Error as exc:     # a full disk, say: the write-ahead log still holds every commit
+                log.error("could not checkpoint %s (%s); the next start replays its write-ahead log", self.path, exc)
             finally:
                 self._con.close()
         log.info("closed database %s", self.path)
@@ -106,14 +116,15 @@ class Store:
         """One transaction on its own cursor, one writer at a time: committed whole or rolled back."""
         with self._write_lock:
             self._check_open()
-            with self._con.cursor() as cur:
+            with self._con.cursor() as cur, _disk_full_named(self.path):
                 cur.begin()
                 try:
                     yield cur
+                    cur.commit()
                 except BaseException:
-                    cur.rollback()
+                    with contextlib.suppress(duckdb.Error):     # a failed commit has already ended it
+                        cur.rollback()
                     raise
-                cur.commit()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -175,14 +186,24 @@ class Store:
             return _writes.record_results(cur, items)
 
     def write(self, batch: WriteBatch) -> WriteOutcome:
-        """Submissions, then running marks, then results, all in one transaction (a result may follow its
-        submission in the same batch)."""
+        """Submissions, then running marks, then results, then replied marks, all in one transaction (a result
+        may follow its submission in the same batch)."""
         with self._writing() as cur:
             submissions = _writes.add_submissions(cur, batch.submissions) if batch.submissions else []
             if batch.running:
                 _writes.mark_running(cur, batch.running)
             stored = _writes.record_results(cur, batch.results) if batch.results else []
+            _writes.mark_replied(cur, batch.replied)
         return WriteOutcome(submissions=submissions, stored=stored)
+
+    def mark_replied(self, run_ids: list[str]) -> None:
+        with self._writing() as cur:
+            _writes.mark_replied(cur, run_ids)
+
+    def unreplied(self, run_ids: list[str]) -> set[str]:
+        """The finished runs among ``run_ids`` whose final reply is not noted as sent."""
+        with self._reading() as cur:
+            return _queries.unreplied(cur, run_ids)
 
     def run(self, run_id: str) -> RunInfo | None:
         with self._reading() as cur:
@@ -253,3 +274,15 @@ class Store:
     def stats(self) -> GlobalStats:
         with self._reading() as cur:
             return _queries.stats(cur)
+
+
+@contextmanager
+def _disk_full_named(path: Path) -> Iterator[None]:
+    """A write that failed for lack of disk space becomes ``StoreFull``, with what to do."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if any(words in str(exc).lower() for words in DISK_FULL):
+            raise StoreFull(f"the disk under the database {path} is full; the write was not stored. Free some "
+                            "space (or move KERNELRANK_HOME) and it works again.") from exc
+        raise

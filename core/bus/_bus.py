@@ -5,28 +5,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js.api import (
-    AckPolicy,
-    ConsumerConfig,
-    DeliverPolicy,
-    KeyValueConfig,
-    RetentionPolicy,
-    StorageType,
-    StreamConfig,
-)
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType
 
 from core import subjects
 from core.bus._consumers import Consumer, Puller, Running, Served
 from core.bus._dead_letters import DeadLetterOps
-from core.bus._errors import NOT_RUNNING, BusError, BusUnavailable, CoreUnavailable, translated
+from core.bus._errors import (
+    CONNECTION_LOST,
+    NOT_RUNNING,
+    RECONNECTING,
+    BusError,
+    BusUnavailable,
+    CoreUnavailable,
+    PayloadTooLarge,
+    Reconnecting,
+    translated,
+)
+from core.bus._fit import TooLarge, fit
 from core.bus._kv import JsonBucket, Ledger
+from core.bus._link import NO_RESPONDERS_RETRY_S, PUBLISH_CONFIRM_S, Link, backoff
+from core.bus._streams import RUNNER_CALLS_CONFIG, StreamOps
 from core.messages import (
     Command,
     DecodeError,
@@ -46,20 +51,22 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-DAY_S = 24 * 3600
-DUPLICATE_WINDOW_S = 120       # Nats-Msg-Id dedupe on every stream
 RECONNECT_WAIT_S = 0.5
 FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within this long
-# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
-RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
-                                     storage=StorageType.FILE)
+PAYLOAD_MARGIN_BYTES = 16 * 1024   # room left under max_payload for headers and what a fitted message gains back
 
-class Bus(DeadLetterOps):
+
+class _Dropped(Exception):
+    """The connection dropped while a request waited: its answer may never come."""
+
+
+class Bus(StreamOps, DeadLetterOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
-    def __init__(self, nc: Client) -> None:
+    def __init__(self, nc: Client, link: Link) -> None:
         self._nc = nc
         self._js = nc.jetstream()
+        self._link = link
         self._running: set[Running] = set()
         self._follows: set[Any] = set()
         self._closing = False
@@ -67,14 +74,18 @@ class Bus(DeadLetterOps):
     @classmethod
     async def connect(cls, url: str, name: str) -> Bus:
         """Connect, failing fast when no server answers; once connected, reconnect for as long as it takes."""
+        link = Link()
+
         async def on_error(exc: Exception) -> None:
             log.debug("NATS %s: %s", name, exc)
 
         async def on_disconnect() -> None:
+            link.lost()
             if not (nc.is_closed or nc.is_draining):      # a close we asked for is no news
                 log.warning("%s lost its NATS connection; reconnecting", name)
 
         async def on_reconnect() -> None:
+            link.back()
             log.info("%s reconnected to NATS", name)
 
         nc = Client()
@@ -86,63 +97,76 @@ class Bus(DeadLetterOps):
             raise BusUnavailable(f"cannot reach NATS at {url}: is kernelrank running? Start it with "
                                  "`kernelrank up`, or set KERNELRANK_NATS_URL to a running NATS.") from exc
         nc.options["max_reconnect_attempts"] = -1   # the first attempt fails fast; later ones never give up
-        return cls(nc)
+        return cls(nc, link)
 
-    # ----- set-up -------------------------------------------------------------------------------
-
-    async def ensure_streams(self, gpus: Iterable[str], *, ack_wait_s: float = 30.0, max_deliver: int = 3,
-                             concurrency: dict[str, int] | None = None) -> None:
-        """Create or update every stream and each GPU pool's job consumer; safe to call at every start.
-
-        ``concurrency`` caps the jobs in flight per pool (``max_ack_pending``); pools not in it are capped
-        only by their workers' own concurrency.
-        """
-        streams = [
-            StreamConfig(name=subjects.JOBS, subjects=[subjects.JOBS_ALL], retention=RetentionPolicy.WORK_QUEUE,
-                         storage=StorageType.FILE, duplicate_window=DUPLICATE_WINDOW_S),
-            StreamConfig(name=subjects.JOBS_DLQ, subjects=[subjects.DEAD_ALL], storage=StorageType.FILE,
-                         duplicate_window=DUPLICATE_WINDOW_S),
-            StreamConfig(name=subjects.EVENTS, subjects=[subjects.PROGRESS_ALL, subjects.RESULTS_ALL],
-                         storage=StorageType.FILE, max_age=DAY_S, duplicate_window=DUPLICATE_WINDOW_S),
-            StreamConfig(name=subjects.REPLIES, subjects=[subjects.REPLIES_ALL], storage=StorageType.FILE,
-                         max_age=7 * DAY_S, duplicate_window=DUPLICATE_WINDOW_S),
-        ]
-        for config in streams:
-            with translated(f"create stream {config.name}"):
-                try:
-                    await self._js.add_stream(config)
-                except nats.js.errors.BadRequestError:   # exists with another configuration: bring it up to date
-                    await self._js.update_stream(config)
-        for gpu in gpus:
-            config = ConsumerConfig(durable_name=subjects.runner_durable(gpu), filter_subject=subjects.job_subject(gpu),
-                                    ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
-                                    ack_wait=ack_wait_s, max_deliver=max_deliver,
-                                    max_ack_pending=(concurrency or {}).get(gpu))
-            with translated(f"create the job queue for {gpu}"):
-                await self._js.add_consumer(subjects.JOBS, config)   # a durable create also updates
-        with translated("create the runner calls bucket"):
-            try:
-                await self._js.create_key_value(RUNNER_CALLS_CONFIG)
-            except nats.js.errors.BadRequestError as exc:     # made by another version: its entries still serve
-                log.warning("keeping the existing %s bucket (%s)", subjects.RUNNER_CALLS, exc.description or exc)
+    @property
+    def max_payload(self) -> int:
+        """The largest message the server takes, less room for headers: what a message must fit in."""
+        return self._nc.max_payload - PAYLOAD_MARGIN_BYTES
 
     # ----- commands: request-reply --------------------------------------------------------------
 
     async def request(self, command: Command, timeout_s: float = 5.0) -> Reply:
-        """Ask the core; ``CoreUnavailable`` at once when no core is subscribed, or after ``timeout_s``."""
-        with translated("send the command"):
+        """Ask the core and return its answer, trying again (same command id) while NATS comes back.
+
+        A request that the connection dropped is sent again once it is back, and "no responders" just after
+        a (re)connect is asked again for up to ``NO_RESPONDERS_RETRY_S`` (the core resubscribes a moment
+        after us); all within ``timeout_s``. Sending a command twice is safe: a submission is stored once
+        per command id, and queries only read. Raises ``CoreUnavailable`` (no core, or no answer in time),
+        ``Reconnecting`` (NATS did not come back in time) or ``PayloadTooLarge``.
+        """
+        payload = encode(command)
+        if len(payload) > self.max_payload:
+            raise PayloadTooLarge(f"This request is {_size(len(payload))}, more than the {_size(self.max_payload)} "
+                                  "kernelrank's message bus carries: make the file (or the arguments) smaller.")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        no_responders = 0
+        while True:
+            remaining = deadline - loop.time()
+            if not await self._link.wait_up(remaining):
+                raise Reconnecting(RECONNECTING)
             try:
-                msg = await self._nc.request(subjects.COMMANDS, encode(command), timeout=timeout_s)
+                msg = await self._request_once(payload, deadline - loop.time())
+            except (_Dropped, *CONNECTION_LOST):
+                if loop.time() >= deadline:
+                    raise Reconnecting(RECONNECTING) from None
+                continue
             except nats.errors.NoRespondersError as exc:
-                raise CoreUnavailable(NOT_RUNNING) from exc
+                retry_for = min(NO_RESPONDERS_RETRY_S, deadline - loop.time())
+                wait = backoff(no_responders)
+                if not self._link.fresh() or sum(backoff(i) for i in range(no_responders + 1)) > retry_for:
+                    raise CoreUnavailable(NOT_RUNNING) from exc
+                no_responders += 1
+                await asyncio.sleep(wait)
+                continue
             except nats.errors.TimeoutError as exc:
                 raise CoreUnavailable(f"kernelrank did not answer within {timeout_s:g} s; it may be busy or "
                                       "restarting. Try again in a minute.") from exc
+            except nats.errors.Error as exc:
+                raise BusError(f"cannot send the command: {exc}") from exc
+            break
         try:
             return decode(Reply, msg.data)
         except DecodeError as exc:
             log.error("unreadable reply to command %s: %s", command.id, exc)
             raise BusError("kernelrank answered in a format this client cannot read; update the client.") from exc
+
+    async def _request_once(self, payload: bytes, timeout_s: float) -> Msg:
+        """One request; ``_Dropped`` as soon as the connection is lost while it waits."""
+        dropped = self._link.dropped
+        asked = asyncio.ensure_future(self._nc.request(subjects.COMMANDS, payload, timeout=max(0.001, timeout_s)))
+        lost = asyncio.ensure_future(dropped.wait())
+        try:
+            await asyncio.wait({asked, lost}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            lost.cancel()
+        if not asked.done():
+            asked.cancel()
+            with contextlib.suppress(asyncio.CancelledError, nats.errors.Error):
+                await asked
+            raise _Dropped
+        return asked.result()
 
     async def serve_commands(self, handler: Callable[[Command], Awaitable[Reply]], *,
                              max_in_flight: int = 256) -> Running:
@@ -184,15 +208,26 @@ class Bus(DeadLetterOps):
     # ----- publishing ---------------------------------------------------------------------------
 
     async def publish_job(self, job: RunJob) -> bool:
-        """Queue a job for its GPU pool; ``False`` when a job with this run id was queued in the last 2 min."""
-        ack = await self._publish(subjects.job_subject(job.gpu), job, msg_id=job.run_id)
+        """Queue a job for its GPU pool, once stored for certain; ``False`` when a job with this run id was queued
+        in the last 2 minutes. ``QueueFull``, ``PayloadTooLarge``, or ``BusUnavailable`` after
+        ``PUBLISH_CONFIRM_S`` of trying (then the job may or may not be queued)."""
+        ack = await self._publish_confirmed(subjects.job_subject(job.gpu), encode(job), job.run_id)
         return not ack.duplicate
 
-    async def publish_progress(self, progress: RunProgress) -> None:
-        await self._publish(subjects.progress_subject(progress.run_id), progress)
+    async def publish_progress(self, progress: RunProgress, *, confirm: bool = False) -> None:
+        """Progress is stored by the stream, but only waited for with ``confirm`` (a worker's "started", which
+        marks the run running): one lost update is replaced by the next."""
+        subject = subjects.progress_subject(progress.run_id)
+        with translated(f"publish on {subject}"):
+            if confirm:
+                await self._js.publish(subject, encode(progress))
+            else:
+                await self._nc.publish(subject, encode(progress))
 
     async def publish_result(self, result: RunResult) -> None:
-        await self._publish(subjects.result_subject(result.run_id), result, msg_id=result.run_id)
+        """Store a run's result, its longest texts cut to fit the bus (a result too big for NATS would fail the
+        same way on every attempt), retried while NATS comes back (the run id dedupes repeats)."""
+        await self._publish_confirmed(subjects.result_subject(result.run_id), self._fitted(result), result.run_id)
 
     async def publish_reply(self, reply: Reply) -> None:
         """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op.
@@ -203,10 +238,10 @@ class Bus(DeadLetterOps):
         """
         subject = subjects.reply_subject(reply.reply_to.platform.value, reply.reply_to.channel)
         if reply.final:
-            await self._publish(subject, reply, msg_id=reply.id)
+            await self._publish_confirmed(subject, self._fitted(reply), reply.id)
         else:
             with translated(f"publish on {subject}"):
-                await self._nc.publish(subject, encode(reply))
+                await self._nc.publish(subject, self._fitted(reply))
 
     async def publish_pool_status(self, status: PoolStatus) -> None:
         """A worker's periodic report; plain NATS (no stream): only the latest one matters."""
@@ -214,9 +249,36 @@ class Bus(DeadLetterOps):
         with translated(f"publish on {subject}"):
             await self._nc.publish(subject, encode(status))
 
-    async def _publish(self, subject: str, message: Any, msg_id: str = "") -> Any:
-        with translated(f"publish on {subject}"):
-            return await self._js.publish(subject, encode(message), headers={"Nats-Msg-Id": msg_id} if msg_id else None)
+    def _fitted(self, message: RunResult | Reply) -> bytes:
+        try:
+            return encode(fit(message, self.max_payload))
+        except TooLarge as exc:
+            raise PayloadTooLarge(str(exc)) from exc
+
+    async def _publish_confirmed(self, subject: str, payload: bytes, msg_id: str) -> Any:
+        """Publish to a stream until it acknowledges, for up to ``PUBLISH_CONFIRM_S`` while NATS is unreachable.
+
+        The message id makes a repeat harmless: a publish whose acknowledgement was lost comes back as a
+        duplicate, which still means stored.
+        """
+        if len(payload) > self.max_payload:
+            raise PayloadTooLarge(f"cannot publish on {subject}: {_size(len(payload))} is more than the "
+                                  f"{_size(self.max_payload)} NATS carries.")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + PUBLISH_CONFIRM_S
+        attempt = 0
+        while True:
+            try:
+                with translated(f"publish on {subject}"):
+                    return await self._js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id},
+                                                  timeout=max(0.5, min(5.0, deadline - loop.time())))
+            except BusUnavailable:
+                if loop.time() >= deadline:
+                    raise
+                log.info("publish on %s not confirmed; trying again", subject)
+                await self._link.wait_up(deadline - loop.time())
+                await asyncio.sleep(backoff(attempt))
+                attempt += 1
 
     # ----- consuming ----------------------------------------------------------------------------
 
@@ -228,14 +290,15 @@ class Bus(DeadLetterOps):
 
     async def consume(self, durable: str, stream: str, subject: str, handler: Callable[[list[T]], Awaitable[None]],
                       cls: type[T], *, batch: int = 64, ack_wait_s: float = 30.0, nak_delay_s: float = 1.0,
-                      poll_s: float = 1.0) -> Consumer[T]:
+                      poll_s: float = 1.0, ack_sync: bool = True) -> Consumer[T]:
         """Run a durable pull loop over ``subject`` (created if missing): see ``Consumer``."""
         config = ConsumerConfig(durable_name=durable, filter_subject=subject, ack_policy=AckPolicy.EXPLICIT,
                                 deliver_policy=DeliverPolicy.ALL, ack_wait=ack_wait_s, max_deliver=-1)
         with translated(f"create consumer {durable}"):
             await self._js.add_consumer(stream, config)
         puller = await self._bind(stream, durable, cls, missing=f"consumer {durable} vanished")
-        return Consumer(self._running, puller, handler, batch=batch, nak_delay_s=nak_delay_s, poll_s=poll_s)
+        return Consumer(self._running, puller, handler, batch=batch, nak_delay_s=nak_delay_s, poll_s=poll_s,
+                        ack_sync=ack_sync)
 
     async def consume_results(self, handler: Callable[[list[RunResult]], Awaitable[None]], **options: Any) \
             -> Consumer[RunResult]:
@@ -360,3 +423,7 @@ async def _answer_safely(handler: Callable[[Command], Awaitable[Reply]], command
         log.exception("command %s (%s) failed", command.id, command.kind.value)
         return error_reply(command.reply_to, "Something went wrong inside kernelrank; try again in a minute.",
                            command.id)
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"

@@ -14,13 +14,15 @@ import nats.js.errors
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from core.bus._errors import BusError, translated
+from core.bus._errors import BusError, BusUnavailable, translated
 from core.messages import DecodeError, decode
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 ACK_TIMEOUT_S = 5.0            # how long an ack_sync waits for the server's confirmation
+ACK_RETRY_S = 10.0             # how long an unconfirmed ack_sync is repeated while NATS is unreachable
+ACK_RETRY_WAIT_S = 0.5
 
 
 @dataclass
@@ -31,10 +33,26 @@ class Delivery(Generic[T]):
     deliveries: int                      # 1 on the first delivery, counting redeliveries after that
     _msg: Msg = field(repr=False)
 
-    async def ack(self) -> None:
-        """Acknowledge and wait until the server confirms: the message will not come back."""
-        with translated("acknowledge a message"):
-            await self._msg.ack_sync(timeout=ACK_TIMEOUT_S)
+    async def ack(self, *, sync: bool = True) -> None:
+        """Acknowledge; with ``sync``, wait until the server confirms (the message will not come back).
+
+        Without it, a lost acknowledgement brings the message back after ack_wait: use that only where a
+        repeat is harmless, and save the round trip.
+        """
+        if not sync:
+            with translated("acknowledge a message"):
+                await self._msg.ack()
+            return
+        deadline = asyncio.get_running_loop().time() + ACK_RETRY_S
+        while True:      # an acknowledgement is idempotent: repeat it while NATS comes back, or the job runs again
+            try:
+                with translated("acknowledge a message"):
+                    await self._msg.ack_sync(timeout=ACK_TIMEOUT_S)
+                return
+            except BusUnavailable:
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise
+                await asyncio.sleep(ACK_RETRY_WAIT_S)
 
     async def nak(self, delay_s: float | None = None) -> None:
         """Give the message back for redelivery, after ``delay_s`` seconds when given."""
@@ -125,13 +143,14 @@ class Consumer(Running, Generic[T]):
 
     A handler that raises gets the batch back later (nak with a delay): nothing is lost. ``stop()``
     lets the batch in hand finish, then unsubscribes; it waits at most ``poll_s`` for an idle fetch.
+    ``ack_sync`` False acknowledges without waiting for the server: for handlers a repeat does not harm.
     """
 
     def __init__(self, registry: set[Running], puller: Puller[T], handler: Callable[[list[T]], Awaitable[None]],
-                 *, batch: int, nak_delay_s: float, poll_s: float) -> None:
+                 *, batch: int, nak_delay_s: float, poll_s: float, ack_sync: bool = True) -> None:
         super().__init__(registry)
         self._puller, self._handler = puller, handler
-        self._batch, self._nak_delay_s, self._poll_s = batch, nak_delay_s, poll_s
+        self._batch, self._nak_delay_s, self._poll_s, self._ack_sync = batch, nak_delay_s, poll_s, ack_sync
         self._stopping = asyncio.Event()
         self._task = asyncio.create_task(self._loop())
 
@@ -155,7 +174,7 @@ class Consumer(Running, Generic[T]):
                           len(deliveries), self._nak_delay_s)
             outcomes = await asyncio.gather(*(d.nak(self._nak_delay_s) for d in deliveries), return_exceptions=True)
         else:
-            outcomes = await asyncio.gather(*(d.ack() for d in deliveries), return_exceptions=True)
+            outcomes = await asyncio.gather(*(d.ack(sync=self._ack_sync) for d in deliveries), return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 log.warning("could not settle a message (it will come back after ack_wait): %s", outcome)
