@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from core import report
 from core.announce import announcement_targets, announcements
 from core.bus import Bus
+from core.commands import check_lengths
 from core.compare import with_changes
 from core.config import Settings
 from core.db import Database, Writer
@@ -86,6 +87,7 @@ class CoreService:
         try:
             if handler is None:
                 raise UserError(f"kernelrank does not know the command {cmd.kind.value!r}.")
+            check_lengths(cmd)
             return await handler(cmd, self.deps)
         except UserError as exc:
             return report.error_reply(cmd.reply_to, str(exc), cmd.id)
