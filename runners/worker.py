@@ -75,7 +75,7 @@ class Worker:
         try:
             while not stop.is_set():
                 free = self.concurrency - len(running)
-                if not free:
+                if free <= 0:
                     await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     continue
                 try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -23,6 +24,7 @@ T = TypeVar("T")
 ACK_TIMEOUT_S = 5.0            # how long an ack_sync waits for the server's confirmation
 ACK_RETRY_S = 10.0             # how long an unconfirmed ack_sync is repeated while NATS is unreachable
 ACK_RETRY_WAIT_S = 0.5
+SPARE_FOR = 0.5                # a message fetched beyond what was asked is kept for this share of ack_wait
 
 
 @dataclass
@@ -66,21 +68,36 @@ class Delivery(Generic[T]):
 
 
 class Puller(Generic[T]):
-    """Fetches decoded deliveries from one durable pull consumer; undecodable messages are term()'d."""
+    """Fetches decoded deliveries from one durable pull consumer; undecodable messages are term()'d.
 
-    def __init__(self, sub: Any, cls: type[T], *, ack_wait_s: float, max_deliver: int) -> None:
+    nats-py's ``fetch(n)`` first drains what earlier pull requests left behind (messages the server sent
+    just as a request expired), so it can return more than ``n``. A caller that asked for ``n`` gets ``n``;
+    the rest wait here for its next fetch, and one that waited close to ack_wait is let go (the server
+    hands it out again), so no job is run by two workers because it sat here.
+    """
+
+    def __init__(self, sub: Any, cls: type[T], *, ack_wait_s: float, max_deliver: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._sub = sub
         self._cls = cls
         self.ack_wait_s = ack_wait_s
         self.max_deliver = max_deliver
+        self._clock = clock
+        self._spare: list[tuple[float, Msg]] = []
 
     async def fetch(self, batch: int, timeout_s: float) -> list[Delivery[T]]:
         """Up to ``batch`` deliveries; an empty list when none arrived within ``timeout_s``."""
-        with translated("fetch messages"):
-            try:
-                msgs = await self._sub.fetch(batch, timeout=timeout_s)
-            except TimeoutError:          # nats-py raises its own or asyncio's, depending on where it waited
-                return []                 # an idle queue: the normal case, not a failure
+        now = self._clock()
+        spare = [(at, msg) for at, msg in self._spare if now - at < SPARE_FOR * self.ack_wait_s]
+        msgs, self._spare = [msg for _, msg in spare[:batch]], spare[batch:]
+        if not msgs:
+            with translated("fetch messages"):
+                try:
+                    msgs = await self._sub.fetch(batch, timeout=timeout_s)
+                except TimeoutError:          # nats-py raises its own or asyncio's, depending on where it waited
+                    return []                 # an idle queue: the normal case, not a failure
+            self._spare += [(now, msg) for msg in msgs[batch:]]
+            msgs = msgs[:batch]
         deliveries = []
         for msg in msgs:
             try:

@@ -106,7 +106,7 @@ class StreamOps:
             seq = 1
             while True:
                 try:
-                    msg = await self._js.get_msg(subjects.JOBS, seq, next=True)
+                    msg = await self._js.get_msg(subjects.JOBS, seq, subject=subjects.JOBS_ALL, next=True)
                 except nats.js.errors.NotFoundError:
                     return found
                 run_id = (msg.headers or {}).get("Nats-Msg-Id")
