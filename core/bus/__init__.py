@@ -16,11 +16,11 @@ Errors, all raised from here, messages safe to show to a user::
 Background work (a command server, a durable pull loop, an advisory watcher) is a ``Running``: stop it
 with ``await running.stop()`` or use it as an async context manager; ``Bus.close()`` stops what is left.
 
-The modules behind this surface are private: ``_bus`` (the connection and its operations), ``_link`` (the
-connection's state and the retry rules that follow from it), ``_streams`` (stream set-up, retention, and
-what recovery reads from JetStream), ``_consumers`` (durable pull loops), ``_kv`` (key-value records),
-``_dead_letters`` (jobs that used up their deliveries), ``_fit`` (cutting a message to the payload limit),
-``_errors``.
+The modules behind this surface are private: ``_bus`` (the connection and its operations), ``_commands``
+(request-reply, both sides), ``_link`` (the connection's state and the retry rules that follow from it),
+``_streams`` (stream set-up, retention, and what recovery reads from JetStream), ``_consumers`` (durable
+pull loops), ``_kv`` (key-value records), ``_dead_letters`` (jobs that used up their deliveries), ``_fit``
+(cutting a message to the payload limit), ``_errors``.
 """
 
 from core.bus._bus import Bus

@@ -15,37 +15,25 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType
 
 from core import subjects
+from core.bus._commands import CommandOps, size_words
 from core.bus._consumers import Consumer, Puller, Running, Served
 from core.bus._dead_letters import DeadLetterOps
-from core.bus._errors import (
-    CONNECTION_LOST,
-    NOT_RUNNING,
-    RECONNECTING,
-    BusError,
-    BusUnavailable,
-    CoreUnavailable,
-    PayloadTooLarge,
-    Reconnecting,
-    translated,
-)
+from core.bus._errors import BusError, BusUnavailable, PayloadTooLarge, translated
 from core.bus._fit import TooLarge, fit
 from core.bus._kv import JsonBucket, Ledger
-from core.bus._link import NO_RESPONDERS_RETRY_S, PUBLISH_CONFIRM_S, Link, backoff
+from core.bus._link import PUBLISH_CONFIRM_S, Link, backoff
 from core.bus._streams import RUNNER_CALLS_CONFIG, StreamOps
 from core.messages import (
-    Command,
     DecodeError,
     Platform,
     PoolStatus,
     Reply,
-    ReplyTo,
     RunJob,
     RunProgress,
     RunResult,
     decode,
     encode,
 )
-from core.report import error_reply
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +44,7 @@ FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within thi
 PAYLOAD_MARGIN_BYTES = 16 * 1024   # room left under max_payload for headers and what a fitted message gains back
 
 
-class _Dropped(Exception):
-    """The connection dropped while a request waited: its answer may never come."""
-
-
-class Bus(StreamOps, DeadLetterOps):
+class Bus(CommandOps, StreamOps, DeadLetterOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
     def __init__(self, nc: Client, link: Link) -> None:
@@ -103,107 +87,6 @@ class Bus(StreamOps, DeadLetterOps):
     def max_payload(self) -> int:
         """The largest message the server takes, less room for headers: what a message must fit in."""
         return self._nc.max_payload - PAYLOAD_MARGIN_BYTES
-
-    # ----- commands: request-reply --------------------------------------------------------------
-
-    async def request(self, command: Command, timeout_s: float = 5.0) -> Reply:
-        """Ask the core and return its answer, trying again (same command id) while NATS comes back.
-
-        A request that the connection dropped is sent again once it is back, and "no responders" just after
-        a (re)connect is asked again for up to ``NO_RESPONDERS_RETRY_S`` (the core resubscribes a moment
-        after us); all within ``timeout_s``. Sending a command twice is safe: a submission is stored once
-        per command id, and queries only read. Raises ``CoreUnavailable`` (no core, or no answer in time),
-        ``Reconnecting`` (NATS did not come back in time) or ``PayloadTooLarge``.
-        """
-        payload = encode(command)
-        if len(payload) > self.max_payload:
-            raise PayloadTooLarge(f"This request is {_size(len(payload))}, more than the {_size(self.max_payload)} "
-                                  "kernelrank's message bus carries: make the file (or the arguments) smaller.")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        no_responders = 0
-        while True:
-            remaining = deadline - loop.time()
-            if not await self._link.wait_up(remaining):
-                raise Reconnecting(RECONNECTING)
-            try:
-                msg = await self._request_once(payload, deadline - loop.time())
-            except (_Dropped, *CONNECTION_LOST):
-                if loop.time() >= deadline:
-                    raise Reconnecting(RECONNECTING) from None
-                continue
-            except nats.errors.NoRespondersError as exc:
-                retry_for = min(NO_RESPONDERS_RETRY_S, deadline - loop.time())
-                wait = backoff(no_responders)
-                if not self._link.fresh() or sum(backoff(i) for i in range(no_responders + 1)) > retry_for:
-                    raise CoreUnavailable(NOT_RUNNING) from exc
-                no_responders += 1
-                await asyncio.sleep(wait)
-                continue
-            except nats.errors.TimeoutError as exc:
-                raise CoreUnavailable(f"kernelrank did not answer within {timeout_s:g} s; it may be busy or "
-                                      "restarting. Try again in a minute.") from exc
-            except nats.errors.Error as exc:
-                raise BusError(f"cannot send the command: {exc}") from exc
-            break
-        try:
-            return decode(Reply, msg.data)
-        except DecodeError as exc:
-            log.error("unreadable reply to command %s: %s", command.id, exc)
-            raise BusError("kernelrank answered in a format this client cannot read; update the client.") from exc
-
-    async def _request_once(self, payload: bytes, timeout_s: float) -> Msg:
-        """One request; ``_Dropped`` as soon as the connection is lost while it waits."""
-        dropped = self._link.dropped
-        asked = asyncio.ensure_future(self._nc.request(subjects.COMMANDS, payload, timeout=max(0.001, timeout_s)))
-        lost = asyncio.ensure_future(dropped.wait())
-        try:
-            await asyncio.wait({asked, lost}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            lost.cancel()
-        if not asked.done():
-            asked.cancel()
-            with contextlib.suppress(asyncio.CancelledError, nats.errors.Error):
-                await asked
-            raise _Dropped
-        return asked.result()
-
-    async def serve_commands(self, handler: Callable[[Command], Awaitable[Reply]], *,
-                             max_in_flight: int = 256) -> Running:
-        """Answer commands (queue group ``core``) with up to ``max_in_flight`` handlers running at once.
-
-        An unreadable request or a handler that raises gets an error ``Reply``; the server never stops.
-        """
-        served = Served(self._running)
-        slots = asyncio.Semaphore(max_in_flight)
-
-        async def answer(msg: Msg) -> None:
-            try:
-                try:
-                    command = decode(Command, msg.data)
-                except DecodeError as exc:
-                    log.warning("unreadable command: %s", exc)
-                    reply = error_reply(ReplyTo(platform=Platform.CLI), "kernelrank could not read that request "
-                                        "(is this client older or newer than the server?); update it and try again.")
-                else:
-                    reply = await _answer_safely(handler, command)
-                if msg.reply:
-                    await msg.respond(encode(reply))
-            except Exception:
-                log.exception("could not answer a command")
-            finally:
-                slots.release()
-
-        async def on_message(msg: Msg) -> None:
-            await slots.acquire()
-            task = asyncio.create_task(answer(msg))
-            served.tasks.add(task)
-            task.add_done_callback(served.tasks.discard)
-
-        with translated("serve commands"):
-            served.sub = await self._nc.subscribe(subjects.COMMANDS, queue=subjects.CORE_QUEUE, cb=on_message)
-            await self._nc.flush()       # the server knows the subscription before we report ready
-        return served
 
     # ----- publishing ---------------------------------------------------------------------------
 
@@ -262,8 +145,8 @@ class Bus(StreamOps, DeadLetterOps):
         duplicate, which still means stored.
         """
         if len(payload) > self.max_payload:
-            raise PayloadTooLarge(f"cannot publish on {subject}: {_size(len(payload))} is more than the "
-                                  f"{_size(self.max_payload)} NATS carries.")
+            raise PayloadTooLarge(f"cannot publish on {subject}: {size_words(len(payload))} is more than the "
+                                  f"{size_words(self.max_payload)} NATS carries.")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + PUBLISH_CONFIRM_S
         attempt = 0
@@ -416,14 +299,3 @@ class Bus(StreamOps, DeadLetterOps):
             await self._nc.close()
 
 
-async def _answer_safely(handler: Callable[[Command], Awaitable[Reply]], command: Command) -> Reply:
-    try:
-        return await handler(command)
-    except Exception:
-        log.exception("command %s (%s) failed", command.id, command.kind.value)
-        return error_reply(command.reply_to, "Something went wrong inside kernelrank; try again in a minute.",
-                           command.id)
-
-
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"
