@@ -78,18 +78,11 @@ class ResultRecord:
 
 @dataclass(frozen=True)
 class WriteBatch:
-    """Everything the core has to write right now, committed in one transaction (a commit costs ms)."""
+    """What happened to runs, committed in one transaction of the store's outcomes lane (a commit costs ms)."""
 
-    submissions: list[NewSubmission] = field(default_factory=list)
     running: list[tuple[str, str]] = field(default_factory=list)     # (run_id, worker)
     results: list[ResultRecord] = field(default_factory=list)
     replied: list[str] = field(default_factory=list)                 # runs whose final reply has gone out
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    submissions: list[Submission]    # one per WriteBatch.submissions item, in order
-    stored: list[bool]               # one per WriteBatch.results item: True where this write stored it
 
 
 @dataclass(frozen=True)

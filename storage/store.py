@@ -6,6 +6,11 @@ run concurrently; writes are serialised by a lock and each method is one transac
 whole or not at all. A write that fails because the disk is full raises ``StoreFull`` and keeps nothing of
 the batch; what was committed before stays intact, and writes work again once there is room.
 
+Writes go in two lanes, each serialised by its own lock, that may commit at the same time: *intake* (new
+submissions, people, leaderboards) inserts rows, and *outcomes* (running marks, results, replied marks,
+rankings) updates runs that intake committed earlier, so the two never touch the same row. A new
+submission then never waits behind a batch of results.
+
 DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
 ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries) and ``_queries.py`` (other reads).
@@ -43,7 +48,6 @@ from storage.records import (
     Submission,
     SubmissionDetail,
     WriteBatch,
-    WriteOutcome,
 )
 
 log = logging.getLogger(__name__)
@@ -74,7 +78,8 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._con = _connect(self.path)
-        self._write_lock = threading.Lock()
+        self._intake_lock = threading.Lock()
+        self._outcome_lock = threading.Lock()
         self._closed = False
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
@@ -87,7 +92,7 @@ class Store:
 
     def close(self) -> None:
         """Checkpoint (fold the WAL into the file) and close, once no call is in flight; a second close does nothing."""
-        with self._write_lock:
+        with self._intake_lock, self._outcome_lock:
             if self._closed:
                 return
             self._closed = True
@@ -112,9 +117,9 @@ class Store:
             yield cur
 
     @contextmanager
-    def _writing(self) -> Iterator[Cursor]:
-        """One transaction on its own cursor, one writer at a time: committed whole or rolled back."""
-        with self._write_lock:
+    def _writing(self, lane: str = "intake") -> Iterator[Cursor]:
+        """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back."""
+        with self._intake_lock if lane == "intake" else self._outcome_lock:
             self._check_open()
             with self._con.cursor() as cur, _disk_full_named(self.path):
                 cur.begin()
@@ -172,7 +177,7 @@ class Store:
         """Mark (run_id, worker) pairs running in one transaction; done runs stay done."""
         if not items:
             return
-        with self._writing() as cur:
+        with self._writing("outcomes") as cur:
             _writes.mark_running(cur, items)
 
     def record_results(self, items: list[ResultRecord]) -> list[bool]:
@@ -182,22 +187,21 @@ class Store:
         """
         if not items:
             return []
-        with self._writing() as cur:
+        with self._writing("outcomes") as cur:
             return _writes.record_results(cur, items)
 
-    def write(self, batch: WriteBatch) -> WriteOutcome:
-        """Submissions, then running marks, then results, then replied marks, all in one transaction (a result
-        may follow its submission in the same batch)."""
-        with self._writing() as cur:
-            submissions = _writes.add_submissions(cur, batch.submissions) if batch.submissions else []
+    def write(self, batch: WriteBatch) -> list[bool]:
+        """Running marks, then results, then replied marks, in one transaction of the outcomes lane; returns
+        ``record_results``'s answer for ``batch.results``."""
+        with self._writing("outcomes") as cur:
             if batch.running:
                 _writes.mark_running(cur, batch.running)
             stored = _writes.record_results(cur, batch.results) if batch.results else []
             _writes.mark_replied(cur, batch.replied)
-        return WriteOutcome(submissions=submissions, stored=stored)
+        return stored
 
     def mark_replied(self, run_ids: list[str]) -> None:
-        with self._writing() as cur:
+        with self._writing("outcomes") as cur:
             _writes.mark_replied(cur, run_ids)
 
     def unreplied(self, run_ids: list[str]) -> set[str]:
@@ -240,7 +244,7 @@ class Store:
 
     def rebuild_rankings(self) -> int:
         """Recompute every person's entry from the stored runs (after a bulk import); returns the entry count."""
-        with self._writing() as cur:
+        with self._writing("outcomes") as cur:
             return _ranking.rebuild(cur)
 
     def history(self, leaderboard: str, person_id: int, gpu: str | None = None, limit: int = 50) -> list[HistoryRow]:

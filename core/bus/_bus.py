@@ -19,7 +19,7 @@ from core.bus._commands import CommandOps, size_words
 from core.bus._consumers import Consumer, Puller, Running, Served
 from core.bus._dead_letters import DeadLetterOps
 from core.bus._errors import BusError, BusUnavailable, PayloadTooLarge, translated
-from core.bus._fit import TooLarge, fit
+from core.bus._fit import TooLarge, fitted
 from core.bus._kv import JsonBucket, Ledger
 from core.bus._link import PUBLISH_CONFIRM_S, Link, backoff
 from core.bus._streams import RUNNER_CALLS_CONFIG, StreamOps
@@ -134,7 +134,7 @@ class Bus(CommandOps, StreamOps, DeadLetterOps):
 
     def _fitted(self, message: RunResult | Reply) -> bytes:
         try:
-            return encode(fit(message, self.max_payload))
+            return fitted(message, self.max_payload)
         except TooLarge as exc:
             raise PayloadTooLarge(str(exc)) from exc
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import logging
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-from harness.codec import to_jsonable
+from core.messages import encode
 
 log = logging.getLogger(__name__)
 M = TypeVar("M")
@@ -30,13 +29,19 @@ class TooLarge(ValueError):
 
 
 def encoded_size(value: Any) -> int:
-    """Bytes of ``value`` on the wire (as ``core.messages.encode`` writes it)."""
-    return len(json.dumps(to_jsonable(value), separators=(",", ":"), allow_nan=False).encode())
+    """Bytes of ``value`` on the wire."""
+    return len(encode(value))
 
 
-def fit(message: M, max_bytes: int) -> M:
+def fitted(message: Any, max_bytes: int) -> bytes:
+    """The wire form of ``message``, cut down (``fit``) if it is longer than ``max_bytes``."""
+    payload = encode(message)
+    return payload if len(payload) <= max_bytes else encode(fit(message, max_bytes, size=len(payload)))
+
+
+def fit(message: M, max_bytes: int, *, size: int | None = None) -> M:
     """``message`` itself when it encodes to at most ``max_bytes``, else a copy with its longest texts cut."""
-    size = encoded_size(message)
+    size = encoded_size(message) if size is None else size
     if size <= max_bytes:
         return message
     work = copy.deepcopy(message)
