@@ -3,7 +3,7 @@
 Adapters build ``Command`` messages with these helpers so that a submission from Slack, Discord or a
 terminal means the same thing. File checks live here (not in each adapter) so that the rules are
 written once: size, UTF-8, file kind, and the ``#!POPCORN`` header lines GPU MODE users already write.
-``check_lengths`` bounds every name, id and argument a command carries before anything is stored.
+``check_lengths`` bounds the names and ids a command carries before anything is stored.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ _HEADER = re.compile(r"^\s*#!\s*(?:POPCORN|kernelrank)\s+(leaderboard|gpus?|mode
 HEADER_SCAN_LINES = 30
 MAX_NAME_CHARS = 255            # a file name longer than any file system allows is not a file name
 MAX_DISPLAY_NAME_CHARS = 100    # a person's name as rankings show it
-MAX_ID_CHARS = 200              # platform ids (users, channels, threads, messages) and command arguments
-MAX_LIST_ITEMS = 32             # GPUs in one submission, and any other list argument
+MAX_ID_CHARS = 200              # platform ids: users, roles, channels, threads, messages
 
 
 @dataclass
@@ -71,18 +70,18 @@ def decode_source(name: str, content: bytes, max_bytes: int) -> str:
 
 
 def check_lengths(cmd: Command) -> None:
-    """Refuse a command whose names, ids or arguments are longer than kernelrank stores, saying which one."""
+    """Refuse a command whose identity, routing or file name is longer than kernelrank stores, saying which.
+
+    These are stored with every submission (and a person is created from a user id, the asker's or the one
+    ``history`` asks about). Other arguments are looked up, never stored: their handlers refuse an unknown
+    value and quote it shortened.
+    """
     if len(cmd.actor.display_name) > MAX_DISPLAY_NAME_CHARS:
         raise UserError(f"Your display name is {len(cmd.actor.display_name):,} characters long; kernelrank shows "
                         f"names of at most {MAX_DISPLAY_NAME_CHARS} characters. Shorten it and try again.")
-    fields = {"user id": cmd.actor.user_id, **{f"role {shown(r, 20)!r}": r for r in cmd.actor.roles},
+    fields = {"user id": cmd.actor.user_id, "asked-about user id": str(cmd.args.get("user") or ""),
+              **{f"role {shown(r, 20)!r}": r for r in cmd.actor.roles},
               **{f"reply {name}": value for name, value in vars(cmd.reply_to).items() if isinstance(value, str)}}
-    for name, value in cmd.args.items():
-        items = value if isinstance(value, list) else [value]
-        if len(items) > MAX_LIST_ITEMS:
-            raise UserError(f"The {shown(name, 20)} argument lists {len(items)} values; at most {MAX_LIST_ITEMS} "
-                            "are taken. Give fewer and try again.")
-        fields.update({f"{shown(name, 20)} argument": item for item in items if isinstance(item, str)})
     for what, value in fields.items():
         if len(value) > MAX_ID_CHARS:
             raise UserError(f"The {what} is {len(value):,} characters long; at most {MAX_ID_CHARS} are taken. "

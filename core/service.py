@@ -114,9 +114,6 @@ class CoreService:
         for result in results:
             run = self.deps.in_flight.pop(result.run_id, None)
             self._running.discard(result.run_id)
-            self._finished[result.run_id] = None
-            while len(self._finished) > FINISHED_MEMORY:
-                self._finished.popitem(last=False)
             if result.run_id not in answer:
                 log.info("a repeated result for run %s was not answered again", result.run_id)
                 continue
@@ -134,6 +131,10 @@ class CoreService:
             reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
             await self.bus.publish_reply(reply)
         self.writer.replied([run.run_id for run, _ in runs])
+        for result in results:                         # answered: only now, so a batch that failed comes back whole
+            self._finished[result.run_id] = None
+        while len(self._finished) > FINISHED_MEMORY:
+            self._finished.popitem(last=False)
         for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
                                           self._announce_to):
             await self.bus.publish_reply(announcement)

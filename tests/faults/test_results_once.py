@@ -13,6 +13,7 @@ from pathlib import Path
 from fault_kit import CountingRunner
 
 from core import subjects
+from core.bus import BusError
 from core.messages import Reply, RunResult, encode
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from runners.fake import passed_result
@@ -110,3 +111,21 @@ async def test_a_result_larger_than_nats_carries_is_cut_at_the_source_and_answer
 def _record(result: RunResult) -> ResultRecord:
     return ResultRecord(run_id=result.run_id, result=result.result, worker=result.worker, attempts=1,
                         finished_at=datetime.now(UTC))
+
+
+async def test_a_reply_that_could_not_be_sent_is_sent_when_the_result_comes_back(make_system):
+    system = await make_system(CountingRunner())
+    sent = count_final_replies(system)
+    counting = system.service.bus.publish_reply
+    failures = []
+
+    async def failing_once(reply: Reply) -> None:
+        if reply.final and not failures:
+            failures.append(reply.in_reply_to)
+            raise BusError("cannot publish: NATS did not answer in time")     # the batch is given back
+        await counting(reply)
+
+    system.service.bus.publish_reply = failing_once
+    run_id = run_id_of(await system.submit("ada", CORRECT, leaderboard="vectoradd"))
+    (reply,) = (await system.finals({run_id})).values()
+    assert failures == [run_id] and sent[run_id] == 1 and reply.data["status"] == "passed"
