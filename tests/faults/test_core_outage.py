@@ -14,6 +14,7 @@ import os
 
 import pytest
 from fault_kit import CountingRunner, core_process, final_replies, service_env, stored_runs, submit_all, wait_for_core
+from worker_testkit import running
 
 from core.bus import Bus
 from runners.worker import Worker
@@ -29,25 +30,20 @@ async def test_a_three_minute_core_outage_evaluates_and_replies_once(nats_url, t
     core = core_process(env, tmp_path / "core.log").start()
     bus = await Bus.connect(nats_url, name="outage-test")
     runner = CountingRunner(delay_s=0.3)
-    stop = asyncio.Event()
-    worker = None
     try:
         await wait_for_core(bus)
-        worker = asyncio.create_task(Worker(bus, "CPU", runner, concurrency=4, poll_s=0.2).run(stop))
-        outcomes = await submit_all(bus, RUNS, ROUTE)
-        assert all(o.accepted for o in outcomes), [o.error or o.reply for o in outcomes if not o.accepted][:3]
-        run_ids = set().union(*(o.run_ids for o in outcomes))
-        core.kill()
-        started_during_outage = sum(runner.evaluations.values())
-        await asyncio.sleep(OUTAGE_S)
-        assert sum(runner.evaluations.values()) == RUNS > started_during_outage   # the workers went on
-        core.start()
-        await wait_for_core(bus)
-        replies = await final_replies(bus, ROUTE, run_ids, quiet_s=2 * 4 + 2)   # two ack_waits and then some
+        async with running(Worker(bus, "CPU", runner, concurrency=4, poll_s=0.2)):
+            outcomes = await submit_all(bus, RUNS, ROUTE)
+            assert all(o.accepted for o in outcomes), [o.error or o.reply for o in outcomes if not o.accepted][:3]
+            run_ids = set().union(*(o.run_ids for o in outcomes))
+            core.kill()
+            started_during_outage = sum(runner.evaluations.values())
+            await asyncio.sleep(OUTAGE_S)
+            assert sum(runner.evaluations.values()) == RUNS > started_during_outage   # the workers went on
+            core.start()
+            await wait_for_core(bus)
+            replies = await final_replies(bus, ROUTE, run_ids, quiet_s=2 * 4 + 2)   # two ack_waits and then some
     finally:
-        stop.set()
-        if worker:
-            await worker
         core.stop()
         await bus.close()
     assert {run for run, n in runner.evaluations.items() if n != 1} == set()

@@ -22,6 +22,7 @@ from fault_kit import (
     submit_all,
     wait_for_core,
 )
+from worker_testkit import running
 
 from core.bus import Bus
 from core.submitting import NOT_QUEUED
@@ -39,25 +40,20 @@ async def test_every_sender_is_told_what_was_stored_when_nats_dies_mid_burst(tmp
     bus = await Bus.connect(url, name="burst-senders")
     worker_bus = await Bus.connect(url, name="burst-worker")
     runner = CountingRunner(delay_s=0.1)
-    stop = asyncio.Event()
-    worker = None
     try:
         await wait_for_core(bus)
-        worker = asyncio.create_task(Worker(worker_bus, "CPU", runner, concurrency=4, poll_s=0.2).run(stop))
-        midway = asyncio.Event()
-        burst = asyncio.create_task(submit_all(bus, SUBMISSIONS, ROUTE, in_flight=16, started=midway))
-        await asyncio.wait_for(midway.wait(), 60)
-        nats.kill()
-        await asyncio.sleep(1.5)
-        nats.start()
-        outcomes = await asyncio.wait_for(burst, 120)
-        accepted = [o for o in outcomes if o.accepted]
-        run_ids = set().union(*(o.run_ids for o in accepted))
-        replies = await final_replies(bus, ROUTE, run_ids, quiet_s=6)
+        async with running(Worker(worker_bus, "CPU", runner, concurrency=4, poll_s=0.2)):
+            midway = asyncio.Event()
+            burst = asyncio.create_task(submit_all(bus, SUBMISSIONS, ROUTE, in_flight=16, started=midway))
+            await asyncio.wait_for(midway.wait(), 60)
+            nats.kill()
+            await asyncio.sleep(1.5)
+            nats.start()
+            outcomes = await asyncio.wait_for(burst, 120)
+            accepted = [o for o in outcomes if o.accepted]
+            run_ids = set().union(*(o.run_ids for o in accepted))
+            replies = await final_replies(bus, ROUTE, run_ids, quiet_s=6)
     finally:
-        stop.set()
-        if worker:
-            await worker
         core.stop()
         await bus.close()
         await worker_bus.close()
