@@ -167,10 +167,10 @@ class CoreService:
             await self.writer.running([(run_id, "") for run_id in fresh])
             self._running |= fresh
         for event in latest.values():
-            if event.run_id in self._finished:         # its result came in meanwhile
-                continue
-            run = self.deps.in_flight.get(event.run_id) or await self.db.read(self.db.store.run, event.run_id)
-            if run is None or run.state == "done":      # a late event must not follow the final report
+            # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not
+            # has its result already, and a late event must not follow the final report. No database lookup.
+            run = self.deps.in_flight.get(event.run_id)
+            if run is None:
                 continue
             await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
                                                                event.run_id, event.gpu, event.progress))
