@@ -33,22 +33,28 @@ log = logging.getLogger(__name__)
 
 
 class RateLimiter:
-    """Sliding one-minute window of submissions per person, kept in memory (soft limit)."""
+    """Sliding one-minute window of submissions per person, kept in memory (soft limit).
+
+    A command sent again (same id: a client retrying after its connection dropped) is not counted again,
+    or the retry of an accepted submission could be refused.
+    """
 
     def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
         self._clock = clock
-        self._seen: dict[int, deque[float]] = defaultdict(deque)
+        self._seen: dict[int, deque[tuple[float, str]]] = defaultdict(deque)
 
-    def check(self, person_id: int) -> None:
+    def check(self, person_id: int, command_id: str = "") -> None:
         now, window = self._clock(), self._seen[person_id]
-        while window and now - window[0] > 60:
+        while window and now - window[0][0] > 60:
             window.popleft()
+        if command_id and any(seen == command_id for _, seen in window):
+            return
         if len(window) >= self.per_minute:
-            wait = int(61 - (now - window[0]))
+            wait = int(61 - (now - window[0][0]))
             raise UserError(f"You have made {self.per_minute} submissions in the last minute; "
                             f"try again in {wait} s.")
-        window.append(now)
+        window.append((now, command_id))
 
 
 @dataclass
@@ -84,7 +90,7 @@ async def _submit(cmd: Command, deps: Deps) -> Reply:
     gpus = _choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     mode = normalise_mode(cmd.args.get("mode") or headers.mode)
     person = await _person(cmd, deps)
-    deps.limiter.check(person)
+    deps.limiter.check(person, cmd.id)
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or cmd.actor.user_id)
     user = cmd.actor.display_name or cmd.actor.user_id
     stored = await deps.writer.submission(NewSubmission(

@@ -53,3 +53,15 @@ async def test_overlong_names_and_ids_are_refused_with_what_to_shorten(make_syst
                           leaderboard="vectoradd", user="x" * 1000)
     assert "asked-about user id is 1,000 characters" in words(await system.bus.request(about, timeout_s=20))
     assert system.store.stats().submissions == 0 and system.store.stats().people == 0
+
+
+async def test_a_command_sent_again_is_not_counted_against_the_rate_limit(make_system):
+    system = await make_system(CountingRunner(), rate_limit=1)
+    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.CLI, system.route), "k.py", CORRECT,
+                         leaderboard="vectoradd")
+    first = await system.bus.request(cmd, timeout_s=20)
+    again = await system.bus.request(cmd, timeout_s=20)        # a client retrying after its connection dropped
+    assert first.tone is not Tone.ERROR and again.data == first.data
+    other = submit_command(system.actor("ada"), ReplyTo(Platform.CLI, system.route), "k.py", CORRECT + b"# 2\n",
+                           leaderboard="vectoradd")
+    assert "in the last minute" in words(await system.bus.request(other, timeout_s=20))
