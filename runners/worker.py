@@ -6,7 +6,7 @@ went out: its ack was lost, say in a NATS crash, and JetStream restarts a delive
 backend's progress, publish the ``RunResult``, and only then ack. So a worker that
 dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack. Only the
 ``started`` event is waited for (it marks the run running); later progress is sent without waiting. A
-result larger than the bus carries has its longest texts cut (``Bus.publish_result``); one that still
+result larger than the bus carries has its longest texts cut (``Bus.fit``) before it is sent; one that still
 does not fit is reported as an error, never retried: it would fail the same way every time.
 
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
@@ -137,11 +137,11 @@ class Worker:
                                worker=self.name, attempts=delivery.deliveries,
                                cost_usd=_cost(result, self.runner.price_per_s))
             try:
-                await self.bus.publish_result(report)        # long texts are cut to fit the bus
+                report = self.bus.fit(report)                # long texts cut to what the bus carries
             except PayloadTooLarge as exc:                   # too big even cut down: the same every attempt
                 log.error("run %s: the result cannot be sent (%s); reporting an error instead", job.run_id, exc)
                 report.result = _unsendable(job, result)
-                await self.bus.publish_result(report)
+            await self.bus.publish_result(report)
             await delivery.ack()
         except asyncio.CancelledError:
             await _give_back(delivery)

@@ -19,7 +19,7 @@ from core.bus._commands import CommandOps, size_words
 from core.bus._consumers import Consumer, Puller, Running, Served
 from core.bus._dead_letters import DeadLetterOps
 from core.bus._errors import BusError, BusUnavailable, PayloadTooLarge, translated
-from core.bus._fit import TooLarge, fitted
+from core.bus._fit import TooLarge, fit, fitted
 from core.bus._kv import JsonBucket, Ledger
 from core.bus._link import PUBLISH_CONFIRM_S, Link, backoff
 from core.bus._streams import RUNNER_CALLS_CONFIG, StreamOps
@@ -108,9 +108,9 @@ class Bus(CommandOps, StreamOps, DeadLetterOps):
                 await self._nc.publish(subject, encode(progress))
 
     async def publish_result(self, result: RunResult) -> None:
-        """Store a run's result, its longest texts cut to fit the bus (a result too big for NATS would fail the
-        same way on every attempt), retried while NATS comes back (the run id dedupes repeats)."""
-        await self._publish_confirmed(subjects.result_subject(result.run_id), self._fitted(result), result.run_id)
+        """Store a run's result, retried while NATS comes back (the run id dedupes repeats). Cut it to size with
+        ``fit`` first: one too big for NATS raises ``PayloadTooLarge`` here, and would on every attempt."""
+        await self._publish_confirmed(subjects.result_subject(result.run_id), encode(result), result.run_id)
 
     async def publish_reply(self, reply: Reply) -> None:
         """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op.
@@ -132,7 +132,15 @@ class Bus(CommandOps, StreamOps, DeadLetterOps):
         with translated(f"publish on {subject}"):
             await self._nc.publish(subject, encode(status))
 
-    def _fitted(self, message: RunResult | Reply) -> bytes:
+    def fit(self, message: T) -> T:
+        """``message``, or a copy with its longest texts cut so that it fits what NATS carries (``_fit``);
+        ``PayloadTooLarge`` when even that cannot make it fit."""
+        try:
+            return fit(message, self.max_payload)
+        except TooLarge as exc:
+            raise PayloadTooLarge(str(exc)) from exc
+
+    def _fitted(self, message: Reply) -> bytes:
         try:
             return fitted(message, self.max_payload)
         except TooLarge as exc:

@@ -71,6 +71,7 @@ class CommandOps:
             except (_Dropped, *CONNECTION_LOST):
                 if loop.time() >= deadline:
                     raise Reconnecting(RECONNECTING) from None
+                await asyncio.sleep(backoff(0))        # nats-py may not have marked the connection down yet
                 continue
             except nats.errors.NoRespondersError as exc:
                 retry_for = min(NO_RESPONDERS_RETRY_S, deadline - loop.time())
