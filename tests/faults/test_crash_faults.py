@@ -3,8 +3,10 @@
 Every process is a real one (``kernelrank core``, two workers with a fake runner that writes down what it
 evaluates, ``kernelrank slack`` in HTTP mode against the loopback fake Slack), and NATS restarts on its
 store. Every submission must reach exactly one terminal result, stored once and posted once in its Slack
-thread; with nothing but the worker killed, each run is also evaluated once (a killed worker's runs are
-evaluated again: that is what redelivery is for).
+thread. With the core or the adapter killed, each run is also evaluated once. A killed worker's runs are
+evaluated again (that is what redelivery is for), and so may be a few runs that were running when NATS was
+killed: JetStream forgets deliveries it had not yet written to disk and hands those jobs out again while
+their first worker is still on them (a job whose result is already stored is acknowledged unrun).
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ async def test_a_sigkill_with_100_submissions_in_flight_loses_and_doubles_nothin
     assert {(stored[run].state, stored[run].status) for run in run_ids} == {("done", "passed")}
     evaluated = evaluations_in(system.evaluations)
     assert set(evaluated) == run_ids
-    if victim != "worker":
+    if victim in ("core", "slack"):
         assert max(evaluated.values()) == 1
 
 
