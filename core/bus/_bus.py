@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,7 +20,7 @@ from core.bus._dead_letters import DeadLetterOps
 from core.bus._errors import BusError, BusUnavailable, PayloadTooLarge, translated
 from core.bus._fit import TooLarge, fit, fitted
 from core.bus._kv import JsonBucket, Ledger
-from core.bus._link import PUBLISH_CONFIRM_S, Link, backoff
+from core.bus._link import Link, while_reconnecting
 from core.bus._streams import RUNNER_CALLS_CONFIG, StreamOps
 from core.messages import (
     DecodeError,
@@ -42,6 +41,7 @@ T = TypeVar("T")
 RECONNECT_WAIT_S = 0.5
 FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within this long
 PAYLOAD_MARGIN_BYTES = 16 * 1024   # room left under max_payload for headers and what a fitted message gains back
+PUBLISH_ATTEMPT_S = 2.0        # how long one publish waits for the stream's acknowledgement
 
 
 class Bus(CommandOps, StreamOps, DeadLetterOps):
@@ -147,7 +147,8 @@ class Bus(CommandOps, StreamOps, DeadLetterOps):
             raise PayloadTooLarge(str(exc)) from exc
 
     async def _publish_confirmed(self, subject: str, payload: bytes, msg_id: str) -> Any:
-        """Publish to a stream until it acknowledges, for up to ``PUBLISH_CONFIRM_S`` while NATS is unreachable.
+        """Publish to a stream until it acknowledges, for up to ``PUBLISH_CONFIRM_S`` while NATS is unreachable
+        (each attempt waits ``PUBLISH_ATTEMPT_S`` for the acknowledgement).
 
         The message id makes a repeat harmless: a publish whose acknowledgement was lost comes back as a
         duplicate, which still means stored.
@@ -155,21 +156,8 @@ class Bus(CommandOps, StreamOps, DeadLetterOps):
         if len(payload) > self.max_payload:
             raise PayloadTooLarge(f"cannot publish on {subject}: {size_words(len(payload))} is more than the "
                                   f"{size_words(self.max_payload)} NATS carries.")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + PUBLISH_CONFIRM_S
-        attempt = 0
-        while True:
-            try:
-                with translated(f"publish on {subject}"):
-                    return await self._js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id},
-                                                  timeout=max(0.5, min(5.0, deadline - loop.time())))
-            except BusUnavailable:
-                if loop.time() >= deadline:
-                    raise
-                log.info("publish on %s not confirmed; trying again", subject)
-                await self._link.wait_up(deadline - loop.time())
-                await asyncio.sleep(backoff(attempt))
-                attempt += 1
+        return await while_reconnecting(f"publish on {subject}", lambda: self._js.publish(
+            subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=PUBLISH_ATTEMPT_S))
 
     # ----- consuming ----------------------------------------------------------------------------
 

@@ -15,7 +15,8 @@ import nats.js.errors
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from core.bus._errors import BusError, BusUnavailable, translated
+from core.bus._errors import BusError, translated
+from core.bus._link import while_reconnecting
 from core.messages import DecodeError, decode
 
 log = logging.getLogger(__name__)
@@ -23,7 +24,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 ACK_TIMEOUT_S = 5.0            # how long an ack_sync waits for the server's confirmation
 ACK_RETRY_S = 10.0             # how long an unconfirmed ack_sync is repeated while NATS is unreachable
-ACK_RETRY_WAIT_S = 0.5
 SPARE_FOR = 0.5                # a message fetched beyond what was asked is kept for this share of ack_wait
 
 
@@ -45,16 +45,9 @@ class Delivery(Generic[T]):
             with translated("acknowledge a message"):
                 await self._msg.ack()
             return
-        deadline = asyncio.get_running_loop().time() + ACK_RETRY_S
-        while True:      # an acknowledgement is idempotent: repeat it while NATS comes back, or the job runs again
-            try:
-                with translated("acknowledge a message"):
-                    await self._msg.ack_sync(timeout=ACK_TIMEOUT_S)
-                return
-            except BusUnavailable:
-                if asyncio.get_running_loop().time() >= deadline:
-                    raise
-                await asyncio.sleep(ACK_RETRY_WAIT_S)
+        # An acknowledgement is idempotent: repeat it while NATS comes back, or the job would run again.
+        await while_reconnecting("acknowledge a message", lambda: self._msg.ack_sync(timeout=ACK_TIMEOUT_S),
+                                 for_s=ACK_RETRY_S)
 
     async def nak(self, delay_s: float | None = None) -> None:
         """Give the message back for redelivery, after ``delay_s`` seconds when given."""

@@ -1,4 +1,9 @@
-"""Key-value buckets on JetStream: JSON records by key, and the adapters' delivery ledger."""
+"""Key-value buckets on JetStream: JSON records by key, and the adapters' delivery ledger.
+
+Reads and writes are repeated while NATS is unreachable, for up to ``PUBLISH_CONFIRM_S`` (a put is
+idempotent): a delivery ledger whose write failed in a NATS restart would post its reply a second time.
+``Ledger.claim`` is not repeated, since a claim whose answer was lost cannot tell itself from another's.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,9 @@ from nats.js.kv import KeyValue
 
 from core import subjects
 from core.bus._errors import translated
+from core.bus._link import while_reconnecting
 
 log = logging.getLogger(__name__)
-
 
 class JsonBucket:
     """A JetStream KV bucket holding JSON objects by key; keys go through ``subjects.token``."""
@@ -24,11 +29,9 @@ class JsonBucket:
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """The stored object, or ``None`` when there is none (or it cannot be read)."""
-        with translated(f"read {key}"):
-            try:
-                entry = await self._kv.get(subjects.token(key))
-            except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
-                return None
+        entry = await while_reconnecting(f"read {key}", lambda: _get(self._kv, key))
+        if entry is None:
+            return None
         try:
             value = json.loads(entry.value or b"")
         except ValueError:
@@ -37,12 +40,10 @@ class JsonBucket:
         return value if isinstance(value, dict) else None
 
     async def put(self, key: str, value: dict[str, Any]) -> None:
-        with translated(f"store {key}"):
-            await self._kv.put(subjects.token(key), json.dumps(value).encode())
+        await while_reconnecting(f"store {key}", lambda: self._kv.put(subjects.token(key), json.dumps(value).encode()))
 
     async def delete(self, key: str) -> None:
-        with translated(f"delete {key}"):
-            await self._kv.delete(subjects.token(key))
+        await while_reconnecting(f"delete {key}", lambda: self._kv.delete(subjects.token(key)))
 
 
 
@@ -58,16 +59,11 @@ class Ledger:
         self._kv = kv
 
     async def get(self, key: str) -> bytes | None:
-        with translated("read the delivery ledger"):
-            try:
-                entry = await self._kv.get(subjects.token(key))
-            except nats.js.errors.KeyNotFoundError:
-                return None
-        return entry.value
+        entry = await while_reconnecting("read the delivery ledger", lambda: _get(self._kv, key))
+        return None if entry is None else entry.value
 
     async def put(self, key: str, value: bytes) -> None:
-        with translated("write the delivery ledger"):
-            await self._kv.put(subjects.token(key), value)
+        await while_reconnecting("write the delivery ledger", lambda: self._kv.put(subjects.token(key), value))
 
     async def claim(self, key: str, value: bytes = b"1") -> bool:
         """Record ``key`` unless it is there already; ``True`` only for the first caller (atomic)."""
@@ -78,3 +74,9 @@ class Ledger:
                 return False
         return True
 
+
+async def _get(kv: KeyValue, key: str) -> KeyValue.Entry | None:
+    try:
+        return await kv.get(subjects.token(key))
+    except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
+        return None

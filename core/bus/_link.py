@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from core.bus._errors import BusUnavailable, translated
+
+T = TypeVar("T")
 
 RECONNECT_GRACE_S = 10.0        # after a (re)connect, "no responders" may only mean the core has not resubscribed
 NO_RESPONDERS_RETRY_S = 3.0     # ... so ask again for this long, at most
@@ -57,3 +62,20 @@ class Link:
 def backoff(attempt: int) -> float:
     """Seconds to wait before retry number ``attempt`` (0-based): 50 ms doubling to 0.5 s."""
     return min(MAX_RETRY_WAIT_S, FIRST_RETRY_S * 2 ** attempt)
+
+
+async def while_reconnecting(action: str, call: Callable[[], Awaitable[T]], *, for_s: float = PUBLISH_CONFIRM_S) -> T:
+    """``call()`` with nats-py's errors translated (``action`` names it), repeated while NATS is unreachable
+    (``BusUnavailable``) for up to ``for_s``: for calls that are safe to repeat (idempotent puts, acks, and
+    publishes with a message id)."""
+    deadline = asyncio.get_running_loop().time() + for_s
+    attempt = 0
+    while True:
+        try:
+            with translated(action):
+                return await call()
+        except BusUnavailable:
+            if asyncio.get_running_loop().time() >= deadline:
+                raise
+            await asyncio.sleep(backoff(attempt))
+            attempt += 1
