@@ -5,7 +5,8 @@ mean "not yet": it was sent into a connection that then dropped (no answer will 
 the server before the core's subscription did (every client resubscribes on its own after a restart, so
 "no responders" right after a reconnect is expected). ``Link`` tracks when the connection went down and
 came back, so ``Bus.request`` can send again in those cases, for a short, bounded time, and otherwise
-answer at once.
+answer at once. ``while_reconnecting`` repeats calls that are safe to repeat (publishes with a message id,
+acknowledgements, key-value puts) while NATS is away, for ``PUBLISH_CONFIRM_S`` at most.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ RECONNECT_GRACE_S = 10.0        # after a (re)connect, "no responders" may only 
 NO_RESPONDERS_RETRY_S = 3.0     # ... so ask again for this long, at most
 FIRST_RETRY_S = 0.05
 MAX_RETRY_WAIT_S = 0.5
-PUBLISH_CONFIRM_S = 8.0         # how long a publish is retried (same message id) before giving up on it
+PUBLISH_CONFIRM_S = 8.0         # how long a repeatable call is retried while NATS is unreachable
 
 
 class Link:
