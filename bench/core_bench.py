@@ -1,6 +1,6 @@
 """Core throughput benchmark: the real core and queue with a runner that answers at once.
 
-    python bench/core_bench.py [--preload-runs 1000000] [--latency 500] [--sustained 3000] [--burst 5000]
+    python bench/core_bench.py [--preload-runs 1000000] [--latency 500] [--sustained 3000] [--burst 5000] [--json F]
 
 Starts an embedded nats-server, the core (``kernelrank core``) and a fake-backend worker
 (``kernelrank worker --backend fake``) as separate processes, exactly as ``kernelrank up`` would, then:
@@ -11,16 +11,18 @@ Starts an embedded nats-server, the core (``kernelrank core``) and a fake-backen
    (until every run's final reply is out);
 3. a burst of submissions fired at once, then checked: every run has exactly one final reply and, in the
    database after the core stops, exactly one stored result;
-4. leaderboard query latency (``show``, through NATS and the core) with ``--preload-runs`` runs stored,
-   and the core's resident memory.
+4. leaderboard query latency (``show``, through NATS and the core) with ``--preload-runs`` runs stored and
+   the rankings rebuilt from them (so ``show`` reads a filled leaderboard), and the core's resident memory.
 
-Prints a table; figures, not pass/fail checks.
+CPU seconds of the core, nats-server and worker processes over the sustained phase are shown per
+submission. Prints a table (and writes it as JSON with ``--json``); figures, not pass/fail checks.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -50,6 +52,12 @@ PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "core.main", *args], cwd=REPO, env=env,
                             stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def cpu_s(pid: int) -> float:
+    """User plus system CPU seconds a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int) -> float:
@@ -102,7 +110,7 @@ def run_ids(replies: list[Reply]) -> set[str]:
     return {run["run_id"] for reply in replies for run in reply.data["runs"]}
 
 
-async def measure(url: str, args: argparse.Namespace, core_pid: int) -> list[tuple[str, str]]:
+async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> tuple[list[tuple[str, str]], set[str]]:
     bus = await Bus.connect(url, name="core-bench")
     rows: list[tuple[str, str]] = []
     try:
@@ -121,14 +129,18 @@ async def measure(url: str, args: argparse.Namespace, core_pid: int) -> list[tup
                  ("submit-to-accepted p95 (sequential)", f"{percentile(samples, 0.95):.1f} ms")]
 
         sustained = Client(bus, "sustained")
+        cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
         started = time.perf_counter()
         accepted = await sustained.many(args.sustained, in_flight=args.in_flight)
         accepted_s = time.perf_counter() - started
         finals = await sustained.finals(run_ids(accepted), idle_s=1.0)
         stored_s = time.perf_counter() - started - 1.0
+        cpu_ms = {name: (cpu_s(pid) - cpu_before[name]) * 1e3 / args.sustained for name, pid in pids.items()}
         rows += [(f"sustained: {args.sustained} submissions, {args.in_flight} in flight",
                   f"{args.sustained / accepted_s:.0f} /s accepted"),
-                 ("  ... results stored and replied", f"{len(finals) / stored_s:.0f} /s")]
+                 ("  ... results stored and replied", f"{len(finals) / stored_s:.0f} /s"),
+                 ("  ... CPU per submission (submit to reply)",
+                  ", ".join(f"{name} {ms:.2f} ms" for name, ms in cpu_ms.items()))]
 
         burst = Client(bus, "burst")
         started = time.perf_counter()
@@ -153,7 +165,7 @@ async def measure(url: str, args: argparse.Namespace, core_pid: int) -> list[tup
             rows += [(f"show top 10 via core, {args.preload_runs:,} runs stored: p50",
                       f"{percentile(times, .5):.1f} ms"),
                      ("  ... p95", f"{percentile(times, .95):.1f} ms")]
-        rows.append(("core resident memory after the run", f"{rss_mib(core_pid):.0f} MiB"))
+        rows.append(("core resident memory after the run", f"{rss_mib(pids['core']):.0f} MiB"))
         return rows, burst_ids
     finally:
         await bus.close()
@@ -167,6 +179,7 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=5000)
     parser.add_argument("--in-flight", type=int, default=64, help="concurrent submissions in the sustained phase")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--json", type=Path, default=None, help="also write the table here as JSON")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="kernelrank-bench-"))
@@ -176,7 +189,10 @@ def main() -> None:
     if args.preload_runs:
         started = time.perf_counter()
         bulk_load(db, args.preload_runs)
-        print(f"preloaded {args.preload_runs:,} runs in {time.perf_counter() - started:.1f} s", flush=True)
+        with Store(db) as store:                  # personal bests from the loaded runs: show reads a full board
+            entries = store.rebuild_rankings()
+        print(f"preloaded {args.preload_runs:,} runs ({entries:,} ranking entries) in "
+              f"{time.perf_counter() - started:.1f} s", flush=True)
     nats = EmbeddedNats()
     url = nats.start(work / "run", work / "nats")
     env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(work / "var"),
@@ -185,7 +201,8 @@ def main() -> None:
     core = start(["core"], env, work / "core.log")
     worker = start(["worker", "--gpu", "CPU", "--backend", "fake", "--concurrency", "256"], env, work / "worker.log")
     try:
-        rows, burst_ids = asyncio.run(measure(url, args, core.pid))
+        rows, burst_ids = asyncio.run(measure(url, args, {"core": core.pid, "nats-server": nats._proc.pid,
+                                                          "worker": worker.pid}))
     finally:
         for proc in (worker, core):
             proc.send_signal(signal.SIGTERM)
@@ -198,6 +215,11 @@ def main() -> None:
     print(f"\n{'measure'.ljust(width)}  value\n{'-' * width}  -----")
     for name, value in rows:
         print(f"{name.ljust(width)}  {value}")
+    load = os.getloadavg()
+    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "load": load, "args": vars(args) | {"json": str(args.json)}},
+                                        indent=1))
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -3,6 +3,7 @@
 Adapters build ``Command`` messages with these helpers so that a submission from Slack, Discord or a
 terminal means the same thing. File checks live here (not in each adapter) so that the rules are
 written once: size, UTF-8, file kind, and the ``#!POPCORN`` header lines GPU MODE users already write.
+``check_lengths`` bounds the names and ids a command carries before anything is stored.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ TEMPLATE_LANGUAGES = ("Python", "Triton", "CUDA")
 _HEADER = re.compile(r"^\s*#!\s*(?:POPCORN|kernelrank)\s+(leaderboard|gpus?|mode)\s+(.+?)\s*$", re.IGNORECASE)
 HEADER_SCAN_LINES = 30
 MAX_NAME_CHARS = 255            # a file name longer than any file system allows is not a file name
+MAX_DISPLAY_NAME_CHARS = 100    # a person's name as rankings show it
+MAX_ID_CHARS = 200              # platform ids: users, roles, channels, threads, messages
 
 
 @dataclass
@@ -47,9 +50,7 @@ def parse_headers(source: str) -> SubmissionHeaders:
 
 def decode_source(name: str, content: bytes, max_bytes: int) -> str:
     """Return the file's text or raise ``UserError`` saying what is wrong and what to do."""
-    if len(name) > MAX_NAME_CHARS:
-        raise UserError(f"The file name is {len(name):,} characters long; rename the file to at most "
-                        f"{MAX_NAME_CHARS} characters and submit again.")
+    _check_file_name(name)
     if not name.endswith(SOURCE_SUFFIXES):
         raise UserError(f"{shown(name)!r} is not a kernel file: submit a .py or .cu file.")
     if len(content) > max_bytes:
@@ -66,6 +67,33 @@ def decode_source(name: str, content: bytes, max_bytes: int) -> str:
         raise UserError(f"{name} is a binary file (it holds NUL bytes), not source text: attach the kernel's "
                         "source file.")
     return text
+
+
+def check_lengths(cmd: Command) -> None:
+    """Refuse a command whose identity, routing or file name is longer than kernelrank stores, saying which.
+
+    These are stored with every submission (and a person is created from a user id, the asker's or the one
+    ``history`` asks about). Other arguments are looked up, never stored: their handlers refuse an unknown
+    value and quote it shortened.
+    """
+    if len(cmd.actor.display_name) > MAX_DISPLAY_NAME_CHARS:
+        raise UserError(f"Your display name is {len(cmd.actor.display_name):,} characters long; kernelrank shows "
+                        f"names of at most {MAX_DISPLAY_NAME_CHARS} characters. Shorten it and try again.")
+    fields = {"user id": cmd.actor.user_id, "asked-about user id": str(cmd.args.get("user") or ""),
+              **{f"role {shown(r, 20)!r}": r for r in cmd.actor.roles},
+              **{f"reply {name}": value for name, value in vars(cmd.reply_to).items() if isinstance(value, str)}}
+    for what, value in fields.items():
+        if len(value) > MAX_ID_CHARS:
+            raise UserError(f"The {what} is {len(value):,} characters long; at most {MAX_ID_CHARS} are taken. "
+                            "Shorten it and try again.")
+    if cmd.attachment is not None:
+        _check_file_name(cmd.attachment.name)
+
+
+def _check_file_name(name: str) -> None:
+    if len(name) > MAX_NAME_CHARS:
+        raise UserError(f"The file name is {len(name):,} characters long; rename the file to at most "
+                        f"{MAX_NAME_CHARS} characters and submit again.")
 
 
 def normalise_mode(mode: str) -> str:

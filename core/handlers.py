@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from core import report
 from core.access import check_can_see
-from core.commands import decode_source, normalise_mode, parse_headers
+from core.commands import check_lengths, decode_source, normalise_mode, parse_headers
 from core.config import Settings
 from core.db import Database, Writer
 from core.errors import NotFound, RateLimited, UserError, shown
@@ -28,9 +28,10 @@ from core.people import CHAT_PLATFORMS, Caller, People
 from core.pools import InFlight, PoolBoard
 from core.queueing import ahead_words, queue_report
 from core.ratelimit import RateLimiter
+from core.submitting import REFUSED_AGAIN, OncePerCommand, queue_jobs, withdrawn
 from core.tokens import token
 from harness.codec import to_jsonable
-from storage.records import Leaderboard, NewSubmission, RunInfo
+from storage.records import Leaderboard, NewSubmission, RunInfo, Submission
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class Deps:
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     people: People = None                                   # type: ignore[assignment]  # made from db and settings
     in_flight: InFlight = field(default_factory=InFlight)   # runs queued (or found queued at start), until their result
+    submitting: OncePerCommand = field(default_factory=OncePerCommand)   # submissions being handled, by command
     started: set[str] = field(default_factory=set)          # run ids a worker has started, before the store knows
     pools: PoolBoard = field(default_factory=PoolBoard)     # the workers' latest PoolStatus reports
 
@@ -60,6 +62,7 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
         handler = HANDLERS.get(cmd.kind)
         if handler is None:
             raise UserError(f"kernelrank does not know the command {cmd.kind.value!r}.")
+        check_lengths(cmd)
         caller = await deps.people.caller(cmd, deps.now())
         return await handler(cmd, caller, deps)
     except UserError as exc:
@@ -71,6 +74,11 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
 
 
 async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    """Accepted: stored, every job durable in JetStream. Refused: nothing stored, or withdrawn (core.submitting)."""
+    return await deps.submitting.run(cmd.id, lambda: _submit(cmd, caller, deps))
+
+
+async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if cmd.attachment is None:
         raise UserError("Attach the kernel file to submit (a .py file defining custom_kernel, or a .cu file).")
     source = decode_source(cmd.attachment.name, cmd.attachment.content, deps.settings.max_source_bytes)
@@ -82,7 +90,7 @@ async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     gpus = _choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     mode = normalise_mode(cmd.args.get("mode") or headers.mode)
     person, user, now = caller.person_id, caller.display_name, deps.now()
-    await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since))
+    await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since), cmd.id)
     chat_user = cmd.actor.user_id if cmd.actor.platform in CHAT_PLATFORMS else ""
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or chat_user)
     try:
@@ -91,25 +99,37 @@ async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
             created_at=now))
     except BaseException:
-        deps.limiter.uncount(person, gpus, now)
+        deps.limiter.uncount(person, gpus, now, cmd.id)
         raise
-    if not stored.created:           # a repeat of a stored command (a retried event) was counted when it came first
+    if not stored.created:      # the command came again after it was handled: answer from what is stored
         deps.limiter.uncount(person, gpus, now)
+        if any(run_id not in deps.in_flight for run_id, _ in stored.runs) and \
+                withdrawn(await deps.db.read(deps.db.store.submission_detail, stored.id)):
+            raise UserError(REFUSED_AGAIN)
+        return _accepted(cmd, stored, mode, deps)
+    runs = {run_id: RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,
+                            score_us=None, leaderboard=lb.name, person_id=person, display_name=user, mode=mode,
+                            reply_to=to_jsonable(reply_to), created_at=stored.created_at)
+            for run_id, gpu in stored.runs}
     ahead = {gpu: deps.in_flight.ahead_of(run_id, gpu) for run_id, gpu in stored.runs}
-    for run_id, gpu in stored.runs:
-        deps.in_flight[run_id] = RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,
-                                         score_us=None, leaderboard=lb.name, person_id=person, display_name=user,
-                                         mode=mode, reply_to=to_jsonable(reply_to), created_at=stored.created_at)
-        await deps.publish_job(run_job(board, run_id=run_id, gpu=gpu, submission_id=stored.id,
-                                       file_name=cmd.attachment.name, source=source, mode=mode,
-                                       reply_to=reply_to, user=user))
+    await queue_jobs([run_job(board, run_id=run_id, gpu=gpu, submission_id=stored.id, file_name=cmd.attachment.name,
+                              source=source, mode=mode, reply_to=reply_to, user=user)
+                      for run_id, gpu in stored.runs], deps.publish_job, deps.writer, deps.now())
+    for run_id, run in runs.items():
+        deps.in_flight[run_id] = run
+    return _accepted(cmd, stored, mode, deps, ahead)
+
+
+def _accepted(cmd: Command, stored: Submission, mode: str, deps: Deps, ahead: dict[str, int] | None = None) -> Reply:
+    ahead = ahead if ahead is not None else {gpu: deps.in_flight.ahead_of(run_id, gpu) if run_id in deps.in_flight
+                                             else 0 for run_id, gpu in stored.runs}
     where = " and ".join(f"{gpu}, {ahead_words(ahead[gpu])}" if len(stored.runs) == 1 else
                          f"{gpu} ({ahead_words(ahead[gpu])})" for _, gpu in stored.runs)
     return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False,
-                 title=f"Submission #{stored.id} to {lb.name}",
-                 parts=[report.status(f"{mode} run of {cmd.attachment.name} queued as #{stored.id} on {where}",
+                 title=f"Submission #{stored.id} to {stored.leaderboard}",
+                 parts=[report.status(f"{mode} run of {stored.file_name} queued as #{stored.id} on {where}",
                                       report.Tone.INFO)],
-                 data={"submission_id": stored.id, "leaderboard": lb.name, "mode": mode,
+                 data={"submission_id": stored.id, "leaderboard": stored.leaderboard, "mode": mode,
                        "runs": [{"run_id": r, "gpu": g, "ahead": ahead[g]} for r, g in stored.runs]})
 
 

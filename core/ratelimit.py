@@ -3,7 +3,9 @@
 The window lives in memory, filled from the database the first time a submission is checked (one query over
 the last minute's runs, which DuckDB's zone maps keep cheap however many runs are stored), and kept up to date
 by the checks themselves: the core is the only writer of submissions, so a check costs no query, and two
-submissions checked at the same moment cannot both slip through while the first is being written.
+submissions checked at the same moment cannot both slip through while the first is being written. A command
+sent again (same command id: a client retrying after its connection dropped) is not counted a second time, or
+the retry of an accepted submission could be refused.
 """
 
 from __future__ import annotations
@@ -27,15 +29,21 @@ class RateLimiter:
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
         self._seen: dict[tuple[int, str], deque[datetime]] = defaultdict(deque)
+        self._commands: dict[str, datetime] = {}       # command id -> when it was counted, within the window
         self._loaded = False
         self._loading = asyncio.Lock()
 
-    async def check(self, person_id: int, gpus: list[str], now: datetime, load: Loader) -> None:
+    async def check(self, person_id: int, gpus: list[str], now: datetime, load: Loader, command_id: str = "") -> None:
         """Count one run on each of ``gpus`` for the person, or raise ``RateLimited`` (and count nothing)."""
         if not self._loaded:
             await self._load(now, load)
         if len(self._seen) > SWEEP_AT:
             self._seen = defaultdict(deque, {key: w for key, w in self._seen.items() if w and w[-1] > now - WINDOW})
+        if len(self._commands) > SWEEP_AT:
+            self._commands = {cid: at for cid, at in self._commands.items() if at > now - WINDOW}
+        counted_at = self._commands.get(command_id)
+        if counted_at is not None and counted_at > now - WINDOW:
+            return
         windows = [self._window(person_id, gpu, now) for gpu in gpus]
         for gpu, window in zip(gpus, windows, strict=True):
             if len(window) >= self.per_minute:
@@ -44,9 +52,13 @@ class RateLimiter:
                                   f"try again in {wait} s.", retry_after_s=wait)
         for window in windows:
             window.append(now)
+        if command_id:
+            self._commands[command_id] = now
 
-    def uncount(self, person_id: int, gpus: list[str], at: datetime) -> None:
+    def uncount(self, person_id: int, gpus: list[str], at: datetime, command_id: str = "") -> None:
         """Take back what ``check`` counted at ``at``: the submission was a repeat of a stored one, or not stored."""
+        if command_id and self._commands.get(command_id) == at:
+            del self._commands[command_id]
         for gpu in gpus:
             window = self._seen.get((person_id, gpu))
             if window and at in window:

@@ -1,8 +1,16 @@
 """The core service: answers commands, queues runs, stores results and replies to the chat they came from.
 
 It is the only process that opens the database. Results arrive through a durable consumer and are
-written in batches, idempotently by run id, before they are acknowledged; replies carry a deterministic
-id (``result-<run_id>``) so a result processed twice (after a crash) still produces one message.
+written in batches, idempotently by run id, before they are acknowledged. Each run is answered once: only
+a result stored for the first time, or one whose reply was never noted as sent (a crash between storing
+and replying), produces a reply, and that reply's id (``result-<run_id>``) dedupes a repeat within the
+stream's window. A worker's first progress event marks its run running in the database before it is
+acknowledged.
+
+Start-up order matters after an outage: the consumers of results and progress start first, then
+``_recover`` re-queues only runs that JetStream shows were never queued (no job in JOBS, waiting or in
+flight, and no result in EVENTS), and only then are commands served. So results that piled up while the
+core was away are read, never re-run, however long the outage (the queue's duplicate window is 2 minutes).
 
 Every job carries its run's result key (``core.signing``); a result or progress event that is not signed
 with it, or that comes from an older delivery of the run than one already started, is dropped and logged,
@@ -30,6 +38,7 @@ from core.leaderboards import BoardCache, load_new_problems
 from core.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
+from storage.errors import StoreFull
 from storage.records import RankRow, ResultRecord, RunInfo
 
 log = logging.getLogger(__name__)
@@ -57,14 +66,18 @@ class CoreService:
                                       max_deliver=self.settings.max_deliver,
                                       concurrency=self.settings.pool_concurrency)
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
-        await self._requeue_unstarted()
+        for run in await self.db.read(self.db.store.unfinished_runs):
+            self.deps.in_flight[run.run_id] = run      # so results find their run, and "jobs ahead" counts them
+            if run.state == "running":
+                self._running.add(run.run_id)
         dead = DeadLetters(self.bus, self._on_dead)
         await dead.start()
         self._stoppers = [dead.stop,
-                          (await self.bus.serve_commands(self.handle_command)).stop,
-                          (await self.bus.consume_results(self._on_results)).stop,
-                          (await self.bus.consume_progress(self._on_progress)).stop,
+                          (await self.bus.consume_results(self._on_results, ack_sync=False)).stop,
+                          (await self.bus.consume_progress(self._on_progress, ack_sync=False)).stop,
                           (await self.bus.watch_pool_status(self.deps.pools.record)).stop]
+        await self._recover()
+        self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
 
     async def stop(self) -> None:
@@ -78,6 +91,11 @@ class CoreService:
     async def handle_command(self, cmd: Command) -> Reply:
         try:
             return await dispatch(cmd, self.deps)
+        except StoreFull as exc:
+            log.error("command %s (%s) not stored: %s", cmd.id, cmd.kind.value, exc)
+            return report.error_reply(cmd.reply_to, "kernelrank cannot save anything right now: the disk under its "
+                                      "database is full, so nothing of this was kept. The team can see it in the "
+                                      "log; try again later.", cmd.id)
         except Exception:
             log.exception("command %s (%s) from %s failed", cmd.id, cmd.kind.value, cmd.actor.user_id)
             return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "
@@ -114,18 +132,20 @@ class CoreService:
         stored = await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
                                                          attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
                                             for r in results])
-        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}   # not a redelivered result
+        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}   # not a repeated result
+        again = list({r.run_id for r in results} - new - self._finished.keys())
+        answer = new | (await self.db.read(self.db.store.unreplied, again) if again else set())
         costs = {r.run_id: r.cost_usd for r in results}
         runs = []
         for result in results:
-            run = self.deps.in_flight.pop(result.run_id, None) or await self.db.read(self.db.store.run, result.run_id)
+            run = self.deps.in_flight.pop(result.run_id, None)
             self._running.discard(result.run_id)
-            self._finished[result.run_id] = None
-            while len(self._finished) > FINISHED_MEMORY:
-                self._finished.popitem(last=False)
-            if run is None:
-                log.warning("result for unknown run %s dropped", result.run_id)
-            else:
+            if result.run_id not in answer:
+                log.info("a repeated result for run %s was not answered again", result.run_id)
+                continue
+            answer.discard(result.run_id)              # a run repeated within the batch is answered once
+            run = run or await self.db.read(self.db.store.run, result.run_id)
+            if run is not None:
                 runs.append((run, result.result))
         ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
         standings = await self._standings({(run.leaderboard, run.gpu) for run in ranked})
@@ -136,6 +156,11 @@ class CoreService:
             reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)), costs.get(run.run_id))
             reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
             await self.bus.publish_reply(reply)
+        self.writer.replied([run.run_id for run, _ in runs])
+        for result in results:                         # answered: only now, so a batch that failed comes back whole
+            self._finished[result.run_id] = None
+        while len(self._finished) > FINISHED_MEMORY:
+            self._finished.popitem(last=False)
         for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
                                           self._announce_to):
             await self.bus.publish_reply(announcement)
@@ -170,14 +195,14 @@ class CoreService:
             self._attempts.popitem(last=False)
         latest = {e.run_id: e for e in events if e.run_id not in self._finished}   # only the newest per run
         fresh = latest.keys() - self._running
-        if fresh:
-            self.writer.running([(run_id, "") for run_id in fresh])
+        if fresh:          # stored before these events are acknowledged: a started run never looks queued again
+            await self.writer.running([(run_id, "") for run_id in fresh])
             self._running |= fresh
         for event in latest.values():
-            if event.run_id in self._finished:         # its result came in meanwhile
-                continue
-            run = self.deps.in_flight.get(event.run_id) or await self.db.read(self.db.store.run, event.run_id)
-            if run is None or run.state == "done":      # a late event must not follow the final report
+            # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not
+            # has its result already, and a late event must not follow the final report. No database lookup.
+            run = self.deps.in_flight.get(event.run_id)
+            if run is None:
                 continue
             await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
                                                                event.run_id, event.gpu, event.progress))
@@ -191,23 +216,33 @@ class CoreService:
         await self._record_results([RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
                                           result=result, worker="dead-letter", attempts=deliveries)])
 
-    async def _requeue_unstarted(self) -> None:
-        """Re-publish queued runs: a crash between storing a submission and queueing its jobs loses none.
+    async def _recover(self) -> None:
+        """Queue the runs that were stored but never queued (a crash between the two), and nothing else.
 
-        The run id is the message id, so a job still in the queue is not queued twice.
+        What the database says is not enough: a run whose job a worker took, finished and reported while
+        the core was down still looks queued there. JetStream knows: JOBS holds every job not yet
+        acknowledged (waiting or in flight), and EVENTS keeps each result after it is read. It is listed
+        before results are looked up, so a run finished in between is seen one way or the other.
         """
-        for run in await self.db.read(self.db.store.unfinished_runs):
-            self.deps.in_flight[run.run_id] = run      # so "jobs ahead" counts what an earlier core queued
-            if run.state != "queued":
+        queued = await self.bus.queued_run_ids()
+        requeued = 0
+        for run in list(self.deps.in_flight.values()):
+            if run.run_id in queued or run.run_id not in self.deps.in_flight or \
+                    await self.bus.has_result(run.run_id, signing.run_key(self._secret, run.run_id)):
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
             board = await self.boards.get(run.leaderboard)
             if detail is None or board is None:
+                log.error("run %s cannot be queued again: its submission or leaderboard is gone", run.run_id)
                 continue
             await self._publish_job(run_job(
                 board, run_id=run.run_id, gpu=run.gpu, submission_id=run.submission_id, file_name=detail.file_name,
                 source=detail.source, mode=run.mode, reply_to=from_jsonable(ReplyTo, run.reply_to),
                 user=run.display_name))
+            requeued += 1
+        if self.deps.in_flight:
+            log.info("%d runs unfinished at start: %d queued again (stored, never queued), the rest in JetStream",
+                     len(self.deps.in_flight), requeued)
 
 
 def _standing_words(run: RunInfo, mine: RankRow | None) -> str:

@@ -7,6 +7,7 @@ evaluation passed, 1 when it did not, and 2 when the command itself was used wro
 from __future__ import annotations
 
 import argparse
+import base64
 import secrets
 import sys
 import uuid
@@ -15,7 +16,7 @@ from pathlib import Path
 from harness.job import EvalJob
 from harness.problem import ProblemError, load_problem
 from harness.report import render
-from harness.result import Mode, Progress
+from harness.result import EvalResult, Mode, Progress
 from harness.server import evaluate
 
 USAGE_ERROR = 2
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if live:
         print("\r\033[K", end="", file=sys.stderr)
     print(result.to_json() if args.json else render(result, colour=sys.stdout.isatty()))
+    _save_reports(result, args.reports, job.run_id)
     return 0 if result.passed else 1
 
 
@@ -59,7 +61,25 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="auto (default) uses CUDA when this machine has it")
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of the report")
+    parser.add_argument("--reports", type=Path, default=Path("kernelrank-reports"),
+                        help="folder where profile mode saves ncu's full reports (default: ./kernelrank-reports)")
     return parser
+
+
+def _save_reports(result: EvalResult, folder: Path, run_id: str) -> None:
+    """Write the ncu reports profile mode attached, each under its run and shape, and say where."""
+    for entry in result.profiles:
+        if entry.report is None:
+            continue
+        path = folder / f"{run_id[:8]}-{Path(entry.report.name).name}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(base64.b64decode(entry.report.data_b64))
+        except OSError as exc:
+            print(f"kernelrank eval: could not save {path} ({exc.strerror}); pass --reports a writable folder.",
+                  file=sys.stderr)
+            return
+        print(f"ncu report saved to {path} (open it in Nsight Compute)", file=sys.stderr)
 
 
 def _show_progress(progress: Progress) -> None:

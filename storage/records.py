@@ -74,21 +74,16 @@ class ResultRecord:
     attempts: int
     finished_at: datetime
     cost_usd: float | None = None    # estimated price of the run's GPU time; None where runs are not billed
+    replied: bool = False            # the user already has their answer (a submission refused after storing)
 
 
 @dataclass(frozen=True)
 class WriteBatch:
-    """Everything the core has to write right now, committed in one transaction (a commit costs ms)."""
+    """What happened to runs, committed in one transaction of the store's outcomes lane (a commit costs ms)."""
 
-    submissions: list[NewSubmission] = field(default_factory=list)
     running: list[tuple[str, str]] = field(default_factory=list)     # (run_id, worker)
     results: list[ResultRecord] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    submissions: list[Submission]    # one per WriteBatch.submissions item, in order
-    stored: list[bool]               # one per WriteBatch.results item: True where this write stored it
+    replied: list[str] = field(default_factory=list)                 # runs whose final reply has gone out
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,23 @@
 One DuckDB connection per process, opened by the core alone (stack.md 5.1). Methods are synchronous and
 thread-safe: the core calls them through ``asyncio.to_thread``. Every call works on its own cursor, so reads
 run concurrently; writes are serialised by a lock and each method is one transaction, so a batch is stored
-whole or not at all. The SQL lives in ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries) and
-``_queries.py`` (other reads), ``_tokens.py`` (personal API tokens).
+whole or not at all. A write that fails because the disk is full raises ``StoreFull`` and keeps nothing of
+the batch; what was committed before stays intact, and writes work again once there is room.
+
+Writes go in two lanes, each serialised by its own lock, that may commit at the same time: *intake* (new
+submissions, people, leaderboards) inserts rows, and *outcomes* (running marks, results, replied marks,
+rankings) updates runs that intake committed earlier, so the two never touch the same row. A new
+submission then never waits behind a batch of results.
+
+DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
+them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
+``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads) and
+``_tokens.py`` (personal API tokens).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -23,7 +34,7 @@ import duckdb
 from storage import _queries, _ranking, _tokens, _writes
 from storage._schema import migrate
 from storage._time import as_utc
-from storage.errors import StoreError, StoreLocked
+from storage.errors import StoreError, StoreFull, StoreLocked
 from storage.records import (
     GlobalStats,
     GpuBest,
@@ -41,7 +52,6 @@ from storage.records import (
     TokenInfo,
     TokenOwner,
     WriteBatch,
-    WriteOutcome,
 )
 
 log = logging.getLogger(__name__)
@@ -49,10 +59,13 @@ log = logging.getLogger(__name__)
 Cursor = duckdb.DuckDBPyConnection
 
 
+DISK_FULL = ("no space left on device", "disk full", "not enough space")
+
+
 def _connect(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return duckdb.connect(str(path))
+        return duckdb.connect(str(path), config={"threads": 1})
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             raise StoreError(f"cannot open the database {path}; check that it is a kernelrank database file") from exc
@@ -69,7 +82,8 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._con = _connect(self.path)
-        self._write_lock = threading.Lock()
+        self._intake_lock = threading.Lock()
+        self._outcome_lock = threading.Lock()
         self._closed = False
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
@@ -82,12 +96,14 @@ class Store:
 
     def close(self) -> None:
         """Checkpoint (fold the WAL into the file) and close, once no call is in flight; a second close does nothing."""
-        with self._write_lock:
+        with self._intake_lock, self._outcome_lock:
             if self._closed:
                 return
             self._closed = True
             try:
                 self._con.execute("CHECKPOINT")
+            except duckdb.Error as exc:     # a full disk, say: the write-ahead log still holds every commit
+                log.error("could not checkpoint %s (%s); the next start replays its write-ahead log", self.path, exc)
             finally:
                 self._con.close()
         log.info("closed database %s", self.path)
@@ -105,18 +121,19 @@ class Store:
             yield cur
 
     @contextmanager
-    def _writing(self) -> Iterator[Cursor]:
-        """One transaction on its own cursor, one writer at a time: committed whole or rolled back."""
-        with self._write_lock:
+    def _writing(self, lane: str = "intake") -> Iterator[Cursor]:
+        """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back."""
+        with self._intake_lock if lane == "intake" else self._outcome_lock:
             self._check_open()
-            with self._con.cursor() as cur:
+            with self._con.cursor() as cur, _disk_full_named(self.path):
                 cur.begin()
                 try:
                     yield cur
+                    cur.commit()
                 except BaseException:
-                    cur.rollback()
+                    with contextlib.suppress(duckdb.Error):     # a failed commit has already ended it
+                        cur.rollback()
                     raise
-                cur.commit()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -218,7 +235,7 @@ class Store:
         """Mark (run_id, worker) pairs running in one transaction; done runs stay done."""
         if not items:
             return
-        with self._writing() as cur:
+        with self._writing("outcomes") as cur:
             _writes.mark_running(cur, items)
 
     def record_results(self, items: list[ResultRecord]) -> list[bool]:
@@ -228,18 +245,27 @@ class Store:
         """
         if not items:
             return []
-        with self._writing() as cur:
+        with self._writing("outcomes") as cur:
             return _writes.record_results(cur, items)
 
-    def write(self, batch: WriteBatch) -> WriteOutcome:
-        """Submissions, then running marks, then results, all in one transaction (a result may follow its
-        submission in the same batch)."""
-        with self._writing() as cur:
-            submissions = _writes.add_submissions(cur, batch.submissions) if batch.submissions else []
+    def write(self, batch: WriteBatch) -> list[bool]:
+        """Running marks, then results, then replied marks, in one transaction of the outcomes lane; returns
+        ``record_results``'s answer for ``batch.results``."""
+        with self._writing("outcomes") as cur:
             if batch.running:
                 _writes.mark_running(cur, batch.running)
             stored = _writes.record_results(cur, batch.results) if batch.results else []
-        return WriteOutcome(submissions=submissions, stored=stored)
+            _writes.mark_replied(cur, batch.replied)
+        return stored
+
+    def mark_replied(self, run_ids: list[str]) -> None:
+        with self._writing("outcomes") as cur:
+            _writes.mark_replied(cur, run_ids)
+
+    def unreplied(self, run_ids: list[str]) -> set[str]:
+        """The finished runs among ``run_ids`` whose final reply is not noted as sent."""
+        with self._reading() as cur:
+            return _queries.unreplied(cur, run_ids)
 
     def run(self, run_id: str) -> RunInfo | None:
         with self._reading() as cur:
@@ -281,7 +307,7 @@ class Store:
 
     def rebuild_rankings(self) -> int:
         """Recompute every person's entry from the stored runs (after a bulk import); returns the entry count."""
-        with self._writing() as cur:
+        with self._writing("outcomes") as cur:
             return _ranking.rebuild(cur)
 
     def history(self, leaderboard: str, person_id: int, gpu: str | None = None, limit: int = 50) -> list[HistoryRow]:
@@ -315,3 +341,15 @@ class Store:
     def stats(self) -> GlobalStats:
         with self._reading() as cur:
             return _queries.stats(cur)
+
+
+@contextmanager
+def _disk_full_named(path: Path) -> Iterator[None]:
+    """A write that failed for lack of disk space becomes ``StoreFull``, with what to do."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if any(words in str(exc).lower() for words in DISK_FULL):
+            raise StoreFull(f"the disk under the database {path} is full; the write was not stored. Free some "
+                            "space (or move KERNELRANK_HOME) and it works again.") from exc
+        raise

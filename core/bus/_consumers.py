@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -15,12 +16,15 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from core.bus._errors import BusError, translated
+from core.bus._link import while_reconnecting
 from core.messages import DecodeError, decode
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 ACK_TIMEOUT_S = 5.0            # how long an ack_sync waits for the server's confirmation
+ACK_RETRY_S = 10.0             # how long an unconfirmed ack_sync is repeated while NATS is unreachable
+SPARE_FOR = 0.5                # a message fetched beyond what was asked is kept for this share of ack_wait
 
 
 @dataclass
@@ -31,10 +35,19 @@ class Delivery(Generic[T]):
     deliveries: int                      # 1 on the first delivery, counting redeliveries after that
     _msg: Msg = field(repr=False)
 
-    async def ack(self) -> None:
-        """Acknowledge and wait until the server confirms: the message will not come back."""
-        with translated("acknowledge a message"):
-            await self._msg.ack_sync(timeout=ACK_TIMEOUT_S)
+    async def ack(self, *, sync: bool = True) -> None:
+        """Acknowledge; with ``sync``, wait until the server confirms (the message will not come back).
+
+        Without it, a lost acknowledgement brings the message back after ack_wait: use that only where a
+        repeat is harmless, and save the round trip.
+        """
+        if not sync:
+            with translated("acknowledge a message"):
+                await self._msg.ack()
+            return
+        # An acknowledgement is idempotent: repeat it while NATS comes back, or the job would run again.
+        await while_reconnecting("acknowledge a message", lambda: self._msg.ack_sync(timeout=ACK_TIMEOUT_S),
+                                 for_s=ACK_RETRY_S)
 
     async def nak(self, delay_s: float | None = None) -> None:
         """Give the message back for redelivery, after ``delay_s`` seconds when given."""
@@ -48,21 +61,36 @@ class Delivery(Generic[T]):
 
 
 class Puller(Generic[T]):
-    """Fetches decoded deliveries from one durable pull consumer; undecodable messages are term()'d."""
+    """Fetches decoded deliveries from one durable pull consumer; undecodable messages are term()'d.
 
-    def __init__(self, sub: Any, cls: type[T], *, ack_wait_s: float, max_deliver: int) -> None:
+    nats-py's ``fetch(n)`` first drains what earlier pull requests left behind (messages the server sent
+    just as a request expired), so it can return more than ``n``. A caller that asked for ``n`` gets ``n``;
+    the rest wait here for its next fetch, and one that waited close to ack_wait is let go (the server
+    hands it out again), so no job is run by two workers because it sat here.
+    """
+
+    def __init__(self, sub: Any, cls: type[T], *, ack_wait_s: float, max_deliver: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._sub = sub
         self._cls = cls
         self.ack_wait_s = ack_wait_s
         self.max_deliver = max_deliver
+        self._clock = clock
+        self._spare: list[tuple[float, Msg]] = []
 
     async def fetch(self, batch: int, timeout_s: float) -> list[Delivery[T]]:
         """Up to ``batch`` deliveries; an empty list when none arrived within ``timeout_s``."""
-        with translated("fetch messages"):
-            try:
-                msgs = await self._sub.fetch(batch, timeout=timeout_s)
-            except TimeoutError:          # nats-py raises its own or asyncio's, depending on where it waited
-                return []                 # an idle queue: the normal case, not a failure
+        now = self._clock()
+        spare = [(at, msg) for at, msg in self._spare if now - at < SPARE_FOR * self.ack_wait_s]
+        msgs, self._spare = [msg for _, msg in spare[:batch]], spare[batch:]
+        if not msgs:
+            with translated("fetch messages"):
+                try:
+                    msgs = await self._sub.fetch(batch, timeout=timeout_s)
+                except TimeoutError:          # nats-py raises its own or asyncio's, depending on where it waited
+                    return []                 # an idle queue: the normal case, not a failure
+            self._spare += [(now, msg) for msg in msgs[batch:]]
+            msgs = msgs[:batch]
         deliveries = []
         for msg in msgs:
             try:
@@ -127,13 +155,14 @@ class Consumer(Running, Generic[T]):
 
     A handler that raises gets the batch back later (nak with a delay): nothing is lost. ``stop()``
     lets the batch in hand finish, then unsubscribes; it waits at most ``poll_s`` for an idle fetch.
+    ``ack_sync`` False acknowledges without waiting for the server: for handlers a repeat does not harm.
     """
 
     def __init__(self, registry: set[Running], puller: Puller[T], handler: Callable[[list[T]], Awaitable[None]],
-                 *, batch: int, nak_delay_s: float, poll_s: float) -> None:
+                 *, batch: int, nak_delay_s: float, poll_s: float, ack_sync: bool = True) -> None:
         super().__init__(registry)
         self._puller, self._handler = puller, handler
-        self._batch, self._nak_delay_s, self._poll_s = batch, nak_delay_s, poll_s
+        self._batch, self._nak_delay_s, self._poll_s, self._ack_sync = batch, nak_delay_s, poll_s, ack_sync
         self._stopping = asyncio.Event()
         self._task = asyncio.create_task(self._loop())
 
@@ -157,7 +186,7 @@ class Consumer(Running, Generic[T]):
                           len(deliveries), self._nak_delay_s)
             outcomes = await asyncio.gather(*(d.nak(self._nak_delay_s) for d in deliveries), return_exceptions=True)
         else:
-            outcomes = await asyncio.gather(*(d.ack() for d in deliveries), return_exceptions=True)
+            outcomes = await asyncio.gather(*(d.ack(sync=self._ack_sync) for d in deliveries), return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 log.warning("could not settle a message (it will come back after ack_wait): %s", outcome)

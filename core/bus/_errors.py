@@ -9,6 +9,7 @@ import nats.errors
 import nats.js.errors
 
 NOT_RUNNING = "kernelrank is not running (no core answered). Start it with `kernelrank up`, then try again."
+RECONNECTING = "kernelrank is reconnecting to its message bus; try again in a few seconds."
 
 
 class BusError(Exception):
@@ -19,8 +20,26 @@ class BusUnavailable(BusError):
     """No NATS server at the URL, or the connection to it is gone."""
 
 
+class Reconnecting(BusUnavailable):
+    """The connection to NATS dropped and has not come back within the time the caller gave."""
+
+
 class CoreUnavailable(BusError):
     """NATS is reachable but no core answered the command."""
+
+
+class PayloadTooLarge(BusError):
+    """A message is larger than NATS carries; sending it again will fail the same way."""
+
+
+class QueueFull(BusError):
+    """A job queue reached its size limit and takes no more jobs until workers catch up."""
+
+
+# nats-py's ways of saying "the connection is not there right now": each means try again once it is back.
+CONNECTION_LOST = (nats.errors.ConnectionClosedError, nats.errors.NoServersError, nats.errors.StaleConnectionError,
+                   nats.errors.ConnectionDrainingError, nats.errors.ConnectionReconnectingError,
+                   nats.errors.OutboundBufferLimitError)
 
 
 @contextlib.contextmanager
@@ -33,13 +52,16 @@ def translated(action: str) -> Iterator[None]:
     except nats.js.errors.NoStreamResponseError as exc:
         raise BusError(f"cannot {action}: no stream stores it yet (the core creates them when it starts).") from exc
     except nats.js.errors.APIError as exc:
-        raise BusError(f"cannot {action}: NATS refused ({exc.description or exc}).") from exc
-    except (nats.errors.ConnectionClosedError, nats.errors.NoServersError, nats.errors.StaleConnectionError,
-            nats.errors.ConnectionDrainingError, nats.errors.ConnectionReconnectingError) as exc:
+        description = exc.description or str(exc)
+        if "maximum" in description.lower() and "exceeded" in description.lower():
+            raise QueueFull(f"cannot {action}: the stream is full ({description}).") from exc
+        raise BusError(f"cannot {action}: NATS refused ({description}).") from exc
+    except nats.errors.MaxPayloadError as exc:
+        raise PayloadTooLarge(f"cannot {action}: the message is larger than NATS carries.") from exc
+    except CONNECTION_LOST as exc:
         raise BusUnavailable(f"cannot {action}: the connection to NATS is closed or reconnecting.") from exc
     except TimeoutError as exc:
         raise BusUnavailable(f"cannot {action}: NATS did not answer in time; is it overloaded or restarting?") \
             from exc
     except nats.errors.Error as exc:
         raise BusError(f"cannot {action}: {exc}") from exc
-

@@ -1,6 +1,9 @@
 """Key-value buckets on JetStream: JSON records by key, the adapters' delivery ledger, and opening them.
 
 Only the core creates buckets (``ensure_streams``); every other role opens what is there, on first use.
+Reads and writes are repeated while NATS is unreachable, for up to ``PUBLISH_CONFIRM_S`` (a put is
+idempotent): a delivery ledger whose write failed in a NATS restart would post its reply a second time.
+``Ledger.claim`` is not repeated, since a claim whose answer was lost cannot tell itself from another's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from nats.js.kv import KeyValue
 
 from core import subjects
 from core.bus._errors import BusError, translated
+from core.bus._link import while_reconnecting
 from core.roles import CHAT_PLATFORMS
 
 log = logging.getLogger(__name__)
@@ -49,11 +53,9 @@ class JsonBucket(_Bucket):
     async def get(self, key: str) -> dict[str, Any] | None:
         """The stored object, or ``None`` when there is none (or it cannot be read)."""
         kv = await self._kv()
-        with translated(f"read {key}"):
-            try:
-                entry = await kv.get(subjects.token(key))
-            except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
-                return None
+        entry = await while_reconnecting(f"read {key}", lambda: _get(kv, key))
+        if entry is None:
+            return None
         try:
             value = json.loads(entry.value or b"")
         except ValueError:
@@ -63,13 +65,11 @@ class JsonBucket(_Bucket):
 
     async def put(self, key: str, value: dict[str, Any]) -> None:
         kv = await self._kv()
-        with translated(f"store {key}"):
-            await kv.put(subjects.token(key), json.dumps(value).encode())
+        await while_reconnecting(f"store {key}", lambda: kv.put(subjects.token(key), json.dumps(value).encode()))
 
     async def delete(self, key: str) -> None:
         kv = await self._kv()
-        with translated(f"delete {key}"):
-            await kv.delete(subjects.token(key))
+        await while_reconnecting(f"delete {key}", lambda: kv.delete(subjects.token(key)))
 
 
 
@@ -83,17 +83,12 @@ class Ledger(_Bucket):
 
     async def get(self, key: str) -> bytes | None:
         kv = await self._kv()
-        with translated("read the delivery ledger"):
-            try:
-                entry = await kv.get(subjects.token(key))
-            except nats.js.errors.KeyNotFoundError:
-                return None
-        return entry.value
+        entry = await while_reconnecting("read the delivery ledger", lambda: _get(kv, key))
+        return None if entry is None else entry.value
 
     async def put(self, key: str, value: bytes) -> None:
         kv = await self._kv()
-        with translated("write the delivery ledger"):
-            await kv.put(subjects.token(key), value)
+        await while_reconnecting("write the delivery ledger", lambda: kv.put(subjects.token(key), value))
 
     async def claim(self, key: str, value: bytes = b"1") -> bool:
         """Record ``key`` unless it is there already; ``True`` only for the first caller (atomic)."""
@@ -145,3 +140,10 @@ class BucketOps:
 
 def _ledger_config(bucket: str, ttl_s: float = LEDGER_TTL_S) -> KeyValueConfig:
     return KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1, storage=StorageType.FILE)
+
+
+async def _get(kv: KeyValue, key: str) -> KeyValue.Entry | None:
+    try:
+        return await kv.get(subjects.token(key))
+    except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
+        return None

@@ -59,7 +59,7 @@ async def test_a_stopped_command_server_no_longer_answers(bus: Bus, nats_url: st
         await core.close()
 
 
-async def test_unreadable_requests_and_failing_handlers_get_error_replies(bus: Bus, nats_url: str) -> None:
+async def test_unreadable_requests_and_failing_handlers_get_error_replies(bus: Bus, nats_url: str, raw_request) -> None:
     async def broken(cmd: Command) -> Reply:
         raise RuntimeError("boom")
 
@@ -68,7 +68,7 @@ async def test_unreadable_requests_and_failing_handlers_get_error_replies(bus: B
     try:
         await core.serve_commands(broken)
         for payload in (b"not json", b'{"v": 1, "kind": "list"}', b'{"v": 99}'):
-            raw = await nc.request(subjects.command_subject("cli"), payload, timeout=5)
+            raw = await raw_request(nc, subjects.command_subject("cli"), payload)
             assert b'"tone":"error"' in raw.data
         answer = await bus.request(command())
         assert answer.tone is Tone.ERROR

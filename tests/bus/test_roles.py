@@ -227,7 +227,7 @@ async def test_the_api_cannot_follow_another_platforms_replies(authed_nats, core
             await api.close()
 
 
-async def test_a_command_that_speaks_for_another_platforms_user_is_refused(authed_nats, core: Bus) -> None:
+async def test_a_command_that_speaks_for_another_platforms_user_is_refused(authed_nats, core: Bus, raw_request) -> None:
     handled: list[Command] = []
 
     async def handler(cmd: Command) -> Reply:
@@ -244,7 +244,7 @@ async def test_a_command_that_speaks_for_another_platforms_user_is_refused(authe
             with_token.credential_sha256 = "0" * 64               # only the API process may speak for a token
             for claimed in (command(Platform.CLI, Platform.DISCORD), command(Platform.DISCORD, Platform.SLACK),
                             with_token):
-                raw = await p.nc.request(subjects.command_subject("discord"), encode(claimed), timeout=5)
+                raw = await raw_request(p.nc, subjects.command_subject("discord"), encode(claimed))
                 answer = decode(Reply, raw.data)
                 assert answer.tone is Tone.ERROR and "refuses" in answer.parts[0].text
             assert handled == []

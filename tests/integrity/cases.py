@@ -137,7 +137,8 @@ CATALOGUE = [
          "wrong output"),
     Case("c18_illegal_address.py", "C18", "CUDA errors checked after every call", (F.CUDA_ERROR,), "CUDA error",
          cuda=True),
-    Case("c19_persisting_l2.py", "C19", "persisting-L2 limit checked after every call", (F.TAMPERING,),
+    # held for review (the pre-check) where the driver already reserves the most the GPU allows: nothing changed
+    Case("c19_persisting_l2.py", "C19", "persisting-L2 limit checked after every call; pre-check", (F.TAMPERING, HELD),
          "persisting L2", cuda=True),
     Case("c20_calls_reference.py", "C20", "the reference is a tripwire while submitted code runs", (F.TAMPERING,),
          "ref_kernel"),

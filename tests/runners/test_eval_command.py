@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
 
 from harness import EvalResult, Status
+from harness.result import Mode, ProfileEntry, ReportFile
+from runners import eval_command
 from runners.eval_command import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harness"
@@ -37,3 +40,16 @@ def test_a_failing_submission_prints_json_and_exits_1(capsys) -> None:
 def test_usage_errors_exit_2_with_one_clear_sentence(capsys, argv, words) -> None:
     assert main(argv) == 2
     assert words in capsys.readouterr().err
+
+
+def test_profile_mode_saves_the_attached_ncu_reports(tmp_path, monkeypatch, capsys) -> None:
+    report = b"NVIDIA Nsight Compute report bytes"
+    profiled = EvalResult(status=Status.PASSED, mode=Mode.PROFILE, problem="vectoradd", profiles=[ProfileEntry(
+        spec={"size": 8}, table="k  1.0 us", tool="ncu",
+        report=ReportFile("shape0.ncu-rep", base64.b64encode(report).decode(), len(report)))])
+    monkeypatch.setattr(eval_command, "evaluate", lambda job, on_progress=None: profiled)
+    folder = tmp_path / "reports"
+    assert main([_submission("correct"), "--problem", PROBLEM, "--mode", "profile", "--reports", str(folder)]) == 0
+    (saved,) = folder.iterdir()
+    assert saved.name.endswith("-shape0.ncu-rep") and saved.read_bytes() == report
+    assert f"saved to {saved}" in capsys.readouterr().err

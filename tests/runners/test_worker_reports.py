@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import os
 
 import nats
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from core import subjects
 from core.messages import PoolStatus, decode
 from harness.job import EvalJob
-from harness.result import EvalResult
+from harness.result import EvalResult, ProfileEntry, ReportFile
 from runners.fake import FakeRunner, passed_result
 from runners.worker import Worker
 
@@ -55,3 +57,19 @@ async def test_workers_report_running_jobs_and_capacity_until_they_stop(
     assert {(s.gpu, s.worker, s.backend, s.backlog) for s in statuses} == {("CPU", "w-cpu", "fake", 0)}
     assert {s.capacity for s in statuses[:-1]} == {3} and statuses[-1].running == 0
     assert all(later.at >= earlier.at for earlier, later in zip(statuses, statuses[1:], strict=False))
+
+
+def profiled_with_a_huge_report(job: EvalJob) -> EvalResult:
+    data = os.urandom(3 << 20)                       # base64 of 3 MiB: far over NATS's 1 MB payload
+    entry = ProfileEntry(spec={"size": 1}, table="kernel  duration 1.0 us", tool="ncu",
+                         report=ReportFile("shape0.ncu-rep", base64.b64encode(data).decode(), len(data)))
+    return dataclasses.replace(passed_result(job), profiles=[entry])
+
+
+async def test_an_ncu_report_too_large_for_the_bus_is_left_out_never_cut(bus, results, run_job, serve) -> None:
+    await bus.publish_job(run_job("CPU"))
+    async with serve(Worker(bus, "CPU", FakeRunner(profiled_with_a_huge_report), poll_s=0.2)):
+        (result,) = await results.wait(1)
+    (entry,) = result.result.profiles
+    assert result.result.status.value == "passed" and entry.report is None
+    assert entry.table == "kernel  duration 1.0 us" and "3.0 MiB" in entry.note and "too large" in entry.note
