@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +27,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def fake(cache_env) -> Iterator[FakeModal]:
+def fake(cache_env, monkeypatch) -> Iterator[FakeModal]:
+    # a Modal container imports the app as it starts, so its clock (what a run is billed from) starts then too;
+    # here the module was imported with the test session
+    monkeypatch.setattr(modal_app, "STARTED", time.monotonic())
     fake = FakeModal({"kernelrank": {function_name(pool): modal_app.run_job for pool in ("H100", "T4")}})
     yield fake
     fake.close()
