@@ -55,7 +55,7 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
 
 
 async def ready(bus: Bus, api_url_file: Path) -> str:
-    ask = query_command(ACTOR, ReplyTo(Platform.CLI, "bench"), CommandKind.LIST)
+    ask = query_command(ACTOR, ReplyTo(Platform.DISCORD, "bench"), CommandKind.LIST)
     for _ in range(600):
         try:
             await bus.request(ask, timeout_s=2)
@@ -84,7 +84,7 @@ async def measure(url: str, api_url_file: Path, args: argparse.Namespace, env: d
         async def over_nats() -> None:
             nonlocal serial
             serial += 1
-            cmd = submit_command(ACTOR, ReplyTo(Platform.CLI, "bench"), "k.py", KERNEL + f"# {serial}\n".encode(),
+            cmd = submit_command(ACTOR, ReplyTo(Platform.DISCORD, "bench"), "k.py", KERNEL + f"# {serial}\n".encode(),
                                  leaderboard="vectoradd")
             reply = await bus.request(cmd, timeout_s=30)
             if reply.tone is Tone.ERROR:
@@ -100,7 +100,7 @@ async def measure(url: str, api_url_file: Path, args: argparse.Namespace, env: d
                     raise RuntimeError(response.text)
 
             async def list_nats() -> None:
-                await bus.request(query_command(ACTOR, ReplyTo(Platform.CLI, "bench"), CommandKind.LIST))
+                await bus.request(query_command(ACTOR, ReplyTo(Platform.DISCORD, "bench"), CommandKind.LIST))
 
             async def list_http() -> None:
                 (await http.get("/v1/leaderboards")).raise_for_status()

@@ -73,8 +73,9 @@ class Client:
 
     async def submit(self) -> tuple[float, Reply]:
         self.serial += 1
-        cmd = submit_command(Actor(Platform.DISCORD, f"user{self.serial % USERS}"), ReplyTo(Platform.CLI, self.route),
-                             "k.py", KERNEL + f"# variant {self.serial}\n".encode(), leaderboard="vectoradd")
+        cmd = submit_command(Actor(Platform.DISCORD, f"user{self.serial % USERS}"),
+                             ReplyTo(Platform.DISCORD, self.route), "k.py",
+                             KERNEL + f"# variant {self.serial}\n".encode(), leaderboard="vectoradd")
         started = time.perf_counter()
         reply = await self.bus.request(cmd, timeout_s=60)
         if not reply.data.get("runs"):
@@ -93,7 +94,7 @@ class Client:
     async def finals(self, run_ids: set[str], idle_s: float = 5.0) -> dict[str, int]:
         """Final replies per run id on this route, read until ``run_ids`` are all seen and nothing more comes."""
         seen: dict[str, int] = {}
-        stream = self.bus.follow_replies(self.route)
+        stream = self.bus.follow_replies(self.route, Platform.DISCORD)
         try:
             while True:
                 wait = idle_s if run_ids <= seen.keys() else 120
@@ -114,7 +115,7 @@ async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> t
     bus = await Bus.connect(url, name="core-bench")
     rows: list[tuple[str, str]] = []
     try:
-        ask = query_command(Actor(Platform.DISCORD, "bench"), ReplyTo(Platform.CLI, "bench"), CommandKind.LIST)
+        ask = query_command(Actor(Platform.DISCORD, "bench"), ReplyTo(Platform.DISCORD, "bench"), CommandKind.LIST)
         for _ in range(600):
             try:
                 await bus.request(ask, timeout_s=2)
@@ -154,7 +155,7 @@ async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> t
                                                       f"duplicated {sum(c > 1 for c in counts.values())})")]
 
         if args.preload_runs:
-            show = query_command(Actor(Platform.DISCORD, "bench"), ReplyTo(Platform.CLI, "q"), CommandKind.SHOW,
+            show = query_command(Actor(Platform.DISCORD, "bench"), ReplyTo(Platform.DISCORD, "q"), CommandKind.SHOW,
                                  leaderboard="board-3", gpu="H100", limit=10)
             await bus.request(show)
             times = []
