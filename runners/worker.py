@@ -212,8 +212,8 @@ def _without_large_reports(report: RunResult, max_bytes: int) -> EvalResult:
     A report is a base64 file: cut to fit like other texts, it would be unreadable. The summary tables stay.
     """
     result = report.result
-    if len(encode(report)) <= max_bytes or not any(entry.report for entry in result.profiles):
-        return result
+    if not any(entry.report for entry in result.profiles) or len(encode(report)) <= max_bytes:
+        return result                    # only a profile with reports is measured here: fit() measures the rest
     for entry in result.profiles:
         if entry.report is not None:
             size_mib = entry.report.size_bytes / 2**20

@@ -21,11 +21,11 @@ from nats.js.kv import KeyValue
 from core import subjects
 from core.bus._errors import BusError, translated
 from core.bus._link import while_reconnecting
+from core.bus._streams import DAY_S
 from core.roles import CHAT_PLATFORMS
 
 log = logging.getLogger(__name__)
 
-DAY_S = 24 * 3600
 # Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
 RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
                                      storage=StorageType.FILE)

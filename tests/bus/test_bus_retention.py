@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from nats.js.api import DiscardPolicy
 
-from core import subjects
+from core import signing, subjects
 from core.bus import Bus, QueueFull
 from core.bus._streams import DEAD_MAX_AGE_S, DEAD_MAX_BYTES, JOBS_MAX_BYTES
+from core.messages import RunResult
+from harness.result import EvalResult, Mode, Status
 
 
 async def test_dead_letters_expire_and_the_job_queue_is_bounded(bus: Bus, js) -> None:
@@ -26,3 +28,16 @@ async def test_a_full_job_queue_refuses_the_next_job_and_keeps_the_others(bus: B
             await bus.publish_job(make_job())
             stored += 1
     assert 0 < stored < 50 and await count(subjects.JOBS) == stored
+
+
+async def test_only_a_result_signed_with_the_runs_key_counts_as_stored(bus: Bus, make_job) -> None:
+    job = make_job()
+    key = signing.run_key(b"core secret", job.run_id)
+    result = RunResult(run_id=job.run_id, submission_id=1, gpu=job.gpu,
+                       result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity"), worker="w")
+    assert not await bus.has_result(job.run_id, key)
+    await bus.publish_result(result)                                   # unsigned: anyone with a worker's role
+    await bus.publish_result(result, signing.run_key(b"core secret", "another run"))
+    assert not await bus.has_result(job.run_id, key)                    # a forged one must not skip the run
+    await bus.publish_result(result, key)
+    assert await bus.has_result(job.run_id, key)
