@@ -38,21 +38,16 @@ sys.path.insert(0, str(REPO))
 
 from harness import EvalJob, HarnessServer, Mode, Status, load_problem  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evidence_report import Report  # noqa: E402
+
 PROBLEMS = REPO / "problems"
 INLINE = PROBLEMS / "vectoradd" / "solutions" / "correct" / "cuda_inline.py"
 SECRET = 20261121
 TARGETS_S = {"first": 15.0, "repeat": 3.0}
 EXPECT_CU = re.compile(r"^// expect: (\w+)", re.MULTILINE)
-rows: dict[str, list[list[Any]]] = {}
 missed: list[str] = []
-
-
-def table(name: str, header: list[str], body: list[list[Any]]) -> None:
-    rows[name] = [header, *body]
-    widths = [max(len(str(r[i])) for r in rows[name]) for i in range(len(header))]
-    print(f"\n{name}")
-    for row in rows[name]:
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)), flush=True)
+report = Report(name="cuda_evidence", title="CUDA evidence")
 
 
 def job(folder: Path, solution: Path, mode: Mode = Mode.RANKED, problem: Any = None) -> EvalJob:
@@ -95,8 +90,8 @@ def section_a(server: HarnessServer) -> None:
         body.append([str(path.relative_to(PROBLEMS)), label, result.status.value, kind,
                      f"{result.score_us:.2f}" if result.score_us else "-", f"{result.compile_s:.1f}",
                      f"{time.monotonic() - started:.1f}", "ok" if ok else "MISMATCH"])
-    table("a) ranked verdicts", ["solution", "label", "status", "failure", "score us", "compile s", "wall s", "check"],
-          body)
+    report.table("a) ranked verdicts",
+                 ["solution", "label", "status", "failure", "score us", "compile s", "wall s", "check"], body)
 
 
 def eval_once(env: dict[str, str]) -> tuple[float, str]:
@@ -197,8 +192,8 @@ def section_b(gpu_pool: str) -> None:
         if out := os.environ.get("OUT"):          # the services' logs, for when a figure looks wrong
             for name in ("core.log", "worker.log"):
                 shutil.copy(work / name, Path(out) / f"service-{name}")
-    table("b) inline-CUDA vectoradd, ranked, cold cache then repeat", ["path", "run", "status", "wall s", "target"],
-          body)
+    report.table("b) inline-CUDA vectoradd, ranked, cold cache then repeat",
+                 ["path", "run", "status", "wall s", "target"], body)
 
 
 def section_c(server: HarnessServer) -> None:
@@ -206,7 +201,7 @@ def section_c(server: HarnessServer) -> None:
     result = server.evaluate(job(folder, folder / "solutions" / "correct" / "half2_add.cu", Mode.PROFILE))
     body = [[json.dumps(e.spec), e.tool, e.note or "-", f"{e.report.size_bytes} B" if e.report else "-"]
             for e in result.profiles]
-    table("c) profile mode, vectoradd_cu", ["shape", "tool", "note", "report"], body)
+    report.table("c) profile mode, vectoradd_cu", ["shape", "tool", "note", "report"], body)
     for entry in result.profiles:
         print(entry.table)
     if not result.passed or not result.profiles or any(e.tool != "ncu" for e in result.profiles):
@@ -248,9 +243,9 @@ def section_d(server: HarnessServer) -> None:
     (work / "skipper.py").write_text(SKIPPER)
     result = server.evaluate(job(PROBLEMS / "vectoradd", work / "skipper.py", problem=lax))
     kind = result.failure.kind.value if result.failure else "-"
-    table("d) speed of light", ["submission", "status", "failure", "message"],
-          [["skipper.py (1 element of N)", result.status.value, kind,
-            (result.failure.message if result.failure else "")[:160]]])
+    report.table("d) speed of light", ["submission", "status", "failure", "message"],
+                 [["skipper.py (1 element of N)", result.status.value, kind,
+                   (result.failure.message if result.failure else "")[:160]]])
     if kind != "implausible_time":
         missed.append(f"d: the skipper got {result.status.value} {kind}")
 
@@ -282,14 +277,8 @@ def main() -> int:
     verdict = "all as expected" if not missed else "; ".join(missed)
     print(f"\nsummary ({time.monotonic() - started:.0f} s): {verdict}")
     if out := os.environ.get("OUT"):
-        Path(out).mkdir(parents=True, exist_ok=True)
-        Path(out, "cuda_evidence.json").write_text(json.dumps({"gpu": gpu, "tables": rows, "missed": missed},
-                                                              indent=1, default=str))
-        markdown = [f"# CUDA evidence on {gpu}", "", "Command: `python3 bench/cuda_evidence.py`", ""]
-        for name, (header, *body) in rows.items():
-            markdown += [f"### {name}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-                         *("| " + " | ".join(str(c) for c in row) + " |" for row in body), ""]
-        Path(out, "cuda_evidence.md").write_text("\n".join(markdown))
+        report.figures.update(gpu=gpu, missed=missed)
+        report.write(Path(out))
     return 1 if missed else 0
 
 

@@ -27,189 +27,40 @@ expected one, else 0.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import functools
-import importlib
-import importlib.util
 import itertools
-import json
 import logging
 import os
 import statistics
 import sys
-import time
-import traceback
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))     # run from a checkout, no install needed
 
-from harness import EvalJob, EvalResult, FailureKind, HarnessServer, Mode, Problem, Status, load_problem  # noqa: E402
-from harness.worker import REQUIRES_CUDA  # noqa: E402 - the harness's own reading of the CUDA header
+from harness import EvalResult, FailureKind, HarnessServer, Mode, Problem, Status, load_problem  # noqa: E402
 
-PROBLEMS = REPO / "problems"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evidence_jobs import (  # noqa: E402
+    PROBLEMS,
+    Evaluation,
+    Evaluator,
+    load_kernel,
+    plain_solution,
+    problem_modules,
+    requires_cuda,
+)
+from evidence_report import Report, cell, elapsed_s, listed, percent, say  # noqa: E402
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NOISE_PROBLEMS = ("vectoradd", "matmul", "grayscale")
-SECRET_SEED = 20261121             # one leaderboard's secret: every ranked job of this run shares it
 TIME_BUDGET_S = 400.0              # section c starts no evaluation after this (the target is < 8 min)
-JOB_TIMEOUT_S = 120.0              # per-evaluation limit for this run (task.yml says up to 300 s)
 GAP_NOTE = 0.05                    # harness vs do_bench gaps above this are marked
 ADVANTAGE_LIMIT = 0.10             # a patched timer may not beat the honest score by more than this
 TINY_SPEC = {"size": 1024, "seed": 7001}   # a vectoradd shape whose event time is mostly fixed cost
-_started = time.monotonic()
-
-
-def say(*parts: object) -> None:
-    print(*parts, flush=True)
-
-
-# ---- reporting ------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Report:
-    """What the run found: figures for JSON, tables for the terminal and markdown, and what went wrong."""
-
-    name: str = "gpu_evidence"                            # the files written: NAME.json and NAME.md
-    figures: dict[str, Any] = field(default_factory=dict)
-    markdown: list[str] = field(default_factory=list)
-    broken: list[str] = field(default_factory=list)       # sections that raised
-    mismatches: list[str] = field(default_factory=list)   # verdicts other than expected
-
-    def table(self, title: str, headers: list[str], rows: list[list[Any]]) -> None:
-        cells = [[_cell(value) for value in row] for row in rows]
-        widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-        say(f"\n{title}")
-        say("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
-        for row in cells:
-            say("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
-        self.markdown += [f"### {title}", "", "| " + " | ".join(headers) + " |",
-                          "|" + "---|" * len(headers), *("| " + " | ".join(row) + " |" for row in cells), ""]
-
-    def note(self, text: str) -> None:
-        say(text)
-        self.markdown += [text, ""]
-
-    def run_section(self, name: str, section: Callable[[], None]) -> None:
-        say(f"\n=== {name} ({time.monotonic() - _started:.0f} s into the run)")
-        try:
-            section()
-        except Exception:
-            self.broken.append(name)
-            self.note(f"Section {name} broke:\n```\n{traceback.format_exc()}```")
-
-    def write(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        summary = {"broken_sections": self.broken, "mismatches": self.mismatches,
-                   "elapsed_s": time.monotonic() - _started}
-        (folder / f"{self.name}.json").write_text(json.dumps({**self.figures, "summary": summary}, indent=1))
-        command = " ".join(["python3", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
-        (folder / f"{self.name}.md").write_text("\n".join(["# GPU evidence", "", f"Command: `{command}`", "",
-                                                           *self.markdown]))
-        say(f"wrote {folder / f'{self.name}.json'} and {folder / f'{self.name}.md'}")
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 100 else f"{value:.1f}"
-    return str(value)
-
-
-def _listed(items: list[str]) -> str:
-    return f" ({', '.join(items)})" if items else ""
-
-
-def percent(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2%}"
-
-
-# ---- evaluating through the harness server ---------------------------------------------------------------
-
-
-@dataclass
-class Evaluation:
-    solution: Path
-    result: EvalResult
-    wall_s: float          # from handing the job to the server to holding its result
-
-    @property
-    def kind(self) -> str:
-        return self.result.failure.kind.value if self.result.failure else "-"
-
-
-class Evaluator:
-    """Runs solutions through one warm harness server on one device."""
-
-    def __init__(self, server: HarnessServer, device: str) -> None:
-        self.server, self.device = server, device
-
-    def evaluate(self, problem: Problem, solution: Path, mode: Mode = Mode.RANKED,
-                 shape_budget_ms: float | None = None) -> Evaluation:
-        """``shape_budget_ms`` shortens the timed loops where only the verdict matters."""
-        task = dataclasses.replace(problem.task, ranked_timeout=min(problem.task.ranked_timeout, JOB_TIMEOUT_S),
-                                   benchmark_timeout=min(problem.task.benchmark_timeout, JOB_TIMEOUT_S),
-                                   shape_budget_ms=shape_budget_ms or problem.task.shape_budget_ms)
-        job = EvalJob(problem=dataclasses.replace(problem, task=task), submission_name=solution.name,
-                      submission_source=solution.read_text(), mode=mode, device=self.device,
-                      secret_seed=SECRET_SEED, run_id=f"evidence-{problem.name}-{solution.stem}")
-        started = time.perf_counter()
-        result = self.server.evaluate(job)
-        evaluation = Evaluation(solution, result, time.perf_counter() - started)
-        score = f"score {result.score_us:.2f} us" if result.score_us is not None else f"kind {evaluation.kind}"
-        say(f"  {problem.name}/{solution.name} {mode.value}: {result.status.value}, {score}, "
-            f"wall {evaluation.wall_s:.2f} s")
-        return evaluation
-
-
-def requires_cuda(solution: Path) -> bool:
-    return bool(REQUIRES_CUDA.search(solution.read_text()))
-
-
-def plain_solution(problem: str) -> Path:
-    """The problem's plain-PyTorch correct solution: "torch" in the name, else the first not needing CUDA."""
-    candidates = sorted((PROBLEMS / problem / "solutions" / "correct").glob("*.py"))
-    named = [path for path in candidates if "torch" in path.stem.lower()]
-    portable = [path for path in candidates if not requires_cuda(path)]
-    if not (named or portable):
-        raise FileNotFoundError(f"problems/{problem}/solutions/correct has no plain-PyTorch solution")
-    return (named or portable)[0]
-
-
-# ---- importing a problem into this process (sections b and e) ---------------------------------------------
-
-
-@contextlib.contextmanager
-def problem_modules(problem: str) -> Iterator[ModuleType]:
-    """The problem's reference module, importable with its task.py and the shared utils.py on the path."""
-    folder = PROBLEMS / problem
-    staged = ("reference", "task", "utils")
-    saved_path = list(sys.path)
-    for name in staged:
-        sys.modules.pop(name, None)
-    sys.path[:0] = [str(folder), str(folder.parent)]
-    try:
-        yield importlib.import_module("reference")
-    finally:
-        sys.path[:] = saved_path
-        for name in staged:
-            sys.modules.pop(name, None)
-
-
-def load_kernel(solution: Path) -> Callable[[Any], Any]:
-    """``custom_kernel`` of an honest solution (inside ``problem_modules``, so its ``task`` import works)."""
-    spec = importlib.util.spec_from_file_location(f"evidence_{solution.parent.parent.parent.name}_{solution.stem}",
-                                                  solution)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.custom_kernel
 
 
 # ---- sections -------------------------------------------------------------------------------------------
@@ -332,7 +183,7 @@ def verdicts(report: Report, evaluator: Evaluator, section: str = "c", shape_bud
         for label in ("correct", "wrong"):
             for solution in sorted((task_file.parent / "solutions" / label).glob("*.py")):
                 expected = _expected(label, solution, problem, evaluator.device)
-                if time.monotonic() - _started > budget_s:
+                if elapsed_s() > budget_s:
                     rows.append([problem.name, f"{label}/{solution.name}", expected, "skipped", "time budget", "",
                                  None])
                     continue
@@ -383,7 +234,7 @@ def cheats(report: Report, evaluator: Evaluator, honest_scores: list[float]) -> 
                         "kind": evaluation.kind, "score_us": result.score_us, "honest_us": honest, "ok": ok,
                         "message": result.failure.message if result.failure else ""})
     report.figures["d_cheats"] = figures
-    report.table(f"d) cheats on vectoradd (honest score {_cell(honest)} us)", ["fixture", "expected", "status",
+    report.table(f"d) cheats on vectoradd (honest score {cell(honest)} us)", ["fixture", "expected", "status",
                  "failure kind", "score us", "speed-up vs honest", "verdict"], rows)
 
 
@@ -507,9 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         if device == "cuda":
             report.run_section("e) graph timing", lambda: graph_timing(report, evaluator))
         report.run_section("c) verdicts", lambda: verdicts(report, evaluator))
-    elapsed = time.monotonic() - _started
-    report.note(f"Summary: {len(report.broken)} broken section(s){_listed(report.broken)}, "
-                f"{len(report.mismatches)} unexpected verdict(s){_listed(report.mismatches)}, {elapsed:.0f} s in all.")
+    elapsed = elapsed_s()
+    report.note(f"Summary: {len(report.broken)} broken section(s){listed(report.broken)}, "
+                f"{len(report.mismatches)} unexpected verdict(s){listed(report.mismatches)}, {elapsed:.0f} s in all.")
     if out := os.environ.get("OUT"):
         report.write(Path(out))
     return 1 if report.broken or report.mismatches else 0

@@ -44,17 +44,9 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH.parent), str(BENCH), str(BENCH.parent / "tests" / "conformance")]
 
 import conformance_kit  # noqa: E402
-from gpu_evidence import (  # noqa: E402
-    PROBLEMS,
-    Evaluation,
-    Evaluator,
-    Report,
-    percent,
-    plain_solution,
-    say,
-    system,
-    verdicts,
-)
+from evidence_jobs import PROBLEMS, Evaluation, Evaluator, plain_solution  # noqa: E402
+from evidence_report import Report, percent, say  # noqa: E402
+from gpu_evidence import system, verdicts  # noqa: E402
 
 from harness import HarnessServer, Problem, Status, load_problem  # noqa: E402
 

@@ -6,7 +6,8 @@ role       may
 core       everything kernelrank does with JetStream (streams, consumers, KV buckets), serve commands
            (``svc.command.*``), publish jobs, dead letters and replies, answer requests
 worker     pull its pools' jobs (``$JS.API.CONSUMER.MSG.NEXT.JOBS.<durable>``, acks on ``$JS.ACK.JOBS.>``),
-           publish progress, results and pool status, use the ``runner_calls`` KV bucket
+           publish progress, results and pool status, use the ``runner_calls`` KV bucket, look up a run's
+           stored result (``$JS.API.DIRECT.GET.EVENTS.runs.result.<run>``)
 discord    request on ``svc.command.discord``; consume its replies through the ``replies-discord`` durable
 slack      the same for ``slack``; both keep their delivery ledger in ``ledger-<platform>``
 api        request on ``svc.command.cli`` and ``svc.command.web``; follow cli and web replies through
@@ -117,6 +118,11 @@ _CORE_ONLY_PUBLISH = (
     *(op for stream in (subjects.JOBS, subjects.JOBS_DLQ, subjects.EVENTS) for op in _read_or_consume(stream)),
     subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL,
 )
+# A worker looks up one run's stored result by subject (so a redelivered job is not evaluated twice), and
+# nothing else of EVENTS: not progress, not a message by sequence number.
+_RESULT_LOOKUP = f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.RESULTS_ALL.removesuffix('>')}*"
+_WORKER_PUBLISH_DENY = (*(s for s in _CORE_ONLY_PUBLISH if s != f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.>"),
+                        f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.PROGRESS_ALL}")
 _CORE_ONLY_SUBSCRIBE = (subjects.COMMANDS_ALL, subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.PROGRESS_ALL,
                         subjects.RESULTS_ALL, subjects.REPLIES_ALL)
 
@@ -133,9 +139,9 @@ PERMISSIONS: dict[Role, Permissions] = {
     Role.WORKER: Permissions(
         publish=(f"{JS_API}.CONSUMER.INFO.{subjects.JOBS}.*", f"{JS_API}.CONSUMER.MSG.NEXT.{subjects.JOBS}.*",
                  f"$JS.ACK.{subjects.JOBS}.>", subjects.PROGRESS_ALL, subjects.RESULTS_ALL, subjects.POOL_STATUS_ALL,
-                 *_kv(subjects.RUNNER_CALLS)),
+                 _RESULT_LOOKUP, *_kv(subjects.RUNNER_CALLS)),
         subscribe=(_inbox(Role.WORKER),),
-        publish_deny=_CORE_ONLY_PUBLISH, subscribe_deny=_CORE_ONLY_SUBSCRIBE),
+        publish_deny=_WORKER_PUBLISH_DENY, subscribe_deny=_CORE_ONLY_SUBSCRIBE),
     Role.DISCORD: _adapter(Platform.DISCORD),
     Role.SLACK: _adapter(Platform.SLACK),
     Role.API: Permissions(

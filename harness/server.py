@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 # builder (their drivers initialise lazily), and torch's compiler stack, which torch.compile imports and so
 # does torch.use_deterministic_algorithms (public problems' DeterministicContext): about 1 s per process.
 PRELOADS = ("triton", "torch.utils.cpp_extension", "torch._inductor.config")
+# Words in a job's files that say it will import a preload; a server started for one job loads only those.
+_PRELOAD_WORDS = {"triton": ("triton",), "torch.utils.cpp_extension": ("cpp_extension",),
+                  "torch._inductor.config": ("torch.compile", "inductor", "use_deterministic_algorithms")}
 START_TIMEOUT_S = 300.0     # import torch: about 4 s on a GPU host, far more on a cold disk
 BACKSTOP_S = 60.0           # beyond the mode's own limit (enforced by the server) before the caller gives up
 CLOSE_WAIT_S = 5.0
@@ -64,10 +67,12 @@ class HarnessServer:
     """A warm harness process; ``evaluate`` runs one job at a time in a fresh child of it."""
 
     def __init__(self, python: str = sys.executable, start_timeout_s: float = START_TIMEOUT_S,
-                 sandbox_policy: str | None = None) -> None:
+                 sandbox_policy: str | None = None, preloads: tuple[str, ...] = PRELOADS) -> None:
         """``sandbox_policy``: auto (namespaces where the host allows them), namespaces (refuse to start
-        without them) or limits; default ``$KERNELRANK_SANDBOX``, else auto."""
+        without them) or limits; default ``$KERNELRANK_SANDBOX``, else auto. ``preloads``: which of
+        ``PRELOADS`` to import at start."""
         self.python = python
+        self.preloads = preloads
         self.start_timeout_s = start_timeout_s
         self.sandbox_policy = sandbox_policy or os.environ.get("KERNELRANK_SANDBOX") or "auto"
         self.sandbox = ""                      # how the server isolates jobs, once it has started
@@ -92,7 +97,8 @@ class HarnessServer:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
         try:
             self._process = subprocess.Popen(
-                [self.python, "-m", "harness.server", "--fd", str(theirs.fileno()), "--sandbox", self.sandbox_policy],
+                [self.python, "-m", "harness.server", "--fd", str(theirs.fileno()), "--sandbox", self.sandbox_policy,
+                 "--preload", ",".join(self.preloads)],
                 pass_fds=(theirs.fileno(),),
                 env=env, cwd=_PACKAGE_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 start_new_session=True)      # a Ctrl-C in the caller's terminal is the caller's to handle
@@ -206,11 +212,19 @@ class HarnessServer:
 
 def evaluate(job: EvalJob, on_progress: Callable[[Progress], None] | None = None) -> EvalResult:
     """One-shot convenience: start a harness server, evaluate ``job``, close the server."""
-    server = HarnessServer()
+    server = HarnessServer(preloads=preloads_for(job))
     try:
         return server.evaluate(job, on_progress)      # reports a server that cannot start as a result
     finally:
         server.close()
+
+
+def preloads_for(job: EvalJob) -> tuple[str, ...]:
+    """The preloads worth their import time to a server that runs only ``job``: those its submission or problem
+    files name. A wrong guess costs only time; the evaluation then imports the module itself."""
+    texts = [job.submission_source, *job.problem.files.values()]
+    return tuple(module for module in PRELOADS
+                 if any(word in text for text in texts for word in _PRELOAD_WORDS[module]))
 
 
 def _report(on_progress: Callable[[Progress], None] | None, progress: Progress) -> None:
@@ -226,14 +240,14 @@ def _report(on_progress: Callable[[Progress], None] | None, progress: Progress) 
 # ---- the server process -------------------------------------------------------------------------------
 
 
-def serve(fd: int, policy: str = "auto") -> None:
+def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -> None:
     """Answer evaluation requests on socket ``fd`` until the caller closes it."""
     try:
         importlib.import_module("torch")
     except ImportError as exc:
         log.error("the harness needs torch (%s); install kernelrank with its 'harness' extra", exc)
         return
-    for optional in PRELOADS:
+    for optional in preloads:
         _preload(optional)
     from harness.device import driver_version, max_sm_clock_mhz
 
@@ -359,13 +373,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="kernelrank harness server (started by HarnessServer)")
     parser.add_argument("--fd", type=int, required=True, help="socket descriptor shared with the caller")
     parser.add_argument("--sandbox", choices=sandbox.POLICIES, default="auto", help="how to isolate evaluations")
+    parser.add_argument("--preload", default=",".join(PRELOADS), help="modules to import once, comma-separated")
     args = parser.parse_args()
     # warnings and errors only: its stderr is the terminal of whoever runs `kernelrank eval`
     logging.basicConfig(level=logging.WARNING, format="harness-server %(levelname)s %(name)s: %(message)s")
     try:
-        serve(args.fd, args.sandbox)
+        serve(args.fd, args.sandbox, tuple(m for m in args.preload.split(",") if m in PRELOADS))
     except (OSError, ChannelError) as exc:
         log.info("caller gone (%s); stopping", exc)
+    # Nothing is left to save: skip the interpreter's teardown of torch and triton, which takes about a second.
+    logging.shutdown()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ def verdict(reasons: list[str]) -> tuple[bool, str]:
 class DeterministicContext:
     """Run a reference with cuDNN's deterministic kernels and without TF32; restore every setting on exit.
 
-    ``torch.use_deterministic_algorithms`` is left alone: enabling it imports torch's compiler stack
+    torch's switch for deterministic algorithms is left alone: turning it on imports torch's compiler stack
     (~1.5 s per process), and the references reduce in float64, where summation order does not matter.
     """
 

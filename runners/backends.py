@@ -31,7 +31,9 @@ async def build_runner(backend: str, gpu: str, settings: Settings, bus: Bus) -> 
     if backend == "local":
         from runners.local import LocalRunner
 
-        return LocalRunner()
+        runner = LocalRunner()
+        runner.warm_up()
+        return runner
     if backend == "fake":
         from runners.fake import FakeRunner
 

@@ -13,7 +13,7 @@ import sys
 
 from harness.job import EvalJob
 from harness.result import EvalResult, Progress
-from harness.server import HarnessServer
+from harness.server import HarnessServer, HarnessStartError
 from runners.base import ProgressCallback
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,23 @@ class LocalRunner:
         self.device = device               # "auto" | "cpu" | "cuda": used for jobs that say "auto"
         self._server = HarnessServer(python)
         self._lock = asyncio.Lock()
+        self._warming: asyncio.Task[None] | None = None
+
+    @property
+    def warm(self) -> bool:
+        """Whether the harness server is up (torch imported), so that a job starts at once."""
+        return self._server.running
+
+    def warm_up(self) -> None:
+        """Start the harness server in the background now: the first job then does not wait for torch's import."""
+        self._warming = asyncio.create_task(self._start())
+
+    async def _start(self) -> None:
+        async with self._lock:
+            try:
+                await asyncio.to_thread(self._server.start)
+            except HarnessStartError as exc:          # the first job starts it again and reports what failed
+                log.warning("the harness server did not start ahead of the first job: %s", exc)
 
     async def run(self, job: EvalJob, on_progress: ProgressCallback | None = None) -> EvalResult:
         if self.device != "auto" and job.device == "auto":
@@ -55,6 +72,8 @@ class LocalRunner:
         return 0
 
     async def close(self) -> None:
+        if self._warming is not None:
+            await self._warming               # a start in flight would outlive a close made beside it
         await asyncio.to_thread(self._server.close)
 
 

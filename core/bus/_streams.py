@@ -55,8 +55,10 @@ def stream_configs(jobs_max_bytes: int = JOBS_MAX_BYTES) -> list[StreamConfig]:
         StreamConfig(name=subjects.JOBS_DLQ, subjects=[subjects.DEAD_ALL], storage=StorageType.FILE,
                      duplicate_window=DUPLICATE_WINDOW_S, max_age=DEAD_MAX_AGE_S, max_bytes=DEAD_MAX_BYTES,
                      discard=DiscardPolicy.OLD),
+        # allow_direct: a worker looks a run's result up by subject, with a permission pinned to result subjects
         StreamConfig(name=subjects.EVENTS, subjects=[subjects.PROGRESS_ALL, subjects.RESULTS_ALL],
-                     storage=StorageType.FILE, max_age=EVENTS_MAX_AGE_S, duplicate_window=DUPLICATE_WINDOW_S),
+                     storage=StorageType.FILE, max_age=EVENTS_MAX_AGE_S, duplicate_window=DUPLICATE_WINDOW_S,
+                     allow_direct=True),
         StreamConfig(name=subjects.REPLIES, subjects=[subjects.REPLIES_ALL], storage=StorageType.FILE,
                      max_age=REPLIES_MAX_AGE_S, duplicate_window=DUPLICATE_WINDOW_S),
     ]
@@ -115,7 +117,7 @@ class StreamOps:
         not). An unsigned or forged one does not count: it must not stop the run from being evaluated."""
         with translated(f"look for the result of run {run_id}"):
             try:
-                msg = await self._js.get_last_msg(subjects.EVENTS, subjects.result_subject(run_id))
+                msg = await self._js.get_last_msg(subjects.EVENTS, subjects.result_subject(run_id), direct=True)
             except nats.js.errors.NotFoundError:
                 return False
         try:

@@ -50,6 +50,7 @@ CORE_ONLY_PUBLISHES = [
     "$JS.API.STREAM.CREATE.SPY", "$JS.API.STREAM.UPDATE.JOBS", "$JS.API.STREAM.DELETE.JOBS",
     "$JS.API.STREAM.PURGE.EVENTS", "$JS.API.STREAM.MSG.DELETE.JOBS", "$JS.API.STREAM.MSG.GET.JOBS",
     "$JS.API.DIRECT.GET.JOBS", "$JS.API.DIRECT.GET.JOBS.jobs.submit.CPU", "$JS.API.STREAM.MSG.GET.JOBS_DLQ",
+    "$JS.API.DIRECT.GET.EVENTS", "$JS.API.DIRECT.GET.EVENTS.runs.progress.r1", "$JS.API.STREAM.MSG.GET.EVENTS",
     "$JS.API.CONSUMER.CREATE.JOBS", "$JS.API.CONSUMER.CREATE.JOBS.spy.jobs.submit.CPU",
     "$JS.API.CONSUMER.CREATE.EVENTS.spy.runs.result.>", "$JS.API.CONSUMER.DELETE.JOBS.runners-CPU",
     "$JS.API.CONSUMER.DURABLE.CREATE.REPLIES.spy", "$JS.API.CONSUMER.CREATE.REPLIES",
@@ -63,7 +64,8 @@ def refused_for(role: Role) -> tuple[list[str], list[str]]:
                *(subjects.command_subject(p.value) for p in Platform if p.value not in COMMAND_PLATFORMS[role])]
     if role is not Role.WORKER:
         publish += ["$JS.API.CONSUMER.MSG.NEXT.JOBS.runners-CPU", "$JS.ACK.JOBS.runners-CPU.1.1.1.1.0",
-                    "runs.result.r1", "runs.progress.r1", "pools.status.CPU", "$KV.runner_calls.r1"]
+                    "runs.result.r1", "runs.progress.r1", "pools.status.CPU", "$KV.runner_calls.r1",
+                    "$JS.API.DIRECT.GET.EVENTS.runs.result.r1"]
     for platform in (Platform.DISCORD, Platform.SLACK):         # one adapter's replies and ledger are its own
         if role.value != platform.value:
             durable = subjects.adapter_durable(platform.value)
@@ -288,6 +290,8 @@ async def test_a_worker_does_its_work(authed_nats, core: Bus, make_job) -> None:
                                                                              problem="identity")), job.result_key)
         await worker.publish_pool_status(PoolStatus(gpu=GPU, worker="w", backend="fake", running=1, capacity=1))
         await delivery.ack()
+        assert await worker.has_result(job.run_id, job.result_key)     # what it checks before evaluating a redelivery
+        assert not await worker.has_result("never-run", job.result_key)
         calls = await worker.runner_calls()
         await calls.put(job.run_id, {"call": "fc-1"})
         assert await calls.get(job.run_id) == {"call": "fc-1"}

@@ -40,6 +40,17 @@ async def test_runs_jobs_one_after_another_with_their_progress(runner: LocalRunn
     assert stages == ["starting", "testing", "testing", "testing"] * 2
 
 
+async def test_a_warmed_up_runner_has_its_server_up_before_the_first_job(runner: LocalRunner) -> None:
+    assert not runner.warm
+    runner.warm_up()
+    for _ in range(600):
+        if runner.warm:
+            break
+        await asyncio.sleep(0.1)
+    assert runner.warm
+    assert (await runner.run(_job("correct"))).status is Status.PASSED
+
+
 async def test_concurrent_runs_take_turns(runner: LocalRunner) -> None:
     order: list[str] = []
 

@@ -31,8 +31,9 @@ class SocketMode:
 
     async def serve(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=None)
-        await ws.prepare(request)
+        # Logged before the handshake answer: once the app sees the upgrade, the call must be on record.
         self._log(Call("socket.open", dict(request.query), "none"))
+        await ws.prepare(request)
         self._sockets.append(ws)
         await ws.send_json({"type": "hello", "num_connections": len(self._sockets),
                             "debug_info": {"host": "fake-slack", "approximate_connection_time": 18060},
