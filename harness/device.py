@@ -18,6 +18,7 @@ import os
 import platform
 import re
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from harness.result import SystemInfo
 log = logging.getLogger(__name__)
 
 SMI_TIMEOUT_S = 5.0
+GPU_IDLE_WAIT_S = 5.0       # the driver needs a moment to tear a dead process's context down
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,17 @@ def gpu_compute_processes() -> list[str] | None:
         log.debug("nvidia-smi compute apps unavailable: %s", exc)
         return None
     return [line.strip() or "?" for line in done.stdout.splitlines() if line.strip() and "No running" not in line]
+
+
+def gpu_idle(wait_s: float = GPU_IDLE_WAIT_S) -> bool | None:
+    """No compute process on the visible GPU once a job is gone, waiting up to ``wait_s`` for the driver to tear
+    the dead process's context down; None when nvidia-smi cannot say."""
+    deadline = time.monotonic() + wait_s
+    while (busy := gpu_compute_processes()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if busy:
+        log.error("the GPU still runs %s after the job ended", ", ".join(busy))
+    return None if busy is None else not busy
 
 
 @functools.cache

@@ -31,7 +31,7 @@ from harness.builder import BUILDS_PER_JOB, BuildProcess, Builds, build_cache, b
 from harness.builds import BuildOutcome
 from harness.channel import ChannelError, RecordReader, encode
 from harness.codec import DecodeError, from_jsonable, to_jsonable
-from harness.device import gpu_compute_processes
+from harness.device import gpu_idle
 from harness.failures import failed_result
 from harness.job import EvalJob
 from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, SandboxInfo
@@ -45,7 +45,6 @@ POLL_S = 0.05                     # how often limits are checked while the child
 FLOOD_BYTES = 16 * 1024 * 1024    # captured stdout or stderr beyond this is a flood
 KILL_WAIT_S = 10.0                # a killed child that is still not gone after this is abandoned
 DRAIN_S = 1.0                     # reading what is left in the channel after the child ended
-GPU_IDLE_WAIT_S = 5.0             # the driver needs a moment to tear a dead process's context down
 MEMORY_CHECK_S = 0.1              # how often the memory meter measures the job
 REPLY_TIMEOUT_S = 30.0            # sending a built module to the worker
 _TIMED_MODES = (Mode.BENCHMARK, Mode.RANKED, Mode.PROFILE)
@@ -102,7 +101,7 @@ def run_job(job: EvalJob, capability: Capability, emit: Emit | None = None,
         result.sandbox = SandboxInfo(isolated=capability.isolated, description=capability.describe(),
                                      memory_limit_mb=limits.memory_mb, leftovers=leftovers)
         if result.system.device == "cuda":
-            result.sandbox.gpu_idle = _gpu_idle()
+            result.sandbox.gpu_idle = gpu_idle()
         precheck.hold(result, findings)
         return result
     finally:
@@ -388,16 +387,6 @@ class _Watch:
         if self.reader.partial and self.ending.stopped_for is None:
             self._forged("a record cut off in the middle")
         selector.close()
-
-
-def _gpu_idle() -> bool | None:
-    """No compute process on the GPU once the job is gone (waiting a little for the driver)."""
-    deadline = time.monotonic() + GPU_IDLE_WAIT_S
-    while (busy := gpu_compute_processes()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if busy:
-        log.error("the GPU still runs %s after the job ended", ", ".join(busy))
-    return None if busy is None else not busy
 
 
 def _size(path: os.PathLike[str]) -> int:

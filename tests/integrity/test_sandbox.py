@@ -22,11 +22,11 @@ from harness import (
     HarnessServer,
     HarnessStartError,
     Mode,
+    device,
     load_problem,
     processes,
     sandbox,
     staging,
-    supervisor,
     worker,
 )
 from harness.channel import RecordReader
@@ -204,10 +204,9 @@ def test_memory_is_capped_by_the_job_and_the_host(monkeypatch, host_mb, job_mb, 
 
 
 def test_a_busy_gpu_after_the_job_is_noticed(monkeypatch):
-    monkeypatch.setattr(supervisor, "GPU_IDLE_WAIT_S", 0.2)
     for answer, idle in (([], True), (["4242"], False), (None, None)):
-        monkeypatch.setattr(supervisor, "gpu_compute_processes", lambda answer=answer: answer)
-        assert supervisor._gpu_idle() is idle
+        monkeypatch.setattr(device, "gpu_compute_processes", lambda answer=answer: answer)
+        assert device.gpu_idle(wait_s=0.2) is idle
 
 
 def test_a_killed_server_takes_its_job_with_it():
