@@ -72,8 +72,8 @@ class LocalRunner:
         return 0
 
     async def close(self) -> None:
-        if self._warming is not None:
-            await self._warming               # a start in flight would outlive a close made beside it
+        if self._warming is not None:        # a start in flight would outlive a close made beside it
+            await asyncio.wait({self._warming})
         await asyncio.to_thread(self._server.close)
 
 
