@@ -29,6 +29,7 @@ from adapters.discord.services import Services
 from core.bus import Bus, BusError, Role, Running
 from core.config import Settings
 from core.messages import Platform
+from core.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +106,7 @@ class KernelrankBot(discord.Client):
 
     async def close(self) -> None:
         if self._replies_starting is not None:
-            self._replies_starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._replies_starting
+            await cancel_and_wait(self._replies_starting)
         if self._replies is not None:
             await self._replies.stop()
             self._replies = None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -34,6 +33,7 @@ from core import subjects
 from core.bus import Bus, BusError, Role, Running
 from core.config import ConfigError, Settings
 from core.messages import Platform
+from core.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
@@ -144,9 +144,7 @@ class SlackAdapter:
         if self._web is not None:
             await self._web.cleanup()
         if self._replies is not None:
-            self._replies.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._replies
+            await cancel_and_wait(self._replies)
         if self._consumer is not None:
             await self._consumer.stop()
         if self.deps is not None:
