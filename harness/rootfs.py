@@ -7,7 +7,8 @@ Built inside a fresh mount namespace by the sandbox's init process, then made th
     <package>/harness                               read-only: the harness imports its own modules lazily
     /dev                                            null, zero, full, random, urandom, the NVIDIA devices
     /dev/shm, /tmp                                  fresh tmpfs, size-capped; /tmp holds the working
-                                                    directory, HOME and the per-job build caches
+                                                    directory, HOME and the per-job build caches (and,
+                                                    read-only, Python's folders kept under the host's /tmp)
     /proc                                           a new procfs: only this job's processes
     /sys                                            read-only, without the mounts below it
 
@@ -43,7 +44,8 @@ HOME = "/tmp/home"
 CACHE = "/tmp/cache"
 SHM_MB = 64
 _SKELETON_OPTIONS = "size=1m,mode=755"
-_RESERVED = (SCRATCH, "/dev", "/proc", "/sys")
+_RESERVED = ("/dev", "/proc", "/sys")
+_JOB_FOLDERS = (WORKDIR, HOME, CACHE)
 _KEPT_FLAGS = ((os.ST_NOSUID, linux.MS_NOSUID), (os.ST_NODEV, linux.MS_NODEV), (os.ST_NOEXEC, linux.MS_NOEXEC),
                (os.ST_NOATIME, linux.MS_NOATIME), (os.ST_NODIRATIME, linux.MS_NODIRATIME),
                (os.ST_RELATIME, linux.MS_RELATIME))
@@ -73,8 +75,8 @@ def plan_view(scratch_mb: int) -> View:
         if not path or not os.path.exists(path):
             continue
         real = os.path.realpath(path)
-        if _under(real, _RESERVED):
-            continue            # the sandbox has its own /tmp, /dev, /proc and /sys
+        if real == SCRATCH or _under(real, _RESERVED) or _under(real, _JOB_FOLDERS):
+            continue            # the sandbox has its own /tmp, /dev, /proc and /sys, and its job's folders
         symlinks.update(_symlinked_prefixes(path))
         if os.path.isdir(real):
             binds.append(real)
@@ -88,13 +90,7 @@ def build(view: View, mountpoint: str, staged: Path) -> None:
     make it this process's root. Needs mount rights in a private mount namespace and a new PID namespace."""
     root = mountpoint.rstrip("/")
     linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, _SKELETON_OPTIONS)
-    for path, target in view.symlinks:
-        _parent(root + path)
-        with contextlib.suppress(FileExistsError):
-            os.symlink(target, root + path)
-    for path in view.binds:
-        os.makedirs(root + path, exist_ok=True)
-        linux.mount(path, root + path, None, linux.MS_BIND | linux.MS_REC)
+    _show(root, view, in_scratch=False)
     _devices(root, view.devices)
     os.makedirs(root + "/sys")
     try:
@@ -106,6 +102,7 @@ def build(view: View, mountpoint: str, staged: Path) -> None:
     os.makedirs(root + SCRATCH)
     linux.mount("tmpfs", root + SCRATCH, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
                 f"size={view.scratch_mb}m,mode=1777")
+    _show(root, view, in_scratch=True)       # Python folders under the host's /tmp (a venv there), on top of ours
     shutil.copytree(staged, root + WORKDIR)
     for folder in (HOME, CACHE):
         os.makedirs(root + folder)
@@ -117,6 +114,19 @@ def build(view: View, mountpoint: str, staged: Path) -> None:
     linux.pivot_root(".", ".")          # the old root ends up on top of the new one...
     linux.umount_detached(".")          # ...and is detached, so nothing of the host's tree stays reachable
     os.chdir("/")
+
+
+def _show(root: str, view: View, in_scratch: bool) -> None:
+    """Bind the view's folders and make its symlinks: those under /tmp (``in_scratch``) or all the others."""
+    for path, target in view.symlinks:
+        if _under(path, [SCRATCH]) == in_scratch:
+            _parent(root + path)
+            with contextlib.suppress(FileExistsError):
+                os.symlink(target, root + path)
+    for path in view.binds:
+        if _under(path, [SCRATCH]) == in_scratch:
+            os.makedirs(root + path, exist_ok=True)
+            linux.mount(path, root + path, None, linux.MS_BIND | linux.MS_REC)
 
 
 def hand_over(uid: int, gid: int) -> None:

@@ -95,6 +95,35 @@ def test_the_view_is_read_only_private_and_offline(harness_server, other_stage):
     assert report["limits"]["RLIMIT_NOFILE"] == sandbox.OPEN_FILES and report["limits"]["RLIMIT_CORE"] == 0
 
 
+IMPORTS_FROM_HOST_TMP = """
+import kernelrank_tmp_module
+try:
+    open(kernelrank_tmp_module.__file__ + ".planted", "w")
+except OSError:
+    pass
+else:
+    raise SystemExit("a Python folder under the host's /tmp is writable from the job")
+"""
+
+
+def test_a_python_folder_under_the_hosts_tmp_is_shown_read_only(monkeypatch):
+    """A virtual environment (or PYTHONPATH entry) kept under /tmp must still be importable in the job."""
+    folder = Path(tempfile.mkdtemp(prefix="kernelrank-test-site-"))
+    folder.chmod(0o755)                   # as a virtual environment's folders are: the job runs as another user
+    (folder / "kernelrank_tmp_module.py").write_text("VALUE = 1\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
+    correct = REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py"
+    source = IMPORTS_FROM_HOST_TMP + correct.read_text()
+    try:
+        with HarnessServer() as server:
+            _isolated(server)
+            result = server.evaluate(EvalJob(problem=load_problem(PROBLEMS["fixture"]), submission_name="submission.py",
+                                             submission_source=source, mode=Mode.TEST, device="cpu"))
+        assert result.status is Status.PASSED, result.failure
+    finally:
+        shutil.rmtree(folder)
+
+
 def test_build_caches_and_temporary_files_do_not_carry_over(harness_server):
     _isolated(harness_server)
     writes = {"extension-cache": "$TORCH_EXTENSIONS_DIR/p.txt"}
