@@ -18,9 +18,9 @@ from pathlib import Path
 from adapters.credentials import normal, resolve, save_login
 from adapters.http_client import Api, ApiError, path
 from adapters.terminal import error_line, render, status_line
-from core.commands import MODES, TEMPLATE_LANGUAGES
-from core.config import Settings
-from core.messages import Reply, Tone
+from core.contracts.commands import MODES, TEMPLATE_LANGUAGES
+from core.contracts.config import Settings
+from core.contracts.messages import Reply, Tone
 
 QUERIES = ("list", "show", "mine", "history", "task", "template", "submission", "queue", "stats", "token", "admin")
 NOT_RUNNING = ("kernelrank is not running here: start it with `kernelrank up`, or set KERNELRANK_API_URL to where "

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import platformdirs
 
-from core.config import Settings
-from core.localfiles import read_private, write_private
+from core.contracts.config import Settings
+from core.contracts.localfiles import read_private, write_private
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 from httpx_sse import SSEError, connect_sse
 
-from core.messages import DecodeError, Reply, decode
+from core.contracts.messages import DecodeError, Reply, decode
 
 STREAM_READ_S = 60.0           # the API sends a keep-alive every 15 s while a run is quiet
 

@@ -1,6 +1,6 @@
 """Rendering shared by the chat adapters: the pieces every front end composes its own way.
 
-A ``Reply`` is chat-neutral (``core.messages``). Each adapter turns it into its platform's form (Discord
+A ``Reply`` is chat-neutral (``core.contracts.messages``). Each adapter turns it into its platform's form (Discord
 messages and embeds, Slack Block Kit, terminal text); what they all need lives here, written once:
 
 - ``tone_icon``: the status mark of a tone;
@@ -23,7 +23,7 @@ import zipfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from core.messages import Part, PartKind, Reply, Tone
+from core.contracts.messages import Part, PartKind, Reply, Tone
 
 _ICONS = {Tone.INFO: "🔵", Tone.SUCCESS: "✅", Tone.WARNING: "⚠️", Tone.ERROR: "❌"}
 _BOLD = re.compile(r"\*\*(.+?)\*\*")

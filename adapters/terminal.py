@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from core.messages import Part, PartKind, Reply, Tone
+from core.contracts.messages import Part, PartKind, Reply, Tone
 
 _TONE_COLOUR = {Tone.INFO: "36", Tone.SUCCESS: "32", Tone.WARNING: "33", Tone.ERROR: "31"}
 _TONE_MARK = {Tone.INFO: "•", Tone.SUCCESS: "✔", Tone.WARNING: "!", Tone.ERROR: "✘"}

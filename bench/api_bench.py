@@ -34,10 +34,10 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from core.bus import Bus, CoreUnavailable  # noqa: E402
-from core.commands import query_command, submit_command  # noqa: E402
-from core.messages import Actor, CommandKind, Platform, ReplyTo, Tone  # noqa: E402
-from core.natsserver import EmbeddedNats  # noqa: E402
+from core.contracts.bus import Bus, CoreUnavailable  # noqa: E402
+from core.contracts.commands import query_command, submit_command  # noqa: E402
+from core.contracts.messages import Actor, CommandKind, Platform, ReplyTo, Tone  # noqa: E402
+from core.launch.natsserver import EmbeddedNats  # noqa: E402
 
 KERNEL = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
 PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
@@ -50,7 +50,7 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "core.main", *args], cwd=REPO, env=env,
+    return subprocess.Popen([sys.executable, "-m", "core.launch.main", *args], cwd=REPO, env=env,
                             stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
@@ -118,7 +118,7 @@ async def measure(url: str, api_url_file: Path, args: argparse.Namespace, env: d
         cli_env = {**env, "KERNELRANK_API_URL": api, "KERNELRANK_TOKEN": token}
         for _ in range(args.cli_runs):
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "core.main", "list"], cwd=REPO, env=cli_env, check=True,
+            subprocess.run([sys.executable, "-m", "core.launch.main", "list"], cwd=REPO, env=cli_env, check=True,
                            stdout=subprocess.DEVNULL)
             cli.append((time.perf_counter() - started) * 1e3)
         samples["`kernelrank list` process"] = cli

@@ -38,10 +38,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from storage_bench import bulk_load, percentile  # noqa: E402
 
-from core.bus import Bus, CoreUnavailable  # noqa: E402
-from core.commands import query_command, submit_command  # noqa: E402
-from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo  # noqa: E402
-from core.natsserver import EmbeddedNats  # noqa: E402
+from core.contracts.bus import Bus, CoreUnavailable  # noqa: E402
+from core.contracts.commands import query_command, submit_command  # noqa: E402
+from core.contracts.messages import Actor, CommandKind, Platform, Reply, ReplyTo  # noqa: E402
+from core.launch.natsserver import EmbeddedNats  # noqa: E402
 from storage import Store  # noqa: E402
 
 USERS = 50                  # people submitting; each is created once, then cached by the core
@@ -50,7 +50,7 @@ PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "core.main", *args], cwd=REPO, env=env,
+    return subprocess.Popen([sys.executable, "-m", "core.launch.main", *args], cwd=REPO, env=env,
                             stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 

@@ -96,7 +96,7 @@ def section_a(server: HarnessServer) -> None:
 
 def eval_once(env: dict[str, str]) -> tuple[float, str]:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "core.main", "eval", str(INLINE), "--problem",
+    done = subprocess.run([sys.executable, "-m", "core.launch.main", "eval", str(INLINE), "--problem",
                            str(PROBLEMS / "vectoradd"), "--mode", "ranked", "--device", "cuda", "--json"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=400)
     wall = time.monotonic() - started
@@ -109,10 +109,10 @@ def eval_once(env: dict[str, str]) -> tuple[float, str]:
 
 async def service_once(url: str, route: str, secrets: Path) -> tuple[float, str]:
     """Submit as a Discord adapter would (its role's credentials; it vouches for the user) and wait for the reply."""
-    from core.bus import Bus, BusError, Role
-    from core.commands import query_command, submit_command
-    from core.credentials import read
-    from core.messages import Actor, CommandKind, Platform, ReplyTo
+    from core.contracts.bus import Bus, BusError, Role
+    from core.contracts.commands import query_command, submit_command
+    from core.contracts.credentials import read
+    from core.contracts.messages import Actor, CommandKind, Platform, ReplyTo
 
     bus = await Bus.connect(url, "cuda-evidence", read(secrets / "discord.json", Role.DISCORD))
     try:
@@ -160,8 +160,8 @@ def section_b(gpu_pool: str) -> None:
         body.append(["kernelrank eval", attempt, status, f"{wall:.1f}", f"<= {TARGETS_S[attempt]:.0f}"])
         if wall > TARGETS_S[attempt] or status != "passed":
             missed.append(f"b: kernelrank eval {attempt} {wall:.1f} s {status}")
-    from core.credentials import embedded_server_config
-    from core.natsserver import EmbeddedNats
+    from core.contracts.credentials import embedded_server_config
+    from core.launch.natsserver import EmbeddedNats
 
     shutil.copytree(PROBLEMS / "vectoradd", work / "problems" / "vectoradd")
     shutil.copy(PROBLEMS / "utils.py", work / "problems" / "utils.py")
@@ -174,7 +174,7 @@ def section_b(gpu_pool: str) -> None:
     processes = []
     for args in (["core"], ["worker", "--gpu", gpu_pool, "--backend", "local"]):
         with open(work / f"{args[0]}.log", "w") as log:         # the child keeps its own copy of the descriptor
-            processes.append(subprocess.Popen([sys.executable, "-m", "core.main", *args], cwd=REPO, env=service_env,
+            processes.append(subprocess.Popen([sys.executable, "-m", "core.launch.main", *args], cwd=REPO, env=service_env,
                                               stdout=log, stderr=subprocess.STDOUT))
     try:
         time.sleep(5)

@@ -35,9 +35,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))     # run from a checkout, no install needed
 
-from core.gpus import KNOWN_POOLS, pool_for  # noqa: E402 - plain module, no bus or database
+from core.contracts.gpus import KNOWN_POOLS, pool_for  # noqa: E402 - plain module, no bus or database
 from harness.job import EvalJob  # noqa: E402
-from harness.problem import load_problem  # noqa: E402
+from harness.loading import load_problem  # noqa: E402
 from harness.remote import answer, encode_payload, gpu_name, payload_for, read_answer  # noqa: E402
 from harness.result import Mode  # noqa: E402
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from core_bench import rss_mib, start  # noqa: E402
 from storage_bench import percentile  # noqa: E402
 
-from core.natsserver import EmbeddedNats  # noqa: E402
+from core.launch.natsserver import EmbeddedNats  # noqa: E402
 from tests.fakes.slack import payloads  # noqa: E402
 
 SECRET = "bench-signing-secret"

@@ -8,7 +8,8 @@ first use, so ``python -m harness.server`` runs it exactly once.
 from typing import Any
 
 from harness.job import EvalJob
-from harness.problem import Problem, ProblemError, load_problem
+from harness.loading import load_problem
+from harness.problem import Problem, ProblemError
 from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, Status
 
 _FROM_SERVER = ("HarnessServer", "HarnessStartError", "evaluate")

@@ -117,27 +117,9 @@ class Problem:
         return from_jsonable(cls, data)
 
 
-def load_problem(path: str | Path, name: str | None = None) -> Problem:
-    """Read a problem into a self-contained ``Problem``; raise ``ProblemError`` on bad input.
-
-    ``path`` is a problem folder (``task.yml``), its ``task.yml``, or, for GPU MODE's first format, a
-    folder holding only ``reference.py`` or that file itself.
-    """
-    from harness import first_format
-
-    folder = Path(path).resolve()
-    if folder.is_file() and folder.name == "task.yml":
-        folder = folder.parent
-    elif folder.is_file() and folder.suffix == ".py":
-        return first_format.load(folder, name)
-    if not folder.is_dir():
-        raise ProblemError(f"{folder} does not exist; pass a problem folder (with task.yml) or a reference.py.")
+def load_task_folder(folder: Path, name: str | None = None) -> Problem:
+    """Read a problem folder with a ``task.yml`` into a self-contained ``Problem``; raise ``ProblemError``."""
     task_file = folder / "task.yml"
-    if not task_file.is_file():
-        if (folder / "reference.py").is_file():
-            return first_format.load(folder / "reference.py", name or folder.name)
-        raise ProblemError(f"{folder} has no task.yml, nor a reference.py in GPU MODE's first format; a problem "
-                           "folder needs one of them.")
     try:
         raw = yaml.safe_load(task_file.read_text()) or {}
     except yaml.YAMLError as exc:

@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import importlib.util
 
-from core.bus import Bus
-from core.config import ConfigError, Settings
-from runners.base import Runner
+from core.contracts.bus import Bus
+from core.contracts.config import Settings
+from runners.base import BackendError, Runner
 
 BACKENDS = ("local", "modal", "github", "fake")
-
-
-class BackendError(ConfigError):
-    """A backend cannot be built with these settings; the message says what to install or set."""
 
 
 async def build_runner(backend: str, gpu: str, settings: Settings, bus: Bus) -> Runner:

@@ -13,10 +13,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from core.contracts.config import ConfigError
 from harness.job import EvalJob
 from harness.result import EvalResult, Progress
 
 ProgressCallback = Callable[[Progress], Awaitable[None]]
+
+
+class RunnerUnavailable(Exception):
+    """The backend cannot run anything right now (no GPU free, cloud credentials missing): retry later."""
+
+
+class BackendError(ConfigError):
+    """A backend cannot be built with these settings; the message says what to install or set."""
 
 
 class Runner(Protocol):

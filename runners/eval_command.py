@@ -14,7 +14,8 @@ import uuid
 from pathlib import Path
 
 from harness.job import EvalJob
-from harness.problem import ProblemError, load_problem
+from harness.loading import load_problem
+from harness.problem import ProblemError
 from harness.report import render
 from harness.result import EvalResult, Mode, Progress
 from harness.server import evaluate

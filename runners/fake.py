@@ -12,8 +12,7 @@ from collections.abc import Callable
 
 from harness.job import EvalJob
 from harness.result import EvalResult, Mode, Progress, Status, SystemInfo, TestResult
-from runners.base import ProgressCallback
-from runners.worker import RunnerUnavailable
+from runners.base import ProgressCallback, RunnerUnavailable
 
 TIMED_MODES = (Mode.BENCHMARK, Mode.RANKED)
 

@@ -22,15 +22,14 @@ import logging
 import time
 from typing import Any
 
-from core.config import Settings
+from core.contracts.config import Settings
 from harness.job import EvalJob
 from harness.remote import encode_payload, payload_for
 from harness.result import EvalResult, FailureKind
 from runners import remote
-from runners.base import ProgressCallback
+from runners.base import BackendError, ProgressCallback, RunnerUnavailable
 from runners.github_api import GitHubAPI, GitHubError, GitHubRefused, GitHubUnavailable
 from runners.remote import CallStore, quietly
-from runners.worker import RunnerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +47,6 @@ def artifact_name(run_id: str) -> str:
 
 def github_api(settings: Settings) -> GitHubAPI:
     """The API client from the settings; refuses to build one that cannot work."""
-    from runners.backends import BackendError
-
     missing = [name for name, value in (("GITHUB_TOKEN", settings.github_token),
                                         ("KERNELRANK_GITHUB_REPO", settings.github_repo)) if not value]
     if missing:

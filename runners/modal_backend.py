@@ -36,9 +36,8 @@ from harness.job import EvalJob
 from harness.remote import payload_for
 from harness.result import EvalResult, FailureKind
 from runners import remote
-from runners.base import ProgressCallback
+from runners.base import ProgressCallback, RunnerUnavailable
 from runners.remote import CallStore, quietly
-from runners.worker import RunnerUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.config import Settings
-from core.report import format_cost
+from core.contracts.config import Settings
+from core.contracts.report import format_cost
 from harness.job import EvalJob
-from harness.problem import ProblemError, load_problem
+from harness.loading import load_problem
+from harness.problem import ProblemError
 from harness.result import EvalResult, Mode
+from runners.base import RunnerUnavailable
 from runners.remote import MemoryCalls, wrong_gpu
-from runners.worker import RunnerUnavailable
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 APP_FILE = Path(__file__).resolve().with_name("modal_app.py")

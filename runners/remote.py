@@ -2,7 +2,7 @@
 
 A remote backend starts one call per run and records it under the run id before it waits; a worker that
 restarts finds the record and re-attaches instead of paying for a second run. Records live in the NATS KV
-bucket ``runner_calls`` (``core.bus.Bus.runner_calls``); ``MemoryCalls`` serves one-off callers such as
+bucket ``runner_calls`` (``core.contracts.bus.Bus.runner_calls``); ``MemoryCalls`` serves one-off callers such as
 ``kernelrank modal check``. The remote side speaks ``harness.remote``'s protocol.
 """
 
@@ -13,8 +13,8 @@ import time
 from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
-from core.bus import BusError
-from core.gpus import KNOWN_POOLS, pool_for
+from core.contracts.bus import BusError
+from core.contracts.gpus import KNOWN_POOLS, pool_for
 from harness.failures import status_for
 from harness.job import EvalJob
 from harness.remote import AnswerError, read_answer

@@ -8,7 +8,7 @@ dies mid-job leaves the job to be redelivered, and a result is never lost betwee
 ``started`` event is waited for (it marks the run running); later progress is sent without waiting. A
 result larger than the bus carries has its longest texts cut (``Bus.fit``) before it is sent; one that still
 does not fit is reported as an error, never retried: it would fail the same way every time. Progress and
-result carry the job's delivery number and are signed with the job's result key (``core.signing``): the core
+result carry the job's delivery number and are signed with the job's result key (``core.contracts.signing``): the core
 trusts nothing else.
 
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
@@ -30,11 +30,11 @@ import socket
 import time
 from collections.abc import Callable
 
-from core.bus import Bus, BusError, Delivery, PayloadTooLarge, Puller, Role
-from core.config import Settings
-from core.messages import PoolStatus, RunJob, RunProgress, RunResult, encode
+from core.contracts.bus import Bus, BusError, Delivery, PayloadTooLarge, Puller, Role
+from core.contracts.config import Settings
+from core.contracts.messages import PoolStatus, RunJob, RunProgress, RunResult, encode
 from harness.result import EvalResult, Failure, FailureKind, Progress, Status
-from runners.base import Runner
+from runners.base import Runner, RunnerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +42,6 @@ STARTED = "started"          # the stage of the progress event a worker sends wh
 RETRY_DELAY_S = 10.0         # how long a job given back by an unavailable runner waits
 POLL_S = 1.0                 # longest idle fetch; also how long stop() may take to notice
 STATUS_S = 5.0               # how often a worker reports its pool's state (PoolStatus)
-
-
-class RunnerUnavailable(Exception):
-    """The backend cannot run anything right now (no GPU free, cloud credentials missing): retry later."""
 
 
 class Worker:

@@ -7,7 +7,7 @@ and creating it again by name on a running server sometimes inherits the old seq
 give each test a clean JetStream.
 
 ``authed_nats`` is a fresh server that asks for credentials, configured as ``kernelrank up`` configures its
-own (one user per role, ``core.roles``' permissions): ``await authed_nats.connect(Role.WORKER)`` is a Bus
+own (one user per role, ``core.contracts.roles``' permissions): ``await authed_nats.connect(Role.WORKER)`` is a Bus
 logged in as that role, ``authed_nats.credentials(role)`` the role's credentials.
 
 ``nats_server`` is one server for the whole session, for tests that use only core NATS (request-reply,
@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 from worker_testkit import running
 
-from core.bus import Bus, Role
-from core.credentials import BusCredentials, embedded_server_config, read
-from core.natsserver import EmbeddedNats
+from core.contracts.bus import Bus, Role
+from core.contracts.credentials import BusCredentials, embedded_server_config, read
+from core.launch.natsserver import EmbeddedNats
 from runners.worker import Worker
 
 

@@ -10,17 +10,16 @@ from typing import Protocol
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import JSONResponse
 
-from core.messages import Command, Platform, Reply, Tone
-from harness.codec import to_jsonable
+from core.contracts.messages import Command, Platform, Reply, Tone, to_jsonable
 
-# The core's error codes (core.errors) and the API's own, as statuses; an error reply without a code is internal.
+# The core's error codes (core.contracts.errors) and the API's own, as statuses; an error reply without a code is internal.
 STATUS = {"invalid": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404, "too_large": 413,
           "unsupported": 415, "rate_limited": 429, "internal": 500, "unavailable": 503}
 PING_S = 15                    # a comment line this often keeps proxies from closing a quiet stream
 
 
 class Core(Protocol):
-    """What the API needs of the bus: ``core.bus.Bus`` is one."""
+    """What the API needs of the bus: ``core.contracts.bus.Bus`` is one."""
 
     async def request(self, command: Command, timeout_s: float = ...) -> Reply: ...
 

@@ -43,11 +43,11 @@ from starlette.types import Scope
 
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
-from core.bus import BusError, CoreUnavailable
-from core.commands import query_command, submit_command
-from core.config import Settings
-from core.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
-from core.tokenformat import token_sha256
+from core.contracts.bus import BusError, CoreUnavailable
+from core.contracts.commands import query_command, submit_command
+from core.contracts.config import Settings
+from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
+from core.contracts.tokenformat import token_sha256
 
 log = logging.getLogger(__name__)
 _BEARER = re.compile(r"Bearer\s+([\x21-\x7e]{1,200})\s*", re.IGNORECASE)

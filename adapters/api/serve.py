@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import uvicorn
 
 from adapters.api.app import create_app
-from core.bus import Bus, Role
-from core.config import Settings
+from core.contracts.bus import Bus, Role
+from core.contracts.config import Settings
 
 log = logging.getLogger(__name__)
 GRACE_S = 3.0                   # open event streams get this long to finish when the process stops

@@ -26,10 +26,10 @@ from adapters.discord.poster import Poster
 from adapters.discord.replies import ReplyRouter
 from adapters.discord.respond import answer_stale_component
 from adapters.discord.services import Services
-from core.bus import Bus, BusError, Role, Running
-from core.config import Settings
-from core.messages import Platform
-from core.tasks import cancel_and_wait
+from core.contracts.bus import Bus, BusError, Role, Running
+from core.contracts.config import Settings
+from core.contracts.messages import Platform
+from core.contracts.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 

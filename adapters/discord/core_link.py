@@ -11,9 +11,9 @@ import logging
 import time
 from dataclasses import dataclass
 
-from core.bus import Bus, BusError, CoreUnavailable
-from core.commands import query_command
-from core.messages import Actor, Command, CommandKind, Part, PartKind, Reply, ReplyTo, Tone
+from core.contracts.bus import Bus, BusError, CoreUnavailable
+from core.contracts.commands import query_command
+from core.contracts.messages import Actor, Command, CommandKind, Part, PartKind, Reply, ReplyTo, Tone
 
 log = logging.getLogger(__name__)
 

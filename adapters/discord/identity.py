@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import discord
 
-from core.messages import Actor, Platform, ReplyTo
+from core.contracts.messages import Actor, Platform, ReplyTo
 
 ADMIN_ROLE = "admin"
 

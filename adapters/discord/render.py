@@ -28,7 +28,7 @@ from adapters.render import (
     table_pages,
     tone_icon,
 )
-from core.messages import Part, PartKind, Reply, Tone
+from core.contracts.messages import Part, PartKind, Reply, Tone
 
 CONTENT_LIMIT = 2000
 DESCRIPTION_LIMIT = 4096

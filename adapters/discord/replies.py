@@ -23,7 +23,7 @@ import discord
 from adapters.discord.live import LiveStatus
 from adapters.discord.poster import UNKNOWN_CHANNEL, Poster, nonce_for
 from adapters.discord.render import Outgoing, render_reply, status_line
-from core.messages import Reply, ReplyTo
+from core.contracts.messages import Reply, ReplyTo
 
 log = logging.getLogger(__name__)
 

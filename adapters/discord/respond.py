@@ -18,7 +18,7 @@ from discord import app_commands
 
 from adapters.discord.poster import message_kwargs
 from adapters.discord.render import Outgoing, render_reply, render_text
-from core.messages import Reply, Tone
+from core.contracts.messages import Reply, Tone
 
 log = logging.getLogger(__name__)
 

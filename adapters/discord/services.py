@@ -12,9 +12,9 @@ from adapters.discord.identity import actor_of, reply_to_of
 from adapters.discord.live import LiveStatus
 from adapters.discord.poster import Poster
 from adapters.discord.respond import answer, defer
-from core.commands import query_command
-from core.config import Settings
-from core.messages import CommandKind
+from core.contracts.commands import query_command
+from core.contracts.config import Settings
+from core.contracts.messages import CommandKind
 
 
 @dataclass

@@ -15,7 +15,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from adapters.slack.blocks import SlackMessage, render
 from adapters.slack.poster import Posted, Poster
-from core.messages import Reply, Tone
+from core.contracts.messages import Reply, Tone
 
 log = logging.getLogger(__name__)
 FILES_IN_DM = {"type": "context", "elements": [{"type": "mrkdwn",

@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import actions, mentions, modal, slash
 from adapters.slack.config import SlackConfig
 from adapters.slack.deps import Deps
-from core.bus import BusError
+from core.contracts.bus import BusError
 
 log = logging.getLogger(__name__)
 API_TIMEOUT_S = 30

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from core.config import ConfigError, Settings
+from core.contracts.config import ConfigError, Settings
 
 SLACK_FILES_HOST = "files.slack.com"     # where url_private_download points on real Slack
 

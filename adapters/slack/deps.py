@@ -11,9 +11,9 @@ from adapters.slack.config import SlackConfig
 from adapters.slack.identity import Identities
 from adapters.slack.intake import FileIntake
 from adapters.slack.poster import Poster
-from core.bus import Bus, BusError, Ledger
-from core.messages import Command, Reply
-from core.report import error_reply
+from core.contracts.bus import Bus, BusError, Ledger
+from core.contracts.messages import Command, Reply
+from core.contracts.report import error_reply
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Running what people asked for, whichever way they asked: queries, help, and submitting a file.
 
 The slash command, mentions, direct messages, modal submissions and buttons all end here, so a command
-behaves the same from every entry point. Commands are built with ``core.commands``; the core decides.
+behaves the same from every entry point. Commands are built with ``core.contracts.commands``; the core decides.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from adapters.slack.answers import Answer, ThreadAnswer
 from adapters.slack.blocks import SlackMessage, mention, render
 from adapters.slack.deps import Deps
 from adapters.slack.grammar import Invocation, SubmitArgs, help_hint, usage
-from core import report
-from core.commands import query_command, submit_command
-from core.errors import UserError
-from core.messages import Actor, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts import report
+from core.contracts.commands import query_command, submit_command
+from core.contracts.errors import UserError
+from core.contracts.messages import Actor, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone
 
 log = logging.getLogger(__name__)
 QUEUE_TIMEOUT_S = 2.0

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.commands import MODES, SubmissionHeaders
-from core.errors import UserError
-from core.messages import CommandKind
+from core.contracts.commands import MODES, SubmissionHeaders
+from core.contracts.errors import UserError
+from core.contracts.messages import CommandKind
 
 _ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")     # <@U123>, <#C123|general>, <!here>
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")

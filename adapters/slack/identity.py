@@ -14,7 +14,7 @@ from collections.abc import Callable
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.messages import Actor, Platform
+from core.contracts.messages import Actor, Platform
 
 log = logging.getLogger(__name__)
 NAME_TTL_S = 3600.0

@@ -1,7 +1,7 @@
 """Kernel files in from Slack: metadata from ``files.info``, the bytes from ``url_private_download``.
 
 Nothing is downloaded before the name and size check out, the download stops at the size limit, and the
-bytes must be UTF-8 text (``core.commands.decode_source``, the rule every adapter shares). The bot token
+bytes must be UTF-8 text (``core.contracts.commands.decode_source``, the rule every adapter shares). The bot token
 goes only to Slack's own file host. When Slack answers a download with its login page (the app lacks
 ``files:read``), the person is told to have the app reinstalled instead of submitting HTML.
 """
@@ -17,8 +17,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.config import SlackConfig
-from core.commands import SOURCE_SUFFIXES, decode_source
-from core.errors import UserError
+from core.contracts.commands import SOURCE_SUFFIXES, decode_source
+from core.contracts.errors import UserError
 
 log = logging.getLogger(__name__)
 DOWNLOAD_TIMEOUT_S = 30.0

@@ -16,8 +16,8 @@ from adapters.slack.deps import Deps
 from adapters.slack.dispatch import command_id, problem, run_query, submit_file, unknown_usage_reply
 from adapters.slack.grammar import SUBCOMMANDS, parse, parse_submit, words
 from adapters.slack.intake import kernel_files
-from core.errors import UserError
-from core.messages import CommandKind, Platform, ReplyTo
+from core.contracts.errors import UserError
+from core.contracts.messages import CommandKind, Platform, ReplyTo
 
 MESSAGE_SUBTYPES = (None, "file_share")        # other subtypes are edits, joins, bot posts...
 

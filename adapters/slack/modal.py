@@ -21,9 +21,9 @@ from adapters.slack.deps import Deps
 from adapters.slack.dispatch import command_id, problem, submit_file
 from adapters.slack.grammar import SubmitArgs
 from adapters.slack.intake import precheck
-from core.commands import DEFAULT_MODE, MODES, query_command
-from core.errors import UserError
-from core.messages import Actor, CommandKind, Platform, ReplyTo, Tone
+from core.contracts.commands import DEFAULT_MODE, MODES, query_command
+from core.contracts.errors import UserError
+from core.contracts.messages import Actor, CommandKind, Platform, ReplyTo, Tone
 
 log = logging.getLogger(__name__)
 CALLBACK_ID = "kr_submit"

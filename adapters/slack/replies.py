@@ -25,8 +25,8 @@ from typing import Any
 
 from adapters.slack.blocks import one_line, render
 from adapters.slack.poster import Poster, SlackUnavailable
-from core.bus import BusError, Ledger
-from core.messages import Reply
+from core.contracts.bus import BusError, Ledger
+from core.contracts.messages import Reply
 
 log = logging.getLogger(__name__)
 PROGRESS_MIN_INTERVAL_S = 1.0

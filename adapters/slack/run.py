@@ -29,11 +29,11 @@ from adapters.slack.identity import Identities
 from adapters.slack.intake import FileIntake
 from adapters.slack.poster import Poster
 from adapters.slack.replies import ReplyDelivery
-from core import subjects
-from core.bus import Bus, BusError, Role, Running
-from core.config import ConfigError, Settings
-from core.messages import Platform
-from core.tasks import cancel_and_wait
+from core.contracts import subjects
+from core.contracts.bus import Bus, BusError, Role, Running
+from core.contracts.config import ConfigError, Settings
+from core.contracts.messages import Platform
+from core.contracts.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"

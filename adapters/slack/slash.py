@@ -17,8 +17,8 @@ from adapters.slack.deps import Deps
 from adapters.slack.dispatch import run_query, unknown_usage_reply
 from adapters.slack.grammar import parse, parse_submit
 from adapters.slack.modal import open_submit_form
-from core.errors import UserError
-from core.messages import CommandKind, Platform, ReplyTo
+from core.contracts.errors import UserError
+from core.contracts.messages import CommandKind, Platform, ReplyTo
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from adapters.credentials import Credentials, login_file, resolve, save_login
-from core.config import Settings
-from core.localfiles import read_private, write_private
+from core.contracts.config import Settings
+from core.contracts.localfiles import read_private, write_private
 
 
 @pytest.fixture

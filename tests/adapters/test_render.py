@@ -16,8 +16,8 @@ from adapters.render import (
     summary_line,
     table_pages,
 )
-from core import report
-from core.messages import Platform, Reply, ReplyTo, Tone
+from core.contracts import report
+from core.contracts.messages import Platform, Reply, ReplyTo, Tone
 
 
 def test_monospace_table_aligns_and_cuts_long_cells():

@@ -17,8 +17,8 @@ import nats
 import pytest
 from nats.js import JetStreamContext
 
-from core.bus import Bus
-from core.messages import Platform, ReplyTo, RunJob, new_id
+from core.contracts.bus import Bus
+from core.contracts.messages import Platform, ReplyTo, RunJob, new_id
 from harness.job import EvalJob
 from harness.problem import Problem, TaskSpec
 from harness.result import Mode

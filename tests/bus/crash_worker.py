@@ -10,7 +10,7 @@ import asyncio
 import os
 import sys
 
-from core.bus import Bus
+from core.contracts.bus import Bus
 from runners.worker import Worker
 
 CRASH_EXIT_CODE = 3

@@ -2,9 +2,9 @@
 
 import asyncio
 
-from core import subjects
-from core.bus import Bus
-from core.messages import RunResult
+from core.contracts import subjects
+from core.contracts.bus import Bus
+from core.contracts.messages import RunResult
 from harness.result import EvalResult, Mode, Status
 
 

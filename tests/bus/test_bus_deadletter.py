@@ -4,10 +4,10 @@ import asyncio
 
 from worker_testkit import running
 
-from core import subjects
-from core.bus import Bus, Running
-from core.deadletter import DeadLetters
-from core.messages import RunJob, decode
+from core.contracts import subjects
+from core.contracts.bus import Bus, Running
+from core.contracts.messages import RunJob, decode
+from core.service.deadletter import DeadLetters
 from runners.fake import FakeRunner
 from runners.worker import Worker
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.bus._fit import TooLarge, encoded_size, fit
-from core.messages import Part, PartKind, Platform, Reply, ReplyTo, RunResult
+from core.contracts.bus._fit import TooLarge, encoded_size, fit
+from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, RunResult
 from harness import result as results
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 

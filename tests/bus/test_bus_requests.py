@@ -7,9 +7,9 @@ import nats
 import pytest
 from nats.js.api import StreamConfig
 
-from core import subjects
-from core.bus import Bus, BusError, BusUnavailable, CoreUnavailable, _follow
-from core.messages import Actor, Command, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone, encode
+from core.contracts import subjects
+from core.contracts.bus import Bus, BusError, BusUnavailable, CoreUnavailable, _follow
+from core.contracts.messages import Actor, Command, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone, encode
 
 
 def command(kind: CommandKind = CommandKind.LIST) -> Command:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from nats.js.api import DiscardPolicy
 
-from core import signing, subjects
-from core.bus import Bus, QueueFull
-from core.bus._streams import DEAD_MAX_AGE_S, DEAD_MAX_BYTES, JOBS_MAX_BYTES
-from core.messages import RunResult
+from core.contracts import signing, subjects
+from core.contracts.bus import Bus, QueueFull
+from core.contracts.bus._streams import DEAD_MAX_AGE_S, DEAD_MAX_BYTES, JOBS_MAX_BYTES
+from core.contracts.messages import RunResult
 from harness.result import EvalResult, Mode, Status
 
 

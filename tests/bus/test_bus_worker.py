@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 import pytest
 from worker_testkit import running
 
-from core import subjects
-from core.bus import Bus
-from core.messages import RunProgress, RunResult
+from core.contracts import subjects
+from core.contracts.bus import Bus
+from core.contracts.messages import RunProgress, RunResult
 from harness.job import EvalJob
 from harness.result import EvalResult, FailureKind, Status
 from runners.fake import FakeRunner

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from core.bus import Bus, BusUnavailable
-from core.messages import RunJob
-from core.natsserver import EmbeddedNats, NatsServerError
+from core.contracts.bus import Bus, BusUnavailable
+from core.contracts.messages import RunJob
+from core.launch.natsserver import EmbeddedNats, NatsServerError
 
 
 def monitoring_url(run_dir: Path) -> str:

@@ -17,10 +17,10 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from core import subjects
-from core.bus import Bus, BusError, BusUnavailable, Role
-from core.credentials import embedded_server_config
-from core.messages import (
+from core.contracts import subjects
+from core.contracts.bus import Bus, BusError, BusUnavailable, Role
+from core.contracts.credentials import embedded_server_config
+from core.contracts.messages import (
     Actor,
     Command,
     CommandKind,
@@ -34,7 +34,7 @@ from core.messages import (
     RunResult,
     Tone,
 )
-from core.roles import inbox_prefix
+from core.contracts.roles import inbox_prefix
 from harness.result import EvalResult, Mode, Progress, Status
 
 GPU = "CPU"
@@ -240,7 +240,7 @@ async def test_a_command_that_speaks_for_another_platforms_user_is_refused(authe
     discord = await authed_nats.connect(Role.DISCORD)
     async with probe(authed_nats, Role.DISCORD) as p:
         try:
-            from core.messages import decode, encode
+            from core.contracts.messages import decode, encode
 
             with_token = command(Platform.DISCORD)
             with_token.credential_sha256 = "0" * 64               # only the API process may speak for a token

@@ -1,6 +1,6 @@
 import pytest
 
-from core import subjects
+from core.contracts import subjects
 
 
 @pytest.mark.parametrize("name", ["H100", "A100-80GB", "CPU", "T4"])

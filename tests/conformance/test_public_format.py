@@ -22,7 +22,7 @@ import torch
 import yaml
 from conformance_kit import GPU_MODE_KEYS, PROBLEMS, Solution, problem_folders, solutions
 
-from core.leaderboards import load_new_problems
+from core.service.leaderboards import load_new_problems
 from harness import EvalJob, EvalResult, FailureKind, HarnessServer, Mode, Problem, Status, load_problem
 from harness.first_format import TEST_SEEDS
 from harness.problem import CHECKER_ARGS

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from core import signing
-from core.config import ConfigError, Settings, load_settings
-from core.credentials import BusCredentials, embedded_server_config, for_role, result_secret
-from core.messages import RunProgress, RunResult, decode, encode
-from core.roles import Role
-from core.up import role_env
+from core.contracts import signing
+from core.contracts.config import ConfigError, Settings, load_settings
+from core.contracts.credentials import BusCredentials, embedded_server_config, for_role, result_secret
+from core.contracts.messages import RunProgress, RunResult, decode, encode
+from core.contracts.roles import Role
+from core.launch.up import role_env
 from harness.result import EvalResult, Mode, Progress, Status
 
 

@@ -1,7 +1,7 @@
 import pytest
 
-from core.commands import decode_source, normalise_mode, parse_headers
-from core.errors import UserError
+from core.contracts.commands import decode_source, normalise_mode, parse_headers
+from core.contracts.errors import UserError
 
 
 def test_popcorn_headers_are_read():

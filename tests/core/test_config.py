@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from core.config import ConfigError, load_settings
+from core.contracts.config import ConfigError, load_settings
 
 
 def test_layers_environment_over_dotenv_over_toml(tmp_path):

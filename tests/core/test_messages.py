@@ -1,7 +1,18 @@
 import pytest
 
-from core.messages import Actor, Attachment, Command, CommandKind, DecodeError, Platform, Reply, ReplyTo, decode, encode
-from core.report import error_reply
+from core.contracts.messages import (
+    Actor,
+    Attachment,
+    Command,
+    CommandKind,
+    DecodeError,
+    Platform,
+    Reply,
+    ReplyTo,
+    decode,
+    encode,
+)
+from core.contracts.report import error_reply
 
 
 def test_command_with_file_round_trips():

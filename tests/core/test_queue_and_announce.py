@@ -6,12 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.announce import announcement_targets, announcements
-from core.config import ConfigError
-from core.harness_source import eval_code_report, harness_files
-from core.messages import PartKind, Platform, PoolStatus
-from core.pools import InFlight, PoolBoard
-from core.queueing import place_runs, queue_report
+from core.contracts.config import ConfigError
+from core.contracts.messages import PartKind, Platform, PoolStatus
+from core.service.announce import announcement_targets, announcements
+from core.service.harness_source import eval_code_report, harness_files
+from core.service.pools import InFlight, PoolBoard
+from core.service.queueing import place_runs, queue_report
 from storage.records import RankRow, RunInfo
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)

@@ -7,7 +7,7 @@ import contextlib
 
 import pytest
 
-from core.tasks import cancel_and_wait
+from core.contracts.tasks import cancel_and_wait
 
 
 async def _loses_its_first_cancellation() -> None:

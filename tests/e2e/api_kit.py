@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from adapters.api.serve import run_api
-from core.config import Settings
-from core.messages import CommandKind, Tone
+from core.contracts.config import Settings
+from core.contracts.messages import CommandKind, Tone
 
 REPO = Path(__file__).resolve().parents[2]
 SUBMISSIONS = REPO / "tests" / "fixtures" / "harness" / "submissions"
@@ -50,7 +50,7 @@ async def kernelrank(cwd: Path, *args: str, stdin: str = "", **env: str) -> tupl
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
     full = {**clean, "PYTHONPATH": str(REPO), "XDG_CONFIG_HOME": str(cwd / "config"),
             "KERNELRANK_HOME": str(cwd / "var"), **env}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", *args, cwd=cwd, env=full,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", *args, cwd=cwd, env=full,
                                                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.STDOUT)
     out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)

@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from core.bus import Bus, Role
-from core.commands import query_command, submit_command
-from core.config import Settings
-from core.credentials import BusCredentials, read
-from core.db import Database
-from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo
-from core.service import CoreService
+from core.contracts.bus import Bus, Role
+from core.contracts.commands import query_command, submit_command
+from core.contracts.config import Settings
+from core.contracts.credentials import BusCredentials, read
+from core.contracts.messages import Actor, CommandKind, Platform, Reply, ReplyTo
+from core.service.db import Database
+from core.service.loop import CoreService
 from runners.worker import Worker
 from storage.store import Store
 

@@ -17,10 +17,10 @@ from api_kit import REPO, token_of
 from httpx_sse import aconnect_sse
 
 from adapters.api.app import create_app
-from core.bus import Bus
-from core.config import Settings
-from core.messages import Reply, decode
-from core.tokenformat import token_sha256
+from core.contracts.bus import Bus
+from core.contracts.config import Settings
+from core.contracts.messages import Reply, decode
+from core.contracts.tokenformat import token_sha256
 from runners.fake import FakeRunner
 
 CORRECT = (Path(__file__).parent.parent / "fixtures" / "harness" / "submissions" / "correct.py").read_text()
@@ -232,7 +232,7 @@ async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):
         port = str(busy.getsockname()[1])
         env = {**os.environ, "PYTHONPATH": str(REPO), "KERNELRANK_NATS_URL": nats_url, "KERNELRANK_API_PORT": port,
                "KERNELRANK_HOME": str(tmp_path)}
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", "api", cwd=tmp_path, env=env,
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "api", cwd=tmp_path, env=env,
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         out = (await asyncio.wait_for(proc.communicate(), 60))[0].decode()
     assert proc.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in out and "KERNELRANK_API_PORT" in out

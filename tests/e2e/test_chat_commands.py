@@ -6,9 +6,9 @@ import asyncio
 import re
 from pathlib import Path
 
-from core.bus import Bus
-from core.commands import query_command
-from core.messages import CommandKind, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts.bus import Bus
+from core.contracts.commands import query_command
+from core.contracts.messages import CommandKind, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import ShapeStats
 from runners.fake import FakeRunner, passed_result
 

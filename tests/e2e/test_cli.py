@@ -10,7 +10,7 @@ import sys
 import pytest
 from api_kit import REPO, SUBMISSIONS, kernelrank, serving_api, token_of
 
-from core.config import Settings
+from core.contracts.config import Settings
 from runners.fake import FakeRunner
 from runners.local import LocalRunner
 
@@ -93,7 +93,7 @@ async def test_no_api_and_no_core_are_answered_at_once(nats_url, tmp_path):
 async def test_the_client_never_loads_nats(make_system, nats_url, tmp_path):
     system = await make_system(FakeRunner())
     token = await token_of(system, "ada")
-    probe = ("import sys\nfrom core.main import main\ncode = main(sys.argv[1:])\n"
+    probe = ("import sys\nfrom core.launch.main import main\ncode = main(sys.argv[1:])\n"
              "loaded = sorted(m for m in sys.modules if m == 'nats' or m.startswith('nats.'))\n"
              "print('LOADED', loaded, 'CODE', code)\n")
     async with serving_api(system.settings, nats_url) as url:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.bus import Bus, CoreUnavailable
-from core.commands import query_command, submit_command
-from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo
+from core.contracts.bus import Bus, CoreUnavailable
+from core.contracts.commands import query_command, submit_command
+from core.contracts.messages import Actor, CommandKind, Platform, Reply, ReplyTo
 from runners.fake import FakeRunner
 from runners.worker import Worker
 from storage.store import Store
@@ -28,7 +28,7 @@ def start_core(url: str, tmp_path: Path, problems: Path) -> subprocess.Popen:
     env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(tmp_path / "var"),
            "KERNELRANK_PROBLEMS_DIR": str(problems), "KERNELRANK_RATE_LIMIT_PER_MINUTE": "1000",
            "KERNELRANK_GPUS": "CPU", "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "core.main", "core"], cwd=tmp_path, env=env)
+    return subprocess.Popen([sys.executable, "-m", "core.launch.main", "core"], cwd=tmp_path, env=env)
 
 
 async def wait_until_core_answers(bus: Bus) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bus import Role
+from core.contracts.bus import Role
 from runners.fake import FakeRunner
 from runners.local import LocalRunner
 from tests.fakes.discord import FakeDiscord, payloads
@@ -45,7 +45,7 @@ class Adapter:
     async def start(self) -> None:
         self.starts += 1
         log = (self.home / f"discord-{self.starts}.log").open("w")
-        self.proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", "discord", cwd=self.home,
+        self.proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "discord", cwd=self.home,
                                                          env=self.env, stdout=log, stderr=asyncio.subprocess.STDOUT)
         starts = self.starts
         await self.fake.wait_for(lambda f: len(f.calls_to("WS", "IDENTIFY")) >= starts, 60)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from api_kit import token_of
 
-from core.commands import query_command, submit_command
-from core.messages import Actor, Command, CommandKind, PartKind, Platform, Reply, ReplyTo, Tone
-from core.people import People
-from core.tokenformat import token_sha256
+from core.contracts.commands import query_command, submit_command
+from core.contracts.messages import Actor, Command, CommandKind, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts.tokenformat import token_sha256
+from core.service.people import People
 from runners.fake import FakeRunner
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from core.bus import Bus
-from core.commands import submit_command
-from core.config import Settings
-from core.db import Database
-from core.errors import RateLimited
-from core.messages import Actor, Platform, Reply, ReplyTo, Tone
-from core.ratelimit import RateLimiter
-from core.service import CoreService
+from core.contracts.bus import Bus
+from core.contracts.commands import submit_command
+from core.contracts.config import Settings
+from core.contracts.errors import RateLimited
+from core.contracts.messages import Actor, Platform, Reply, ReplyTo, Tone
+from core.service.db import Database
+from core.service.loop import CoreService
+from core.service.ratelimit import RateLimiter
 from runners.fake import FakeRunner
 from storage.store import Store
 

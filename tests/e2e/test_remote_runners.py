@@ -11,8 +11,8 @@ from pathlib import Path
 
 from fakes.modal import FakeModal
 
-from core.bus import Bus
-from core.messages import CommandKind
+from core.contracts.bus import Bus
+from core.contracts.messages import CommandKind
 from runners import modal_app
 from runners.modal_backend import ModalRunner, function_name
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core.commands import submit_command
-from core.messages import CommandKind, PartKind, Platform, ReplyTo, RunJob, Tone
+from core.contracts.commands import submit_command
+from core.contracts.messages import CommandKind, PartKind, Platform, ReplyTo, RunJob, Tone
 from harness.job import EvalJob
-from harness.problem import load_problem
+from harness.loading import load_problem
 from harness.result import EvalResult, Mode, Status
 from runners.fake import FakeRunner, passed_result
 from runners.local import LocalRunner

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.bus import Role
+from core.contracts.bus import Role
 from runners.fake import FakeRunner
 from runners.local import LocalRunner
 from tests.adapters.slack.slack_kit import CORRECT, fake_workspace, form_values, running_slack, settled

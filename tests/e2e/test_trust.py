@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from core import signing, subjects
-from core.bus import Bus, Role
-from core.credentials import result_secret
-from core.messages import RunProgress, RunResult, Tone
+from core.contracts import signing, subjects
+from core.contracts.bus import Bus, Role
+from core.contracts.credentials import result_secret
+from core.contracts.messages import RunProgress, RunResult, Tone
 from harness.job import EvalJob
 from harness.result import EvalResult, Mode, Progress, Status
 from runners.fake import FakeRunner, passed_result
@@ -49,7 +49,7 @@ async def all_replies(bus: Bus) -> list[bytes]:
 
 async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(make_authed_system, authed_nats,
                                                                                 caplog):
-    caplog.set_level(logging.WARNING, logger="core.service")
+    caplog.set_level(logging.WARNING, logger="core.service.loop")
     system = await make_authed_system(FakeRunner(result_for=failed, delay_s=3))
     accepted = await system.submit("ada", WRONG, leaderboard="vectoradd")
     (run,) = accepted.data["runs"]
@@ -82,7 +82,7 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
 async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(make_authed_system, authed_nats,
                                                                                  eventually, caplog):
     """Attempt 1 (the system's worker, slow) is overtaken by attempt 2 (a second worker, played here)."""
-    caplog.set_level(logging.WARNING, logger="core.service")
+    caplog.set_level(logging.WARNING, logger="core.service.loop")
     system = await make_authed_system(FakeRunner(result_for=failed, delay_s=3, progress_steps=0))
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     (run,) = accepted.data["runs"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from api_kit import REPO, SUBMISSIONS, kernelrank
 
-from core.tokenformat import token_sha256
+from core.contracts.tokenformat import token_sha256
 
 FIXTURE_PROBLEMS = REPO / "tests" / "fixtures" / "harness"
 
@@ -39,7 +39,7 @@ async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
     env.update(PYTHONPATH=str(REPO), KERNELRANK_HOME=str(tmp_path / "var"), KERNELRANK_API_PORT="0",
                KERNELRANK_PROBLEMS_DIR=str(problems), KERNELRANK_USER="ada", XDG_CONFIG_HOME=str(tmp_path / "config"),
                KERNELRANK_LOG_LEVEL="DEBUG")
-    up = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", "up", "--backend", "fake",
+    up = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "up", "--backend", "fake",
                                               cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
                                               stderr=asyncio.subprocess.STDOUT)
     log: list[str] = []

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bus import Bus, BusUnavailable
+from core.contracts.bus import Bus, BusUnavailable
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "harness"
@@ -60,7 +60,7 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
     env = {**os.environ, "KERNELRANK_HOME": str(home), "KERNELRANK_PROBLEMS_DIR": str(problems),
            "PYTHONPATH": str(REPO), "KERNELRANK_LOG_LEVEL": "INFO"}
     env.pop("KERNELRANK_NATS_URL", None)
-    up = subprocess.Popen([sys.executable, "-m", "core.main", "up", "--backend", "fake"], cwd=tmp_path, env=env,
+    up = subprocess.Popen([sys.executable, "-m", "core.launch.main", "up", "--backend", "fake"], cwd=tmp_path, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen: list[str] = []
     try:
@@ -72,7 +72,7 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
         assert len(passwords) == 5
 
         def submit() -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "core.main", "submit", str(FIXTURES / "submissions" /
+            return subprocess.run([sys.executable, "-m", "core.launch.main", "submit", str(FIXTURES / "submissions" /
                                    "correct.py"), "--leaderboard", "vectoradd"], cwd=tmp_path, env=env,
                                   capture_output=True, text=True, timeout=120)
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import duckdb
 
-from core.bus import Bus, BusError
-from core.commands import query_command, submit_command
-from core.messages import Actor, CommandKind, Platform, Reply, ReplyTo, Tone
-from core.natsserver import find_executable
+from core.contracts.bus import Bus, BusError
+from core.contracts.commands import query_command, submit_command
+from core.contracts.messages import Actor, CommandKind, Platform, Reply, ReplyTo, Tone
+from core.launch.natsserver import find_executable
 from harness.job import EvalJob
 from harness.result import EvalResult
 from runners.base import ProgressCallback
@@ -87,7 +87,7 @@ class NatsProcess:
 
 
 class ServiceProcess:
-    """``python -m core.main ARGS`` (or any argv) as a child, its output in ``log``; kill or stop it."""
+    """``python -m core.launch.main ARGS`` (or any argv) as a child, its output in ``log``; kill or stop it."""
 
     def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
         self.argv, self.env, self.log = argv, env, log
@@ -121,7 +121,7 @@ def service_env(url: str, home: Path, problems: Path, **settings: str) -> dict[s
 
 
 def core_process(env: dict[str, str], log: Path) -> ServiceProcess:
-    return ServiceProcess([sys.executable, "-m", "core.main", "core"], env, log)
+    return ServiceProcess([sys.executable, "-m", "core.launch.main", "core"], env, log)
 
 
 def worker_process(env: dict[str, str], log: Path, evaluations: Path, *, delay_s: float,

@@ -12,7 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
-from core.bus import Bus
+from core.contracts.bus import Bus
 from harness.job import EvalJob
 from harness.result import EvalResult
 from runners.base import ProgressCallback

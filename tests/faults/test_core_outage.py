@@ -16,7 +16,7 @@ import pytest
 from fault_kit import CountingRunner, core_process, final_replies, service_env, stored_runs, submit_all, wait_for_core
 from worker_testkit import running
 
-from core.bus import Bus
+from core.contracts.bus import Bus
 from runners.worker import Worker
 
 RUNS = 100

@@ -32,9 +32,9 @@ from fault_kit import (
     worker_process,
 )
 
-from core.bus import Bus
-from core.commands import submit_command
-from core.messages import Actor, Platform, ReplyTo, Tone
+from core.contracts.bus import Bus
+from core.contracts.commands import submit_command
+from core.contracts.messages import Actor, Platform, ReplyTo, Tone
 from tests.fakes.slack import FakeSlack
 
 SUBMISSIONS = 100
@@ -68,7 +68,7 @@ class System:
         self.core = core_process(env, logs / "core.log")
         self.workers = [worker_process(env, logs / f"worker{i}.log", self.evaluations, delay_s=0.5, concurrency=4)
                         for i in range(2)]
-        self.slack = ServiceProcess([sys.executable, "-m", "core.main", "slack", "--http", "--port",
+        self.slack = ServiceProcess([sys.executable, "-m", "core.launch.main", "slack", "--http", "--port",
                                      str(free_port())], env, logs / "slack.log")
         for process in (self.core, *self.workers, self.slack):
             process.start()

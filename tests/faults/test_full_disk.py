@@ -15,7 +15,7 @@ import duckdb
 import pytest
 from fault_kit import CountingRunner
 
-from core.messages import CommandKind, Tone
+from core.contracts.messages import CommandKind, Tone
 
 CORRECT = (Path(__file__).parents[1] / "fixtures" / "harness" / "submissions" / "correct.py").read_text()
 DISK_MB = 16

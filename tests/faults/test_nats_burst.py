@@ -25,8 +25,8 @@ from fault_kit import (
 )
 from worker_testkit import running
 
-from core.bus import Bus
-from core.submitting import NOT_QUEUED
+from core.contracts.bus import Bus
+from core.service.submitting import NOT_QUEUED
 from runners.worker import Worker
 
 SUBMISSIONS = 100

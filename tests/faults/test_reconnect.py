@@ -11,10 +11,10 @@ import asyncio
 import pytest
 from fault_kit import NatsProcess
 
-from core import subjects
-from core.bus import Bus, CoreUnavailable, PayloadTooLarge, Reconnecting
-from core.bus._errors import NOT_RUNNING, RECONNECTING
-from core.messages import Actor, Attachment, Command, CommandKind, Part, PartKind, Platform, Reply, ReplyTo
+from core.contracts import subjects
+from core.contracts.bus import Bus, CoreUnavailable, PayloadTooLarge, Reconnecting
+from core.contracts.bus._errors import NOT_RUNNING, RECONNECTING
+from core.contracts.messages import Actor, Attachment, Command, CommandKind, Part, PartKind, Platform, Reply, ReplyTo
 
 
 def command(kind: CommandKind = CommandKind.LIST, attachment: Attachment | None = None) -> Command:

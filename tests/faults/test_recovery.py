@@ -8,9 +8,9 @@ from pathlib import Path
 
 from fault_kit import CountingRunner
 
-from core import subjects
-from core.messages import new_id
-from core.service import CoreService
+from core.contracts import subjects
+from core.contracts.messages import new_id
+from core.service.loop import CoreService
 from storage.records import NewSubmission
 
 CORRECT = (Path(__file__).parents[1] / "fixtures" / "harness" / "submissions" / "correct.py").read_text()

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from fault_kit import CountingRunner
 
-from core import signing, subjects
-from core.bus import BusError
-from core.credentials import result_secret
-from core.messages import Reply, RunResult, encode
+from core.contracts import signing, subjects
+from core.contracts.bus import BusError
+from core.contracts.credentials import result_secret
+from core.contracts.messages import Reply, RunResult, encode
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from runners.fake import passed_result
 from storage.records import ResultRecord

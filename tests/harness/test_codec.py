@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import pytest
 
-from core.messages import (
+from core.contracts.messages import (
     Actor,
     Attachment,
     Command,

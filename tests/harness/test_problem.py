@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.problem import CHECKER_ARGS, ProblemError, load_problem
+from harness.loading import load_problem
+from harness.problem import CHECKER_ARGS, ProblemError
 
 REFERENCE = """
 import torch

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from cases import PROBLEMS
 
-from core.commands import query_command, submit_command
-from core.leaderboards import leaderboard_for
-from core.messages import CommandKind, Platform, Reply, ReplyTo, Tone
+from core.contracts.commands import query_command, submit_command
+from core.contracts.messages import CommandKind, Platform, Reply, ReplyTo, Tone
+from core.service.leaderboards import leaderboard_for
 from harness import load_problem
 from runners.fake import FakeRunner
 

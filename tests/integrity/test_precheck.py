@@ -103,7 +103,7 @@ def test_every_catalogue_file_exists():
 
 
 def test_reports_show_the_findings_and_how_the_job_was_isolated():
-    from core.report import result_parts
+    from core.contracts.report import result_parts
     from harness.report import render
     from harness.result import SandboxInfo
 

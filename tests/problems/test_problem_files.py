@@ -10,7 +10,8 @@ import yaml
 from problem_testkit import COMPAT_PROBLEM, PROBLEM_DIRS, PROBLEMS, python_sources, solutions
 
 from harness.device import peaks_for
-from harness.problem import SUBMISSION_MARK, load_problem
+from harness.loading import load_problem
+from harness.problem import SUBMISSION_MARK
 from harness.roofline import evaluate_expr
 
 L2_BYTES = 50 * 2**20                  # an H100's L2

@@ -9,7 +9,8 @@ import pytest
 import torch
 from problem_testkit import PROBLEM_DIRS, staged_reference
 
-from harness.problem import Problem, load_problem
+from harness.loading import load_problem
+from harness.problem import Problem
 
 
 def _largest_test(problem: Problem) -> dict:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.bus import Bus
-from core.messages import Platform, ReplyTo, RunJob, RunResult, new_id
+from core.contracts.bus import Bus
+from core.contracts.messages import Platform, ReplyTo, RunJob, RunResult, new_id
 from harness.job import EvalJob
-from harness.problem import load_problem
+from harness.loading import load_problem
 from harness.result import Mode
 from runners import modal_app
 

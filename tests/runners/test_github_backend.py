@@ -12,11 +12,11 @@ from collections.abc import AsyncIterator
 import pytest
 from fakes.github import FakeGitHub, load_workflow
 
-from core.bus import Bus
-from core.config import Settings
+from core.contracts.bus import Bus
+from core.contracts.config import Settings
 from harness.remote import decode_payload, payload_for
 from harness.result import FailureKind, Status
-from runners.backends import BackendError
+from runners.base import BackendError
 from runners.github_api import GitHubAPI
 from runners.github_backend import ANSWER_FILE, GitHubRunner, artifact_name, github_api
 from runners.remote import CallStore, MemoryCalls

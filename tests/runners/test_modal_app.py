@@ -13,7 +13,7 @@ from modal._utils.async_utils import synchronizer
 from modal.mount import _Mount
 
 from harness.job import EvalJob
-from harness.problem import load_problem
+from harness.loading import load_problem
 from harness.remote import PROTOCOL, payload_for, read_answer
 from harness.result import Mode, Status
 from runners import modal_app, modal_backend

@@ -16,9 +16,9 @@ import pytest
 from fakes.modal import FakeModal, Flaky
 
 import harness.remote
-from core import subjects
-from core.bus import Bus
-from core.messages import PoolStatus, decode
+from core.contracts import subjects
+from core.contracts.bus import Bus
+from core.contracts.messages import PoolStatus, decode
 from harness.remote import payload_for
 from harness.result import FailureKind, Status
 from runners import modal_app

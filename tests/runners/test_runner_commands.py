@@ -17,8 +17,8 @@ from fakes.github import FakeGitHub
 from fakes.modal import FakeModal
 
 import harness.remote
-from core.config import Settings, load_settings
-from core.main import main as kernelrank
+from core.contracts.config import Settings, load_settings
+from core.launch.main import main as kernelrank
 from runners import modal_app, modal_cli
 from runners.modal_backend import function_name
 from runners.worker import run_worker
@@ -68,7 +68,7 @@ def test_deploy_without_a_modal_token_fails_with_what_to_do(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MODAL_", "KERNELRANK_"))}
     env.update(MODAL_CONFIG_PATH=str(tmp_path / "modal.toml"), MODAL_SERVER_URL="http://127.0.0.1:9",
                KERNELRANK_MODAL_APP="team-runners", PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, "-m", "core.main", "modal", "deploy"], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-m", "core.launch.main", "modal", "deploy"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 1
     assert "Deploying Modal app 'team-runners'" in done.stdout
@@ -127,9 +127,9 @@ def test_warm_runs_each_problems_reference_through_the_cache_writer_on_the_gpu_a
 
 
 def test_the_core_never_loads_modal_and_workers_never_load_the_app_module() -> None:
-    code = ("import sys, core.main, core.service, runners.worker, runners.backends, runners.modal_backend, "
+    code = ("import sys, core.launch.main, core.service.loop, runners.worker, runners.backends, runners.modal_backend, "
             "runners.github_backend; print(sorted(m for m in ('modal', 'runners.modal_app') if m in sys.modules))")
-    core_only = subprocess.run([sys.executable, "-c", "import sys, core.main, core.service; "
+    core_only = subprocess.run([sys.executable, "-c", "import sys, core.launch.main, core.service.loop; "
                                 "print('modal' in sys.modules)"], cwd=REPO, capture_output=True, text=True, check=True)
     workers = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert core_only.stdout.strip() == "False"

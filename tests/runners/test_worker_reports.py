@@ -9,8 +9,8 @@ import os
 import nats
 import pytest
 
-from core import subjects
-from core.messages import PoolStatus, decode
+from core.contracts import subjects
+from core.contracts.messages import PoolStatus, decode
 from harness.job import EvalJob
 from harness.result import EvalResult, ProfileEntry, ReportFile
 from runners.fake import FakeRunner, passed_result

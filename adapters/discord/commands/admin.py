@@ -15,7 +15,7 @@ import discord
 from discord import app_commands
 
 from adapters.discord.respond import Refusal, defer, say
-from core.messages import Tone
+from core.contracts.messages import Tone
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from discord import app_commands
 from adapters.discord.identity import display_name
 from adapters.discord.options import gpu_names, leaderboard_names
 from adapters.discord.services import Services
-from core.commands import TEMPLATE_LANGUAGES
-from core.messages import CommandKind
+from core.contracts.commands import TEMPLATE_LANGUAGES
+from core.contracts.messages import CommandKind
 
 LEADERBOARD = "The leaderboard (start typing to see them)"
 GPU = "Only this GPU (default: every GPU the leaderboard offers)"

@@ -8,7 +8,7 @@ from discord import app_commands
 from adapters.discord.render import Outgoing
 from adapters.discord.respond import show
 from adapters.discord.services import Services
-from core.messages import CommandKind
+from core.contracts.messages import CommandKind
 
 HELP_COLOUR = 0x5865F2
 

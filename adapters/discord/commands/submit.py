@@ -29,8 +29,8 @@ from adapters.discord.identity import actor_of, display_name, reply_to_of
 from adapters.discord.options import gpu_names, leaderboard_names
 from adapters.discord.respond import Refusal, answer, defer
 from adapters.discord.services import Services
-from core.commands import parse_headers, submit_command
-from core.messages import Part, PartKind, Tone
+from core.contracts.commands import parse_headers, submit_command
+from core.contracts.messages import Part, PartKind, Tone
 
 log = logging.getLogger(__name__)
 

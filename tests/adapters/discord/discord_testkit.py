@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.discord.app import run_discord
-from core.config import Settings
+from core.contracts.config import Settings
 from tests.fakes.discord import FakeDiscord, Interaction, payloads
 from tests.fakes.discord import objects as o
 from tests.fakes.discord.server import Call

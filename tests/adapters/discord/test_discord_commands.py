@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 import nats
 from discord_testkit import CORRECT, SUBMIT_RANKED, flags, texts
 
-from core import subjects
-from core.messages import Command, CommandKind, Platform, decode
-from core.tokenformat import token_sha256
+from core.contracts import subjects
+from core.contracts.messages import Command, CommandKind, Platform, decode
+from core.contracts.tokenformat import token_sha256
 from runners.fake import FakeRunner
 from tests.fakes.discord import objects as o
 from tests.fakes.discord import payloads

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 async def kernelrank(cwd: Path, *args: str, **env: str) -> tuple[int, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("KERNELRANK_", "DISCORD_"))}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.main", *args, cwd=cwd,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", *args, cwd=cwd,
                                                 env={**clean, "PYTHONPATH": str(REPO), **env},
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     out, _ = await asyncio.wait_for(proc.communicate(), 60)

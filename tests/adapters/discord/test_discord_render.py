@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.discord.render import PAGE_LIMIT, render_reply, status_line
-from core import report
-from core.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts import report
+from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import Progress
 from tests.fakes.discord.limits import message_errors
 

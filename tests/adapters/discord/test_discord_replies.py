@@ -6,8 +6,8 @@ import nats
 from discord_testkit import CORRECT, texts
 
 from adapters.discord.replies import latest_only
-from core import report, subjects
-from core.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone, encode
+from core.contracts import report, subjects
+from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone, encode
 from runners.fake import FakeRunner
 from tests.fakes.discord import objects as o
 from tests.fakes.discord import payloads

@@ -11,7 +11,7 @@ from pathlib import Path
 import aiohttp
 
 from adapters.discord.app import run_discord
-from core.config import Settings
+from core.contracts.config import Settings
 from runners.fake import FakeRunner
 from tests.fakes.discord import FakeDiscord, payloads
 from tests.fakes.discord import objects as o

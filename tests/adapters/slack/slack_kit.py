@@ -11,10 +11,10 @@ from pathlib import Path
 
 from adapters.slack.config import SlackConfig
 from adapters.slack.run import SlackAdapter
-from core import report
-from core.bus import Bus
-from core.credentials import BusCredentials
-from core.messages import Platform, Reply, ReplyTo, new_id
+from core.contracts import report
+from core.contracts.bus import Bus
+from core.contracts.credentials import BusCredentials
+from core.contracts.messages import Platform, Reply, ReplyTo, new_id
 from tests.fakes.slack import FakeSlack, payloads
 from tests.fakes.slack.payloads import SlackSender
 

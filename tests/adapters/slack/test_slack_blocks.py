@@ -14,8 +14,8 @@ from adapters.slack.blocks import (
     one_line,
     render,
 )
-from core import report
-from core.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts import report
+from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import EvalResult, Mode, ShapeStats, Status, SystemInfo
 
 TO = ReplyTo(platform=Platform.SLACK, channel="C0GENERAL", thread="1700000000.000100", user="U0ALICE")

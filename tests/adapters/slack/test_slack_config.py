@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from adapters.slack.config import slack_config
-from core import up
-from core.config import ConfigError, Settings
-from core.main import main
+from core.contracts.config import ConfigError, Settings
+from core.launch import up
+from core.launch.main import main
 
 BOT, APP, SECRET = "xoxb-1-2-abc", "xapp-1-A1-xyz", "s3cr3t-signing"
 
@@ -66,7 +66,7 @@ def test_kernelrank_slack_says_what_is_missing(monkeypatch, capsys, tmp_path):
 
 
 def test_up_starts_the_slack_adapter_only_with_usable_credentials(capsys):
-    exe, env = ["python", "-m", "core.main"], {}
+    exe, env = ["python", "-m", "core.launch.main"], {}
     assert up._chat_adapters(Settings(), exe, env) == []
     assert up._chat_adapters(Settings(slack_bot_token=BOT), exe, env) == []
     assert "Slack is not started" in capsys.readouterr().out

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.slack.grammar import SUBCOMMANDS, clean, parse, parse_submit, usage
-from core.errors import UserError
-from core.messages import CommandKind
+from core.contracts.errors import UserError
+from core.contracts.messages import CommandKind
 
 CMD = "/kernelrank"
 

@@ -14,9 +14,9 @@ import pytest
 from adapters.slack.app import web_client
 from adapters.slack.poster import Poster, SlackUnavailable
 from adapters.slack.replies import ReplyDelivery
-from core import report, subjects
-from core.bus import Bus
-from core.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts import report, subjects
+from core.contracts.bus import Bus
+from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import Progress
 from tests.adapters.slack.slack_kit import config_for, running_slack, settled
 from tests.fakes.slack import FakeSlack

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from adapters.slack.run import SlackAdapter
-from core.bus import Bus
+from core.contracts.bus import Bus
 from tests.adapters.slack.slack_kit import config_for
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack.payloads import app_mention, event_callback, slash_command

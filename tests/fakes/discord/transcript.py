@@ -166,11 +166,11 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
 
 async def record_transcript() -> str:
     from adapters.discord.app import run_discord
-    from core.bus import Bus
-    from core.config import Settings
-    from core.db import Database
-    from core.natsserver import EmbeddedNats
-    from core.service import CoreService
+    from core.contracts.bus import Bus
+    from core.contracts.config import Settings
+    from core.launch.natsserver import EmbeddedNats
+    from core.service.db import Database
+    from core.service.loop import CoreService
     from runners.local import LocalRunner
     from runners.worker import Worker
     from storage.store import Store

@@ -1,0 +1,155 @@
+"""Bus credentials: made for the embedded nats-server by ``kernelrank up``, and found by each process for its role.
+
+Files, all under ``<home>/secrets/`` (a 0700 folder; every file 0600, written by this module only):
+
+====================  ===================================================================================
+``<role>.json``       ``{"user": ..., "password": ...}``: one role's NATS user, made once, kept across starts
+``nats.conf``         the embedded server's configuration: each role's user with its bcrypt-hashed password
+                      and its permissions (``core.contracts.roles``); rewritten at every start
+``result.key``        the core's secret from which each run's result key is derived (``core.contracts.signing``)
+====================  ===================================================================================
+
+A process finds its credentials (``for_role``), first match wins:
+
+1. ``KERNELRANK_NATS_USER`` and ``KERNELRANK_NATS_PASSWORD``;
+2. ``KERNELRANK_NATS_CREDENTIALS``: a file, read by its suffix (``.json`` as above, ``.creds`` a NATS
+   credentials file with a JWT and nkey seed, ``.nk`` an nkey seed file), or a folder holding
+   ``<role>.json``, ``<role>.creds`` or ``<role>.nk``;
+3. ``<home>/secrets/<role>.json``, as ``kernelrank up`` leaves it;
+4. none: the process connects without credentials (a NATS that asks for none, such as the tests' own).
+
+``.creds`` and ``.nk`` files need the ``nkeys`` package (``pip install nkeys``); nats-py reads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.contracts.config import ConfigError, Settings
+from core.contracts.roles import Role, authorization, inbox_prefix, user_name
+
+SUFFIXES = (".json", ".creds", ".nk")
+# The passwords are 256 random bits: no hashing cost adds to that, and every connection pays for the check.
+BCRYPT_ROUNDS = 8
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
+
+
+@dataclass(frozen=True)
+class BusCredentials:
+    """How one process proves its role to NATS; ``connect_options`` feeds nats-py's ``connect``."""
+
+    role: Role
+    user: str = ""
+    password: str = field(default="", repr=False)
+    creds_file: Path | None = None
+    nkey_file: Path | None = None
+
+    @property
+    def may_manage(self) -> bool:
+        """Whether this process may create streams and buckets: the core, or anyone on an open server."""
+        return self.role is Role.CORE or not (self.user or self.creds_file or self.nkey_file)
+
+    def connect_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"inbox_prefix": inbox_prefix(self.role)}
+        if self.user:
+            options.update(user=self.user, password=self.password)
+        if self.creds_file:
+            options["user_credentials"] = str(self.creds_file)
+        if self.nkey_file:
+            options["nkeys_seed"] = str(self.nkey_file)
+        return options
+
+
+def for_role(settings: Settings, role: Role) -> BusCredentials:
+    """This process's credentials as ``role``; without any, only the role's inbox prefix (see the module doc)."""
+    if settings.nats_user:
+        return BusCredentials(role, user=settings.nats_user, password=settings.nats_password)
+    given = settings.nats_credentials
+    if given is not None:
+        found = _role_file(given, role) if given.is_dir() else given
+        if found is None or not found.is_file():
+            raise ConfigError(f"KERNELRANK_NATS_CREDENTIALS names {given}, which holds no credentials for the "
+                              f"{role.value} role (expected {role.value}.json, .creds or .nk).")
+        return read(found, role)
+    default = settings.secrets_dir / f"{role.value}.json"
+    return read(default, role) if default.is_file() else BusCredentials(role)
+
+
+def read(path: Path, role: Role) -> BusCredentials:
+    """A credentials file, by its suffix; ``ConfigError`` names the file when it cannot be used."""
+    if path.suffix == ".creds":
+        return BusCredentials(role, creds_file=path)
+    if path.suffix == ".nk":
+        return BusCredentials(role, nkey_file=path)
+    try:
+        data = json.loads(path.read_text())
+        return BusCredentials(role, user=str(data["user"]), password=str(data["password"]))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"cannot read NATS credentials from {path} ({type(exc).__name__}); it should hold "
+                          '{"user": ..., "password": ...}.') from exc
+
+
+def _role_file(folder: Path, role: Role) -> Path | None:
+    return next((folder / f"{role.value}{suffix}" for suffix in SUFFIXES
+                 if (folder / f"{role.value}{suffix}").is_file()), None)
+
+
+def embedded_server_config(secrets_dir: Path) -> Path:
+    """Make (or keep) each role's credentials and write the server's configuration; return its path."""
+    import bcrypt  # only ``kernelrank up`` hashes passwords
+
+    private_folder(secrets_dir)
+    hashes = {}
+    for role in Role:
+        path = secrets_dir / f"{role.value}.json"
+        if not path.is_file():
+            write_private(path, json.dumps({"user": user_name(role), "password": secrets.token_urlsafe(32)}))
+        password = read(path, role).password
+        hashes[role] = bcrypt.hashpw(password.encode(), bcrypt.gensalt(BCRYPT_ROUNDS)).decode()
+    config = secrets_dir / "nats.conf"
+    write_private(config, json.dumps({"authorization": authorization(hashes)}, indent=1), replace=True)
+    return config
+
+
+def result_secret(settings: Settings) -> bytes:
+    """The core's result-signing secret: ``KERNELRANK_RESULT_SECRET``, else ``result.key`` (made on first use).
+
+    Every core replica must share it: set the variable where cores run on several hosts.
+    """
+    if settings.result_secret:
+        return settings.result_secret.encode()
+    path = settings.secrets_dir / "result.key"
+    if not path.is_file():
+        private_folder(settings.secrets_dir)
+        with contextlib.suppress(FileExistsError):     # another core made it meanwhile: use theirs
+            write_private(path, secrets.token_hex(32))
+    return path.read_text().strip().encode()
+
+
+def private_folder(folder: Path) -> None:
+    """Create ``folder`` (and parents) and make it owner-only, whatever its mode was."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
+        folder.chmod(FOLDER_MODE)
+    except OSError as exc:
+        raise ConfigError(f"cannot make the private folder {folder} ({exc.strerror}); choose another "
+                          "KERNELRANK_HOME.") from exc
+
+
+def write_private(path: Path, text: str, *, replace: bool = False) -> None:
+    """Write ``text`` to a file that is owner-only from the moment it exists (never readable by others)."""
+    target = path.with_name(path.name + ".tmp") if replace else path
+    if replace:
+        target.unlink(missing_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    if replace:
+        os.replace(target, path)

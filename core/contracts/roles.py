@@ -1,0 +1,164 @@
+"""Who may do what on the bus: one NATS user per role, and each role's subject permissions, in one place.
+
+=========  ==========================================================================================
+role       may
+=========  ==========================================================================================
+core       everything kernelrank does with JetStream (streams, consumers, KV buckets), serve commands
+           (``svc.command.*``), publish jobs, dead letters and replies, answer requests
+worker     pull its pools' jobs (``$JS.API.CONSUMER.MSG.NEXT.JOBS.<durable>``, acks on ``$JS.ACK.JOBS.>``),
+           publish progress, results and pool status, use the ``runner_calls`` KV bucket, look up a run's
+           stored result (``$JS.API.DIRECT.GET.EVENTS.runs.result.<run>``)
+discord    request on ``svc.command.discord``; consume its replies through the ``replies-discord`` durable
+slack      the same for ``slack``; both keep their delivery ledger in ``ledger-<platform>``
+api        request on ``svc.command.cli`` and ``svc.command.web``; follow cli and web replies through
+           ephemeral consumers filtered to ``replies.cli.>`` / ``replies.web.>``
+=========  ==========================================================================================
+
+Nobody but the core may subscribe to commands, read jobs (they carry sources, result keys and the secret
+seed), create, change or delete streams, or publish replies: the allow lists never grant these, and every
+role but the core also has them on its deny list, so a later widening of an allow list cannot grant them
+by accident. The JetStream API subjects are the ones nats-py 2.16 uses against nats-server 2.15:
+
+- consumers are created through ``$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>``, the form that names
+  the filter, so a permission can pin what a consumer may read (the server refuses a request whose body
+  filter differs from the subject's). ``Bus`` always sets the consumer's ``name`` so nats-py uses this form.
+- KV reads go through ``$JS.API.DIRECT.GET.KV_<bucket>.>`` (or ``$JS.API.STREAM.MSG.GET.KV_<bucket>``),
+  writes are publishes on ``$KV.<bucket>.>``, and opening a bucket reads ``$JS.API.STREAM.INFO.KV_<bucket>``.
+- Replies to requests come back on the requester's inbox: each role's inboxes start with
+  ``_INBOX.<role>`` (``inbox_prefix``), and a role may subscribe to its own inboxes only, so one role
+  cannot read another's answers, nor the jobs a pull delivers to a worker's inbox.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from core.contracts import subjects
+from core.contracts.messages import Platform
+
+
+class Role(enum.StrEnum):
+    CORE = "core"
+    WORKER = "worker"
+    DISCORD = "discord"
+    SLACK = "slack"
+    API = "api"
+
+
+CHAT_PLATFORMS = (Platform.DISCORD, Platform.SLACK)
+API_PLATFORMS = (Platform.CLI, Platform.WEB)
+JS_API = "$JS.API"
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """One NATS user's ``permissions`` block."""
+
+    publish: tuple[str, ...]
+    subscribe: tuple[str, ...]
+    publish_deny: tuple[str, ...] = ()
+    subscribe_deny: tuple[str, ...] = ()
+    allow_responses: bool = False
+
+    def to_config(self) -> dict[str, object]:
+        """The block as nats-server's configuration expects it (JSON is a valid NATS configuration)."""
+        config: dict[str, object] = {
+            "publish": {"allow": list(self.publish), "deny": list(self.publish_deny)},
+            "subscribe": {"allow": list(self.subscribe), "deny": list(self.subscribe_deny)},
+        }
+        if self.allow_responses:
+            config["allow_responses"] = True
+        return config
+
+
+def inbox_prefix(role: Role) -> str:
+    """The prefix of every inbox a process of ``role`` creates (requests' answers, pulled messages)."""
+    return f"_INBOX.{role.value}"
+
+
+def _inbox(role: Role) -> str:
+    return inbox_prefix(role) + ".>"
+
+
+def _kv(bucket: str) -> tuple[str, ...]:
+    """Open, read and write one KV bucket, and nothing else of it (no purge, no delete of the bucket)."""
+    stream = f"KV_{bucket}"
+    return (f"{JS_API}.STREAM.INFO.{stream}", f"{JS_API}.DIRECT.GET.{stream}.>", f"{JS_API}.DIRECT.GET.{stream}",
+            f"{JS_API}.STREAM.MSG.GET.{stream}", f"$KV.{bucket}.>")
+
+
+def _pull(stream: str, durable: str) -> tuple[str, ...]:
+    """Bind to an existing durable pull consumer, fetch from it and settle what it delivers."""
+    return (f"{JS_API}.CONSUMER.INFO.{stream}.{durable}", f"{JS_API}.CONSUMER.MSG.NEXT.{stream}.{durable}",
+            f"$JS.ACK.{stream}.{durable}.>")
+
+
+def _adapter(platform: Platform) -> Permissions:
+    durable = subjects.adapter_durable(platform.value)
+    return Permissions(
+        publish=(subjects.command_subject(platform.value),
+                 f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.{durable}.{subjects.platform_replies(platform.value)}",
+                 *_pull(subjects.REPLIES, durable), *_kv(subjects.ledger_bucket(platform.value))),
+        subscribe=(_inbox(Role(platform.value)),),
+        publish_deny=_CORE_ONLY_PUBLISH, subscribe_deny=_CORE_ONLY_SUBSCRIBE)
+
+
+def _read_or_consume(stream: str) -> tuple[str, ...]:
+    """Every JetStream API request that reads a stream's messages, directly or through a new consumer."""
+    return tuple(f"{JS_API}.{op}.{stream}{rest}" for op in ("CONSUMER.CREATE", "DIRECT.GET", "STREAM.MSG.GET")
+                 for rest in ("", ".>"))
+
+
+# What only the core may do, denied to every other role whatever its allow list says.
+_CORE_ONLY_PUBLISH = (
+    f"{JS_API}.STREAM.CREATE.>", f"{JS_API}.STREAM.UPDATE.>", f"{JS_API}.STREAM.DELETE.>",
+    f"{JS_API}.STREAM.PURGE.>", f"{JS_API}.STREAM.MSG.DELETE.>", f"{JS_API}.CONSUMER.DELETE.>",
+    f"{JS_API}.CONSUMER.DURABLE.CREATE.>",
+    *(op for stream in (subjects.JOBS, subjects.JOBS_DLQ, subjects.EVENTS) for op in _read_or_consume(stream)),
+    subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL,
+)
+# A worker looks up one run's stored result by subject (so a redelivered job is not evaluated twice), and
+# nothing else of EVENTS: not progress, not a message by sequence number.
+_RESULT_LOOKUP = f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.RESULTS_ALL.removesuffix('>')}*"
+_WORKER_PUBLISH_DENY = (*(s for s in _CORE_ONLY_PUBLISH if s != f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.>"),
+                        f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.PROGRESS_ALL}")
+_CORE_ONLY_SUBSCRIBE = (subjects.COMMANDS_ALL, subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.PROGRESS_ALL,
+                        subjects.RESULTS_ALL, subjects.REPLIES_ALL)
+
+# The chat adapters' durables: no other role may create (and so re-filter) a consumer under those names.
+_ADAPTER_DURABLES = tuple(f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.{subjects.adapter_durable(p.value)}.>"
+                          for p in CHAT_PLATFORMS)
+
+PERMISSIONS: dict[Role, Permissions] = {
+    Role.CORE: Permissions(
+        publish=(f"{JS_API}.>", "$JS.ACK.>", subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL),
+        subscribe=(subjects.COMMANDS_ALL, _inbox(Role.CORE), subjects.MAX_DELIVERIES_ADVISORY,
+                   subjects.POOL_STATUS_ALL),
+        allow_responses=True),         # answers commands on the requester's inbox
+    Role.WORKER: Permissions(
+        publish=(f"{JS_API}.CONSUMER.INFO.{subjects.JOBS}.*", f"{JS_API}.CONSUMER.MSG.NEXT.{subjects.JOBS}.*",
+                 f"$JS.ACK.{subjects.JOBS}.>", subjects.PROGRESS_ALL, subjects.RESULTS_ALL, subjects.POOL_STATUS_ALL,
+                 _RESULT_LOOKUP, *_kv(subjects.RUNNER_CALLS)),
+        subscribe=(_inbox(Role.WORKER),),
+        publish_deny=_WORKER_PUBLISH_DENY, subscribe_deny=_CORE_ONLY_SUBSCRIBE),
+    Role.DISCORD: _adapter(Platform.DISCORD),
+    Role.SLACK: _adapter(Platform.SLACK),
+    Role.API: Permissions(
+        publish=(*(subjects.command_subject(p.value) for p in API_PLATFORMS),
+                 *(f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.*.{subjects.platform_replies(p.value)}"
+                   for p in API_PLATFORMS)),
+        subscribe=(_inbox(Role.API),),
+        publish_deny=(*_CORE_ONLY_PUBLISH, *_ADAPTER_DURABLES), subscribe_deny=_CORE_ONLY_SUBSCRIBE),
+}
+
+
+def user_name(role: Role) -> str:
+    """The NATS user of a role on the embedded server."""
+    return f"kernelrank-{role.value}"
+
+
+def authorization(password_hashes: dict[Role, str]) -> dict[str, object]:
+    """nats-server's ``authorization`` block: one user per role, with its (bcrypt-hashed) password."""
+    return {"users": [{"user": user_name(role), "password": password_hashes[role],
+                       "permissions": PERMISSIONS[role].to_config()} for role in Role]}

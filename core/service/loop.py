@@ -1,0 +1,271 @@
+"""The core service: answers commands, queues runs, stores results and replies to the chat they came from.
+
+It is the only process that opens the database. Results arrive through a durable consumer and are
+written in batches, idempotently by run id, before they are acknowledged. Each run is answered once: only
+a result stored for the first time, or one whose reply was never noted as sent (a crash between storing
+and replying), produces a reply, and that reply's id (``result-<run_id>``) dedupes a repeat within the
+stream's window. A worker's first progress event marks its run running in the database before it is
+acknowledged.
+
+Start-up order matters after an outage: the consumers of results and progress start first, then
+``_recover`` re-queues only runs that JetStream shows were never queued (no job in JOBS, waiting or in
+flight, and no result in EVENTS), and only then are commands served. So results that piled up while the
+core was away are read, never re-run, however long the outage (the queue's duplicate window is 2 minutes).
+
+Every job carries its run's result key (``core.contracts.signing``); a result or progress event that is not signed
+with it, or that comes from an older delivery of the run than one already started, is dropped and logged,
+so a forged or stale report never takes the place of the real one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from datetime import UTC, datetime
+
+from core.contracts import report, signing
+from core.contracts.bus import Bus, Role
+from core.contracts.config import Settings
+from core.contracts.credentials import result_secret
+from core.contracts.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
+from core.service.announce import announcement_targets, announcements
+from core.service.compare import with_changes
+from core.service.db import Database, Writer
+from core.service.deadletter import DeadLetters
+from core.service.handlers import Deps, RateLimiter, dispatch
+from core.service.jobs import run_job
+from core.service.leaderboards import BoardCache, load_new_problems
+from harness.codec import from_jsonable
+from harness.result import EvalResult, Failure, FailureKind, Mode, Status
+from storage.errors import StoreFull
+from storage.records import RankRow, ResultRecord, RunInfo
+
+log = logging.getLogger(__name__)
+FINISHED_MEMORY = 10_000       # recently finished run ids kept to drop progress that arrives after the result
+ATTEMPTS_MEMORY = 100_000      # runs whose latest started delivery is remembered (a run forgets it at its result)
+
+
+class CoreService:
+    def __init__(self, bus: Bus, db: Database, settings: Settings, pools: list[str]) -> None:
+        self.bus, self.db, self.settings, self.pools = bus, db, settings, pools
+        self.writer = Writer(db)
+        self.boards = BoardCache(lambda name: db.read(db.store.get_leaderboard, name))
+        self._secret = result_secret(settings)
+        self.deps = Deps(db=db, settings=settings, publish_job=self._publish_job, writer=self.writer,
+                         limiter=RateLimiter(settings.rate_limit_per_minute), boards=self.boards)
+        self._running = self.deps.started
+        self._announce_to = announcement_targets(settings.announce)
+        # Progress is consumed apart from results, so it can trail them: remember recent finishes, skip late events.
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        self._attempts: OrderedDict[str, int] = OrderedDict()   # run id -> the latest delivery that started
+        self._stoppers: list = []
+
+    async def start(self) -> None:
+        await self.bus.ensure_streams(self.pools, ack_wait_s=self.settings.ack_wait_s,
+                                      max_deliver=self.settings.max_deliver,
+                                      concurrency=self.settings.pool_concurrency)
+        await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
+        for run in await self.db.read(self.db.store.unfinished_runs):
+            self.deps.in_flight[run.run_id] = run      # so results find their run, and "jobs ahead" counts them
+            if run.state == "running":
+                self._running.add(run.run_id)
+        dead = DeadLetters(self.bus, self._on_dead)
+        await dead.start()
+        self._stoppers = [dead.stop,
+                          (await self.bus.consume_results(self._on_results, ack_sync=False)).stop,
+                          (await self.bus.consume_progress(self._on_progress, ack_sync=False)).stop,
+                          (await self.bus.watch_pool_status(self.deps.pools.record)).stop]
+        await self._recover()
+        self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
+        log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
+
+    async def stop(self) -> None:
+        for stop in reversed(self._stoppers):
+            try:
+                await stop()
+            except Exception:
+                log.exception("error while stopping")
+        await self.writer.close()
+
+    async def handle_command(self, cmd: Command) -> Reply:
+        try:
+            return await dispatch(cmd, self.deps)
+        except StoreFull as exc:
+            log.error("command %s (%s) not stored: %s", cmd.id, cmd.kind.value, exc)
+            return report.error_reply(cmd.reply_to, "kernelrank cannot save anything right now: the disk under its "
+                                      "database is full, so nothing of this was kept. The team can see it in the "
+                                      "log; try again later.", cmd.id)
+        except Exception:
+            log.exception("command %s (%s) from %s failed", cmd.id, cmd.kind.value, cmd.actor.user_id)
+            return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "
+                                      f"the details under request {cmd.id[:8]}. Try again in a minute.", cmd.id)
+
+    async def _publish_job(self, job: RunJob) -> bool:
+        """Queue a job with its run's result key: what comes back for the run must be signed with it."""
+        job.result_key = signing.run_key(self._secret, job.run_id)
+        return await self.bus.publish_job(job)
+
+    def _authentic(self, report_: RunResult | RunProgress, attempt: int) -> bool:
+        """Whether a worker's report is signed with its run's key and belongs to the run's latest delivery."""
+        kind = "result" if isinstance(report_, RunResult) else "progress event"
+        if not signing.verify(report_, signing.run_key(self._secret, report_.run_id)):
+            log.warning("dropped a %s for run %s that is not signed with the run's key (it names worker %r)", kind,
+                        report_.run_id, getattr(report_, "worker", ""))
+            return False
+        latest = self._attempts.get(report_.run_id, 0)
+        if attempt < latest:
+            log.warning("dropped a %s of attempt %d of run %s: attempt %d has started since", kind, attempt,
+                        report_.run_id, latest)
+            return False
+        return True
+
+    async def _on_results(self, results: list[RunResult]) -> None:
+        accepted = [r for r in results if self._authentic(r, r.attempts)]
+        for result in accepted:
+            self._attempts.pop(result.run_id, None)
+        if accepted:
+            await self._record_results(accepted)
+
+    async def _record_results(self, results: list[RunResult]) -> None:
+        now = datetime.now(UTC)
+        stored = await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
+                                                         attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
+                                            for r in results])
+        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}   # not a repeated result
+        again = list({r.run_id for r in results} - new - self._finished.keys())
+        answer = new | (await self.db.read(self.db.store.unreplied, again) if again else set())
+        costs = {r.run_id: r.cost_usd for r in results}
+        runs = []
+        for result in results:
+            run = self.deps.in_flight.pop(result.run_id, None)
+            self._running.discard(result.run_id)
+            if result.run_id not in answer:
+                log.info("a repeated result for run %s was not answered again", result.run_id)
+                continue
+            answer.discard(result.run_id)              # a run repeated within the batch is answered once
+            run = run or await self.db.read(self.db.store.run, result.run_id)
+            if run is not None:
+                runs.append((run, result.result))
+        ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
+        standings = await self._standings({(run.leaderboard, run.gpu) for run in ranked})
+        earlier = await self.db.read(self.db.store.previous_bests,        # each author's best before these runs
+                                     [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
+                                     [r.run_id for r in ranked]) if ranked else {}
+        for run, result in runs:
+            reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)), costs.get(run.run_id))
+            reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
+            await self.bus.publish_reply(reply)
+        self.writer.replied([run.run_id for run, _ in runs])
+        for result in results:                         # answered: only now, so a batch that failed comes back whole
+            self._finished[result.run_id] = None
+        while len(self._finished) > FINISHED_MEMORY:
+            self._finished.popitem(last=False)
+        for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
+                                          self._announce_to):
+            await self.bus.publish_reply(announcement)
+
+    async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
+        """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
+        return {(lb, gpu): {row.person_id: row for row in await self.db.read(self.db.store.ranking, lb, gpu)}
+                for lb, gpu in boards}
+
+    def _result_reply(self, run: RunInfo, result: EvalResult, standing: dict[int, RankRow] | None,
+                      cost_usd: float | None = None) -> Reply:
+        parts = report.result_parts(result, cost_usd)
+        reply_to = from_jsonable(ReplyTo, run.reply_to)
+        if standing is not None:
+            parts.insert(1, report.text(_standing_words(run, standing.get(run.person_id))))
+        if reply_to.user and reply_to.platform in (Platform.SLACK, Platform.DISCORD):
+            parts.insert(0, Part(kind=PartKind.MENTION, text=reply_to.user))
+        tone = report.Tone.SUCCESS if result.passed else report.Tone.ERROR
+        return Reply(reply_to=reply_to, parts=parts, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
+                     title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
+                     data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
+                           "score_us": result.score_us, "gpu_s": result.gpu_s, "cost_usd": cost_usd,
+                           "leaderboard": run.leaderboard, "gpu": run.gpu, "mode": run.mode},
+                     id=f"result-{run.run_id}")
+
+    async def _on_progress(self, events: list[RunProgress]) -> None:
+        events = [e for e in events if self._authentic(e, e.attempt)]
+        for event in events:
+            if event.run_id not in self._finished and event.attempt > self._attempts.get(event.run_id, 0):
+                self._attempts[event.run_id] = event.attempt
+        while len(self._attempts) > ATTEMPTS_MEMORY:
+            self._attempts.popitem(last=False)
+        latest = {e.run_id: e for e in events if e.run_id not in self._finished}   # only the newest per run
+        fresh = latest.keys() - self._running
+        if fresh:          # stored before these events are acknowledged: a started run never looks queued again
+            await self.writer.running([(run_id, "") for run_id in fresh])
+            self._running |= fresh
+        for event in latest.values():
+            # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not
+            # has its result already, and a late event must not follow the final report. No database lookup.
+            run = self.deps.in_flight.get(event.run_id)
+            if run is None:
+                continue
+            await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
+                                                               event.run_id, event.gpu, event.progress))
+
+    async def _on_dead(self, job: RunJob, deliveries: int) -> None:
+        message = (f"This run failed {deliveries} times because the worker running it stopped responding "
+                   "(for example the kernel crashed the machine or hung past every limit). It will not be "
+                   "retried: check the kernel for hangs or memory errors and submit again.")
+        result = EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.leaderboard,
+                            failure=Failure(kind=FailureKind.CRASH, message=message))
+        await self._record_results([RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
+                                          result=result, worker="dead-letter", attempts=deliveries)])
+
+    async def _recover(self) -> None:
+        """Queue the runs that were stored but never queued (a crash between the two), and nothing else.
+
+        What the database says is not enough: a run whose job a worker took, finished and reported while
+        the core was down still looks queued there. JetStream knows: JOBS holds every job not yet
+        acknowledged (waiting or in flight), and EVENTS keeps each result after it is read. It is listed
+        before results are looked up, so a run finished in between is seen one way or the other.
+        """
+        queued = await self.bus.queued_run_ids()
+        requeued = 0
+        for run in list(self.deps.in_flight.values()):
+            if run.run_id in queued or run.run_id not in self.deps.in_flight or \
+                    await self.bus.has_result(run.run_id, signing.run_key(self._secret, run.run_id)):
+                continue
+            detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
+            board = await self.boards.get(run.leaderboard)
+            if detail is None or board is None:
+                log.error("run %s cannot be queued again: its submission or leaderboard is gone", run.run_id)
+                continue
+            await self._publish_job(run_job(
+                board, run_id=run.run_id, gpu=run.gpu, submission_id=run.submission_id, file_name=detail.file_name,
+                source=detail.source, mode=run.mode, reply_to=from_jsonable(ReplyTo, run.reply_to),
+                user=run.display_name))
+            requeued += 1
+        if self.deps.in_flight:
+            log.info("%d runs unfinished at start: %d queued again (stored, never queued), the rest in JetStream",
+                     len(self.deps.in_flight), requeued)
+
+
+def _standing_words(run: RunInfo, mine: RankRow | None) -> str:
+    if mine is None:
+        return "Not ranked."
+    if mine.run_id != run.run_id:
+        return (f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
+                f"(#{mine.submission_id}), rank #{mine.rank}.")
+    return ("**New #1!** " if mine.rank == 1 else "**New personal best.** ") + \
+        f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."
+
+
+async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:
+    """Open the store, start the service, serve until ``stop`` is set, then checkpoint and close."""
+    from storage.store import Store  # the one place the database file is opened
+
+    bus = await Bus.connect_as(url, "kernelrank-core", settings, Role.CORE)
+    db = Database(await asyncio.to_thread(Store, settings.database))
+    service = CoreService(bus, db, settings, pools)
+    try:
+        await service.start()
+        await stop.wait()
+    finally:
+        await service.stop()
+        await db.close()
+        await bus.close()
