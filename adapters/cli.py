@@ -1,10 +1,11 @@
-"""The terminal client: ``kernelrank submit|list|show|mine|history|task|template|submission|queue|stats``, ``token``,
-``admin token issue NAME`` and ``login``.
+"""The terminal client: every command of the registry (``core.contracts.registry``) as ``kernelrank WORDS ...``,
+and ``login``.
 
 A thin adapter over the HTTP API (``adapters.http_client``) with a personal token (``adapters.credentials`` says
-where the URL and the token come from): it sends the request, renders the ``Reply`` (``adapters.terminal``), and
-for a submission follows the event stream for live progress per GPU and the final reports. It never talks to
-NATS. Exit code 0 means the command (and every run) succeeded.
+where the URL and the token come from): its parser is built from the registry entry of the command typed, it sends
+the request through the entry's route, renders the ``Reply`` (``adapters.terminal``), and for a submission follows
+the event stream for live progress per GPU and the final reports. It never talks to NATS. Exit code 0 means the
+command (and every run) succeeded.
 """
 
 from __future__ import annotations
@@ -12,104 +13,113 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from adapters.credentials import normal, resolve, save_login
-from adapters.http_client import Api, ApiError, path
+from adapters.http_client import Api, ApiError
 from adapters.terminal import error_line, render, status_line
-from core.contracts.commands import MODES, TEMPLATE_LANGUAGES
 from core.contracts.config import Settings
-from core.contracts.messages import Reply, Tone
+from core.contracts.messages import CommandKind, Reply, Tone
+from core.contracts.registry import BY_KIND, COMMANDS, ArgKind, Route, Spec, find
 
-QUERIES = ("list", "show", "mine", "history", "task", "template", "submission", "queue", "stats", "token", "admin")
 NOT_RUNNING = ("kernelrank is not running here: start it with `kernelrank up`, or set KERNELRANK_API_URL to where "
                "it runs and run `kernelrank login`.")
 NO_TOKEN = ("This needs your personal token: get one with `/leaderboard token` in Discord or `/kernelrank token` "
             "in Slack (or from an admin), then run `kernelrank login`.")
+SHORT_FLAGS = {"leaderboard": "-l", "gpu": "-g", "mode": "-m", "user": "-u"}
+# What only a terminal has: options about this machine, not the command
+TERMINAL_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], Any]] = {
+    "submit": lambda p: p.add_argument("--no-wait", action="store_true", help="return once the submission is queued"),
+    "template": lambda p: p.add_argument("--output", "-o", type=Path, default=None,
+                                         help="write the template to this file"),
+}
 
 
 def main(command: str, argv: list[str], settings: Settings) -> int:
-    args = _parser(command).parse_args(argv)
-    colour = sys.stdout.isatty()
     if command == "login":
-        return _login(args, settings)
-    found = resolve(settings)
-    if not found.url or not found.token:
-        print(f"kernelrank: {NO_TOKEN if found.url else NOT_RUNNING}", file=sys.stderr)
+        return _login(_login_parser().parse_args(argv), settings)
+    found = find([command, *argv])
+    if found is None:
+        return _unknown([command, *argv])
+    spec, used = found
+    args = parser_for(spec).parse_args([command, *argv][used:])
+    colour = sys.stdout.isatty()
+    found_login = resolve(settings)
+    if not found_login.url or not found_login.token:
+        print(f"kernelrank: {NO_TOKEN if found_login.url else NOT_RUNNING}", file=sys.stderr)
         return 1
     try:
-        with Api(found.url, found.token, settings.request_timeout_s) as api:
-            if command == "submit":
+        with Api(found_login.url, found_login.token, settings.request_timeout_s) as api:
+            if spec.submission:
                 return _submit(api, args, colour)
-            reply = _ask(api, command, args)
+            values = {arg.name: getattr(args, arg.name) for arg in spec.args}
+            reply = api.call(pick_route(spec, values), values)
     except KeyboardInterrupt:
         print("\nStopped following. Your submission keeps running; `kernelrank mine LEADERBOARD` shows it later.")
         return 130
     except ApiError as exc:
         return _refused(exc, colour)
     print(render(reply, colour))
-    if command == "template" and args.output:
+    if getattr(args, "output", None):
         args.output.write_text(reply.data.get("source", ""))
         print(f"Wrote {args.output}.")
     return 0
 
 
-def _parser(command: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"kernelrank {command}")
-    if command == "submit":
-        parser.add_argument("file", type=Path)
-        parser.add_argument("--leaderboard", "-l", default="")
-        parser.add_argument("--gpu", "-g", action="append", default=[], help="repeat for several GPUs")
-        parser.add_argument("--mode", "-m", default="", choices=("", *MODES))
-        parser.add_argument("--no-wait", action="store_true", help="return once the submission is queued")
-    elif command in ("show", "mine", "history", "task", "template"):
-        parser.add_argument("leaderboard")
-        if command in ("show", "mine", "history"):
-            parser.add_argument("--gpu", "-g", default=None)
-        if command == "history":
-            parser.add_argument("--user", "-u", default=None,
-                                help="someone else's progress (scores only): discord:ID, slack:ID or their name")
-        if command == "template":
-            parser.add_argument("--lang", default=None, choices=TEMPLATE_LANGUAGES)
-            parser.add_argument("--output", "-o", type=Path, default=None, help="write the template to this file")
-    elif command == "submission":
-        parser.add_argument("id")
-    elif command == "token":
-        parser.add_argument("action", nargs="?", default="list", choices=("list", "new", "revoke"),
-                            help="list your tokens (default), make a new one, or revoke one by its prefix")
-        parser.add_argument("prefix", nargs="?", default="")
-    elif command == "admin":
-        parser.add_argument("what", choices=("token",))
-        parser.add_argument("action", choices=("issue",))
-        parser.add_argument("name", help="the person the token is for")
-    elif command == "login":
-        parser.add_argument("--url", default="", help="the API's address (default: KERNELRANK_API_URL, or the "
-                                                       "kernelrank started on this host)")
+def parser_for(spec: Spec) -> argparse.ArgumentParser:
+    """The command's parser, from its registry entry: required arguments positional, the others options."""
+    parser = argparse.ArgumentParser(prog=f"kernelrank {spec.name}", description=spec.about)
+    for arg in spec.args:
+        options: dict[str, Any] = {"help": arg.help}
+        if arg.choices:
+            options["choices"] = arg.choices
+        if arg.kind is ArgKind.FILE:
+            options["type"] = Path
+        if arg.is_positional:
+            parser.add_argument(arg.name, nargs=None if arg.required else "?", **options)
+            continue
+        flags = [f"--{arg.name}", *(f"--{alias}" for alias in arg.aliases), *filter(None, [SHORT_FLAGS.get(arg.name)])]
+        if arg.kind is ArgKind.GPUS:
+            options.update(action="append", default=[], help=f"{arg.help}; repeat it, or give a comma list")
+        parser.add_argument(*flags, dest=arg.name, **options)
+    TERMINAL_OPTIONS.get(spec.name, lambda _: None)(parser)
     return parser
 
 
-def _ask(api: Api, command: str, args: argparse.Namespace) -> Reply:
-    if command == "list":
-        return api.get(path("leaderboards"))
-    if command in ("queue", "stats"):
-        return api.get(path(command))
-    if command == "submission":
-        return api.get(path("submissions", args.id))
-    if command == "token":
-        if args.action == "new":
-            return api.post(path("tokens"))
-        if args.action == "revoke":
-            return api.delete(path("tokens", args.prefix))
-        return api.get(path("tokens"))
-    if command == "admin":
-        return api.post(path("admin", "tokens"), {"name": args.name})
-    if command == "show":
-        return api.get(path("leaderboards", args.leaderboard), gpu=args.gpu)
-    options = {"mine": {"gpu": args.gpu} if command == "mine" else {},
-               "history": {"gpu": args.gpu, "user": args.user} if command == "history" else {},
-               "template": {"lang": args.lang} if command == "template" else {}}.get(command, {})
-    return api.get(path("leaderboards", args.leaderboard, command), **options)
+def pick_route(spec: Spec, args: dict[str, Any]) -> Route:
+    """The route whose implied arguments the command's match (``token revoke`` is DELETE), else the first."""
+    return next((route for route in spec.routes if route.fixed and all(args.get(k) == v for k, v in
+                                                                         route.fixed.items())), spec.routes[0])
+
+
+def usage_lines() -> list[str]:
+    """One line per command, for ``kernelrank --help``."""
+    usages = {spec.name: _usage(spec) for spec in COMMANDS if spec.offered_on("terminal")}
+    width = max(map(len, usages.values()))
+    return [f"  {usages[spec.name].ljust(width)}  {spec.about}" for spec in COMMANDS if spec.name in usages]
+
+
+def _usage(spec: Spec) -> str:
+    shown = [(arg.name.upper() if arg.required else f"[{arg.name.upper()}]") if arg.is_positional
+             else f"[--{arg.name}]" for arg in spec.args]
+    return " ".join([spec.name, *shown])
+
+
+def _unknown(words: list[str]) -> int:
+    near = [spec for spec in COMMANDS if spec.words[0] == words[0].lower()]
+    print(f"kernelrank: {' '.join(words[:3])!r} is not a command. "
+          + ("Did you mean one of these?\n" + "\n".join(f"  kernelrank {_usage(s)}" for s in near) if near else
+             "`kernelrank --help` lists the commands."), file=sys.stderr)
+    return 2
+
+
+def _login_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kernelrank login", description="Keep your personal token for this client.")
+    parser.add_argument("--url", default="", help="the API's address (default: KERNELRANK_API_URL, or the "
+                                                   "kernelrank started on this host)")
+    return parser
 
 
 def _submit(api: Api, args: argparse.Namespace, colour: bool) -> int:
@@ -117,7 +127,8 @@ def _submit(api: Api, args: argparse.Namespace, colour: bool) -> int:
         content = args.file.read_bytes()
     except OSError as exc:
         raise SystemExit(f"kernelrank: cannot read {args.file}: {exc.strerror}.") from None
-    replies = api.submit(args.file.name, content, leaderboard=args.leaderboard, gpus=args.gpu, mode=args.mode,
+    replies = api.submit(args.file.name, content, leaderboard=args.leaderboard or "", gpus=args.gpu,
+                         mode=args.mode or "",
                          follow=not args.no_wait)
     accepted = next(replies)
     print(render(accepted, colour))
@@ -163,7 +174,7 @@ def _login(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     try:
         with Api(url, token, settings.request_timeout_s) as api:
-            me = api.get(path("me"))
+            me = api.call(pick_route(BY_KIND[CommandKind.TOKEN], {"action": "whoami"}), {})
     except ApiError as exc:
         print(f"kernelrank login: {exc}", file=sys.stderr)
         return 1

@@ -14,6 +14,7 @@ import httpx
 from httpx_sse import SSEError, connect_sse
 
 from core.contracts.messages import DecodeError, Reply, decode
+from core.contracts.registry import Route
 
 STREAM_READ_S = 60.0           # the API sends a keep-alive every 15 s while a run is quiet
 
@@ -50,6 +51,18 @@ class Api:
 
     def delete(self, route: str) -> Reply:
         return self._reply(self._send("DELETE", route))
+
+    def call(self, route: Route, args: dict[str, Any]) -> Reply:
+        """Ask through one of the registry's routes: its path filled from ``args``, the rest as query parameters
+        (or, for a POST, a JSON body). The arguments the route implies itself are not sent."""
+        values = {name: value for name, value in args.items() if value is not None and name not in route.fixed}
+        parts = [str(values.pop(part[1:-1], "")) if part.startswith("{") else part
+                 for part in route.path.removeprefix("/v1/").split("/")]
+        if route.method == "POST":
+            return self.post(path(*parts), values)
+        if route.method == "DELETE":
+            return self.delete(path(*parts))
+        return self.get(path(*parts), **values)
 
     def submit(self, file_name: str, content: bytes, *, leaderboard: str, gpus: list[str], mode: str,
                follow: bool) -> Iterator[Reply]:

@@ -1,28 +1,11 @@
-"""The routes, and the command each one sends to the core.
+"""The HTTP API's routes: one per route of each registry command (``core.contracts.registry``), and ``/v1/health``.
 
-=======  =====================================  ===========  =============================================
-method   path                                   command      query parameters / body
-=======  =====================================  ===========  =============================================
-GET      /v1/health                             (list)       none; no token needed: is the API up, the core?
-GET      /v1/me                                 token        who the token belongs to
-GET      /v1/leaderboards                       list
-GET      /v1/leaderboards/{leaderboard}         show         gpu, limit
-GET      /v1/leaderboards/{leaderboard}/mine    mine         gpu, limit
-GET      /v1/leaderboards/{leaderboard}/history history      gpu, user (``discord:123`` or a name)
-GET      /v1/leaderboards/{leaderboard}/task    task
-GET      /v1/leaderboards/{leaderboard}/template template    lang
-POST     /v1/submissions                        submit       multipart (file, leaderboard, gpu..., mode) or
-                                                             JSON {file_name, source, leaderboard, gpus, mode};
-                                                             ``Accept: text/event-stream`` streams progress
-GET      /v1/submissions/{id}                   submission   (poll it for a submission's runs)
-GET      /v1/queue                              queue
-GET      /v1/stats                              stats
-GET      /v1/eval-code                          eval-code
-GET      /v1/tokens                             token list
-POST     /v1/tokens                             token new    (shown once)
-DELETE   /v1/tokens/{prefix}                    token revoke
-POST     /v1/admin/tokens                       token issue  JSON {name}; admins only
-=======  =====================================  ===========  =============================================
+A command's route sends its command to the core with the route's path parameters, the arguments the route implies
+(``DELETE /v1/tokens/{prefix}`` is ``token revoke``), and the command's declared arguments from the query string
+(GET, DELETE) or a JSON object body (POST); an argument the command does not declare is refused, so a typo is not
+silently ignored. ``POST /v1/submissions`` takes the kernel as multipart/form-data (``file``, ``leaderboard``,
+``gpu``..., ``mode``) or JSON (``file_name``, ``source``, ``leaderboard``, ``gpus``, ``mode``); with
+``Accept: text/event-stream`` it streams progress. ``GET /v1/health`` needs no token: is the API up, the core?
 """
 
 from __future__ import annotations
@@ -47,6 +30,8 @@ from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import query_command, submit_command
 from core.contracts.config import Settings
 from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
+from core.contracts.registry import COMMANDS, Spec
+from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
 
 log = logging.getLogger(__name__)
@@ -77,25 +62,11 @@ def create_app(core: Core, settings: Settings) -> Starlette:
             return submission_limit(settings.max_source_bytes, content_type)
         return SMALL_BODY_BYTES
 
-    routes = [
-        Route("/v1/health", api.health),
-        Route("/v1/me", api.query(CommandKind.TOKEN, action="whoami")),
-        Route("/v1/leaderboards", api.query(CommandKind.LIST)),
-        Route("/v1/leaderboards/{leaderboard}", api.query(CommandKind.SHOW, "gpu", "limit")),
-        Route("/v1/leaderboards/{leaderboard}/mine", api.query(CommandKind.MINE, "gpu", "limit")),
-        Route("/v1/leaderboards/{leaderboard}/history", api.query(CommandKind.HISTORY, "gpu", "user")),
-        Route("/v1/leaderboards/{leaderboard}/task", api.query(CommandKind.TASK)),
-        Route("/v1/leaderboards/{leaderboard}/template", api.query(CommandKind.TEMPLATE, "lang")),
-        Route("/v1/submissions", api.submit, methods=["POST"]),
-        Route("/v1/submissions/{id}", api.query(CommandKind.SUBMISSION)),
-        Route("/v1/queue", api.query(CommandKind.QUEUE)),
-        Route("/v1/stats", api.query(CommandKind.STATS)),
-        Route("/v1/eval-code", api.query(CommandKind.EVAL_CODE)),
-        Route("/v1/tokens", api.query(CommandKind.TOKEN, action="list")),
-        Route("/v1/tokens", api.query(CommandKind.TOKEN, action="new"), methods=["POST"]),
-        Route("/v1/tokens/{prefix}", api.query(CommandKind.TOKEN, action="revoke"), methods=["DELETE"]),
-        Route("/v1/admin/tokens", api.issue, methods=["POST"]),
-    ]
+    routes = [Route("/v1/health", api.health)]
+    for spec in COMMANDS:
+        for route in spec.routes:
+            endpoint = api.submit if spec.submission else api.command(spec, route)
+            routes.append(Route(route.path, endpoint, methods=[route.method]))
     limits = Middleware(BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes)
     handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
     return Starlette(routes=routes, exception_handlers=handlers, middleware=[limits])
@@ -106,15 +77,38 @@ class _Api:
         self.core = core
         self.settings = settings
 
-    def query(self, kind: CommandKind, *params: str, **fixed: str) -> Handler:
-        """An endpoint sending ``kind`` with the path's parameters, the named query parameters and ``fixed``."""
+    def command(self, spec: Spec, route: CommandRoute) -> Handler:
+        """An endpoint sending ``spec``'s command through ``route``."""
 
         async def endpoint(request: Request) -> Response:
-            args: dict[str, Any] = {**request.path_params, **fixed}
-            args.update({name: request.query_params[name] for name in params if name in request.query_params})
-            return await self.ask(query_command(_ACTOR, self._reply_to(), kind, **args), credential(request))
+            sha = credential(request)          # before the body: no token, no work
+            given = await self._arguments(request, route)
+            if isinstance(given, Response):
+                return given
+            args: dict[str, Any] = {}
+            for name, value in given.items():
+                arg = spec.arg(name)
+                if arg is None:
+                    return error("invalid", f"`{name[:40]}` is not an argument of {spec.name}; it takes "
+                                            f"{', '.join(a.name for a in spec.args) or 'none'}.")
+                args[arg.name] = value
+            args.update(request.path_params)
+            args.update(route.fixed)
+            return await self.ask(query_command(_ACTOR, self._reply_to(), spec.kind, **args), sha)
 
         return endpoint
+
+    async def _arguments(self, request: Request, route: CommandRoute) -> dict[str, Any] | Response:
+        if route.method != "POST":
+            return dict(request.query_params)
+        if not await request.body():          # a POST that needs no arguments (POST /v1/tokens) may send none
+            return {}
+        body = await self._json_object(request)
+        if isinstance(body, Response):
+            return body
+        if bad := [key for key, value in body.items() if not isinstance(value, str | int | float | bool | None)]:
+            return error("invalid", f"`{bad[0][:40]}` must be a plain value (a string or a number).")
+        return {key: value for key, value in body.items() if value is not None}
 
     async def ask(self, cmd: Command, sha: str) -> Response:
         cmd.credential_sha256 = sha
@@ -163,17 +157,6 @@ class _Api:
         if accepted.tone is Tone.ERROR or "text/event-stream" not in request.headers.get("accept", ""):
             return answer(accepted, status=202)
         return stream(accepted, route, self.core)
-
-    async def issue(self, request: Request) -> Response:
-        sha = credential(request)
-        body = await self._json_object(request)
-        if isinstance(body, Response):
-            return body
-        name = body.get("name")
-        if not isinstance(name, str):
-            return error("invalid", 'Send the person\'s name as JSON, like {"name": "ada"}.')
-        return await self.ask(query_command(_ACTOR, self._reply_to(), CommandKind.TOKEN, action="issue", name=name),
-                              sha)
 
     async def _form(self, request: Request) -> tuple | Response:
         async with request.form(max_files=1, max_fields=32) as form:

@@ -45,7 +45,8 @@ class CommandKind(enum.StrEnum):
     STATS = "stats"            # global figures
     QUEUE = "queue"            # jobs waiting and running per GPU, and the asker's position
     EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
-    TOKEN = "token"            # personal API tokens: args["action"] new (shown once) | list | revoke | whoami | issue
+    TOKEN = "token"            # personal API tokens: args["action"] new (shown once) | list | revoke | whoami
+    ISSUE_TOKEN = "issue-token"  # (admins) a token for a person known only at the terminal: args["name"]
 
 
 @dataclass
@@ -102,8 +103,6 @@ class RunJob:
     leaderboard: str
     gpu: str
     job: EvalJob
-    reply_to: ReplyTo
-    user: str = ""
     result_key: str = field(default="", repr=False)
     v: int = WIRE_VERSION
 

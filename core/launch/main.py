@@ -13,9 +13,9 @@ import signal
 import sys
 
 from core.contracts.config import ConfigError, Settings, load_settings
+from core.contracts.registry import first_words
 
-CLIENT_COMMANDS = ("submit", "list", "show", "mine", "history", "task", "template", "submission", "queue", "stats",
-                   "token", "admin", "login")
+CLIENT_COMMANDS = (*first_words(), "login")      # the registry's commands, sent by the terminal client
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _usage() -> str:
+    from adapters.cli import usage_lines
+
     return """usage: kernelrank COMMAND [options]
 
 start the system
@@ -72,17 +74,9 @@ start the system
   slack                   run the Slack adapter: Socket Mode, or HTTP with --http --port P (docs/slack.md)
   api                     run the HTTP API for the terminal client and the web (KERNELRANK_API_HOST, _PORT)
 
-use it
-  submit FILE             submit a kernel (--leaderboard L, --gpu G, --mode test|benchmark|ranked|profile)
-  list                    leaderboards
-  show L                  ranking per GPU (--gpu G)
-  mine L | history L      your submissions / your best over time
-  task L | template L     the problem / a starter file (--lang Python|Triton|CUDA)
-  submission ID           one submission with its code and runs (yours, or any to an admin)
-  queue | stats           jobs waiting and running, and where yours are / global figures
+use it (the terminal client; every command is also in Discord, Slack and the API)
+""" + "\n".join(usage_lines()) + """
   login                   store your personal token for this client (--url URL)
-  token [new|revoke P]    your personal tokens: list them, make one, revoke one by its prefix
-  admin token issue NAME  (admins) a token for someone who uses only the terminal
   eval FILE --problem DIR evaluate locally without the service (--mode, --json)
 
 Each command takes --help."""

@@ -1,16 +1,19 @@
-"""Building RunJobs from stored facts, for fresh submissions and for re-queueing after a restart."""
+"""Building RunJobs from stored facts (for fresh submissions and for re-queueing after a restart), and queueing
+them signed."""
 
 from __future__ import annotations
 
+from core.contracts import signing
+from core.contracts.bus import Bus
 from core.contracts.gpus import CPU_POOL
-from core.contracts.messages import ReplyTo, RunJob
+from core.contracts.messages import RunJob
 from core.service.leaderboards import Board
 from harness.job import EvalJob
 from harness.result import Mode
 
 
 def run_job(board: Board, *, run_id: str, gpu: str, submission_id: int, file_name: str, source: str,
-            mode: str, reply_to: ReplyTo, user: str) -> RunJob:
+            mode: str) -> RunJob:
     """One evaluation of a submission on one GPU pool; the problem's files travel with it.
 
     Only a ranked run carries the leaderboard's secret seed: a test, benchmark or profile run (whose inputs
@@ -20,5 +23,22 @@ def run_job(board: Board, *, run_id: str, gpu: str, submission_id: int, file_nam
     job = EvalJob(problem=board.problem, submission_name=file_name, submission_source=source, mode=Mode(mode),
                   device="cpu" if gpu == CPU_POOL else "cuda",
                   secret_seed=board.leaderboard.secret_seed if ranked else None, run_id=run_id)
-    return RunJob(run_id=run_id, submission_id=submission_id, leaderboard=board.leaderboard.name, gpu=gpu, job=job,
-                  reply_to=reply_to, user=user)
+    return RunJob(run_id=run_id, submission_id=submission_id, leaderboard=board.leaderboard.name, gpu=gpu, job=job)
+
+
+class JobQueue:
+    """Queues jobs with their run's result key: whatever comes back for a run must be signed with that key.
+
+    Only workers read jobs (``core.contracts.roles``), so a report signed with a run's key comes from a worker
+    that was handed the run. The keys derive from the core's secret, which never leaves this process.
+    """
+
+    def __init__(self, bus: Bus, secret: bytes) -> None:
+        self._bus, self._secret = bus, secret
+
+    def key(self, run_id: str) -> str:
+        return signing.run_key(self._secret, run_id)
+
+    async def publish(self, job: RunJob) -> bool:
+        job.result_key = self.key(job.run_id)
+        return await self._bus.publish_job(job)

@@ -21,44 +21,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from datetime import UTC, datetime
 
 from core.contracts import report, signing
 from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
-from core.contracts.credentials import result_secret
 from core.contracts.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from core.service.announce import announcement_targets, announcements
 from core.service.compare import with_changes
-from core.service.db import Database, Writer
+from core.service.db import Database
 from core.service.deadletter import DeadLetters
-from core.service.handlers import Deps, RateLimiter, dispatch
-from core.service.jobs import run_job
-from core.service.leaderboards import BoardCache, load_new_problems
+from core.service.deps import Deps
+from core.service.handlers import dispatch
+from core.service.jobs import JobQueue, run_job
+from core.service.leaderboards import load_new_problems
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
 from storage.records import RankRow, ResultRecord, RunInfo
 
 log = logging.getLogger(__name__)
-FINISHED_MEMORY = 10_000       # recently finished run ids kept to drop progress that arrives after the result
-ATTEMPTS_MEMORY = 100_000      # runs whose latest started delivery is remembered (a run forgets it at its result)
 
 
 class CoreService:
-    def __init__(self, bus: Bus, db: Database, settings: Settings, pools: list[str]) -> None:
-        self.bus, self.db, self.settings, self.pools = bus, db, settings, pools
-        self.writer = Writer(db)
-        self.boards = BoardCache(lambda name: db.read(db.store.get_leaderboard, name))
-        self._secret = result_secret(settings)
-        self.deps = Deps(db=db, settings=settings, publish_job=self._publish_job, writer=self.writer,
-                         limiter=RateLimiter(settings.rate_limit_per_minute), boards=self.boards)
-        self._running = self.deps.started
-        self._announce_to = announcement_targets(settings.announce)
-        # Progress is consumed apart from results, so it can trail them: remember recent finishes, skip late events.
-        self._finished: OrderedDict[str, None] = OrderedDict()
-        self._attempts: OrderedDict[str, int] = OrderedDict()   # run id -> the latest delivery that started
+    """Built by ``core.service.bootstrap.bootstrap``; shares its ``Deps`` (and so its ``RunBook``) with the handlers."""
+
+    def __init__(self, bus: Bus, deps: Deps, jobs: JobQueue, pools: list[str]) -> None:
+        self.bus, self.deps, self.jobs, self.pools = bus, deps, jobs, pools
+        self.db, self.settings, self.writer, self.runs = deps.db, deps.settings, deps.writer, deps.runs
+        self._announce_to = announcement_targets(self.settings.announce)
         self._stoppers: list = []
 
     async def start(self) -> None:
@@ -67,9 +58,7 @@ class CoreService:
                                       concurrency=self.settings.pool_concurrency)
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
         for run in await self.db.read(self.db.store.unfinished_runs):
-            self.deps.in_flight[run.run_id] = run      # so results find their run, and "jobs ahead" counts them
-            if run.state == "running":
-                self._running.add(run.run_id)
+            self.runs.waiting_for(run)      # so results find their run, and "jobs ahead" counts them
         dead = DeadLetters(self.bus, self._on_dead)
         await dead.start()
         self._stoppers = [dead.stop,
@@ -101,19 +90,14 @@ class CoreService:
             return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "
                                       f"the details under request {cmd.id[:8]}. Try again in a minute.", cmd.id)
 
-    async def _publish_job(self, job: RunJob) -> bool:
-        """Queue a job with its run's result key: what comes back for the run must be signed with it."""
-        job.result_key = signing.run_key(self._secret, job.run_id)
-        return await self.bus.publish_job(job)
-
     def _authentic(self, report_: RunResult | RunProgress, attempt: int) -> bool:
         """Whether a worker's report is signed with its run's key and belongs to the run's latest delivery."""
         kind = "result" if isinstance(report_, RunResult) else "progress event"
-        if not signing.verify(report_, signing.run_key(self._secret, report_.run_id)):
+        if not signing.verify(report_, self.jobs.key(report_.run_id)):
             log.warning("dropped a %s for run %s that is not signed with the run's key (it names worker %r)", kind,
                         report_.run_id, getattr(report_, "worker", ""))
             return False
-        latest = self._attempts.get(report_.run_id, 0)
+        latest = self.runs.latest_attempt(report_.run_id)
         if attempt < latest:
             log.warning("dropped a %s of attempt %d of run %s: attempt %d has started since", kind, attempt,
                         report_.run_id, latest)
@@ -122,8 +106,6 @@ class CoreService:
 
     async def _on_results(self, results: list[RunResult]) -> None:
         accepted = [r for r in results if self._authentic(r, r.attempts)]
-        for result in accepted:
-            self._attempts.pop(result.run_id, None)
         if accepted:
             await self._record_results(accepted)
 
@@ -133,13 +115,12 @@ class CoreService:
                                                          attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
                                             for r in results])
         new = {r.run_id for r, first in zip(results, stored, strict=True) if first}   # not a repeated result
-        again = list({r.run_id for r in results} - new - self._finished.keys())
+        again = [run_id for run_id in {r.run_id for r in results} - new if not self.runs.finished(run_id)]
         answer = new | (await self.db.read(self.db.store.unreplied, again) if again else set())
         costs = {r.run_id: r.cost_usd for r in results}
         runs = []
         for result in results:
-            run = self.deps.in_flight.pop(result.run_id, None)
-            self._running.discard(result.run_id)
+            run = self.runs.result_arrived(result.run_id)
             if result.run_id not in answer:
                 log.info("a repeated result for run %s was not answered again", result.run_id)
                 continue
@@ -157,10 +138,7 @@ class CoreService:
             reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
             await self.bus.publish_reply(reply)
         self.writer.replied([run.run_id for run, _ in runs])
-        for result in results:                         # answered: only now, so a batch that failed comes back whole
-            self._finished[result.run_id] = None
-        while len(self._finished) > FINISHED_MEMORY:
-            self._finished.popitem(last=False)
+        self.runs.answered([r.run_id for r in results])   # only now, so a batch that failed comes back whole
         for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
                                           self._announce_to):
             await self.bus.publish_reply(announcement)
@@ -189,19 +167,16 @@ class CoreService:
     async def _on_progress(self, events: list[RunProgress]) -> None:
         events = [e for e in events if self._authentic(e, e.attempt)]
         for event in events:
-            if event.run_id not in self._finished and event.attempt > self._attempts.get(event.run_id, 0):
-                self._attempts[event.run_id] = event.attempt
-        while len(self._attempts) > ATTEMPTS_MEMORY:
-            self._attempts.popitem(last=False)
-        latest = {e.run_id: e for e in events if e.run_id not in self._finished}   # only the newest per run
-        fresh = latest.keys() - self._running
+            self.runs.attempt_started(event.run_id, event.attempt)
+        latest = {e.run_id: e for e in events if not self.runs.finished(e.run_id)}   # only the newest per run
+        fresh = latest.keys() - self.runs.started
         if fresh:          # stored before these events are acknowledged: a started run never looks queued again
             await self.writer.running([(run_id, "") for run_id in fresh])
-            self._running |= fresh
+            self.runs.started |= fresh
         for event in latest.values():
             # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not
             # has its result already, and a late event must not follow the final report. No database lookup.
-            run = self.deps.in_flight.get(event.run_id)
+            run = self.runs.in_flight.get(event.run_id)
             if run is None:
                 continue
             await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
@@ -226,23 +201,22 @@ class CoreService:
         """
         queued = await self.bus.queued_run_ids()
         requeued = 0
-        for run in list(self.deps.in_flight.values()):
-            if run.run_id in queued or run.run_id not in self.deps.in_flight or \
-                    await self.bus.has_result(run.run_id, signing.run_key(self._secret, run.run_id)):
+        for run in list(self.runs.in_flight.values()):
+            if run.run_id in queued or run.run_id not in self.runs.in_flight or \
+                    await self.bus.has_result(run.run_id, self.jobs.key(run.run_id)):
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
-            board = await self.boards.get(run.leaderboard)
+            board = await self.deps.boards.get(run.leaderboard)
             if detail is None or board is None:
                 log.error("run %s cannot be queued again: its submission or leaderboard is gone", run.run_id)
                 continue
-            await self._publish_job(run_job(
+            await self.jobs.publish(run_job(
                 board, run_id=run.run_id, gpu=run.gpu, submission_id=run.submission_id, file_name=detail.file_name,
-                source=detail.source, mode=run.mode, reply_to=from_jsonable(ReplyTo, run.reply_to),
-                user=run.display_name))
+                source=detail.source, mode=run.mode))
             requeued += 1
-        if self.deps.in_flight:
+        if self.runs.in_flight:
             log.info("%d runs unfinished at start: %d queued again (stored, never queued), the rest in JetStream",
-                     len(self.deps.in_flight), requeued)
+                     len(self.runs.in_flight), requeued)
 
 
 def _standing_words(run: RunInfo, mine: RankRow | None) -> str:
@@ -257,11 +231,12 @@ def _standing_words(run: RunInfo, mine: RankRow | None) -> str:
 
 async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:
     """Open the store, start the service, serve until ``stop`` is set, then checkpoint and close."""
+    from core.service.bootstrap import bootstrap
     from storage.store import Store  # the one place the database file is opened
 
     bus = await Bus.connect_as(url, "kernelrank-core", settings, Role.CORE)
     db = Database(await asyncio.to_thread(Store, settings.database))
-    service = CoreService(bus, db, settings, pools)
+    service = bootstrap(bus, db, settings, pools)
     try:
         await service.start()
         await stop.wait()

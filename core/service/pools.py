@@ -4,20 +4,15 @@ Workers publish a ``PoolStatus`` on ``pools.status.<gpu>`` every few seconds. ``
 report of each worker and forgets a worker that has been silent for ``stale_after_s`` (it stopped or lost its
 connection), so a summary only counts workers that are alive. Receive times come from this process's
 monotonic clock, not the report's ``at``: a worker whose clock is off must not look dead or immortal.
-
-``InFlight`` holds the runs this core queued and has no result for yet, with a count per GPU pool, so a new
-submission can say how many jobs are ahead of it without scanning them all.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.contracts.messages import PoolStatus
-from storage.records import RunInfo
 
 STALE_AFTER_S = 60.0          # a worker silent this long is no longer counted
 
@@ -57,41 +52,3 @@ class PoolBoard:
                                  capacity=sum(r.capacity for r in reports), backlog=sum(r.backlog for r in reports),
                                  backends=tuple(sorted({r.backend for r in reports})))
                 for gpu, reports in sorted(pools.items())}
-
-
-class InFlight(dict[str, RunInfo]):
-    """Run id -> run, for runs without a result yet, in the order they were queued; counts runs per pool.
-
-    Only item assignment, ``del`` and ``pop`` change it (the core uses nothing else), and each keeps the counts.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._per_gpu: Counter[str] = Counter()
-
-    def __setitem__(self, run_id: str, run: RunInfo) -> None:
-        old = self.get(run_id)
-        if old is not None:
-            self._per_gpu[old.gpu] -= 1
-        self._per_gpu[run.gpu] += 1
-        super().__setitem__(run_id, run)
-
-    def __delitem__(self, run_id: str) -> None:
-        self._per_gpu[self[run_id].gpu] -= 1
-        super().__delitem__(run_id)
-
-    def pop(self, run_id: str, *default: RunInfo | None) -> RunInfo | None:  # type: ignore[override]
-        if run_id in self:
-            self._per_gpu[self[run_id].gpu] -= 1
-        return super().pop(run_id, *default)
-
-    def ahead_of(self, run_id: str, gpu: str) -> int:
-        """How many runs on ``gpu`` without a result were queued before ``run_id`` (all of them for a new run)."""
-        if run_id not in self:
-            return self._per_gpu[gpu]
-        ahead = 0
-        for other, run in self.items():       # a repeated command: rare, so a scan is fine
-            if other == run_id:
-                break
-            ahead += run.gpu == gpu
-        return ahead

@@ -3,7 +3,7 @@
 ``token`` (or ``token new``) makes one for the asker and shows it once, privately; ``token list`` shows the
 asker's tokens (everyone's to an admin) by prefix, never the token; ``token revoke PREFIX`` ends one (an admin
 may end anyone's); ``token whoami`` says whose a token is (``kernelrank login`` checks a token with it); an admin's
-``token issue NAME`` makes a token for a person known only at the terminal. The store keeps a token's SHA-256 and
+``admin token issue NAME`` (a command of its own) makes a token for a person known only at the terminal. The store keeps a token's SHA-256 and
 its first characters (``core.contracts.tokenformat``), never the token.
 """
 
@@ -13,9 +13,10 @@ import unicodedata
 from datetime import datetime
 
 from core.contracts import report
-from core.contracts.errors import Forbidden, NotFound, UserError, shown
+from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Platform, Reply
 from core.contracts.tokenformat import make_token, token_prefix, token_sha256
+from core.service.deps import Deps
 from core.service.people import CHAT_PLATFORMS, LOCAL_PLATFORM, Caller
 from storage.records import NewToken, TokenInfo
 
@@ -31,7 +32,7 @@ def new_token(person_id: int, label: str, now: datetime) -> tuple[str, NewToken]
                            label=label, created_at=now)
 
 
-async def token(cmd: Command, caller: Caller, deps) -> Reply:
+async def token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     action = str(cmd.args.get("action") or "new").lower()
     act = _ACTIONS.get(action)
     if act is None:
@@ -40,7 +41,7 @@ async def token(cmd: Command, caller: Caller, deps) -> Reply:
     return await act(cmd, caller, deps)
 
 
-async def _new(cmd: Command, caller: Caller, deps) -> Reply:
+async def _new(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     live = [t for t in await deps.db.read(deps.db.store.tokens, caller.person_id) if t.revoked_at is None]
     if len(live) >= MAX_LIVE_TOKENS:
         raise UserError(f"You have {len(live)} live tokens, the most one person may hold; revoke one with "
@@ -52,9 +53,8 @@ async def _new(cmd: Command, caller: Caller, deps) -> Reply:
                        "It acts as you from the terminal (`kernelrank login`, then paste it) and the web.")
 
 
-async def _issue(cmd: Command, caller: Caller, deps) -> Reply:
-    if not caller.admin:
-        raise Forbidden("Only admins can issue tokens for other people; ask one, or get your own with `token`.")
+async def issue_token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    """(Admins: ``dispatch`` checks.) A token for a person known only at the terminal, shown once."""
     name = _person_name(str(cmd.args.get("name") or ""))
     secret, record = new_token(0, f"issued by {caller.display_name}", deps.now())
     await deps.db.write(deps.db.store.issue_token, LOCAL_PLATFORM, name, name, record)
@@ -62,7 +62,7 @@ async def _issue(cmd: Command, caller: Caller, deps) -> Reply:
                        f"Give it to {name} privately; they run `kernelrank login` and paste it.")
 
 
-async def _list(cmd: Command, caller: Caller, deps) -> Reply:
+async def _list(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     tokens = await deps.db.read(deps.db.store.tokens, None if caller.admin else caller.person_id)
     if not tokens:
         return _reply(cmd, "Your tokens", [report.text("You have no tokens; `token` makes one.")])
@@ -77,7 +77,7 @@ async def _list(cmd: Command, caller: Caller, deps) -> Reply:
                               for t in tokens[:LISTED]]})
 
 
-async def _revoke(cmd: Command, caller: Caller, deps) -> Reply:
+async def _revoke(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     prefix = str(cmd.args.get("prefix") or "").strip()
     if not prefix:
         raise UserError("Say which token to revoke by its prefix, like `token revoke kr_AbCdEfGh1`; "
@@ -91,7 +91,7 @@ async def _revoke(cmd: Command, caller: Caller, deps) -> Reply:
     return _reply(cmd, "Token revoked", [report.status(f"Token {prefix} no longer works.", report.Tone.SUCCESS)])
 
 
-async def _whoami(cmd: Command, caller: Caller, deps) -> Reply:
+async def _whoami(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     rights = ", an admin" if caller.admin else ""
     return _reply(cmd, "Signed in", [report.text(f"You are {caller.display_name}{rights}.")],
                   {"person_id": caller.person_id, "display_name": caller.display_name, "admin": caller.admin})
@@ -129,4 +129,4 @@ def _state(info: TokenInfo) -> str:
     return f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "live"
 
 
-_ACTIONS = {"new": _new, "list": _list, "revoke": _revoke, "whoami": _whoami, "issue": _issue}
+_ACTIONS = {"new": _new, "list": _list, "revoke": _revoke, "whoami": _whoami}

@@ -18,7 +18,7 @@ import pytest
 from nats.js import JetStreamContext
 
 from core.contracts.bus import Bus
-from core.contracts.messages import Platform, ReplyTo, RunJob, new_id
+from core.contracts.messages import RunJob, new_id
 from harness.job import EvalJob
 from harness.problem import Problem, TaskSpec
 from harness.result import Mode
@@ -35,8 +35,7 @@ def _make_job(gpu: str = GPU, *, source: str = "def custom_kernel(data):\n    re
     run_id = new_id()
     return RunJob(run_id=run_id, submission_id=1, leaderboard="identity", gpu=gpu,
                   job=EvalJob(problem=problem, submission_name="kernel.py", submission_source=source, mode=mode,
-                              run_id=run_id),
-                  reply_to=ReplyTo(platform=Platform.CLI, channel="session-1"), user="ada")
+                              run_id=run_id))
 
 
 @pytest.fixture

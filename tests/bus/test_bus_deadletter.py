@@ -156,4 +156,4 @@ async def test_a_dead_letter_keeps_no_source_seed_or_result_key(bus: Bus, js, ma
     for secret in (b"SECRET-SOURCE", b"123456789012345678", job.result_key.encode(), b"# reference"):
         assert secret not in stored
     kept = decode(RunJob, stored)
-    assert (kept.run_id, kept.reply_to, kept.job.mode) == (job.run_id, job.reply_to, job.job.mode)
+    assert (kept.run_id, kept.submission_id, kept.job.mode) == (job.run_id, job.submission_id, job.job.mode)

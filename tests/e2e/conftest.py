@@ -26,6 +26,7 @@ from core.contracts.commands import query_command, submit_command
 from core.contracts.config import Settings
 from core.contracts.credentials import BusCredentials, read
 from core.contracts.messages import Actor, CommandKind, Platform, Reply, ReplyTo
+from core.service.bootstrap import bootstrap
 from core.service.db import Database
 from core.service.loop import CoreService
 from runners.worker import Worker
@@ -98,7 +99,7 @@ async def systems(connect: Connect, nats_url: str, tmp_path: Path, problems: Pat
         buses = await connect()
         store = Store(settings.database)
         db = Database(store)
-        service = CoreService(buses[Role.CORE], db, settings, pools or ["CPU"])
+        service = bootstrap(buses[Role.CORE], db, settings, pools or ["CPU"])
         await service.start()
         system = System(buses[Role.DISCORD], store, service, settings, buses=list(dict.fromkeys(buses.values())),
                         reader=buses[Role.CORE])

@@ -13,6 +13,7 @@ from core.contracts.commands import submit_command
 from core.contracts.config import Settings
 from core.contracts.errors import RateLimited
 from core.contracts.messages import Actor, Platform, Reply, ReplyTo, Tone
+from core.service.bootstrap import bootstrap
 from core.service.db import Database
 from core.service.loop import CoreService
 from core.service.ratelimit import RateLimiter
@@ -62,7 +63,7 @@ async def test_what_was_stored_before_counts_and_is_read_once():
 async def core(nats_url: str, settings: Settings) -> tuple[CoreService, Database, Bus]:
     bus = await Bus.connect(nats_url, name="core")
     db = Database(Store(settings.database))
-    service = CoreService(bus, db, settings, ["CPU"])
+    service = bootstrap(bus, db, settings, ["CPU"])
     await service.start()
     return service, db, bus
 

@@ -145,7 +145,7 @@ async def test_a_dead_lettered_run_is_stored_as_failed_and_the_user_is_told(make
     (run,) = accepted.data["runs"]
     stored = system.store.run(run["run_id"])
     job = RunJob(run_id=run["run_id"], submission_id=accepted.data["submission_id"], leaderboard="vectoradd",
-                 gpu=run["gpu"], reply_to=ReplyTo(Platform.DISCORD, system.route),
+                 gpu=run["gpu"],
                  job=EvalJob(problem=load_problem(FIXTURES / "vectoradd"),
                              submission_name="k.py", submission_source=CORRECT, mode=Mode.RANKED))
     assert stored is not None and stored.state != "done"

@@ -10,7 +10,7 @@ from fault_kit import CountingRunner
 
 from core.contracts import subjects
 from core.contracts.messages import new_id
-from core.service.loop import CoreService
+from core.service.bootstrap import bootstrap
 from storage.records import NewSubmission
 
 CORRECT = (Path(__file__).parents[1] / "fixtures" / "harness" / "submissions" / "correct.py").read_text()
@@ -33,7 +33,7 @@ async def restart_core(system) -> list[str]:
 
     system.bus.publish_job = recording
     try:
-        system.service = CoreService(system.bus, system.service.db, system.settings, ["CPU"])
+        system.service = bootstrap(system.bus, system.service.db, system.settings, ["CPU"])
         await system.service.start()
     finally:
         system.bus.publish_job = publish
@@ -69,6 +69,6 @@ async def test_a_restart_requeues_only_runs_that_were_stored_but_never_queued(ma
     assert await jobs_stored(system) == 5
 
     assert await restart_core(system) == [never_queued]
-    assert await jobs_stored(system) == 6 and len(system.service.deps.in_flight) == 6
+    assert await jobs_stored(system) == 6 and len(system.service.runs.in_flight) == 6
     assert await restart_core(system) == []               # a second start adds nothing
     assert set(runner.evaluations.values()) == {1}

@@ -135,8 +135,7 @@ def test_reply_with_parts_round_trips():
 def test_run_messages_round_trip(problem: Problem):
     job = EvalJob(problem=problem, submission_name="k.py", submission_source="x = 1")
     messages = [RunResult(run_id="r1", submission_id=4, gpu="H100", result=_result(), worker="w1", attempts=2),
-                RunJob(run_id="r1", submission_id=4, leaderboard="vectoradd", gpu="H100", job=job,
-                       reply_to=ReplyTo(Platform.CLI, "s1"), user="ada"),
+                RunJob(run_id="r1", submission_id=4, leaderboard="vectoradd", gpu="H100", job=job),
                 RunProgress(run_id="r1", submission_id=4, gpu="H100", progress=Progress("timing", 2, 5, "size=8"))]
     for message in messages:
         assert from_jsonable(type(message), _through_json(message)) == message

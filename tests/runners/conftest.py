@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.contracts.bus import Bus
-from core.contracts.messages import Platform, ReplyTo, RunJob, RunResult, new_id
+from core.contracts.messages import RunJob, RunResult, new_id
 from harness.job import EvalJob
 from harness.loading import load_problem
 from harness.result import Mode
@@ -27,8 +27,7 @@ def _eval_job(submission: str = "correct", *, mode: Mode = Mode.TEST, device: st
 
 def _run_job(gpu: str = "CPU", submission: str = "correct", **options) -> RunJob:
     job = _eval_job(submission, **options)
-    return RunJob(run_id=job.run_id, submission_id=7, leaderboard="vectoradd", gpu=gpu, job=job,
-                  reply_to=ReplyTo(platform=Platform.CLI, channel="s1"), user="ada")
+    return RunJob(run_id=job.run_id, submission_id=7, leaderboard="vectoradd", gpu=gpu, job=job)
 
 
 @pytest.fixture

@@ -169,8 +169,8 @@ async def record_transcript() -> str:
     from core.contracts.bus import Bus
     from core.contracts.config import Settings
     from core.launch.natsserver import EmbeddedNats
+    from core.service.bootstrap import bootstrap
     from core.service.db import Database
-    from core.service.loop import CoreService
     from runners.local import LocalRunner
     from runners.worker import Worker
     from storage.store import Store
@@ -183,7 +183,7 @@ async def record_transcript() -> str:
                                 announce=[f"discord:{o.ANNOUNCE_CHANNEL}"])
             bus = await Bus.connect(url, name="transcript")
             db = Database(Store(settings.database))
-            core = CoreService(bus, db, settings, ["CPU", "H100"])
+            core = bootstrap(bus, db, settings, ["CPU", "H100"])
             await core.start()
             stop = asyncio.Event()
             worker = asyncio.create_task(Worker(bus, "CPU", LocalRunner(), poll_s=0.2).run(stop))

@@ -1,0 +1,181 @@
+"""Every command kernelrank understands, declared once: its words, arguments, who may run it, how it is asked.
+
+The front ends follow this table. The terminal client's parser and its requests, the API's routes, the Slack
+subcommands and the Discord slash commands are built from it; ``tests/adapters/test_registry_parity.py``
+fails when a front end lacks a command (unless the entry says why it is not there). The core's handler table
+(``core.service.handlers.HANDLERS``) is keyed by the same ``CommandKind``s, and a test holds the two together.
+
+A new command costs one ``Spec`` here, one handler, and its rendering where the generic one is not enough.
+
+Conventions every front end keeps:
+- ``words`` are what people type: ``kernelrank admin token issue NAME``, ``/kernelrank admin token issue NAME``
+  (Slack), ``/admin token issue`` (Discord: commands whose first word is ``admin`` live in the ``/admin``
+  group, every other one in ``/leaderboard``).
+- Required arguments are positional in the terminal, optional ones are ``--options`` (unless ``positional``);
+  Slack takes every argument in declaration order or as ``name=value``; Discord has one option per argument.
+- ``aliases`` of a command are other spellings people already use (the public bot's ``show-personal``);
+  ``aliases`` of an argument are other option names (``leaderboard_name``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from core.contracts.messages import CommandKind
+
+FRONT_ENDS = ("terminal", "api", "discord", "slack")
+
+
+class Access(enum.StrEnum):
+    ANYONE = "anyone"        # anyone the core knows: a chat account, or a personal token's holder
+    ADMIN = "admin"          # admins only; the core refuses everyone else before the handler runs
+
+
+class ArgKind(enum.StrEnum):
+    TEXT = "text"
+    NUMBER = "number"        # a whole number
+    GPUS = "gpus"            # one or more GPU names: repeated, or a comma list ("H100,A100")
+    FILE = "file"            # a kernel file: the terminal reads a path, chat takes an attachment
+    PERSON = "person"        # someone else: ``platform:id`` or a name; Discord offers a member picker
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    help: str
+    kind: ArgKind = ArgKind.TEXT
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()        # other names for the option, as people of other tools type them
+    positional: bool | None = None       # in the terminal; None: positional exactly when required
+
+    @property
+    def is_positional(self) -> bool:
+        return self.required if self.positional is None else self.positional
+
+
+@dataclass(frozen=True)
+class Route:
+    """An HTTP route of the API; ``fixed`` are the arguments the route itself implies (``DELETE`` = revoke)."""
+
+    method: str
+    path: str                                                  # "/v1/leaderboards/{leaderboard}"
+    fixed: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def path_params(self) -> tuple[str, ...]:
+        return tuple(part[1:-1] for part in self.path.split("/") if part.startswith("{"))
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: CommandKind
+    words: tuple[str, ...]
+    about: str
+    args: tuple[Arg, ...] = ()
+    aliases: tuple[tuple[str, ...], ...] = ()
+    access: Access = Access.ANYONE
+    private: bool = False                # in chat, answered to the asker alone
+    routes: tuple[Route, ...] = ()
+    not_on: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))   # front end -> why not
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.words)
+
+    @property
+    def submission(self) -> bool:
+        return self.kind is CommandKind.SUBMIT
+
+    def arg(self, name: str) -> Arg | None:
+        """The argument called ``name`` or one of its aliases."""
+        return next((a for a in self.args if name == a.name or name in a.aliases), None)
+
+    def usage(self) -> str:
+        shown = [a.name.upper() if a.required else f"[{a.name.upper()}]" for a in self.args]
+        return " ".join([self.name, *shown])
+
+    def offered_on(self, front_end: str) -> bool:
+        return front_end not in self.not_on
+
+
+LEADERBOARD = Arg("leaderboard", "the leaderboard", required=True, aliases=("leaderboard_name",))
+GPU = Arg("gpu", "only this GPU (default: every GPU the leaderboard offers)")
+
+
+def _board(path: str = "") -> str:
+    return "/v1/leaderboards/{leaderboard}" + path
+
+
+COMMANDS: tuple[Spec, ...] = (
+    Spec(CommandKind.SUBMIT, ("submit",), "submit a kernel: check it, time it and rank it on the GPUs you pick",
+         (Arg("file", "your kernel: a .py file defining custom_kernel, or a .cu file", ArgKind.FILE, required=True,
+              aliases=("script",)),
+          Arg("leaderboard", "the leaderboard (default: the file's #!POPCORN leaderboard line)",
+              aliases=("leaderboard_name",)),
+          Arg("gpu", "the GPUs to run on (default: the file's #!POPCORN gpu line, or asked)", ArgKind.GPUS,
+              aliases=("gpus",)),
+          Arg("mode", "test, benchmark, ranked (the default) or profile",
+              choices=("test", "benchmark", "ranked", "profile"))),
+         routes=(Route("POST", "/v1/submissions"),)),
+    Spec(CommandKind.LIST, ("list",), "the leaderboards, their GPUs and deadlines",
+         routes=(Route("GET", "/v1/leaderboards"),)),
+    Spec(CommandKind.SHOW, ("show",), "a leaderboard's ranking on each GPU",
+         (LEADERBOARD, GPU, Arg("limit", "how many rows (default 10)", ArgKind.NUMBER)),
+         routes=(Route("GET", _board()),)),
+    Spec(CommandKind.MINE, ("mine",), "your own submissions to a leaderboard",
+         (LEADERBOARD, GPU, Arg("limit", "how many rows (default 20)", ArgKind.NUMBER)),
+         aliases=(("show-personal",),), private=True, routes=(Route("GET", _board("/mine")),)),
+    Spec(CommandKind.HISTORY, ("history",), "best score over time, as a table and a chart",
+         (LEADERBOARD, GPU, Arg("user", "someone else's progress (scores only): discord:ID, slack:ID or a name",
+                                ArgKind.PERSON)),
+         routes=(Route("GET", _board("/history")),)),
+    Spec(CommandKind.TASK, ("task",), "the problem to solve: its description and reference files", (LEADERBOARD,),
+         aliases=(("reference-code",),), routes=(Route("GET", _board("/task")),)),
+    Spec(CommandKind.TEMPLATE, ("template",), "a starter file for a leaderboard",
+         (LEADERBOARD, Arg("lang", "the template's language (Python, Triton, CUDA...)")),
+         private=True, routes=(Route("GET", _board("/template")),)),
+    Spec(CommandKind.SUBMISSION, ("submission",), "one submission: its runs, results and code",
+         (Arg("id", "the submission number, as in #12", ArgKind.NUMBER, required=True),),
+         aliases=(("get-submission",),), private=True, routes=(Route("GET", "/v1/submissions/{id}"),)),
+    Spec(CommandKind.QUEUE, ("queue",), "jobs waiting and running on each GPU, and where yours are",
+         private=True, routes=(Route("GET", "/v1/queue"),)),
+    Spec(CommandKind.STATS, ("stats",), "kernelrank in figures", routes=(Route("GET", "/v1/stats"),)),
+    Spec(CommandKind.EVAL_CODE, ("eval-code",), "the evaluation harness's own source: nothing of it is hidden",
+         private=True, routes=(Route("GET", "/v1/eval-code"),)),
+    Spec(CommandKind.TOKEN, ("token",), "personal tokens for the terminal and the web: make, list, revoke",
+         (Arg("action", "new (make one, shown once), list, revoke or whoami", choices=("new", "list", "revoke",
+                                                                                        "whoami"),
+              positional=True),
+          Arg("prefix", "for revoke: the token's first characters, as list shows them", positional=True)),
+         private=True,
+         routes=(Route("GET", "/v1/tokens", MappingProxyType({"action": "list"})),
+                 Route("POST", "/v1/tokens", MappingProxyType({"action": "new"})),
+                 Route("DELETE", "/v1/tokens/{prefix}", MappingProxyType({"action": "revoke"})),
+                 Route("GET", "/v1/me", MappingProxyType({"action": "whoami"})))),
+    Spec(CommandKind.ISSUE_TOKEN, ("admin", "token", "issue"), "a token for someone who uses only the terminal",
+         (Arg("name", "the person the token is for", required=True),),
+         access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/tokens"),)),
+)
+
+BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})
+
+
+def find(words: list[str]) -> tuple[Spec, int] | None:
+    """The command the leading ``words`` name (its words or an alias, longest match first) and how many words
+    that took; None when they name none."""
+    typed = [w.lower() for w in words]
+    spellings = sorted(((spelling, spec) for spec in COMMANDS for spelling in (spec.words, *spec.aliases)),
+                       key=lambda pair: -len(pair[0]))
+    for spelling, spec in spellings:
+        if tuple(typed[:len(spelling)]) == spelling:
+            return spec, len(spelling)
+    return None
+
+
+def first_words() -> tuple[str, ...]:
+    """The words a command line can start with (``admin`` for the admin commands)."""
+    return tuple(dict.fromkeys(w for spec in COMMANDS for w in (spec.words[0], *(a[0] for a in spec.aliases))))

@@ -1,0 +1,44 @@
+"""Wiring in one place: the service's dependencies are built here, and nowhere else.
+
+``build_deps`` makes what handlers need from a database, settings and a job publisher (tests pass a list's
+``append``-like coroutine and call handlers directly); ``bootstrap`` adds the bus: the signed job queue, and the
+service loop that consumes results and progress with the same ``Deps``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from core.contracts.bus import Bus
+from core.contracts.config import Settings
+from core.contracts.credentials import result_secret
+from core.contracts.messages import RunJob
+from core.service.db import Database, Writer
+from core.service.deps import Deps
+from core.service.jobs import JobQueue
+from core.service.leaderboards import BoardCache
+from core.service.loop import CoreService
+from core.service.people import People
+from core.service.pools import PoolBoard
+from core.service.ratelimit import RateLimiter
+from core.service.runs import RunBook
+from core.service.submitting import OncePerCommand
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def build_deps(db: Database, settings: Settings, publish_job: Callable[[RunJob], Awaitable[bool]], *,
+               now: Callable[[], datetime] = utc_now) -> Deps:
+    return Deps(db=db, writer=Writer(db), settings=settings, publish_job=publish_job,
+                boards=BoardCache(lambda name: db.read(db.store.get_leaderboard, name)),
+                people=People(db, settings), limiter=RateLimiter(settings.rate_limit_per_minute), runs=RunBook(),
+                pools=PoolBoard(), submitting=OncePerCommand(), now=now)
+
+
+def bootstrap(bus: Bus, db: Database, settings: Settings, pools: list[str], *,
+              now: Callable[[], datetime] = utc_now) -> CoreService:
+    jobs = JobQueue(bus, result_secret(settings))
+    return CoreService(bus, build_deps(db, settings, jobs.publish, now=now), jobs, pools)

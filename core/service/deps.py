@@ -1,0 +1,35 @@
+"""What handlers need, in one object built once by ``core.service.bootstrap`` (no globals, no hidden wiring).
+
+``publish_job`` is a plain callable, so a test hands the handlers a DuckDB file and a list that collects jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.contracts.config import Settings
+from core.contracts.messages import RunJob
+from core.service.db import Database, Writer
+from core.service.leaderboards import BoardCache
+from core.service.people import People
+from core.service.pools import PoolBoard
+from core.service.ratelimit import RateLimiter
+from core.service.runs import RunBook
+from core.service.submitting import OncePerCommand
+
+
+@dataclass(frozen=True)
+class Deps:
+    db: Database
+    writer: Writer
+    settings: Settings
+    publish_job: Callable[[RunJob], Awaitable[bool]]
+    boards: BoardCache
+    people: People
+    limiter: RateLimiter
+    runs: RunBook                  # the one record of runs waiting for their result
+    pools: PoolBoard               # the workers' latest PoolStatus reports
+    submitting: OncePerCommand     # submissions being handled, by command id
+    now: Callable[[], datetime]

@@ -1,0 +1,95 @@
+"""The core's one record of the runs it is waiting on, between queueing and their result.
+
+The database holds every run for good; this is what the core must answer from memory, fast and without a
+query: which runs have no result yet (``in_flight``, with the jobs ahead of a new one per GPU pool), which of
+them a worker has started (before the database knows), which delivery of a run is the latest one that started
+(an older delivery's reports are stale), and which runs finished lately (progress can trail a result).
+Handlers and the service loop share one ``RunBook``; nothing else keeps run state.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+
+from storage.records import RunInfo
+
+FINISHED_MEMORY = 10_000       # recently finished run ids kept to drop progress that arrives after the result
+ATTEMPTS_MEMORY = 100_000      # runs whose latest started delivery is remembered (a run forgets it at its result)
+
+
+class InFlight(dict[str, RunInfo]):
+    """Run id -> run, for runs without a result yet, in the order they were queued; counts runs per pool.
+
+    Only item assignment, ``del`` and ``pop`` change it (the core uses nothing else), and each keeps the counts.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._per_gpu: Counter[str] = Counter()
+
+    def __setitem__(self, run_id: str, run: RunInfo) -> None:
+        old = self.get(run_id)
+        if old is not None:
+            self._per_gpu[old.gpu] -= 1
+        self._per_gpu[run.gpu] += 1
+        super().__setitem__(run_id, run)
+
+    def __delitem__(self, run_id: str) -> None:
+        self._per_gpu[self[run_id].gpu] -= 1
+        super().__delitem__(run_id)
+
+    def pop(self, run_id: str, *default: RunInfo | None) -> RunInfo | None:  # type: ignore[override]
+        if run_id in self:
+            self._per_gpu[self[run_id].gpu] -= 1
+        return super().pop(run_id, *default)
+
+    def ahead_of(self, run_id: str, gpu: str) -> int:
+        """How many runs on ``gpu`` without a result were queued before ``run_id`` (all of them for a new run)."""
+        if run_id not in self:
+            return self._per_gpu[gpu]
+        ahead = 0
+        for other, run in self.items():       # a repeated command: rare, so a scan is fine
+            if other == run_id:
+                break
+            ahead += run.gpu == gpu
+        return ahead
+
+
+class RunBook:
+    """Runs without a result, the started ones among them, their latest deliveries and the recently finished."""
+
+    def __init__(self) -> None:
+        self.in_flight = InFlight()
+        self.started: set[str] = set()
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        self._attempts: OrderedDict[str, int] = OrderedDict()     # run id -> the latest delivery that started
+
+    def waiting_for(self, run: RunInfo) -> None:
+        """A run queued now, or found unfinished when the core started."""
+        self.in_flight[run.run_id] = run
+        if run.state == "running":
+            self.started.add(run.run_id)
+
+    def latest_attempt(self, run_id: str) -> int:
+        return self._attempts.get(run_id, 0)
+
+    def attempt_started(self, run_id: str, attempt: int) -> None:
+        if run_id not in self._finished and attempt > self.latest_attempt(run_id):
+            self._attempts[run_id] = attempt
+        while len(self._attempts) > ATTEMPTS_MEMORY:
+            self._attempts.popitem(last=False)
+
+    def result_arrived(self, run_id: str) -> RunInfo | None:
+        """The run's record, no longer waited on; None when this core was not waiting for it."""
+        self._attempts.pop(run_id, None)
+        self.started.discard(run_id)
+        return self.in_flight.pop(run_id, None)
+
+    def answered(self, run_ids: list[str]) -> None:
+        for run_id in run_ids:
+            self._finished[run_id] = None
+        while len(self._finished) > FINISHED_MEMORY:
+            self._finished.popitem(last=False)
+
+    def finished(self, run_id: str) -> bool:
+        return run_id in self._finished

@@ -1,0 +1,83 @@
+"""The ``submit`` command: check the file, store the submission, queue one job per GPU, answer "queued".
+
+The promise behind the answer (accepted means stored and durable in JetStream) is ``core.service.submitting``'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from core.contracts import report
+from core.contracts.commands import decode_source, normalise_mode, parse_headers
+from core.contracts.errors import UserError
+from core.contracts.messages import Command, Reply, new_id
+from core.service.args import choose_gpus, leaderboard
+from core.service.deps import Deps
+from core.service.jobs import run_job
+from core.service.people import CHAT_PLATFORMS, Caller
+from core.service.queueing import ahead_words
+from core.service.submitting import REFUSED_AGAIN, queue_jobs, withdrawn
+from harness.codec import to_jsonable
+from storage.records import NewSubmission, RunInfo, Submission
+
+
+async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    """Accepted: stored, every job durable in JetStream. Refused: nothing stored, or withdrawn (core.service.submitting)."""
+    return await deps.submitting.run(cmd.id, lambda: _submit(cmd, caller, deps))
+
+
+async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    if cmd.attachment is None:
+        raise UserError("Attach the kernel file to submit (a .py file defining custom_kernel, or a .cu file).")
+    source = decode_source(cmd.attachment.name, cmd.attachment.content, deps.settings.max_source_bytes)
+    headers = parse_headers(source)
+    board = await leaderboard(deps, cmd.args.get("leaderboard") or headers.leaderboard)
+    lb = board.leaderboard
+    if lb.deadline is not None and lb.deadline <= deps.now():
+        raise UserError(f"{lb.name} closed on {lb.deadline:%Y-%m-%d %H:%M} UTC; it takes no more submissions.")
+    gpus = choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
+    mode = normalise_mode(cmd.args.get("mode") or headers.mode)
+    person, user, now = caller.person_id, caller.display_name, deps.now()
+    await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since), cmd.id)
+    chat_user = cmd.actor.user_id if cmd.actor.platform in CHAT_PLATFORMS else ""
+    reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or chat_user)
+    try:
+        stored = await deps.writer.submission(NewSubmission(
+            command_id=cmd.id, person_id=person, leaderboard=lb.name, file_name=cmd.attachment.name,
+            source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
+            created_at=now))
+    except BaseException:
+        deps.limiter.uncount(person, gpus, now, cmd.id)
+        raise
+    if not stored.created:      # the command came again after it was handled: answer from what is stored
+        deps.limiter.uncount(person, gpus, now)
+        if any(run_id not in deps.runs.in_flight for run_id, _ in stored.runs) and \
+                withdrawn(await deps.db.read(deps.db.store.submission_detail, stored.id)):
+            raise UserError(REFUSED_AGAIN)
+        return _accepted(cmd, stored, mode, deps)
+    runs = {run_id: RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,
+                            score_us=None, leaderboard=lb.name, person_id=person, display_name=user, mode=mode,
+                            reply_to=to_jsonable(reply_to), created_at=stored.created_at)
+            for run_id, gpu in stored.runs}
+    ahead = {gpu: deps.runs.in_flight.ahead_of(run_id, gpu) for run_id, gpu in stored.runs}
+    await queue_jobs([run_job(board, run_id=run_id, gpu=gpu, submission_id=stored.id, file_name=cmd.attachment.name,
+                              source=source, mode=mode)
+                      for run_id, gpu in stored.runs], deps.publish_job, deps.writer, deps.now())
+    for run in runs.values():
+        deps.runs.waiting_for(run)
+    return _accepted(cmd, stored, mode, deps, ahead)
+
+
+def _accepted(cmd: Command, stored: Submission, mode: str, deps: Deps, ahead: dict[str, int] | None = None) -> Reply:
+    ahead = ahead if ahead is not None else {gpu: deps.runs.in_flight.ahead_of(run_id, gpu) if run_id in deps.runs.in_flight
+                                             else 0 for run_id, gpu in stored.runs}
+    where = " and ".join(f"{gpu}, {ahead_words(ahead[gpu])}" if len(stored.runs) == 1 else
+                         f"{gpu} ({ahead_words(ahead[gpu])})" for _, gpu in stored.runs)
+    return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False,
+                 title=f"Submission #{stored.id} to {stored.leaderboard}",
+                 parts=[report.status(f"{mode} run of {stored.file_name} queued as #{stored.id} on {where}",
+                                      report.Tone.INFO)],
+                 data={"submission_id": stored.id, "leaderboard": stored.leaderboard, "mode": mode,
+                       "runs": [{"run_id": r, "gpu": g, "ahead": ahead[g]} for r, g in stored.runs]})
+
+
