@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from core.contracts.commands import MODES, SubmissionHeaders
 from core.contracts.errors import UserError
 from core.contracts.messages import CommandKind
+from core.contracts.registry import COMMANDS, Spec, find
 
 _ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")     # <@U123>, <#C123|general>, <!here>
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
@@ -23,40 +24,33 @@ _SPLIT = re.compile(r"[\s,]+")
 class Subcommand:
     name: str
     kind: CommandKind | None        # None: handled by the adapter itself (help)
-    params: tuple[str, ...] = ()    # positional argument names, in order
+    params: tuple[str, ...] = ()    # argument names, in the order they may be typed without their name
     required: int = 0               # how many of them must be given
     about: str = ""
     private: bool = False           # answered only to the asker, even when asked in public
     usage_args: str = ""
+    spec: Spec | None = None
 
     @property
     def usage(self) -> str:
         return f"{self.name} {self.usage_args}".strip()
 
 
-SUBCOMMANDS: dict[str, Subcommand] = {s.name: s for s in (
-    Subcommand("submit", CommandKind.SUBMIT, about="submit a kernel (opens a form; or mention me with the file)",
-               usage_args="[MODE] [LEADERBOARD] [GPU ...]"),
-    Subcommand("list", CommandKind.LIST, about="the leaderboards"),
-    Subcommand("show", CommandKind.SHOW, ("leaderboard", "gpu"), 1, "a leaderboard's ranking per GPU",
-               usage_args="LEADERBOARD [GPU]"),
-    Subcommand("mine", CommandKind.MINE, ("leaderboard", "gpu"), 1, "your submissions to a leaderboard", True,
-               "LEADERBOARD [GPU]"),
-    Subcommand("history", CommandKind.HISTORY, ("leaderboard", "gpu"), 1, "your best score over time, as a chart",
-               True, "LEADERBOARD [GPU]"),
-    Subcommand("task", CommandKind.TASK, ("leaderboard",), 1, "the problem to solve", usage_args="LEADERBOARD"),
-    Subcommand("template", CommandKind.TEMPLATE, ("leaderboard", "lang"), 1, "a starter file",
-               usage_args="LEADERBOARD [Python|Triton|CUDA]"),
-    Subcommand("eval-code", CommandKind.EVAL_CODE, about="the source of the evaluation harness"),
-    Subcommand("submission", CommandKind.SUBMISSION, ("id",), 1, "one submission with its code and runs",
-               usage_args="ID"),
-    Subcommand("queue", CommandKind.QUEUE, ("gpu",), 0, "jobs waiting and running per GPU", usage_args="[GPU]"),
-    Subcommand("stats", CommandKind.STATS, about="kernelrank in figures"),
-    Subcommand("token", CommandKind.TOKEN, ("action", "prefix"), 0,
-               "a personal token for the terminal client and the web; list or revoke yours (private)", True,
-               "[new|list|revoke PREFIX]"),
-    Subcommand("help", None, about="this help", private=True),
-)}
+SUBMIT_USAGE = "[MODE] [LEADERBOARD] [GPU ...]"     # typed in any order (parse_submit), the file attached
+
+
+def _subcommand(spec: Spec) -> Subcommand:
+    required = next((i for i, arg in enumerate(spec.args) if not arg.required), len(spec.args))
+    about = f"{spec.about} (opens a form; or mention me with the file)" if spec.submission else spec.about
+    return Subcommand(spec.name, spec.kind, tuple(a.name for a in spec.args), required, about, spec.private,
+                      SUBMIT_USAGE if spec.submission else spec.usage().removeprefix(spec.name).strip(), spec)
+
+
+HELP = Subcommand("help", None, about="this help", private=True)
+# Every registry command offered on Slack, by name and by each alias (``show-personal`` is ``mine``), and help
+SUBCOMMANDS: dict[str, Subcommand] = {
+    " ".join(spelling): sub for spec in COMMANDS if spec.offered_on("slack")
+    for sub in [_subcommand(spec)] for spelling in (spec.words, *spec.aliases)} | {"help": HELP}
 
 
 @dataclass
@@ -87,19 +81,31 @@ def parse(text: str, command: str) -> Invocation:
     An empty text is ``help``.
     """
     tokens = words(text)
-    if not tokens:
-        return Invocation(SUBCOMMANDS["help"])
-    name = tokens[0].lower()
-    sub = SUBCOMMANDS.get(name)
+    if not tokens or tokens[0].lower() == "help":
+        return Invocation(HELP)
+    sub, used = _lookup(tokens)
     if sub is None:
-        raise UserError(f"`{command} {tokens[0][:40]}` is not a command. {help_hint(command)}")
+        raise UserError(f"`{command} {' '.join(tokens[:3])[:60]}` is not a command. {help_hint(command)}")
     if sub.kind is CommandKind.SUBMIT:
-        return Invocation(sub, rest=tokens[1:])
-    args = _named_and_positional(tokens[1:], sub, command)
+        return Invocation(sub, rest=tokens[used:])
+    args = _named_and_positional(tokens[used:], sub, command)
     missing = [p for p in sub.params[:sub.required] if p not in args]
     if missing:
         raise UserError(f"`{command} {sub.name}` needs {_a(missing[0])}: `{command} {sub.usage}`.")
-    return Invocation(sub, args, tokens[1:])
+    return Invocation(sub, args, tokens[used:])
+
+
+def is_command(tokens: list[str]) -> bool:
+    """Whether the words start with a command other than submit (a mention that asks something)."""
+    sub, _ = _lookup(tokens)
+    return (sub is not None and sub.kind is not CommandKind.SUBMIT) or (bool(tokens) and tokens[0].lower() == "help")
+
+
+def _lookup(tokens: list[str]) -> tuple[Subcommand | None, int]:
+    found = find(tokens)
+    if found is None or not found[0].offered_on("slack"):
+        return None, 0
+    return SUBCOMMANDS[found[0].name], found[1]
 
 
 def parse_submit(tokens: list[str]) -> SubmitArgs:
@@ -108,7 +114,7 @@ def parse_submit(tokens: list[str]) -> SubmitArgs:
     found = SubmitArgs()
     positional: list[str] = []
     for key, value in _pairs(tokens):
-        if key in ("leaderboard", "lb", "l", "problem"):
+        if key in ("leaderboard", "leaderboard_name", "lb", "l", "problem"):
             found.leaderboard = value
         elif key in ("gpu", "gpus", "g"):
             found.gpus += [g for g in _SPLIT.split(value) if g]
@@ -129,9 +135,9 @@ def parse_submit(tokens: list[str]) -> SubmitArgs:
 
 
 def usage(command: str) -> str:
-    width = max(len(s.usage) for s in SUBCOMMANDS.values())
-    lines = [f"{command} {s.usage.ljust(width)}  {s.about}" for s in SUBCOMMANDS.values()]
-    return "\n".join(lines)
+    subs = list({id(s): s for s in SUBCOMMANDS.values()}.values())       # each once, not once per alias
+    width = max(len(s.usage) for s in subs)
+    return "\n".join(f"{command} {s.usage.ljust(width)}  {s.about}" for s in subs)
 
 
 def help_hint(command: str) -> str:
@@ -143,8 +149,10 @@ def _named_and_positional(tokens: list[str], sub: Subcommand, command: str) -> d
     free = list(sub.params)
     for key, value in _pairs(tokens):
         if key:
-            if key not in sub.params:
+            arg = sub.spec.arg(key) if sub.spec else None
+            if arg is None:
                 raise UserError(f"`{key}` is not an option of {sub.name}: `{command} {sub.usage}`.")
+            key = arg.name
             args[key] = value
             if key in free:
                 free.remove(key)

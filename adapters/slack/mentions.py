@@ -14,7 +14,7 @@ from slack_bolt.async_app import AsyncApp
 from adapters.slack.answers import ThreadAnswer
 from adapters.slack.deps import Deps
 from adapters.slack.dispatch import command_id, problem, run_query, submit_file, unknown_usage_reply
-from adapters.slack.grammar import SUBCOMMANDS, parse, parse_submit, words
+from adapters.slack.grammar import is_command, parse, parse_submit, words
 from adapters.slack.intake import kernel_files
 from core.contracts.errors import UserError
 from core.contracts.messages import CommandKind, Platform, ReplyTo
@@ -45,7 +45,7 @@ async def handle_message(deps: Deps, event: dict[str, Any], body: dict[str, Any]
     attached = event.get("files") or []
     kernels = kernel_files(attached)
     try:
-        if kernels or (attached and not _is_query(tokens)):
+        if kernels or (attached and not is_command(tokens)):
             if len(kernels) != 1:
                 raise UserError("Attach exactly one kernel file (.py or .cu) to the message that mentions me.")
             args = parse_submit(tokens[1:] if tokens and tokens[0].lower() == "submit" else tokens)
@@ -64,7 +64,3 @@ async def handle_message(deps: Deps, event: dict[str, Any], body: dict[str, Any]
                                  f"`{deps.config.command} submit` to open a form."), private=True)
         return
     await run_query(deps, invocation, await deps.identities.actor(user), reply_to, where)
-
-
-def _is_query(tokens: list[str]) -> bool:
-    return bool(tokens) and tokens[0].lower() in SUBCOMMANDS and tokens[0].lower() != "submit"

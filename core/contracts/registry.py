@@ -142,7 +142,7 @@ COMMANDS: tuple[Spec, ...] = (
          (Arg("id", "the submission number, as in #12", ArgKind.NUMBER, required=True),),
          aliases=(("get-submission",),), private=True, routes=(Route("GET", "/v1/submissions/{id}"),)),
     Spec(CommandKind.QUEUE, ("queue",), "jobs waiting and running on each GPU, and where yours are",
-         private=True, routes=(Route("GET", "/v1/queue"),)),
+         (Arg("gpu", "only this GPU pool"),), private=True, routes=(Route("GET", "/v1/queue"),)),
     Spec(CommandKind.STATS, ("stats",), "kernelrank in figures", routes=(Route("GET", "/v1/stats"),)),
     Spec(CommandKind.EVAL_CODE, ("eval-code",), "the evaluation harness's own source: nothing of it is hidden",
          private=True, routes=(Route("GET", "/v1/eval-code"),)),

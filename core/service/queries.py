@@ -142,7 +142,11 @@ async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     runs = await deps.db.read(deps.db.store.unfinished_runs)
-    parts, data = queue_report(runs, deps.runs.started, deps.pools.summary(), caller.person_id)
+    pools = deps.pools.summary()
+    if gpu := str(cmd.args.get("gpu") or "").lower():          # one pool only
+        runs = [run for run in runs if run.gpu.lower() == gpu]
+        pools = {name: pool for name, pool in pools.items() if name.lower() == gpu}
+    parts, data = queue_report(runs, deps.runs.started, pools, caller.person_id)
     return reply(cmd, "Queue", parts, data)
 
 

@@ -11,8 +11,8 @@ from core.contracts.messages import PartKind, Platform, PoolStatus
 from core.service.announce import announcement_targets, announcements
 from core.service.harness_source import eval_code_report, harness_files
 from core.service.pools import PoolBoard
-from core.service.runs import InFlight
 from core.service.queueing import place_runs, queue_report
+from core.service.runs import InFlight
 from storage.records import RankRow, RunInfo
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)

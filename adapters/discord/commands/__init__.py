@@ -1,25 +1,25 @@
 """The bot's slash commands: one ``/leaderboard`` group with the names GPU MODE's users know, and ``/admin``.
 
-One module per feature, each adding its commands to the group it is given: ``submit`` (the ``submit``
-subgroup), ``boards`` (reading leaderboards), ``info`` (queue, submission, eval-code, token, help) and
-``admin``. Errors of every command end in ``respond.on_error``.
+The registry's query commands are built from their entries (``registered``); the rest is Discord's own:
+``submit`` (the ``submit`` subgroup, with a file, a GPU menu and a thread), ``info`` (``help``, read from the
+tree) and ``admin`` (``sync``). Errors of every command end in ``respond.on_error``.
 """
 
 from __future__ import annotations
 
 from discord import app_commands
 
-from adapters.discord.commands import admin, boards, info, submit
+from adapters.discord.commands import admin, info, registered, submit
 from adapters.discord.respond import on_error
 from adapters.discord.services import Services
 
 
 def register_commands(tree: app_commands.CommandTree, svc: Services) -> None:
     leaderboard = app_commands.Group(name="leaderboard", description="GPU kernel leaderboards: submit, rank, compare")
-    submit.register(leaderboard, svc)
-    boards.register(leaderboard, svc)
-    info.register(leaderboard, svc, tree)
     administration = admin.admin_group()
+    submit.register(leaderboard, svc)
+    registered.register({"leaderboard": leaderboard, "admin": administration}, svc)
+    info.register(leaderboard, tree)
     admin.register(administration, tree)
     tree.add_command(leaderboard)
     tree.add_command(administration)

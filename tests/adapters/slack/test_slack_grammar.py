@@ -46,7 +46,7 @@ def test_help_and_empty_text_are_help():
     ("frobnicate", "`/kernelrank frobnicate` is not a command"),
     ("show", "needs a leaderboard"),
     ("submission", "needs a submission id"),
-    ("show a b c", "Too many words"),
+    ("show a b 5 c", "Too many words"),
     ("show vectoradd colour=red", "`colour` is not an option of show"),
     ("show vectoradd --gpu", "needs a value"),
 ])
@@ -56,8 +56,10 @@ def test_mistakes_say_what_is_wrong_and_how_to_write_it(text, words):
     assert words in str(caught.value)
 
 
-def test_private_subcommands_are_the_personal_ones():
-    assert {s.name for s in SUBCOMMANDS.values() if s.private} == {"mine", "history", "token", "help"}
+def test_private_subcommands_are_the_registry_private_ones_and_help():
+    from core.contracts.registry import COMMANDS
+
+    assert {s.name for s in SUBCOMMANDS.values() if s.private} == {c.name for c in COMMANDS if c.private} | {"help"}
 
 
 @pytest.mark.parametrize(("words", "leaderboard", "gpus", "mode"), [
@@ -84,8 +86,12 @@ def test_slack_markup_is_undone_before_reading():
     assert parse("<!here> show vectoradd", CMD).args == {"leaderboard": "vectoradd"}
 
 
-def test_usage_lists_every_subcommand_once():
+def test_usage_lists_every_subcommand_once_and_aliases_parse_as_their_command():
     lines = usage(CMD).splitlines()
-    assert len(lines) == len(SUBCOMMANDS)
+    assert len(lines) == len({s.name for s in SUBCOMMANDS.values()}) < len(SUBCOMMANDS)
+    assert parse("show-personal vectoradd", CMD).sub.kind is CommandKind.MINE
+    assert parse("get-submission 12", CMD).args == {"id": "12"}
+    assert parse("show leaderboard_name=vectoradd", CMD).args == {"leaderboard": "vectoradd"}
+    assert parse("admin token issue grace", CMD).args == {"name": "grace"}
     assert all(line.startswith(CMD + " ") for line in lines)
     assert any("submit [MODE] [LEADERBOARD] [GPU ...]" in line for line in lines)

@@ -1,0 +1,92 @@
+"""The registry's commands (``core.contracts.registry``) as slash commands, built from their entries.
+
+A registry command appears as ``/leaderboard WORDS``, or, when its first word is ``admin``, as ``/admin WORDS``
+(a second word becomes a subgroup: ``/admin token issue``), with one option per argument, typed by its kind (a
+number, a member picker for a person, a menu for choices) and described by its help. Each alias of a command
+(``show-personal``) is a command of its own with the same callback. Leaderboard and GPU options autocomplete.
+Submitting keeps its own module (``commands.submit``): a file, a GPU menu and a thread are more than a query.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Literal
+
+import discord
+from discord import app_commands
+
+from adapters.discord.identity import display_name
+from adapters.discord.options import gpu_names, leaderboard_names
+from adapters.discord.services import Services
+from core.contracts.registry import COMMANDS, Arg, ArgKind, Spec
+
+AUTOCOMPLETED = {"leaderboard": leaderboard_names, "gpu": gpu_names}
+
+
+def register(groups: dict[str, app_commands.Group], svc: Services) -> None:
+    """Add every query command of the registry to ``groups["leaderboard"]`` or ``groups["admin"]``."""
+    for spec in COMMANDS:
+        if spec.submission or not spec.offered_on("discord"):
+            continue
+        admin = spec.words[0] == "admin"
+        for spelling in (spec.words, *spec.aliases):
+            words = spelling[1:] if admin else spelling
+            parent = _subgroup(groups["admin" if admin else "leaderboard"], words[:-1])
+            parent.add_command(command_for(spec, words[-1], svc))
+
+
+def command_for(spec: Spec, name: str, svc: Services) -> app_commands.Command:
+    command = app_commands.Command(name=name, description=_short(spec.about), callback=_callback(spec, svc))
+    for arg in spec.args:
+        if arg.name in AUTOCOMPLETED:
+            command.autocomplete(arg.name)(AUTOCOMPLETED[arg.name](svc.catalogue))
+    return command
+
+
+def _callback(spec: Spec, svc: Services):
+    async def callback(itx: discord.Interaction, **options: Any) -> None:
+        args: dict[str, str] = {}
+        for arg in spec.args:
+            value = options.get(arg.name)
+            if value is None:
+                continue
+            if arg.kind is ArgKind.PERSON:
+                if value.id != itx.user.id:          # yourself is the default, not "someone else"
+                    args.update({arg.name: str(value.id), f"{arg.name}_name": display_name(value)})
+                continue
+            args[arg.name] = str(value)
+        await svc.query(itx, spec.kind, public=not spec.private, **args)
+
+    parameters = [inspect.Parameter("itx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
+    parameters += [inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg),
+                                     default=inspect.Parameter.empty if arg.required else None)
+                   for arg in sorted(spec.args, key=lambda a: not a.required)]    # Discord lists required first
+    callback.__signature__ = inspect.Signature(parameters)
+    callback.__discord_app_commands_param_description__ = {arg.name: _short(arg.help) for arg in spec.args}
+    return callback
+
+
+def _annotation(arg: Arg) -> Any:
+    if arg.choices:
+        kind: Any = Literal[arg.choices]       # a menu of the choices
+    elif arg.kind is ArgKind.NUMBER:
+        kind = app_commands.Range[int, 1]
+    elif arg.kind is ArgKind.PERSON:
+        kind = discord.User
+    elif arg.kind is ArgKind.FILE:
+        kind = discord.Attachment
+    else:
+        kind = str
+    return kind if arg.required else kind | None
+
+
+def _subgroup(group: app_commands.Group, words: tuple[str, ...]) -> app_commands.Group:
+    for word in words:
+        found = next((c for c in group.commands if c.name == word and isinstance(c, app_commands.Group)), None)
+        group = found or app_commands.Group(name=word, description=f"{word} commands", parent=group)
+    return group
+
+
+def _short(text: str) -> str:
+    """Discord allows descriptions of at most 100 characters."""
+    return text if len(text) <= 100 else text[:99].rsplit(" ", 1)[0] + "…"
