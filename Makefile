@@ -12,6 +12,7 @@ test: $(VENV)/.installed $(VENV)/.system-packages
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # torch==2.13.0 first: on our machines it is a local CPU build; elsewhere any recent torch will do.
 $(VENV)/.installed: pyproject.toml
