@@ -3,7 +3,8 @@
 ``kernelrank up`` runs one on loopback with JetStream on a file store; every other process joins it by
 URL. The server picks free ports itself (``-p -1 -m -1``) and writes them to a ports file, so there is
 no bind-close-reuse race. Ready means: the ports file is complete and the monitoring endpoint reports
-JetStream healthy. A restart on the same store directory keeps streams, consumers and un-acked jobs.
+JetStream healthy. A restart on the same store directory keeps streams, consumers and un-acked jobs;
+``restart`` brings a server that died back on the same client port, so every client's reconnect finds it.
 With a configuration file (``core.contracts.credentials.embedded_server_config``) the server asks every client for
 a user and password and holds each role to its permissions (``core.contracts.roles``); without one it is open,
 as the tests' own servers are.
@@ -56,6 +57,8 @@ class EmbeddedNats:
         self._proc: subprocess.Popen[bytes] | None = None
         self._url = ""
         self._log_file: Path | None = None
+        self._started_with: tuple[Path, Path, Path | None] | None = None   # until stop(): what restart() repeats
+        self._port = -1
 
     @property
     def url(self) -> str:
@@ -67,14 +70,16 @@ class EmbeddedNats:
     def log_file(self) -> Path | None:
         return self._log_file
 
-    def start(self, run_dir: Path, store_dir: Path, config: Path | None = None) -> str:
+    def start(self, run_dir: Path, store_dir: Path, config: Path | None = None, port: int = -1) -> str:
         """Start the server (ports file and log in ``run_dir``, JetStream in ``store_dir``); return its URL.
 
         ``config`` is a nats-server configuration file (users and permissions); the command line's
-        address, ports and store take precedence over anything it says about those.
+        address, ports and store take precedence over anything it says about those. ``port`` -1 lets the
+        server pick a free one.
         """
         if self._proc is not None:
             raise NatsServerError("the embedded nats-server is already running")
+        self._started_with = (run_dir, store_dir, config)
         for folder in (run_dir, store_dir):
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -82,7 +87,7 @@ class EmbeddedNats:
                 raise NatsServerError(f"cannot create {folder} ({exc.strerror}); choose another KERNELRANK_HOME.") \
                     from exc
         self._log_file = run_dir / "nats.log"
-        cmd = [str(find_executable()), "-a", "127.0.0.1", "-p", "-1", "-m", "-1", "--ports_file_dir", str(run_dir),
+        cmd = [str(find_executable()), "-a", "127.0.0.1", "-p", str(port), "-m", "-1", "--ports_file_dir", str(run_dir),
                "-l", str(self._log_file), "-js", "-sd", str(store_dir), *(["-c", str(config)] if config else [])]
         log.debug("starting %s", " ".join(cmd))
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -93,14 +98,35 @@ class EmbeddedNats:
             health = ports["monitoring"][0] + "/healthz?js-enabled-only=true"
             self._wait_for(lambda: _http_ok(health) or None, "report JetStream healthy")
         except BaseException:
-            self.stop()
+            self._terminate()
             raise
         self._url = ports["nats"][0]
+        self._port = int(self._url.rsplit(":", 1)[1])
         log.info("nats-server %s ready at %s (store %s)", self._proc.pid, self._url, store_dir)
         return self._url
 
+    def exited(self) -> int | None:
+        """The exit code of a server that stopped on its own (crashed, killed, or a restart that failed, -1);
+        None while it runs, and after ``stop``."""
+        if self._started_with is None:
+            return None
+        return -1 if self._proc is None else self._proc.poll()
+
+    def restart(self) -> str:
+        """Start a server that exited again, on the same client port, store and configuration."""
+        if self._started_with is None:
+            raise NatsServerError("the embedded nats-server was never started")
+        self._proc, self._url = None, ""
+        url = self.start(*self._started_with, port=self._port)
+        log.warning("nats-server restarted at %s", url)
+        return url
+
     def stop(self) -> None:
-        """SIGTERM (the server flushes its store), then kill if it has not exited within 10 s."""
+        """SIGTERM (the server flushes its store), then kill if it has not exited within 10 s. Not restarted."""
+        self._started_with = None
+        self._terminate()
+
+    def _terminate(self) -> None:
         proc, self._proc, self._url = self._proc, None, ""
         if proc is None or proc.poll() is not None:
             return

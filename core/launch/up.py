@@ -1,8 +1,9 @@
 """``kernelrank up``: the whole system on one machine, on embedded defaults.
 
 Starts a nats-server (unless ``KERNELRANK_NATS_URL`` names one), then the core, the HTTP API and one local
-worker per GPU (or one CPU worker) as child processes, restarts a child that dies, and on Ctrl-C stops the
-children first (the core checkpoints the database) and NATS last.
+worker per GPU (or one CPU worker) as child processes, restarts any of them that dies (nats-server too, on the
+same port and store, so clients reconnect and JetStream keeps every job), backing off when one keeps dying, and
+on Ctrl-C stops the children first (the core checkpoints the database) and NATS last.
 
 The embedded nats-server asks for credentials: each role's are made once under ``<home>/secrets``
 (``core.contracts.credentials``), and each child is handed the path of its own role's file in its environment
@@ -34,7 +35,7 @@ from core.contracts.gpus import local_pools
 from core.contracts.localfiles import write_private
 from core.contracts.roles import Role
 from core.contracts.tokenformat import make_token, token_prefix, token_sha256
-from core.launch.natsserver import EmbeddedNats
+from core.launch.natsserver import EmbeddedNats, NatsServerError
 
 log = logging.getLogger("kernelrank.up")
 RESTART_DELAY_S = 2.0
@@ -46,12 +47,24 @@ READY_TIMEOUT_S = 120.0         # the API answering and the core behind it, befo
 
 
 @dataclass
+class Restarts:
+    """When a supervised process was restarted lately, and how long to wait before the next restart."""
+
+    times: list[float] = field(default_factory=list)
+
+    def delay_s(self) -> float:
+        now = time.monotonic()
+        self.times = [t for t in self.times if now - t < 60] + [now]
+        return RESTART_DELAY_S * min(len(self.times), 5)
+
+
+@dataclass
 class Child:
     name: str
     argv: list[str]
     env: dict[str, str]
     proc: subprocess.Popen | None = None
-    restarts: list[float] = field(default_factory=list)
+    restarts: Restarts = field(default_factory=Restarts)
 
     def start(self) -> None:
         self.proc = subprocess.Popen(self.argv, env=self.env)
@@ -98,6 +111,7 @@ def main(argv: list[str], settings: Settings) -> int:
                                   [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env))
     children += _chat_adapters(settings, exe, env, embedded=embedded)
     stopping = False
+    nats_restarts = Restarts()
 
     def request_stop(*_: object) -> None:
         nonlocal stopping
@@ -111,6 +125,8 @@ def main(argv: list[str], settings: Settings) -> int:
         ready_by, announced = time.monotonic() + READY_TIMEOUT_S, False
         while not stopping:
             time.sleep(0.5)
+            if nats and nats.exited() is not None and not stopping:
+                _restart_nats(nats, nats_restarts)
             for child in children:
                 if child.proc and child.proc.poll() is not None and not stopping:
                     _restart(child)
@@ -195,8 +211,17 @@ def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str], *, e
 
 
 def _restart(child: Child) -> None:
-    now = time.monotonic()
-    child.restarts = [t for t in child.restarts if now - t < 60] + [now]
     log.error("%s exited with code %s; restarting", child.name, child.proc.returncode if child.proc else "?")
-    time.sleep(RESTART_DELAY_S * min(len(child.restarts), 5))
+    time.sleep(child.restarts.delay_s())
     child.start()
+
+
+def _restart_nats(nats: EmbeddedNats, restarts: Restarts) -> None:
+    """Bring the message bus back where it was; the children reconnect by themselves (a try that fails waits for
+    the next round of the supervision loop)."""
+    log.error("nats-server exited with code %s; restarting it on the same port and store", nats.exited())
+    time.sleep(restarts.delay_s())
+    try:
+        nats.restart()
+    except NatsServerError as exc:
+        log.error("nats-server did not come back: %s", exc)

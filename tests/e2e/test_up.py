@@ -66,3 +66,38 @@ async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
     assert "kernelrank stopped." in everything
     assert token not in everything and token_sha256(token) not in everything and "Bearer" not in everything
     assert not token_file.exists()                 # the next `up` issues a new one
+
+
+@pytest.mark.slow
+async def test_a_killed_nats_server_is_restarted_where_it_was_and_nothing_is_lost(tmp_path: Path):
+    problems = tmp_path / "problems"
+    problems.mkdir()
+    (problems / "vectoradd").symlink_to(FIXTURE_PROBLEMS / "vectoradd")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
+    env.update(PYTHONPATH=str(REPO), KERNELRANK_HOME=str(tmp_path / "var"), KERNELRANK_API_PORT="0",
+               KERNELRANK_PROBLEMS_DIR=str(problems), KERNELRANK_USER="ada", XDG_CONFIG_HOME=str(tmp_path / "config"))
+    up = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "up", "--backend", "fake",
+                                              cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                              stderr=asyncio.subprocess.STDOUT)
+    log: list[str] = []
+    run = tmp_path / "var" / "run"
+    try:
+        await wait_for_line(up, "kernelrank is up", log, timeout_s=120)
+        code, out = await kernelrank(tmp_path, "submit", str(SUBMISSIONS / "correct.py"), "-l", "vectoradd")
+        assert code == 0 and "ranked passed" in out, out
+        (ports,) = run.glob("nats-server_*.ports")
+        os.kill(int(ports.stem.rsplit("_", 1)[1]), signal.SIGKILL)
+        await wait_for_line(up, "nats-server restarted at", log, timeout_s=60)
+        for _ in range(60):             # the core and the API reconnect by themselves
+            code, out = await kernelrank(tmp_path, "submit", str(SUBMISSIONS / "correct.py"), "-l", "vectoradd")
+            if code == 0:
+                break
+            await asyncio.sleep(1)
+        assert code == 0 and "queued as #2" in out and "ranked passed" in out, out
+        code, out = await kernelrank(tmp_path, "mine", "vectoradd")
+        assert code == 0 and "#1" in out and "#2" in out, out            # the first one's result is still there
+    finally:
+        up.send_signal(signal.SIGINT)
+        rest, _ = await asyncio.wait_for(up.communicate(), 60)
+        log.append(rest.decode())
+    assert "kernelrank stopped." in "".join(log)
