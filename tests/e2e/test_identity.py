@@ -136,12 +136,12 @@ async def test_a_closed_leaderboard_opens_its_submissions_only_if_it_says_so(mak
     closed = dataclasses.replace(board, deadline=datetime.now(UTC) - timedelta(minutes=1))
     for public, allowed in ((False, False), (True, True)):
         system.store.upsert_leaderboard(dataclasses.replace(closed, public_after_close=public))
-        system.service.boards._boards.clear()            # the core caches leaderboards: only it writes them
+        system.service.deps.boards._boards.clear()            # the core caches leaderboards: only it writes them
         reply = await system.ask("bob", CommandKind.SUBMISSION, id=str(theirs))
         assert (reply.tone is not Tone.ERROR) is allowed, texts(reply)
     system.store.upsert_leaderboard(dataclasses.replace(board, deadline=datetime.now(UTC) + timedelta(days=1),
                                                         public_after_close=True))
-    system.service.boards._boards.clear()
+    system.service.deps.boards._boards.clear()
     still_open = await system.ask("bob", CommandKind.SUBMISSION, id=str(theirs))
     assert still_open.data["error"] == "forbidden" and "until vectoradd closes" in texts(still_open)
 

@@ -90,7 +90,7 @@ async def test_a_result_from_an_attempt_older_than_one_already_started_is_droppe
     second = await authed_nats.connect(Role.WORKER, "second worker")
     try:
         async def first_started() -> bool:
-            return system.service._attempts.get(run["run_id"]) == 1
+            return system.service.runs.latest_attempt(run["run_id"]) == 1
 
         await eventually(first_started)
         await second.publish_progress(RunProgress(run["run_id"], accepted.data["submission_id"], run["gpu"],

@@ -30,8 +30,8 @@ async def wait_for_line(proc: asyncio.subprocess.Process, words: str, log: list[
     await asyncio.wait_for(read(), timeout_s)
 
 
-@pytest.mark.slow
-async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
+async def start_up(tmp_path: Path) -> asyncio.subprocess.Process:
+    """``kernelrank up --backend fake`` in ``tmp_path`` with the vectoradd fixture as its only problem."""
     problems = tmp_path / "problems"
     problems.mkdir()
     (problems / "vectoradd").symlink_to(FIXTURE_PROBLEMS / "vectoradd")
@@ -39,9 +39,14 @@ async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
     env.update(PYTHONPATH=str(REPO), KERNELRANK_HOME=str(tmp_path / "var"), KERNELRANK_API_PORT="0",
                KERNELRANK_PROBLEMS_DIR=str(problems), KERNELRANK_USER="ada", XDG_CONFIG_HOME=str(tmp_path / "config"),
                KERNELRANK_LOG_LEVEL="DEBUG")
-    up = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "up", "--backend", "fake",
-                                              cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
-                                              stderr=asyncio.subprocess.STDOUT)
+    return await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "up", "--backend", "fake",
+                                                cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+
+
+@pytest.mark.slow
+async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
+    up = await start_up(tmp_path)
     log: list[str] = []
     token_file = tmp_path / "var" / "run" / "api.token"
     try:
@@ -70,15 +75,7 @@ async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
 
 @pytest.mark.slow
 async def test_a_killed_nats_server_is_restarted_where_it_was_and_nothing_is_lost(tmp_path: Path):
-    problems = tmp_path / "problems"
-    problems.mkdir()
-    (problems / "vectoradd").symlink_to(FIXTURE_PROBLEMS / "vectoradd")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
-    env.update(PYTHONPATH=str(REPO), KERNELRANK_HOME=str(tmp_path / "var"), KERNELRANK_API_PORT="0",
-               KERNELRANK_PROBLEMS_DIR=str(problems), KERNELRANK_USER="ada", XDG_CONFIG_HOME=str(tmp_path / "config"))
-    up = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "up", "--backend", "fake",
-                                              cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
-                                              stderr=asyncio.subprocess.STDOUT)
+    up = await start_up(tmp_path)
     log: list[str] = []
     run = tmp_path / "var" / "run"
     try:
