@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from core.contracts.commands import MODES, SubmissionHeaders
 from core.contracts.errors import UserError
 from core.contracts.messages import CommandKind
-from core.contracts.registry import COMMANDS, Spec, find
+from core.contracts.registry import COMMANDS, Spec, find, first_words
 
 _ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")     # <@U123>, <#C123|general>, <!here>
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
@@ -85,7 +85,8 @@ def parse(text: str, command: str) -> Invocation:
         return Invocation(HELP)
     sub, used = _lookup(tokens)
     if sub is None:
-        raise UserError(f"`{command} {' '.join(tokens[:3])[:60]}` is not a command. {help_hint(command)}")
+        typed = tokens[:2] if tokens[0].lower() in first_words() else tokens[:1]     # "admin frob", or "frob"
+        raise UserError(f"`{command} {' '.join(typed)[:60]}` is not a command. {help_hint(command)}")
     if sub.kind is CommandKind.SUBMIT:
         return Invocation(sub, rest=tokens[used:])
     args = _named_and_positional(tokens[used:], sub, command)

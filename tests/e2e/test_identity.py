@@ -148,9 +148,9 @@ async def test_a_closed_leaderboard_opens_its_submissions_only_if_it_says_so(mak
 
 async def test_admins_issue_list_and_revoke_tokens_of_anyone(make_system):
     system = await make_system(FakeRunner(), admins=["discord:root"])
-    refused = await system.ask("ada", CommandKind.TOKEN, action="issue", name="cy")
+    refused = await system.ask("ada", CommandKind.ISSUE_TOKEN, name="cy")
     assert refused.data["error"] == "forbidden"
-    issued = await system.ask("root", CommandKind.TOKEN, action="issue", name="cy")
+    issued = await system.ask("root", CommandKind.ISSUE_TOKEN, name="cy")
     cy = issued.data["token"]
     me = await terminal(system, cy, CommandKind.TOKEN, action="whoami")
     assert me.data["display_name"] == "cy" and not me.data["admin"]
@@ -162,7 +162,7 @@ async def test_admins_issue_list_and_revoke_tokens_of_anyone(make_system):
     assert {"cy", "Ada"} <= {row[1] for row in everyone.parts[0].rows}
     assert (await system.ask("root", CommandKind.TOKEN, action="revoke", prefix=prefix)).tone is not Tone.ERROR
     assert (await terminal(system, ada, CommandKind.LIST)).data["error"] == "unauthenticated"
-    bad_name = await system.ask("root", CommandKind.TOKEN, action="issue", name="x" * 500)
+    bad_name = await system.ask("root", CommandKind.ISSUE_TOKEN, name="x" * 500)
     assert bad_name.data["error"] == "invalid" and "at most 64" in texts(bad_name)
 
 
