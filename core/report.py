@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.messages import Part, PartKind, Reply, ReplyTo, Tone
+from harness import popcorn
 from harness.report import format_us as harness_format_us
 from harness.result import EvalResult, Progress, ShapeStats, Status
 
@@ -69,6 +70,8 @@ def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part
     """The body of a result report: verdict, score, per-shape table, failure, where it ran and what it cost."""
     verdict, tone = _VERDICT[result.status]
     parts = [status(f"{result.mode.value} {verdict}", tone)]
+    if result.measured_by == popcorn.MEASURED_BY:
+        parts.append(status(popcorn.NOTE, Tone.WARNING))
     if result.score_us is not None:
         parts.append(text(f"**Score** {format_us(result.score_us)} ({_ranking_words(result.ranking_by)})"))
     if result.tests:
