@@ -243,9 +243,9 @@ def _result(job: EvalJob, outcomes: list[Outcome], stage: Stage, wall_s: float, 
     for outcome in outcomes:
         report, call = outcome.report, outcome.call
         if call.mode == "test":
-            result.tests += popcorn.tests(report, call.specs)
+            result.tests += popcorn.verdicts(report, call.specs)
         elif call.mode in ("benchmark", "leaderboard"):
-            result.shapes += popcorn.shapes(report, call.specs)[0]
+            result.shapes += popcorn.timings(report, call.specs)[0]
         failure = failure or _failure(outcome)
     if failure is None and job.mode in (Mode.BENCHMARK, Mode.RANKED):
         if result.shapes:
@@ -271,12 +271,12 @@ def _failure(outcome: Outcome) -> Failure | None:
                                                   "not your submission's fault; tell the kernelrank maintainers.")
     check, error = report.get("check"), report.get("error")
     if check == "pass":
-        failed = popcorn.shapes(report, outcome.call.specs)[1] if outcome.call.mode != "test" else []
+        failed = popcorn.timings(report, outcome.call.specs)[1] if outcome.call.mode != "test" else []
         return None if not failed else Failure(FailureKind.WRONG_OUTPUT, "The problem's evaluator rejected the "
                                                                          f"submission: {failed[0]}")
     if check == "fail":
-        reasons = [t.message for t in popcorn.tests(report, outcome.call.specs) if not t.passed and t.message]
-        reasons += popcorn.shapes(report, outcome.call.specs)[1]
+        reasons = [t.message for t in popcorn.verdicts(report, outcome.call.specs) if not t.passed and t.message]
+        reasons += popcorn.timings(report, outcome.call.specs)[1]
         reason = (reasons or [error or "it reported check: fail without a reason"])[0]
         return Failure(FailureKind.WRONG_OUTPUT, f"The problem's evaluator rejected the submission in its "
                                                  f"{outcome.call.mode} run: {reason}")

@@ -74,7 +74,7 @@ class Report:
         return parsed
 
 
-def tests(report: Report, specs: list[dict[str, Any]]) -> list[TestResult]:
+def verdicts(report: Report, specs: list[dict[str, Any]]) -> list[TestResult]:
     """Per-test verdicts; a test it announced but never judged fails, saying so."""
     results = []
     for i in range(report.count("test")):
@@ -87,7 +87,7 @@ def tests(report: Report, specs: list[dict[str, Any]]) -> list[TestResult]:
     return results
 
 
-def shapes(report: Report, specs: list[dict[str, Any]]) -> tuple[list[ShapeStats], list[str]]:
+def timings(report: Report, specs: list[dict[str, Any]]) -> tuple[list[ShapeStats], list[str]]:
     """Per-benchmark statistics (µs) from its ns figures, and the reasons of the benchmarks it failed."""
     stats, failed = [], []
     for i in range(report.count("benchmark")):

@@ -220,7 +220,7 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
     evaluator = task.config.get("main")        # GPU MODE's own eval.py: we bring our harness, unless it is needed
     files: dict[str, str] = {}
     submission_name = ""
-    evaluator_text: str | None = None
+    evaluator_path: Path | None = None      # read only when it must run: standard problems may not ship it
     for entry in entries:
         if not isinstance(entry, dict) or "name" not in entry or "source" not in entry:
             raise ProblemError(f"{folder}/task.yml: every file needs a name and a source, got {entry!r}.")
@@ -232,11 +232,11 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
         elif name != evaluator:
             files[name] = _read(folder / source, f"file {name!r}")
         else:
-            evaluator_text = _read(folder / source, f"evaluator {name!r}")
+            evaluator_path = folder / source
     if not submission_name:
         raise ProblemError(f"{folder}/task.yml: no file has source {SUBMISSION_MARK}.")
-    if _needs_author_evaluator(task, files, folder, evaluator_text is not None):
-        files[str(evaluator)] = str(evaluator_text)
+    if _needs_author_evaluator(task, files, folder, evaluator_path is not None):
+        files[str(evaluator)] = _read(evaluator_path, f"the problem's evaluator {evaluator!r}")  # type: ignore[arg-type]
         return files, submission_name
     if missing := [name for name in REQUIRED_FILES[task.lang] if name not in files]:
         raise ProblemError(f"{folder}/task.yml: the files of a lang: {task.lang} problem must include "
