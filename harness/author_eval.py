@@ -70,9 +70,13 @@ def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Ca
     """Evaluate ``job`` with the problem's own evaluator; the same contract as ``supervisor.run_job``."""
     started = time.monotonic()
     gpu = bool(driver_version())
-    if job.device == "cuda" and not gpu:
-        return failed_result(job, Failure(FailureKind.UNSUPPORTED_DEVICE, "This evaluation asked for CUDA, but this "
-                                          "machine has no usable CUDA GPU; choose a GPU runner."), started)
+    device = "cuda" if gpu else "cpu"          # the evaluator runs as written: on the GPU when there is one
+    if job.device not in ("auto", device) or device not in job.problem.task.devices:
+        wanted = device if job.device == "auto" else job.device
+        return failed_result(job, Failure(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} runs on "
+                                          f"{' and '.join(job.problem.task.devices)} with its own evaluator, and this "
+                                          f"evaluation asked for {wanted} on a machine with "
+                                          f"{'a' if gpu else 'no'} GPU; choose another runner."), started)
     try:
         stage = Stage.create(job.problem, job.submission_source)
     except (StagingError, OSError) as exc:
@@ -93,7 +97,7 @@ def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Ca
             outcomes.append(_Watch(job, launch, call, emit, caller, keys).run(seed))
             if _failure(outcomes[-1]) is not None:
                 break
-        result = _result(job, outcomes, stage, time.monotonic() - started, "cuda" if gpu else "cpu")
+        result = _result(job, outcomes, stage, time.monotonic() - started, device)
         result.sandbox = SandboxInfo(isolated=capability.isolated, description=capability.describe(),
                                      memory_limit_mb=limits.memory_mb, leftovers=processes.sweep(os.getpid()))
         precheck.hold(result, precheck.check(job.submission_source, job.submission_name))
