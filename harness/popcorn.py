@@ -10,13 +10,17 @@ This module turns those lines into kernelrank's result parts; it runs in the sup
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.problem import spec_value
-from harness.result import ShapeStats, TestResult
+from harness.result import ProfileEntry, ShapeStats, TestResult
 
+PROFILE_CHARS = 200_000      # a profile's text kept in the result
 MAX_LINES = 100_000          # an evaluator (or the submission inside it) that writes more is flooding
 MEASURED_BY = "author_evaluator"     # EvalResult.measured_by of a run the problem's own evaluator judged
 NOTE = ("Measured and judged by the problem's own evaluator (its config.main), not by kernelrank: its timing method "
@@ -110,6 +114,20 @@ def timings(report: Report, specs: list[dict[str, Any]]) -> tuple[list[ShapeStat
                                 ci_low_us=mean - 1.96 * err, ci_high_us=mean + 1.96 * err, min_us=best, p10_us=best,
                                 p90_us=worst, max_us=worst, first_call_us=0.0, stop_reason=MEASURED_BY))
     return stats, failed
+
+
+def profiles(report: Report, specs: list[dict[str, Any]]) -> list[ProfileEntry]:
+    """A profile run's ``benchmark.i.report`` texts (base64 in the public format; shown as text either way)."""
+    entries = []
+    for i in range(report.count("benchmark")):
+        text = report.get(f"benchmark.{i}.report")
+        if text is None:
+            continue
+        with contextlib.suppress(binascii.Error, ValueError):
+            text = base64.b64decode(text, validate=True).decode(errors="replace")
+        entries.append(ProfileEntry(spec=specs[i] if i < len(specs) else report.spec("benchmark", i, {}),
+                                    table=text[:PROFILE_CHARS], tool=MEASURED_BY))
+    return entries
 
 
 def _us(text: str | None) -> float | None:

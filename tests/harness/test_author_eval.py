@@ -69,6 +69,13 @@ def test_timed_modes_score_by_the_problems_ranking_rule(evaluate, mode: Mode) ->
         assert "secret seed absent" in result.stdout
 
 
+def test_profile_mode_shows_the_evaluators_reports(evaluate) -> None:
+    result = evaluate("crossentropy", "correct", Mode.PROFILE)
+    assert result.status is Status.PASSED, result.failure
+    assert [p.table for p in result.profiles] == ["profile of rows: 64; classes: 128; seed: 3",
+                                                  "profile of rows: 128; classes: 256; seed: 4"]
+
+
 @pytest.mark.parametrize("mode", [Mode.TEST, Mode.RANKED])
 def test_a_wrong_solution_fails_with_the_evaluators_message(evaluate, mode: Mode) -> None:
     result = evaluate("crossentropy", "wrong", mode)
