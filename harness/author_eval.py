@@ -34,13 +34,13 @@ from harness.seeds import SEED_MODULUS, ranked_seed, run_key
 from harness.staging import Stage, StagingError
 from harness.supervisor import FLOOD_BYTES, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
 
-HARNESS_MARK = "kernelrank-harness-error"     # the child's own line when the evaluator could not be started
+HARNESS_MARK = "kernelrank-harness-error"  # the child's own line when the evaluator could not be started
 _STAGES = {"test": "testing", "benchmark": "timing", "leaderboard": "timing", "profile": "profiling"}
 
 
 @dataclass(frozen=True)
 class Call:
-    mode: str                      # the evaluator's mode: test | benchmark | leaderboard | profile
+    mode: str  # the evaluator's mode: test | benchmark | leaderboard | profile
     specs: list[dict[str, Any]]
     phase: Phase
 
@@ -61,36 +61,54 @@ def plan(job: EvalJob) -> list[Call]:
     task = job.problem.task
     benchmarks = task.benchmarks or task.tests
     test = Call("test", task.tests, Phase.of(task, "test"))
-    return {Mode.TEST: [test], Mode.BENCHMARK: [Call("benchmark", benchmarks, Phase.of(task, "benchmark"))],
-            Mode.PROFILE: [Call("profile", benchmarks, Phase.of(task, "profile"))],
-            Mode.RANKED: [test, Call("leaderboard", benchmarks, Phase.of(task, "ranked"))]}[job.mode]
+    return {
+        Mode.TEST: [test],
+        Mode.BENCHMARK: [Call("benchmark", benchmarks, Phase.of(task, "benchmark"))],
+        Mode.PROFILE: [Call("profile", benchmarks, Phase.of(task, "profile"))],
+        Mode.RANKED: [test, Call("leaderboard", benchmarks, Phase.of(task, "ranked"))],
+    }[job.mode]
 
 
 def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Caller | None) -> EvalResult:
     """Evaluate ``job`` with the problem's own evaluator; the same contract as ``supervisor.run_job``."""
     started = time.monotonic()
     gpu = bool(driver_version())
-    device = "cuda" if gpu else "cpu"          # the evaluator runs as written: on the GPU when there is one
+    device = "cuda" if gpu else "cpu"  # the evaluator runs as written: on the GPU when there is one
     if job.device not in ("auto", device) or device not in job.problem.task.devices:
         wanted = device if job.device == "auto" else job.device
-        return failed_result(job, Failure(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} runs on "
-                                          f"{' and '.join(job.problem.task.devices)} with its own evaluator, and this "
-                                          f"evaluation asked for {wanted} on a machine with "
-                                          f"{'a' if gpu else 'no'} GPU; choose another runner."), started)
+        return failed_result(
+            job,
+            Failure(
+                FailureKind.UNSUPPORTED_DEVICE,
+                f"The problem {job.problem.name} runs on "
+                f"{' and '.join(job.problem.task.devices)} with its own evaluator, and this "
+                f"evaluation asked for {wanted} on a machine with "
+                f"{'a' if gpu else 'no'} GPU; choose another runner.",
+            ),
+            started,
+        )
     try:
         stage = Stage.create(job.problem, job.submission_source)
     except (StagingError, OSError) as exc:
-        return failed_result(job, Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}."),
-                             started)
+        return failed_result(
+            job, Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}."), started
+        )
     try:
         limits = sandbox.Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
         launch = sandbox.Launch.plan(capability, limits, stage)
-        keys = [run_key(job.secret_seed)] if caller is None else []    # a caller sends the ranked key itself
+        keys = [run_key(job.secret_seed)] if caller is None else []  # a caller sends the ranked key itself
         outcomes: list[Outcome] = []
         for call in plan(job):
             if call.mode == "leaderboard" and not keys:
-                outcomes.append(Outcome(call, stopped_for=Failure(FailureKind.HARNESS_ERROR, "The ranked run's key "
-                                        "never arrived, so it was not timed. Try again.")))
+                outcomes.append(
+                    Outcome(
+                        call,
+                        stopped_for=Failure(
+                            FailureKind.HARNESS_ERROR,
+                            "The ranked run's key never arrived, so it was not timed. Try again.",
+                        ),
+                    )
+                )
                 break
             seed = ranked_seed(keys[0], 0, 0) % SEED_MODULUS if call.mode == "leaderboard" else None
             (stage.workdir / call.spec_file).write_text(popcorn.spec_lines(call.specs))
@@ -98,8 +116,12 @@ def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Ca
             if _failure(outcomes[-1]) is not None:
                 break
         result = _result(job, outcomes, stage, time.monotonic() - started, device)
-        result.sandbox = SandboxInfo(isolated=capability.isolated, description=capability.describe(),
-                                     memory_limit_mb=limits.memory_mb, leftovers=processes.sweep(os.getpid()))
+        result.sandbox = SandboxInfo(
+            isolated=capability.isolated,
+            description=capability.describe(),
+            memory_limit_mb=limits.memory_mb,
+            leftovers=processes.sweep(os.getpid()),
+        )
         precheck.hold(result, precheck.check(job.submission_source, job.submission_name))
         return result
     finally:
@@ -115,16 +137,17 @@ class _Watch:
     call: Call
     emit: Emit
     caller: Caller | None
-    keys: list[str]                 # the ranked run's key, once the caller sent it
+    keys: list[str]  # the ranked run's key, once the caller sent it
 
     def run(self, seed: int | None) -> Outcome:
         outcome = Outcome(self.call)
         evaluator = self.job.problem.author_evaluator
         argv = [sys.executable, "-B", str(evaluator), self.call.mode, self.call.spec_file]
         read_fd, write_fd = os.pipe()
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC     # a ranked run's two calls share the logs
-        out_fd, err_fd = (os.open(p, flags, 0o600) for p in (self.launch.stage.stdout_path,
-                                                              self.launch.stage.stderr_path))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC  # a ranked run's two calls share the logs
+        out_fd, err_fd = (
+            os.open(p, flags, 0o600) for p in (self.launch.stage.stdout_path, self.launch.stage.stderr_path)
+        )
         pid = os.fork()
         if pid == 0:
             _child(self.launch, write_fd, out_fd, err_fd, argv, seed)
@@ -156,7 +179,8 @@ class _Watch:
                     elif key.data == "caller" and not self._from_caller():
                         selector.unregister(self.caller.fileno())  # type: ignore[union-attr]
                         outcome.stopped_for = outcome.stopped_for or Failure(
-                            FailureKind.HARNESS_ERROR, "The evaluation was cancelled: its caller went away.")
+                            FailureKind.HARNESS_ERROR, "The evaluation was cancelled: its caller went away."
+                        )
                 done, status = os.waitpid(pid, os.WNOHANG)
                 if done:
                     outcome.exit_status = status
@@ -170,7 +194,7 @@ class _Watch:
                 elif killed_at is not None and time.monotonic() - killed_at > KILL_WAIT_S:
                     break
         while read_fd in selector.get_map() and self._read(read_fd, decoder, outcome.report, liveness):
-            pass                        # what the evaluator wrote before it ended
+            pass  # what the evaluator wrote before it ended
         selector.close()
 
     def _read(self, fd: int, decoder: codecs.IncrementalDecoder, report: popcorn.Report, liveness: Liveness) -> bool:
@@ -187,8 +211,12 @@ class _Watch:
         if (report.seen("test"), report.seen("benchmark")) != before and report.seen(kind):
             index = report.seen(kind)
             spec = report.spec(kind, index - 1, {})
-            progress = {"stage": _STAGES[self.call.mode], "index": index, "total": len(self.call.specs),
-                        "detail": describe({k: v for k, v in spec.items() if k != "seed"})}
+            progress = {
+                "stage": _STAGES[self.call.mode],
+                "index": index,
+                "total": len(self.call.specs),
+                "detail": describe({k: v for k, v in spec.items() if k != "seed"}),
+            }
             liveness.saw(progress)
             self.emit({"t": "progress", "progress": progress})
         return True
@@ -201,22 +229,30 @@ class _Watch:
         self.keys.extend(str(r.get("key")) for r in records if r.get("op") == "key" and not self.keys)
         return True
 
-    def _over_limits(self, meter: processes.MemoryMeter, report: popcorn.Report,
-                     liveness: Liveness) -> Failure | None:
+    def _over_limits(self, meter: processes.MemoryMeter, report: popcorn.Report, liveness: Liveness) -> Failure | None:
         limit, doing = self.launch.limits, f"the problem's evaluator was {where(liveness.progress)}"
         usage = processes.usage(os.getpid())
         if usage.tasks >= limit.tasks:
-            return Failure(FailureKind.RESOURCE_LIMIT, f"The evaluation's processes ran {usage.tasks} threads in all, "
-                                                       f"reaching the limit of {limit.tasks}, and were stopped while "
-                                                       f"{doing}. Do not start processes or threads in a loop.")
+            return Failure(
+                FailureKind.RESOURCE_LIMIT,
+                f"The evaluation's processes ran {usage.tasks} threads in all, "
+                f"reaching the limit of {limit.tasks}, and were stopped while "
+                f"{doing}. Do not start processes or threads in a loop.",
+            )
         if meter.latest_bytes > limit.memory_mb * 2**20:
-            return Failure(FailureKind.OUT_OF_MEMORY, f"The evaluation used more than {limit.memory_mb} MB of host "
-                                                      f"memory and was stopped while {doing}. Allocate less memory.")
+            return Failure(
+                FailureKind.OUT_OF_MEMORY,
+                f"The evaluation used more than {limit.memory_mb} MB of host "
+                f"memory and was stopped while {doing}. Allocate less memory.",
+            )
         stage = self.launch.stage
         if report.flooded or max(_size(stage.stdout_path), _size(stage.stderr_path)) > FLOOD_BYTES:
-            return Failure(FailureKind.OUTPUT_FLOOD, f"The evaluation wrote more than {FLOOD_BYTES // 2**20} MiB of "
-                                                     f"output or {popcorn.MAX_LINES} result lines and was stopped "
-                                                     f"while {doing}. Print less: output is capped.")
+            return Failure(
+                FailureKind.OUTPUT_FLOOD,
+                f"The evaluation wrote more than {FLOOD_BYTES // 2**20} MiB of "
+                f"output or {popcorn.MAX_LINES} result lines and was stopped "
+                f"while {doing}. Print less: output is capped.",
+            )
         return None
 
 
@@ -229,7 +265,7 @@ def _child(launch: sandbox.Launch, fd: int, out_fd: int, err_fd: int, argv: list
         if seed is not None:
             env["POPCORN_SEED"] = str(seed)
         os.execve(argv[0], argv, env)
-    except BaseException as exc:        # nothing may return into the server's code
+    except BaseException as exc:  # nothing may return into the server's code
         try:
             os.write(fd, f"{HARNESS_MARK}: {type(exc).__name__}: {exc}\n".encode())
         finally:
@@ -238,9 +274,17 @@ def _child(launch: sandbox.Launch, fd: int, out_fd: int, err_fd: int, argv: list
 
 def _result(job: EvalJob, outcomes: list[Outcome], stage: Stage, wall_s: float, device: str) -> EvalResult:
     task = job.problem.task
-    result = EvalResult(status=Status.PASSED, mode=job.mode, problem=job.problem.name, ranking_by=task.ranking_by,
-                        stdout=read_log(stage.stdout_path), stderr=read_log(stage.stderr_path), wall_s=wall_s,
-                        measured_by=popcorn.MEASURED_BY, system=system_info("cpu"))
+    result = EvalResult(
+        status=Status.PASSED,
+        mode=job.mode,
+        problem=job.problem.name,
+        ranking_by=task.ranking_by,
+        stdout=read_log(stage.stdout_path),
+        stderr=read_log(stage.stderr_path),
+        wall_s=wall_s,
+        measured_by=popcorn.MEASURED_BY,
+        system=system_info("cpu"),
+    )
     result.system.device = device
     result.system.driver = driver_version()
     failure = None
@@ -257,8 +301,10 @@ def _result(job: EvalJob, outcomes: list[Outcome], stage: Stage, wall_s: float, 
         if result.shapes:
             result.score_us = stats.score([s.mean_us for s in result.shapes], task.ranking_by)
         else:
-            failure = Failure(FailureKind.INVALID_PROBLEM, "The problem's evaluator reported check: pass but no "
-                                                           "benchmark times, so this run has no score.")
+            failure = Failure(
+                FailureKind.INVALID_PROBLEM,
+                "The problem's evaluator reported check: pass but no benchmark times, so this run has no score.",
+            )
     if failure is not None:
         failure.log_tail = failure.log_tail or (result.stderr or result.stdout)[-3000:]
         result.status, result.failure = status_for(failure.kind), failure
@@ -273,30 +319,41 @@ def _failure(outcome: Outcome) -> Failure | None:
     if outcome.stopped_for is not None:
         return outcome.stopped_for
     if (broken := report.get(HARNESS_MARK)) is not None:
-        return Failure(FailureKind.HARNESS_ERROR, f"The problem's evaluator could not be started ({broken}). This is "
-                                                  "not your submission's fault; tell the kernelrank maintainers.")
+        return Failure(
+            FailureKind.HARNESS_ERROR,
+            f"The problem's evaluator could not be started ({broken}). This is "
+            "not your submission's fault; tell the kernelrank maintainers.",
+        )
     check, error = report.get("check"), report.get("error")
     clean_exit = status is not None and os.waitstatus_to_exitcode(status) == 0
     if check is None and outcome.call.mode == "profile" and clean_exit:
-        return None                 # the public evaluator's profile run reports its profiles, not a check
+        return None  # the public evaluator's profile run reports its profiles, not a check
     if check == "pass":
         failed = popcorn.timings(report, outcome.call.specs)[1] if outcome.call.mode != "test" else []
-        return None if not failed else Failure(FailureKind.WRONG_OUTPUT, "The problem's evaluator rejected the "
-                                                                         f"submission: {failed[0]}")
+        return (
+            None
+            if not failed
+            else Failure(FailureKind.WRONG_OUTPUT, f"The problem's evaluator rejected the submission: {failed[0]}")
+        )
     if check == "fail":
         reasons = [t.message for t in popcorn.verdicts(report, outcome.call.specs) if not t.passed and t.message]
         reasons += popcorn.timings(report, outcome.call.specs)[1]
         reason = (reasons or [error or "it reported check: fail without a reason"])[0]
-        return Failure(FailureKind.WRONG_OUTPUT, f"The problem's evaluator rejected the submission in its "
-                                                 f"{outcome.call.mode} run: {reason}")
+        return Failure(
+            FailureKind.WRONG_OUTPUT,
+            f"The problem's evaluator rejected the submission in its {outcome.call.mode} run: {reason}",
+        )
     if status is not None and os.WIFSIGNALED(status):
         ended = f"was killed by signal {os.WTERMSIG(status)}"
     else:
         ended = f"exited with status {os.waitstatus_to_exitcode(status) if status is not None else 'unknown'}"
     said = f": {error}" if error else ""
-    return Failure(FailureKind.CRASH, f"The problem's evaluator {ended} in its {outcome.call.mode} run without "
-                                      f"writing a 'check' line{said}, so the run has no verdict: the submission or "
-                                      "the evaluator crashed or ended the process early; the log below shows where.")
+    return Failure(
+        FailureKind.CRASH,
+        f"The problem's evaluator {ended} in its {outcome.call.mode} run without "
+        f"writing a 'check' line{said}, so the run has no verdict: the submission or "
+        "the evaluator crashed or ended the process early; the log below shows where.",
+    )
 
 
 def _size(path: os.PathLike[str]) -> int:
@@ -304,4 +361,3 @@ def _size(path: os.PathLike[str]) -> int:
         return os.stat(path).st_size
     except OSError:
         return 0
-

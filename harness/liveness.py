@@ -20,8 +20,12 @@ from harness.result import Failure, FailureKind, Mode
 
 PROGRESS_EVERY_S = 15.0
 TIMED_STAGES = ("warming", "timing", "profiling")
-_LIMIT_KEYS = {"test": "test_timeout", "benchmark": "benchmark_timeout", "ranked": "ranked_timeout",
-               "profile": "benchmark_timeout"}
+_LIMIT_KEYS = {
+    "test": "test_timeout",
+    "benchmark": "benchmark_timeout",
+    "ranked": "ranked_timeout",
+    "profile": "benchmark_timeout",
+}
 
 
 def progress_every_s() -> float:
@@ -35,7 +39,7 @@ def progress_every_s() -> float:
 
 @dataclass(frozen=True)
 class Phase:
-    name: str            # "test" | "benchmark" | "ranked" | "profile"
+    name: str  # "test" | "benchmark" | "ranked" | "profile"
     limit_s: float
 
     @property
@@ -60,9 +64,12 @@ def where(progress: dict[str, Any] | None) -> str:
 
 
 def timeout_failure(phase: Phase, progress: dict[str, Any] | None) -> Failure:
-    return Failure(FailureKind.TIMEOUT, f"The {phase.name} phase did not finish within its {phase.limit_s:g} s limit "
-                                        f"(the problem's {phase.limit_key}) and was stopped while {where(progress)}. "
-                                        "Look for an infinite loop, a deadlock or a kernel that never returns.")
+    return Failure(
+        FailureKind.TIMEOUT,
+        f"The {phase.name} phase did not finish within its {phase.limit_s:g} s limit "
+        f"(the problem's {phase.limit_key}) and was stopped while {where(progress)}. "
+        "Look for an infinite loop, a deadlock or a kernel that never returns.",
+    )
 
 
 @dataclass
@@ -71,7 +78,7 @@ class Liveness:
 
     phase: Phase
     emit: Callable[[dict[str, Any]], None]
-    next_phase: Phase | None = None      # a ranked run's timing, entered at its first timed stage
+    next_phase: Phase | None = None  # a ranked run's timing, entered at its first timed stage
     every_s: float = field(default_factory=progress_every_s)
     started: float = field(default_factory=time.monotonic)
     progress: dict[str, Any] | None = None

@@ -20,11 +20,13 @@ from typing import Any
 from harness.problem import spec_value
 from harness.result import ProfileEntry, ShapeStats, TestResult
 
-PROFILE_CHARS = 200_000      # a profile's text kept in the result
-MAX_LINES = 100_000          # an evaluator (or the submission inside it) that writes more is flooding
-MEASURED_BY = "author_evaluator"     # EvalResult.measured_by of a run the problem's own evaluator judged
-NOTE = ("Measured and judged by the problem's own evaluator (its config.main), not by kernelrank: its timing method "
-        "ran in the submission's process, and kernelrank's timer, checks and defences did not apply.")
+PROFILE_CHARS = 200_000  # a profile's text kept in the result
+MAX_LINES = 100_000  # an evaluator (or the submission inside it) that writes more is flooding
+MEASURED_BY = "author_evaluator"  # EvalResult.measured_by of a run the problem's own evaluator judged
+NOTE = (
+    "Measured and judged by the problem's own evaluator (its config.main), not by kernelrank: its timing method "
+    "ran in the submission's process, and kernelrank's timer, checks and defences did not apply."
+)
 _NS_PER_US = 1000.0
 
 
@@ -39,7 +41,7 @@ class Report:
 
     values: dict[str, str] = field(default_factory=dict)
     lines: int = 0
-    partial: str = ""        # an unfinished last line
+    partial: str = ""  # an unfinished last line
 
     def feed(self, data: str) -> None:
         text = self.partial + data
@@ -86,8 +88,13 @@ def verdicts(report: Report, specs: list[dict[str, Any]]) -> list[TestResult]:
         message = report.get(f"test.{i}.error") or ""
         if status is None:
             message = message or "the problem's evaluator reported no verdict for this test"
-        results.append(TestResult(spec=specs[i] if i < len(specs) else report.spec("test", i, {}),
-                                  passed=status == "pass", message=message))
+        results.append(
+            TestResult(
+                spec=specs[i] if i < len(specs) else report.spec("test", i, {}),
+                passed=status == "pass",
+                message=message,
+            )
+        )
     return results
 
 
@@ -110,9 +117,24 @@ def timings(report: Report, specs: list[dict[str, Any]]) -> tuple[list[ShapeStat
         worst = _us(report.get(f"benchmark.{i}.worst")) or mean
         runs = _integer(report.get(f"benchmark.{i}.runs")) or 0
         # The evaluator gives a mean and its standard error, no samples: the ranked figure is its mean.
-        stats.append(ShapeStats(spec=spec, n=runs, median_us=mean, mean_us=mean, trimmed_mean_us=mean, std_us=std,
-                                ci_low_us=mean - 1.96 * err, ci_high_us=mean + 1.96 * err, min_us=best, p10_us=best,
-                                p90_us=worst, max_us=worst, first_call_us=0.0, stop_reason=MEASURED_BY))
+        stats.append(
+            ShapeStats(
+                spec=spec,
+                n=runs,
+                median_us=mean,
+                mean_us=mean,
+                trimmed_mean_us=mean,
+                std_us=std,
+                ci_low_us=mean - 1.96 * err,
+                ci_high_us=mean + 1.96 * err,
+                min_us=best,
+                p10_us=best,
+                p90_us=worst,
+                max_us=worst,
+                first_call_us=0.0,
+                stop_reason=MEASURED_BY,
+            )
+        )
     return stats, failed
 
 
@@ -125,8 +147,13 @@ def profiles(report: Report, specs: list[dict[str, Any]]) -> list[ProfileEntry]:
             continue
         with contextlib.suppress(binascii.Error, ValueError):
             text = base64.b64decode(text, validate=True).decode(errors="replace")
-        entries.append(ProfileEntry(spec=specs[i] if i < len(specs) else report.spec("benchmark", i, {}),
-                                    table=text[:PROFILE_CHARS], tool=MEASURED_BY))
+        entries.append(
+            ProfileEntry(
+                spec=specs[i] if i < len(specs) else report.spec("benchmark", i, {}),
+                table=text[:PROFILE_CHARS],
+                tool=MEASURED_BY,
+            )
+        )
     return entries
 
 

@@ -29,8 +29,9 @@ async def test_the_authors_evaluator_judges_and_scores_through_the_service(make_
     system = await make_system(LocalRunner())
     source = (AUTHOR / "solutions" / "correct.py").read_text()
     good = await system.submit("ada", source, leaderboard="crossentropy")
-    bad = await system.submit("bob", (AUTHOR / "solutions" / "wrong.py").read_text(), leaderboard="crossentropy",
-                              mode="test")
+    bad = await system.submit(
+        "bob", (AUTHOR / "solutions" / "wrong.py").read_text(), leaderboard="crossentropy", mode="test"
+    )
     finals = await system.finals(run_ids(good) | run_ids(bad), timeout_s=180)
 
     (good_reply,) = [finals[r] for r in run_ids(good)]

@@ -20,8 +20,13 @@ def job(problem: str, solution: str, mode: Mode = Mode.TEST, **task: float) -> E
     loaded = load_problem(AUTHOR / problem)
     for key, value in task.items():
         setattr(loaded.task, key, value)
-    return EvalJob(problem=loaded, submission_name="submission.py", mode=mode, secret_seed=12345,
-                   submission_source=(AUTHOR / "solutions" / f"{solution}.py").read_text())
+    return EvalJob(
+        problem=loaded,
+        submission_name="submission.py",
+        mode=mode,
+        secret_seed=12345,
+        submission_source=(AUTHOR / "solutions" / f"{solution}.py").read_text(),
+    )
 
 
 @pytest.fixture
@@ -61,7 +66,7 @@ def test_timed_modes_score_by_the_problems_ranking_rule(evaluate, mode: Mode) ->
     assert len(result.shapes) == 2 and all(s.mean_us > 0 and s.n == 20 for s in result.shapes)
     geomean = (result.shapes[0].mean_us * result.shapes[1].mean_us) ** 0.5
     assert result.score_us == pytest.approx(geomean)
-    if mode is Mode.RANKED:        # tests first, then the leaderboard run with the secret seed; specs stay public
+    if mode is Mode.RANKED:  # tests first, then the leaderboard run with the secret seed; specs stay public
         assert len(result.tests) == 2
         assert "mode leaderboard, secret seed given" in result.stdout
         assert [s.spec["seed"] for s in result.shapes] == [3, 4]
@@ -72,8 +77,10 @@ def test_timed_modes_score_by_the_problems_ranking_rule(evaluate, mode: Mode) ->
 def test_profile_mode_shows_the_evaluators_reports(evaluate) -> None:
     result = evaluate("crossentropy", "correct", Mode.PROFILE)
     assert result.status is Status.PASSED, result.failure
-    assert [p.table for p in result.profiles] == ["profile of rows: 64; classes: 128; seed: 3",
-                                                  "profile of rows: 128; classes: 256; seed: 4"]
+    assert [p.table for p in result.profiles] == [
+        "profile of rows: 64; classes: 128; seed: 3",
+        "profile of rows: 128; classes: 256; seed: 4",
+    ]
 
 
 @pytest.mark.parametrize("mode", [Mode.TEST, Mode.RANKED])
@@ -81,7 +88,7 @@ def test_a_wrong_solution_fails_with_the_evaluators_message(evaluate, mode: Mode
     result = evaluate("crossentropy", "wrong", mode)
     assert result.status is Status.FAILED and result.failure.kind is FailureKind.WRONG_OUTPUT
     assert "differs from the reference's" in result.failure.message and result.score_us is None
-    assert not result.shapes        # a ranked run stops after the failed tests
+    assert not result.shapes  # a ranked run stops after the failed tests
 
 
 def test_a_submission_that_kills_the_evaluator_is_a_crash(evaluate) -> None:
@@ -116,8 +123,11 @@ def test_a_hung_call_says_so_and_stops_at_the_phase_limit(monkeypatch) -> None:
 def test_the_wire_format_both_ways() -> None:
     assert spec_lines([{"rows": 4, "seed": 1}, {"n": 2}]) == "rows: 4; seed: 1\nn: 2\n"
     report = Report()
-    for chunk in ("test-count: 2\ntest.0.status: pa", "ss\ntest.1.status: fail\ntest.1.error: off by: 2\n",
-                  "benchmark.0.mean: 2500.0\nbenchmark.0.runs: 7\nbenchmark.1.status: fail\ncheck: fail\n"):
+    for chunk in (
+        "test-count: 2\ntest.0.status: pa",
+        "ss\ntest.1.status: fail\ntest.1.error: off by: 2\n",
+        "benchmark.0.mean: 2500.0\nbenchmark.0.runs: 7\nbenchmark.1.status: fail\ncheck: fail\n",
+    ):
         report.feed(chunk)
     assert [(t.passed, t.message) for t in verdicts(report, [{"a": 1}, {"a": 2}])] == [(True, ""), (False, "off by: 2")]
     timed, failed = timings(report, [{"a": 1}, {"a": 2}])
