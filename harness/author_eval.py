@@ -34,6 +34,7 @@ from harness.seeds import SEED_MODULUS, ranked_seed, run_key
 from harness.staging import Stage, StagingError
 from harness.supervisor import FLOOD_BYTES, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
 
+KEY_WAIT_S = 10.0  # how long a ranked run's timing waits for its key
 HARNESS_MARK = "kernelrank-harness-error"  # the child's own line when the evaluator could not be started
 _STAGES = {"test": "testing", "benchmark": "timing", "leaderboard": "timing", "profile": "profiling"}
 
@@ -55,6 +56,8 @@ class Outcome:
     report: popcorn.Report = field(default_factory=popcorn.Report)
     exit_status: int | None = None
     stopped_for: Failure | None = None
+    stdout: str = ""  # what the call printed (captured outside the job)
+    stderr: str = ""
 
 
 def plan(job: EvalJob) -> list[Call]:
@@ -87,45 +90,40 @@ def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Ca
             ),
             started,
         )
-    try:
-        stage = Stage.create(job.problem, job.submission_source)
-    except (StagingError, OSError) as exc:
-        return failed_result(
-            job, Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}."), started
-        )
-    try:
-        limits = sandbox.Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
-        launch = sandbox.Launch.plan(capability, limits, stage)
-        keys = [run_key(job.secret_seed)] if caller is None else []  # a caller sends the ranked key itself
-        outcomes: list[Outcome] = []
-        for call in plan(job):
-            if call.mode == "leaderboard" and not keys:
-                outcomes.append(
-                    Outcome(
-                        call,
-                        stopped_for=Failure(
-                            FailureKind.HARNESS_ERROR,
-                            "The ranked run's key never arrived, so it was not timed. Try again.",
-                        ),
-                    )
-                )
-                break
-            seed = ranked_seed(keys[0], 0, 0) % SEED_MODULUS if call.mode == "leaderboard" else None
+    limits = sandbox.Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
+    keys = [run_key(job.secret_seed)] if caller is None else []  # a caller sends the ranked key itself
+    outcomes: list[Outcome] = []
+    for call in plan(job):
+        if call.mode == "leaderboard" and not keys and caller is not None:
+            _await_key(caller, keys)
+        if call.mode == "leaderboard" and not keys:
+            failure = Failure(FailureKind.HARNESS_ERROR, "The ranked run's key never arrived, so it was not timed.")
+            outcomes.append(Outcome(call, stopped_for=failure))
+            break
+        seed = ranked_seed(keys[0], 0, 0) % SEED_MODULUS if call.mode == "leaderboard" else None
+        try:  # a fresh folder per call: the test run's submission must not leave files for the timed run
+            stage = Stage.create(job.problem, job.submission_source)
+        except (StagingError, OSError) as exc:
+            failure = Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}.")
+            return failed_result(job, failure, started)
+        try:
             (stage.workdir / call.spec_file).write_text(popcorn.spec_lines(call.specs))
+            launch = sandbox.Launch.plan(capability, limits, stage)
             outcomes.append(_Watch(job, launch, call, emit, caller, keys).run(seed))
-            if _failure(outcomes[-1]) is not None:
-                break
-        result = _result(job, outcomes, stage, time.monotonic() - started, device)
-        result.sandbox = SandboxInfo(
-            isolated=capability.isolated,
-            description=capability.describe(),
-            memory_limit_mb=limits.memory_mb,
-            leftovers=processes.sweep(os.getpid()),
-        )
-        precheck.hold(result, precheck.check(job.submission_source, job.submission_name))
-        return result
-    finally:
-        stage.remove()
+            outcomes[-1].stdout, outcomes[-1].stderr = read_log(stage.stdout_path), read_log(stage.stderr_path)
+        finally:
+            stage.remove()
+        if _failure(outcomes[-1]) is not None:
+            break
+    result = _result(job, outcomes, time.monotonic() - started, device)
+    result.sandbox = SandboxInfo(
+        isolated=capability.isolated,
+        description=capability.describe(),
+        memory_limit_mb=limits.memory_mb,
+        leftovers=processes.sweep(os.getpid()),
+    )
+    precheck.hold(result, precheck.check(job.submission_source, job.submission_name))
+    return result
 
 
 @dataclass
@@ -144,7 +142,7 @@ class _Watch:
         evaluator = self.job.problem.author_evaluator
         argv = [sys.executable, "-B", str(evaluator), self.call.mode, self.call.spec_file]
         read_fd, write_fd = os.pipe()
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC  # a ranked run's two calls share the logs
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
         out_fd, err_fd = (
             os.open(p, flags, 0o600) for p in (self.launch.stage.stdout_path, self.launch.stage.stderr_path)
         )
@@ -256,6 +254,20 @@ class _Watch:
         return None
 
 
+def _await_key(caller: Caller, keys: list[str]) -> None:
+    """The ranked key, sent by the caller once the first call started (a fast test run may end before it comes)."""
+    deadline = time.monotonic() + KEY_WAIT_S
+    with selectors.DefaultSelector() as selector:
+        selector.register(caller.fileno(), selectors.EVENT_READ)
+        while not keys and (left := deadline - time.monotonic()) > 0:
+            if not selector.select(left):
+                continue
+            records = caller.receive()
+            if records is None:  # the caller is gone
+                return
+            keys.extend(str(r.get("key")) for r in records if r.get("op") == "key" and not keys)
+
+
 def _child(launch: sandbox.Launch, fd: int, out_fd: int, err_fd: int, argv: list[str], seed: int | None) -> None:
     """The forked child: enter the sandbox, then become the evaluator (never returns)."""
     try:
@@ -272,15 +284,15 @@ def _child(launch: sandbox.Launch, fd: int, out_fd: int, err_fd: int, argv: list
             os._exit(70)
 
 
-def _result(job: EvalJob, outcomes: list[Outcome], stage: Stage, wall_s: float, device: str) -> EvalResult:
+def _result(job: EvalJob, outcomes: list[Outcome], wall_s: float, device: str) -> EvalResult:
     task = job.problem.task
     result = EvalResult(
         status=Status.PASSED,
         mode=job.mode,
         problem=job.problem.name,
         ranking_by=task.ranking_by,
-        stdout=read_log(stage.stdout_path),
-        stderr=read_log(stage.stderr_path),
+        stdout="".join(o.stdout for o in outcomes),
+        stderr="".join(o.stderr for o in outcomes),
         wall_s=wall_s,
         measured_by=popcorn.MEASURED_BY,
         system=system_info("cpu"),

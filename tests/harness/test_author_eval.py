@@ -113,11 +113,12 @@ def test_a_hung_call_says_so_and_stops_at_the_phase_limit(monkeypatch) -> None:
     monkeypatch.setenv("KERNELRANK_PROGRESS_EVERY_S", "0.5")
     seen = []
     with HarnessServer() as server:
-        result = server.evaluate(job("crossentropy", "infinite", test_timeout=3), on_progress=seen.append)
+        result = server.evaluate(job("crossentropy", "infinite", test_timeout=10), on_progress=seen.append)
     assert result.status is Status.TIMEOUT
-    assert "test phase did not finish within its 3 s limit (the problem's test_timeout)" in result.failure.message
-    assert "testing 1 of 2" in result.failure.message
-    assert any("still running after" in p.detail and "limit 3 s" in p.detail for p in seen), seen
+    assert "test phase did not finish within its 10 s limit (the problem's test_timeout)" in result.failure.message
+    if any(p.stage == "testing" for p in seen):  # the evaluator got to its first test (it imports torch first)
+        assert "while testing 1 of 2 (rows=4, classes=8)" in result.failure.message
+    assert any("still running after" in p.detail and "limit 10 s" in p.detail for p in seen), seen
 
 
 def test_the_wire_format_both_ways() -> None:
