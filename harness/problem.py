@@ -246,8 +246,8 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
 
 def _needs_author_evaluator(task: TaskSpec, files: dict[str, str], folder: Path, has_evaluator: bool) -> bool:
     """Whether the problem's own evaluator (``config.main``) must run it; raise when neither evaluator can."""
-    if task.lang != "py" or task.evaluator == "kernelrank":
-        return False
+    if task.lang != "py" or task.evaluator == "kernelrank" or ("reference.py" not in files and not has_evaluator):
+        return False                # (the last: the loader says reference.py is missing)
     missing = [name for name in REFERENCE_FUNCTIONS if name not in _top_level_names(files.get("reference.py", ""))]
     if task.evaluator == "auto" and not missing:
         return False
