@@ -73,7 +73,10 @@ def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part
     if result.measured_by == popcorn.MEASURED_BY:
         parts.append(status(popcorn.NOTE, Tone.WARNING))
     if result.score_us is not None:
-        parts.append(text(f"**Score** {format_us(result.score_us)} ({_ranking_words(result.ranking_by)})"))
+        rule = _ranking_words(result.ranking_by)
+        if result.measured_by == popcorn.MEASURED_BY:      # the author's evaluator reports means, no medians
+            rule = rule.replace("median", "mean")
+        parts.append(text(f"**Score** {format_us(result.score_us)} ({rule})"))
     if result.tests:
         passed = sum(t.passed for t in result.tests)
         parts.append(text(f"Tests: {passed} of {len(result.tests)} passed"))

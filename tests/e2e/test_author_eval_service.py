@@ -37,5 +37,6 @@ async def test_the_authors_evaluator_judges_and_scores_through_the_service(make_
     (good_reply,) = [finals[r] for r in run_ids(good)]
     assert good_reply.data["status"] == "passed" and good_reply.data["score_us"] > 0, texts(good_reply)
     assert "Measured and judged by the problem's own evaluator" in texts(good_reply)
+    assert "geometric mean of per-shape means" in texts(good_reply)
     (bad_reply,) = [finals[r] for r in run_ids(bad)]
     assert bad_reply.data["status"] == "failed" and "differs from the reference's" in texts(bad_reply)
