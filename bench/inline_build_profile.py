@@ -145,8 +145,8 @@ def light_sources(folder: Path) -> tuple[str, str]:
 
     main = (folder / "main.cpp").read_text().replace("#include <torch/extension.h>",
                                                      "\n".join(builds.LIGHT_CPP_HEADERS), 1)
-    (folder / "light_main.cpp").write_text(builds._lighten(main))
-    (folder / "light_cuda.cu").write_text(builds._lighten((folder / "cuda.cu").read_text()))
+    (folder / "light_main.cpp").write_text(builds.lighten(main))
+    (folder / "light_cuda.cu").write_text(builds.lighten((folder / "cuda.cu").read_text()))
     return "light_main.cpp", "light_cuda.cu"
 
 

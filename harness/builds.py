@@ -155,9 +155,9 @@ def light_options(options: dict[str, Any]) -> dict[str, Any] | None:
     if options.get("no_implicit_headers"):
         return None
     light = dict(options, no_implicit_headers=True,
-                 cpp_sources=[*LIGHT_CPP_HEADERS, *map(_lighten, _sources(options.get("cpp_sources")))])
+                 cpp_sources=[*LIGHT_CPP_HEADERS, *map(lighten, _sources(options.get("cpp_sources")))])
     if cuda := _sources(options.get("cuda_sources")):
-        light["cuda_sources"] = [*LIGHT_CUDA_HEADERS, *map(_lighten, cuda)]
+        light["cuda_sources"] = [*LIGHT_CUDA_HEADERS, *map(lighten, cuda)]
     return light
 
 
@@ -197,7 +197,8 @@ def _sources(value: str | list[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
 
 
-def _lighten(source: str) -> str:
+def lighten(source: str) -> str:
+    """``source`` with every ``#include <torch/extension.h>`` as ``#include <torch/types.h>``."""
     return _EXTENSION_INCLUDE.sub("#include <torch/types.h>", source)
 
 
