@@ -32,7 +32,7 @@ from harness.liveness import Liveness, Phase, where
 from harness.result import EvalResult, Failure, FailureKind, Mode, SandboxInfo, Status
 from harness.seeds import SEED_MODULUS, ranked_seed, run_key
 from harness.staging import Stage, StagingError
-from harness.supervisor import FLOOD_BYTES, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
+from harness.supervisor import DRAIN_S, FLOOD_BYTES, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
 
 KEY_WAIT_S = 10.0  # how long a ranked run's timing waits for its key
 HARNESS_MARK = "kernelrank-harness-error"  # the child's own line when the evaluator could not be started
@@ -191,8 +191,12 @@ class _Watch:
                     processes.kill(pid)
                 elif killed_at is not None and time.monotonic() - killed_at > KILL_WAIT_S:
                     break
-        while read_fd in selector.get_map() and self._read(read_fd, decoder, outcome.report, liveness):
-            pass  # what the evaluator wrote before it ended
+        if self.caller is not None and self.caller.fileno() in selector.get_map():
+            selector.unregister(self.caller.fileno())
+        until = time.monotonic() + DRAIN_S  # what it wrote before it ended (a leftover may hold the pipe open)
+        while read_fd in selector.get_map() and (left := until - time.monotonic()) > 0:
+            if selector.select(left) and not self._read(read_fd, decoder, outcome.report, liveness):
+                selector.unregister(read_fd)
         selector.close()
 
     def _read(self, fd: int, decoder: codecs.IncrementalDecoder, report: popcorn.Report, liveness: Liveness) -> bool:

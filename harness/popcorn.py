@@ -21,6 +21,7 @@ from harness.problem import spec_value
 from harness.result import ProfileEntry, ShapeStats, TestResult
 
 PROFILE_CHARS = 200_000  # a profile's text kept in the result
+MAX_LINE_CHARS = 1 << 20
 MAX_LINES = 100_000  # an evaluator (or the submission inside it) that writes more is flooding
 MEASURED_BY = "author_evaluator"  # EvalResult.measured_by of a run the problem's own evaluator judged
 NOTE = (
@@ -46,6 +47,8 @@ class Report:
     def feed(self, data: str) -> None:
         text = self.partial + data
         *complete, self.partial = text.split("\n")
+        if len(self.partial) > MAX_LINE_CHARS:  # one endless line is a flood too
+            self.partial, self.lines = "", MAX_LINES + 1
         for line in complete:
             self.lines += 1
             key, sep, value = line.partition(":")

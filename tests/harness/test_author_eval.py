@@ -133,3 +133,10 @@ def test_the_wire_format_both_ways() -> None:
     assert [(t.passed, t.message) for t in verdicts(report, [{"a": 1}, {"a": 2}])] == [(True, ""), (False, "off by: 2")]
     timed, failed = timings(report, [{"a": 1}, {"a": 2}])
     assert [(s.mean_us, s.n) for s in timed] == [(2.5, 7)] and failed == ["benchmark 2 failed"]
+
+
+def test_an_endless_line_or_too_many_lines_is_a_flood() -> None:
+    endless, chatty = Report(), Report()
+    endless.feed("x" * (2 << 20))
+    chatty.feed("k: v\n" * 100_001)
+    assert endless.flooded and chatty.flooded and not endless.partial
