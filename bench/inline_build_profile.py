@@ -7,8 +7,12 @@ b) torch's own ``load_inline`` of vectoradd's inline-CUDA solution in a fresh pr
    wall time and each ninja step (the generated main.cpp, the .cu, the link) from ninja's log.
 c) nvcc's phases for that .cu (``nvcc --time``), and the generated main.cpp with and without a precompiled
    ``torch/extension.h``.
+   Both again against the light headers kernelrank's builder tries first (``harness.builds.light_options``).
 d) Ranked evaluations through a fresh harness server, as a timeline of its progress events: the PyTorch
    solution, then the inline-CUDA one with an empty compile cache, then again with the cache filled.
+e) First and repeat builds of the same kernel, ranked, through ``kernelrank eval`` (a fresh process each, one
+   compile cache) and through the service (``kernelrank up`` in a scratch home, ``kernelrank submit``), beside
+   torch's own ``load_inline`` of it (section b), all in this one run; each run must pass.
 
 Prints one table per section; with $OUT set also writes $OUT/inline_build_profile.json and .md.
 """
@@ -126,7 +130,24 @@ def section_c(folder: Path) -> None:
     body.append(["g++ precompile torch/extension.h", f"{wall:.1f}" if not done.returncode else done.stderr[-300:]])
     wall, done = timed(f"{cxx} -Ipch -Winvalid-pch {flags} -c main.cpp -o pch.o", cwd=folder)
     body.append(["g++ main.cpp with it", f"{wall:.1f}" if not done.returncode else done.stderr[-300:]])
+    light_cpp, light_cu = light_sources(folder)
+    wall, done = timed(f"{cxx} {flags} -c {light_cpp} -o light_main.o", cwd=folder)
+    body.append(["g++ main.cpp, light headers", f"{wall:.1f}" if not done.returncode else done.stderr[-300:]])
+    wall, done = timed(f"{nvcc} {cuda_flags} -c {light_cu} -o light_cuda.o", cwd=folder)
+    body.append(["nvcc cuda.cu, light headers", f"{wall:.1f}" if not done.returncode else done.stderr[-300:]])
     report.table("c) the build's steps one by one", ["step", "s"], body)
+
+
+def light_sources(folder: Path) -> tuple[str, str]:
+    """main.cpp and cuda.cu as kernelrank's builder writes them first: torch/extension.h replaced by light headers
+    (the same rewrite as ``harness.builds.light_options``, applied to the files torch generated)."""
+    from harness import builds
+
+    main = (folder / "main.cpp").read_text().replace("#include <torch/extension.h>",
+                                                     "\n".join(builds.LIGHT_CPP_HEADERS), 1)
+    (folder / "light_main.cpp").write_text(builds.lighten(main))
+    (folder / "light_cuda.cu").write_text(builds.lighten((folder / "cuda.cu").read_text()))
+    return "light_main.cpp", "light_cuda.cu"
 
 
 def csv_rows(path: Path) -> list[list[str]]:
@@ -169,6 +190,44 @@ def section_d(cache: Path) -> None:
                  ["run", "at s", "event"], body)
 
 
+def section_e(work: Path) -> None:
+    """First and repeat ranked runs of the inline-CUDA solution through `kernelrank eval` and the service."""
+    solution = SOLUTIONS / "cuda_inline.py"
+    kernelrank = str(Path(sys.executable).parent / "kernelrank")
+    env = {**os.environ, "KERNELRANK_BUILD_CACHE": str(work / "eval-cache")}
+    body = []
+    for label in ("first", "repeat"):
+        wall, done = timed([kernelrank, "eval", str(solution), "--problem", str(VECTORADD), "--mode", "ranked",
+                            "--json"], env=env, cwd=REPO)
+        body.append([f"kernelrank eval, {label}", f"{wall:.1f}", _verdict(done.stdout)])
+    home = work / "home"
+    env = {**os.environ, "KERNELRANK_HOME": str(home), "KERNELRANK_PROBLEMS_DIR": str(REPO / "problems"),
+           "KERNELRANK_BUILD_CACHE": str(work / "service-cache"), "KERNELRANK_API_PORT": "0"}
+    up = subprocess.Popen([kernelrank, "up"], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while not (home / "run" / "api.token").is_file() and time.monotonic() < deadline and up.poll() is None:
+            time.sleep(0.5)
+        time.sleep(5)             # the worker's harness server warms up after the API answers
+        for label in ("first", "repeat"):
+            wall, done = timed([kernelrank, "submit", str(solution), "--leaderboard", "vectoradd", "--mode",
+                                "ranked"], env=env, cwd=REPO)
+            words = [w for w in ("passed", "failed", "timed out", "could not run") if w in done.stdout]
+            body.append([f"service (up + submit), {label}", f"{wall:.1f}", (words or [done.stderr[-200:]])[0]])
+    finally:
+        up.terminate()
+        up.wait(60)
+    report.table("e) first and repeat inline-CUDA builds, ranked, end to end", ["path", "wall s", "verdict"], body)
+
+
+def _verdict(stdout: str) -> str:
+    try:
+        result = json.loads(stdout)
+    except ValueError:
+        return stdout[-200:]
+    return f"{result['status']}, compile {result.get('compile_s') or 0:.1f} s"
+
+
 def main() -> int:
     arch = toolchain.gpu_arch()
     if arch is None:
@@ -180,6 +239,7 @@ def main() -> int:
     section_b(load_inline_arguments(SOLUTIONS / "cuda_inline.py"), arch, work / "torch")
     section_c(work / "torch")
     section_d(work / "cache")
+    section_e(work)
     if out := os.environ.get("OUT"):
         report.write(Path(out))
     return 0

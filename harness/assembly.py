@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import roofline, stats
+from harness import liveness, roofline, stats
 from harness.codec import DecodeError, from_jsonable
 from harness.device import Peaks, peaks_for
 from harness.failures import describe, status_for
@@ -52,10 +52,7 @@ class Ending:
 
     def where(self) -> str:
         """What the child was doing last, for messages: "testing 2 of 4 (size=127, seed=1)"."""
-        p = self.last_progress or {"stage": "starting"}
-        counted = f" {p.get('index')} of {p.get('total')}" if p.get("total") else ""
-        detail = f" ({p['detail']})" if p.get("detail") else ""
-        return f"{p.get('stage')}{counted}{detail}"
+        return liveness.where(self.last_progress)
 
 
 def build_result(job: EvalJob, ending: Ending, stage: Stage, wall_s: float) -> EvalResult:

@@ -41,6 +41,14 @@ EXTENSION_ARGS = {"name": str, "cpp_sources": (str, list), "cuda_sources": (str,
                   "is_python_module": bool, "with_pytorch_error_handling": bool, "no_implicit_headers": bool}
 _IGNORED_ARGS = ("verbose", "keep_intermediates")
 _ERROR_LINE = re.compile(r"(?m)^.*\b(error|fatal error)\b.*$")
+# The light build of a load_inline call (docs/cuda.md): torch/extension.h is the whole C++ frontend (torch/all.h:
+# nn, optim, data) plus Python bindings; the generated main.cpp needs only tensors and pybind's casters, and a
+# CUDA source only tensors, so both compile against these instead (about half nvcc's time on an H100 host).
+LIGHT_CPP_HEADERS = ("#include <torch/types.h>", "#include <torch/csrc/utils/pybind.h>",
+                     "#include <torch/csrc/Exceptions.h>")
+LIGHT_CUDA_HEADERS = ("#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>")
+FALLBACK_NOTE = "The build against light torch headers failed, so the sources were built as written."
+_EXTENSION_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"]')
 
 
 @dataclass(frozen=True)
@@ -141,17 +149,40 @@ def _cu(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
     return BuildOutcome(True, {CU_MODULE: (folder / CU_MODULE).read_bytes()}, log)
 
 
+def light_options(options: dict[str, Any]) -> dict[str, Any] | None:
+    """load_inline's arguments with the lightest torch headers that suffice in place of ``torch/extension.h``
+    (the same sources otherwise); None when the call already chose its headers (``no_implicit_headers``)."""
+    if options.get("no_implicit_headers"):
+        return None
+    light = dict(options, no_implicit_headers=True,
+                 cpp_sources=[*LIGHT_CPP_HEADERS, *map(lighten, _sources(options.get("cpp_sources")))])
+    if cuda := _sources(options.get("cuda_sources")):
+        light["cuda_sources"] = [*LIGHT_CUDA_HEADERS, *map(lighten, cuda)]
+    return light
+
+
 def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
-    """torch's own load_inline build, for this GPU only, without loading what it built (that would run it here)."""
+    """torch's own load_inline build, for this GPU only, without loading what it built (that would run it here):
+    first against light headers, then, when that fails, the sources as written."""
     from torch.utils import cpp_extension
 
     os.environ["TORCH_CUDA_ARCH_LIST"] = toolchain.arch_named(request.arch).torch if toolchain.arch_named(
         request.arch) else os.environ.get("TORCH_CUDA_ARCH_LIST", "")
-    os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))
-    build_directory = folder / "build"
-    build_directory.mkdir(exist_ok=True)
+    os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))    # ninja compiles main.cpp and the .cu at once
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None    # build only, never import
     options = dict(request.options)
+    light = light_options(options)
+    if light is not None and (outcome := _load_inline(cpp_extension, light, folder / "light")).ok:
+        return outcome
+    cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)    # same name, not name_v1
+    outcome = _load_inline(cpp_extension, options, folder / "build")
+    if light is not None:
+        outcome.log = f"{FALLBACK_NOTE}\n{outcome.log}".strip()
+    return outcome
+
+
+def _load_inline(cpp_extension: Any, options: dict[str, Any], build_directory: Path) -> BuildOutcome:
+    build_directory.mkdir(exist_ok=True)
     try:
         cpp_extension.load_inline(**options, build_directory=str(build_directory), verbose=False)
     except Exception as exc:               # torch reports a failed build as RuntimeError with the compiler output
@@ -160,6 +191,15 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     if not built.is_file():
         return BuildOutcome(False, message=f"Building the extension {options['name']!r} made no module")
     return BuildOutcome(True, {built.name: built.read_bytes()})
+
+
+def _sources(value: str | list[str] | None) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def lighten(source: str) -> str:
+    """``source`` with every ``#include <torch/extension.h>`` as ``#include <torch/types.h>``."""
+    return _EXTENSION_INCLUDE.sub("#include <torch/types.h>", source)
 
 
 def _plain(value: Any) -> bool:

@@ -12,6 +12,8 @@ allowed, ``@SUBMISSION@`` marking the user's file). Keys other tools do not know
 ``roofline``         ``{bytes: expr, flops: expr, dtype: fp32}`` over a spec's args: achieved GB/s, TFLOP/s, % of peak
 ``shape_budget_ms``  wall-clock budget of one shape's timed loop (default 500)
 ``timing``           ``events`` (default) or ``graph`` for the ranked number of tiny shapes
+``evaluator``        ``auto`` (default): the author's ``config.main`` evaluator runs when reference.py lacks
+                     the standard functions; ``author`` always runs it; ``kernelrank`` never (``harness.author_eval``)
 
 A folder holding only ``reference.py`` (or that file itself) is GPU MODE's first format
 (``harness.first_format``). A loaded ``Problem`` is self-contained (file contents, not paths), so it can be
@@ -20,6 +22,7 @@ shipped to a GPU machine inside an ``EvalJob`` and stored by the core.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import logging
 import math
@@ -44,6 +47,9 @@ CHECKER_ARGS = ("data, output", "output, reference_output")
 REQUIRED_FILES = {"py": ("reference.py",), "cu": ("task.h", "reference.cuh")}
 # Derived by the loader, never read from task.yml.
 _DERIVED_KEYS = frozenset({"files", "default_device"})
+# What kernelrank's own harness calls in reference.py; a problem without them may bring its own evaluator.
+REFERENCE_FUNCTIONS = ("generate_input", "ref_kernel", "check_implementation")
+EVALUATORS = ("auto", "author", "kernelrank")
 
 
 class ProblemError(ValueError):
@@ -80,10 +86,13 @@ class TaskSpec:
     roofline: Roofline | None = None
     shape_budget_ms: float = 500.0
     timing: str = "events"
+    evaluator: str = "auto"          # who evaluates: EVALUATORS (the author's config.main, or kernelrank's harness)
 
     def timeout_s(self, mode: Mode) -> float:
+        """The whole run's wall-clock bound: a ranked run's tests have test_timeout, its timing ranked_timeout
+        (each phase's own limit: ``harness.liveness``)."""
         return {Mode.TEST: self.test_timeout, Mode.BENCHMARK: self.benchmark_timeout,
-                Mode.RANKED: self.ranked_timeout, Mode.PROFILE: self.benchmark_timeout}[mode]
+                Mode.RANKED: self.test_timeout + self.ranked_timeout, Mode.PROFILE: self.benchmark_timeout}[mode]
 
     def benchmarks_for(self, device: str) -> list[dict[str, Any]]:
         if device == "cpu":
@@ -99,6 +108,12 @@ class Problem:
     submission_name: str             # the name the submission is staged under, e.g. "submission.py"
     templates: dict[str, str] = field(default_factory=dict)   # language -> template text
     readme: str = ""
+
+    @property
+    def author_evaluator(self) -> str | None:
+        """The file name of the problem's own evaluator when it evaluates this problem (the loader staged it)."""
+        main = self.task.config.get("main")
+        return main if isinstance(main, str) and main in self.files else None
 
     @property
     def sha256(self) -> str:
@@ -156,6 +171,8 @@ def _task_spec(raw: dict[str, Any], where: Path) -> TaskSpec:
         raise ProblemError(f"{where}: timing must be 'events' or 'graph'.")
     if task.checker_args not in CHECKER_ARGS:
         raise ProblemError(f"{where}: checker_args must be one of {' or '.join(map(repr, CHECKER_ARGS))}.")
+    if task.evaluator not in EVALUATORS:
+        raise ProblemError(f"{where}: evaluator must be one of {', '.join(EVALUATORS)}.")
     if not (task.shape_budget_ms > 0):
         raise ProblemError(f"{where}: shape_budget_ms must be a positive number of milliseconds.")
     if not task.tests:
@@ -174,7 +191,7 @@ def _spec(item: Any, where: Path, key: str) -> dict[str, Any]:
             if not sep:
                 raise ProblemError(f"{where}: {key} entry {item!r} is not 'key: value; ...'.")
             v = v.strip()
-            spec[k.strip()] = _number(v)
+            spec[k.strip()] = spec_value(v)
         return spec
     raise ProblemError(f"{where}: {key} entries must be mappings, not {type(item).__name__}.")
 
@@ -182,9 +199,10 @@ def _spec(item: Any, where: Path, key: str) -> dict[str, Any]:
 def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str, str], str]:
     if not isinstance(entries, list) or not entries:
         raise ProblemError(f"{folder}/task.yml: 'files' must list {{name, source}} entries.")
-    evaluator = task.config.get("main")        # GPU MODE's own eval.py: we bring our harness instead
+    evaluator = task.config.get("main")        # GPU MODE's own eval.py: we bring our harness, unless it is needed
     files: dict[str, str] = {}
     submission_name = ""
+    evaluator_path: Path | None = None      # read only when it must run: standard problems may not ship it
     for entry in entries:
         if not isinstance(entry, dict) or "name" not in entry or "source" not in entry:
             raise ProblemError(f"{folder}/task.yml: every file needs a name and a source, got {entry!r}.")
@@ -195,15 +213,56 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
             submission_name = name
         elif name != evaluator:
             files[name] = _read(folder / source, f"file {name!r}")
+        else:
+            evaluator_path = folder / source
     if not submission_name:
         raise ProblemError(f"{folder}/task.yml: no file has source {SUBMISSION_MARK}.")
+    if _needs_author_evaluator(task, files, folder, evaluator_path is not None):
+        files[str(evaluator)] = _read(evaluator_path, f"the problem's evaluator {evaluator!r}")  # type: ignore[arg-type]
+        return files, submission_name
     if missing := [name for name in REQUIRED_FILES[task.lang] if name not in files]:
         raise ProblemError(f"{folder}/task.yml: the files of a lang: {task.lang} problem must include "
                            f"{' and '.join(missing)}.")
     return files, submission_name
 
 
-def _number(text: str) -> int | float | str:
+def _needs_author_evaluator(task: TaskSpec, files: dict[str, str], folder: Path, has_evaluator: bool) -> bool:
+    """Whether the problem's own evaluator (``config.main``) must run it; raise when neither evaluator can."""
+    if task.lang != "py" or task.evaluator == "kernelrank" or ("reference.py" not in files and not has_evaluator):
+        return False                # (the last: the loader says reference.py is missing)
+    missing = [name for name in REFERENCE_FUNCTIONS if name not in _top_level_names(files.get("reference.py", ""))]
+    if task.evaluator == "auto" and not missing:
+        return False
+    if has_evaluator:
+        return True
+    why = (f"its reference.py lacks {', '.join(missing)}, which kernelrank's harness calls" if missing
+           else "it sets evaluator: author")
+    raise ProblemError(f"{folder}/task.yml: {why}, and config.main names no evaluator among its files, so neither "
+                       "kernelrank's harness nor the problem's own evaluator can run it. Add the missing functions, or "
+                       "stage the problem's eval.py and name it in config.main.")
+
+
+def _top_level_names(source: str) -> set[str]:
+    """Names reference.py defines or imports at top level (read, never run: the loader runs no problem code)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(REFERENCE_FUNCTIONS)      # kernelrank's harness reports the syntax error as it runs it
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in tree.body):
+        names.update(REFERENCE_FUNCTIONS)     # a star import may bring them: let the harness find out
+    return names
+
+
+def spec_value(text: str) -> int | float | str:
     """A spec value from a "k: v" string: an int or a float when it reads as one, else the text."""
     for kind in (int, float):
         try:

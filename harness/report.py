@@ -9,6 +9,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
+from harness import popcorn
 from harness.failures import describe
 from harness.result import EvalResult, ShapeStats, Status
 
@@ -24,9 +25,13 @@ def render(result: EvalResult, colour: bool | None = None) -> str:
     paint = _Paint(sys.stdout.isatty() if colour is None else colour)
     lines = [paint("bold", f"{result.problem} · {result.mode.value} · ")
              + paint(_STATUS_COLOUR[result.status], result.status.value.upper())]
+    author = result.measured_by == popcorn.MEASURED_BY
+    if author:
+        lines.append(paint("yellow", textwrap.fill(popcorn.NOTE, width=100)))
     if result.score_us is not None:
         rule = _RANKING.get(result.ranking_by, result.ranking_by)
-        lines.append(f"score {format_us(result.score_us)} ({rule} of {len(result.shapes)} shape medians)")
+        figure = "means" if author else "medians"
+        lines.append(f"score {format_us(result.score_us)} ({rule} of {len(result.shapes)} shape {figure})")
     if result.tests:
         lines += ["", _tests(result, paint)]
     if result.shapes:

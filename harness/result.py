@@ -200,6 +200,9 @@ class EvalResult:
     phases_s: dict[str, float] = field(default_factory=dict)   # where the wall time went, inside the evaluation
     findings: list[Finding] = field(default_factory=list)
     sandbox: SandboxInfo = field(default_factory=SandboxInfo)
+    # "kernelrank": our timer, checks and defences; "author_evaluator": the problem's own eval.py measured and
+    # judged this run (harness.author_eval), beside the submission in its process, without our defences
+    measured_by: str = "kernelrank"
     method_version: str = METHOD_VERSION
     schema_version: int = SCHEMA_VERSION
 

@@ -54,6 +54,7 @@ ENV_KEEP = frozenset({
     # builds and the compile cache (harness.toolchain, harness.build_cache), measured peaks (harness.device)
     "KERNELRANK_CUDA_ARCH", "KERNELRANK_CUDA_LIBS", "KERNELRANK_BUILD_CACHE", "KERNELRANK_BUILD_CACHE_MB",
     "KERNELRANK_COMPILE_TIMEOUT_S", "KERNELRANK_PEAKS_FILE",
+    "KERNELRANK_PROGRESS_EVERY_S",      # how often a long call reports that it still runs (harness.liveness)
 })
 ENV_KEEP_PREFIXES = ("LC_",)
 

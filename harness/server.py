@@ -258,7 +258,7 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
     if (arch := gpu_arch()) is not None:        # in-job extension builds target this GPU only
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", arch.torch)
     # the worker side (timing, checks, modes) is imported here, once, before any fork
-    from harness import supervisor
+    from harness import author_eval, supervisor
 
     if opened := _gpu_devices_open():
         log.error("the harness server opened %s while preloading: forked children could not use CUDA", opened)
@@ -276,7 +276,7 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         log.warning("evaluations are not isolated: %s", capability.reason)
     link.send({"t": "ready", "sandbox": capability.describe()})
     while (request := link.next_request()) is not None:
-        result = _handle(request, link, capability, supervisor.run_job)
+        result = _handle(request, link, capability, supervisor.run_job, author_eval.run_job)
         link.send({"t": "result", "result": result.to_dict()})
 
 
@@ -356,8 +356,10 @@ def _gpu_devices_open() -> list[str]:
 
 
 def _handle(request: dict[str, Any], link: _Link, capability: sandbox.Capability,
-            run_job: Callable[..., EvalResult]) -> EvalResult:
+            run_job: Callable[..., EvalResult], author_run_job: Callable[..., EvalResult]) -> EvalResult:
     job = EvalJob.from_dict(request["job"])
+    if job.problem.author_evaluator is not None:       # the problem's own eval.py evaluates it
+        run_job = author_run_job
     try:
         return run_job(job, capability, emit=link.send, caller=link)
     except OSError:

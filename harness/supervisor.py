@@ -34,6 +34,7 @@ from harness.codec import DecodeError, from_jsonable, to_jsonable
 from harness.device import gpu_idle
 from harness.failures import failed_result
 from harness.job import EvalJob
+from harness.liveness import Liveness, Phase, first_phase
 from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, SandboxInfo
 from harness.sandbox import Capability, Launch, Limits
 from harness.seeds import SeedRefused, SeedSource, run_key
@@ -188,10 +189,12 @@ class _Watch:
     waiting: deque[dict[str, Any]] = field(default_factory=deque)     # seed requests before the key came
     leftovers: int = 0
     building: BuildProcess | None = None                              # a load_inline build the worker waits for
+    liveness: Liveness | None = None
 
     def run(self) -> Ending:
-        timeout_s = self.job.problem.task.timeout_s(self.job.mode)
-        deadline = time.monotonic() + timeout_s
+        task, mode = self.job.problem.task, self.job.mode
+        self.liveness = Liveness(first_phase(task, mode), self.emit,
+                                 next_phase=Phase.of(task, "ranked") if mode is Mode.RANKED else None)
         killed_at: float | None = None
         selector = selectors.DefaultSelector()
         selector.register(self.channel, selectors.EVENT_READ, "child")
@@ -212,7 +215,7 @@ class _Watch:
             table = processes.snapshot()
             processes.reap_children(os.getpid(), keep=self.pid, table=table)     # orphans the server inherited
             if self.ending.stopped_for is None:
-                self._check_limits(deadline, timeout_s, table)
+                self._check_limits(table)
             elif killed_at is None:
                 killed_at = time.monotonic()
             elif time.monotonic() - killed_at > KILL_WAIT_S:
@@ -282,6 +285,8 @@ class _Watch:
                 self._forged("a malformed progress record")
                 return
             self.ending.last_progress = progress
+            if self.liveness is not None:
+                self.liveness.saw(progress)
             self.emit({"t": "progress", "progress": progress})
         elif kind == "final":
             self.ending.final = True
@@ -347,13 +352,10 @@ class _Watch:
             self.ending.stopped_for = failure
             processes.kill(self.pid)
 
-    def _check_limits(self, deadline: float, timeout_s: float, table: dict[int, processes.Process]) -> None:
+    def _check_limits(self, table: dict[int, processes.Process]) -> None:
         where = self.ending.where()
-        if time.monotonic() > deadline:
-            self._stop(Failure(FailureKind.TIMEOUT, f"The evaluation did not finish within the {timeout_s:g} s limit "
-                                                    f"of {self.job.mode.value} mode and was stopped while {where}. "
-                                                    "Look for an infinite loop, a deadlock or a kernel that never "
-                                                    "returns."))
+        if self.liveness is not None and (late := self.liveness.check()) is not None:
+            self._stop(late)
             return
         limits = self.launch.limits
         usage = processes.usage(os.getpid(), table)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.contracts.messages import Part, PartKind, Reply, ReplyTo, Tone
+from harness import popcorn
 from harness.report import format_us as harness_format_us
 from harness.result import EvalResult, Progress, ShapeStats, Status
 
@@ -69,8 +70,13 @@ def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part
     """The body of a result report: verdict, score, per-shape table, failure, where it ran and what it cost."""
     verdict, tone = _VERDICT[result.status]
     parts = [status(f"{result.mode.value} {verdict}", tone)]
+    if result.measured_by == popcorn.MEASURED_BY:
+        parts.append(status(popcorn.NOTE, Tone.WARNING))
     if result.score_us is not None:
-        parts.append(text(f"**Score** {format_us(result.score_us)} ({_ranking_words(result.ranking_by)})"))
+        rule = _ranking_words(result.ranking_by)
+        if result.measured_by == popcorn.MEASURED_BY:      # the author's evaluator reports means, no medians
+            rule = rule.replace("median", "mean")
+        parts.append(text(f"**Score** {format_us(result.score_us)} ({rule})"))
     if result.tests:
         passed = sum(t.passed for t in result.tests)
         parts.append(text(f"Tests: {passed} of {len(result.tests)} passed"))

@@ -155,3 +155,41 @@ def test_a_submission_cannot_plant_a_module_in_the_cache(tmp_path: Path, capabil
     honest = Builds(BuildCache(cache_root, 2**30), capability).build(request, 120)
     assert honest.ok and not honest.cached and b"TROJAN" not in honest.files[builds.CU_MODULE]
     assert target.read_bytes() == honest.files[builds.CU_MODULE]
+
+
+def test_light_headers_stand_in_for_torch_extension_h_and_nothing_else_changes() -> None:
+    call = {"name": "add_ext", "cpp_sources": "torch::Tensor add(torch::Tensor a);",
+            "cuda_sources": '#include <torch/extension.h>\n#include "torch/extension.h"\n__global__ void k() {}',
+            "functions": ["add"]}
+    light = builds.light_options(call)
+    assert light["no_implicit_headers"] and light["functions"] == ["add"] and light["name"] == "add_ext"
+    assert light["cpp_sources"] == [*builds.LIGHT_CPP_HEADERS, call["cpp_sources"]]
+    assert light["cuda_sources"] == [*builds.LIGHT_CUDA_HEADERS, "#include <torch/types.h>\n#include <torch/types.h>\n"
+                                     "__global__ void k() {}"]
+    assert builds.light_options({**call, "cuda_sources": None})["cuda_sources"] is None    # C++ only: as passed
+    assert builds.light_options({**call, "no_implicit_headers": True}) is None      # the author chose the headers
+
+
+LIGHT = "torch::Tensor twice(torch::Tensor x) { return x * 2; }"
+FULL = "torch::Tensor twice(torch::Tensor x) { return torch::nn::functional::relu(x) * 0 + x * 2; }"   # nn: all.h
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "fell_back"), [(LIGHT, False), (FULL, True)])
+def test_a_load_inline_build_uses_light_headers_or_falls_back_to_the_sources_as_written(
+        source: str, fell_back: bool, tmp_path: Path, capability: sandbox.Capability) -> None:
+    request = builds.extension_request({"name": "twice_ext", "cpp_sources": source, "functions": ["twice"]}, "", {})
+    outcome = Builds(None, capability).build(request, 600)
+    assert outcome.ok, outcome.log
+    assert (builds.FALLBACK_NOTE in outcome.log) is fell_back
+    (tmp_path / "twice_ext.so").write_bytes(outcome.files["twice_ext.so"])
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("twice_ext", tmp_path / "twice_ext.so")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert torch.equal(module.twice(torch.arange(4.0)), torch.arange(4.0) * 2)
+    with pytest.raises(TypeError):           # pybind's tensor caster is bound in, as with torch/extension.h
+        module.twice("not a tensor")

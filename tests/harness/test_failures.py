@@ -108,8 +108,26 @@ def test_slowly_growing_memory_is_stopped_by_the_watchdog(evaluate_fixture):
 def test_infinite_loop_times_out(evaluate_fixture):
     result = evaluate_fixture("infinite_loop", task={"test_timeout": 2.0})
     failure = _failed(result, FailureKind.TIMEOUT, Status.TIMEOUT)
-    assert "2 s limit of test mode" in failure.message and "testing 1 of 3" in failure.message
+    assert "test phase did not finish within its 2 s limit (the problem's test_timeout)" in failure.message
+    assert "testing 1 of 3" in failure.message
     assert result.wall_s < 30
+
+
+@pytest.mark.parametrize(("mode", "limits", "words"), [
+    (Mode.TEST, {"test_timeout": 3.0}, "test phase did not finish within its 3 s limit (the problem's test_timeout)"),
+    (Mode.BENCHMARK, {"benchmark_timeout": 3.0}, "benchmark phase did not finish within its 3 s limit"),
+])
+def test_a_hung_call_reports_that_it_still_runs_and_stops_at_its_phase_limit(make_job, monkeypatch, mode, limits,
+                                                                             words):
+    from harness import HarnessServer
+
+    monkeypatch.setenv("KERNELRANK_PROGRESS_EVERY_S", "0.5")     # a server of its own reads the interval
+    seen = []
+    with HarnessServer() as server:
+        result = server.evaluate(make_job("infinite_loop", mode, task=limits), on_progress=seen.append)
+    failure = _failed(result, FailureKind.TIMEOUT, Status.TIMEOUT)
+    assert words in failure.message
+    assert any("still running after" in p.detail and "limit 3 s" in p.detail for p in seen), seen
 
 
 def test_output_flood_is_stopped_and_the_log_is_capped(evaluate_fixture):

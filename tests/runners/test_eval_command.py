@@ -53,3 +53,17 @@ def test_profile_mode_saves_the_attached_ncu_reports(tmp_path, monkeypatch, caps
     (saved,) = folder.iterdir()
     assert saved.name.endswith("-shape0.ncu-rep") and saved.read_bytes() == report
     assert f"saved to {saved}" in capsys.readouterr().err
+
+
+AUTHOR = Path(__file__).resolve().parents[1] / "fixtures" / "author_eval"
+
+
+def test_a_problem_with_its_own_evaluator_runs_through_kernelrank_eval(capsys) -> None:
+    problem = str(AUTHOR / "crossentropy")
+    assert main([str(AUTHOR / "solutions" / "correct.py"), "--problem", problem, "--mode", "ranked"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("crossentropy · ranked · PASSED") and "problem's own evaluator" in out
+    assert "geometric mean of 2 shape means" in out
+    assert main([str(AUTHOR / "solutions" / "wrong.py"), "--problem", problem, "--json"]) == 1
+    result = EvalResult.from_json(capsys.readouterr().out)
+    assert result.measured_by == "author_evaluator" and "differs from the reference's" in result.failure.message
