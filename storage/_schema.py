@@ -131,7 +131,25 @@ _TOKENS = Migration("personal tokens and visibility after close", (
 # When a run's final reply went out: a result that arrives again (redelivered, or a re-run) is not answered twice.
 _REPLIED = Migration("replied runs", ("ALTER TABLE runs ADD COLUMN replied_at TIMESTAMPTZ",))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED)
+# Leaderboards managed live from chat (issue 18): each version of a problem is kept, so a run says which version it
+# was judged by (the version in force when its submission arrived); an opening time; who created it (a creator
+# manages what they made); and deletion that hides a leaderboard and keeps its history.
+_LIVE_BOARDS = Migration("leaderboards managed live", (
+    "ALTER TABLE leaderboards ADD COLUMN version INTEGER DEFAULT 1",
+    "ALTER TABLE leaderboards ADD COLUMN opens_at TIMESTAMPTZ",
+    "ALTER TABLE leaderboards ADD COLUMN created_by BIGINT",
+    "ALTER TABLE leaderboards ADD COLUMN hidden_at TIMESTAMPTZ",
+    """CREATE TABLE leaderboard_versions (
+        leaderboard VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        problem JSON NOT NULL,
+        problem_sha VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        created_by BIGINT,
+        PRIMARY KEY (leaderboard, version))""",
+))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

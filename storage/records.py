@@ -27,6 +27,9 @@ class Leaderboard:
     deadline: datetime | None = None
     created_at: datetime | None = None
     public_after_close: bool = False  # once the deadline has passed, everyone may see its submissions' code
+    version: int = 1                 # the problem's version: 1 when created, one more at each update of its files
+    opens_at: datetime | None = None  # submissions are refused before it
+    created_by: int | None = None    # the person who created it from chat or the terminal; None for seed problems
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class LeaderboardSummary:
     deadline: datetime | None
     submissions: int
     people: int
+    opens_at: datetime | None = None
+    version: int = 1
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,11 @@ class CommandKind(enum.StrEnum):
     EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
     TOKEN = "token"            # personal API tokens: args["action"] new (shown once) | list | revoke | whoami
     ISSUE_TOKEN = "issue-token"  # (admins) a token for a person known only at the terminal: args["name"]
+    BOARD_CREATE = "board-create"    # (admins) a leaderboard from a problem's files, validated before it opens
+    BOARD_UPDATE = "board-update"    # (admins) new files (a new version) or settings
+    BOARD_CLOSE = "board-close"      # (admins) its deadline becomes now
+    BOARD_REOPEN = "board-reopen"    # (admins) a new deadline, or none
+    BOARD_DELETE = "board-delete"    # (admins) hidden with its history kept, or purged
 
 
 @dataclass

@@ -38,7 +38,7 @@ class ArgKind(enum.StrEnum):
     TEXT = "text"
     NUMBER = "number"        # a whole number
     GPUS = "gpus"            # one or more GPU names: repeated, or a comma list ("H100,A100")
-    FILE = "file"            # a kernel file: the terminal reads a path, chat takes an attachment
+    FILE = "file"            # a file: the terminal reads a path (a folder goes as a .tar.gz), chat takes an attachment
     PERSON = "person"        # someone else: ``platform:id`` or a name; Discord offers a member picker
 
 
@@ -110,6 +110,15 @@ def _board(path: str = "") -> str:
     return "/v1/leaderboards/{leaderboard}" + path
 
 
+_PROBLEM_HELP = ("the problem: a reference.py, or a .zip or .tar.gz of its folder (the terminal takes the folder "
+                 "itself)")
+_SETTINGS = (Arg("gpu", "the GPUs it runs on (default: every GPU its problem can use)", ArgKind.GPUS,
+                 aliases=("gpus",)),
+             Arg("deadline", 'when it closes, "YYYY-MM-DD HH:MM" in UTC (default: never)'),
+             Arg("opens", 'when it opens, "YYYY-MM-DD HH:MM" in UTC (default: as soon as it is validated)'),
+             Arg("description", "one line on what to solve (default: the problem's own)"))
+_ADMIN_BOARD = "/v1/admin/leaderboards/{leaderboard}"
+
 COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.SUBMIT, ("submit",), "submit a kernel: check it, time it and rank it on the GPUs you pick",
          (Arg("file", "your kernel: a .py file defining custom_kernel, or a .cu file", ArgKind.FILE, required=True,
@@ -159,6 +168,25 @@ COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.ISSUE_TOKEN, ("admin", "token", "issue"), "a token for someone who uses only the terminal",
          (Arg("name", "the person the token is for", required=True),),
          access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/tokens"),)),
+    Spec(CommandKind.BOARD_CREATE, ("admin", "create"),
+         "a new leaderboard from a problem's files; its reference runs once before it opens",
+         (Arg("name", "the new leaderboard's name", required=True),
+          Arg("problem", _PROBLEM_HELP, ArgKind.FILE, required=True, positional=False), *_SETTINGS),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/leaderboards"),)),
+    Spec(CommandKind.BOARD_UPDATE, ("admin", "update"),
+         "new problem files (a new version: earlier runs are kept) or new settings for a leaderboard",
+         (LEADERBOARD, Arg("problem", _PROBLEM_HELP, ArgKind.FILE), *_SETTINGS),
+         access=Access.ADMIN, routes=(Route("POST", _ADMIN_BOARD),)),
+    Spec(CommandKind.BOARD_CLOSE, ("admin", "close"), "close a leaderboard now: ranked submissions stop",
+         (LEADERBOARD,), access=Access.ADMIN, routes=(Route("POST", _ADMIN_BOARD + "/close"),)),
+    Spec(CommandKind.BOARD_REOPEN, ("admin", "reopen"), "reopen a closed leaderboard until a new deadline",
+         (LEADERBOARD, Arg("deadline", 'the new deadline, "YYYY-MM-DD HH:MM" in UTC (default: none)')),
+         access=Access.ADMIN, routes=(Route("POST", _ADMIN_BOARD + "/reopen"),)),
+    Spec(CommandKind.BOARD_DELETE, ("admin", "delete"),
+         "delete a leaderboard: hidden with its history kept, or erased with --purge yes",
+         (LEADERBOARD, Arg("confirm", "the leaderboard's name again, to confirm"),
+          Arg("purge", "yes: erase its submissions and runs too", choices=("yes", "no"))),
+         access=Access.ADMIN, routes=(Route("DELETE", _ADMIN_BOARD),)),
 )
 
 BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})

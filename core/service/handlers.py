@@ -16,7 +16,7 @@ from core.contracts.commands import check_lengths
 from core.contracts.errors import Forbidden, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
-from core.service import queries
+from core.service import manage, queries
 from core.service.deps import Deps
 from core.service.people import Caller
 from core.service.submit import submit
@@ -59,4 +59,9 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.EVAL_CODE: queries.eval_code,
     CommandKind.TOKEN: token,
     CommandKind.ISSUE_TOKEN: issue_token,
+    CommandKind.BOARD_CREATE: manage.create,
+    CommandKind.BOARD_UPDATE: manage.update,
+    CommandKind.BOARD_CLOSE: manage.close,
+    CommandKind.BOARD_REOPEN: manage.reopen,
+    CommandKind.BOARD_DELETE: manage.delete,
 }

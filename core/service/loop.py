@@ -27,6 +27,7 @@ from core.contracts import report, signing
 from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 from core.contracts.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
+from core.service import validation
 from core.service.announce import announcement_targets, announcements
 from core.service.compare import with_changes
 from core.service.db import Database
@@ -106,6 +107,11 @@ class CoreService:
 
     async def _on_results(self, results: list[RunResult]) -> None:
         accepted = [r for r in results if self._authentic(r, r.attempts)]
+        for checked in [r for r in accepted if r.run_id in self.deps.validations]:   # a new problem's reference
+            answer = await validation.finished(checked, self.deps)
+            if answer is not None:
+                await self.bus.publish_reply(answer)
+        accepted = [r for r in accepted if r.submission_id]      # 0: a validation, answered above or forgotten
         if accepted:
             await self._record_results(accepted)
 
@@ -165,7 +171,7 @@ class CoreService:
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
-        events = [e for e in events if self._authentic(e, e.attempt)]
+        events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]   # 0: a validation
         for event in events:
             self.runs.attempt_started(event.run_id, event.attempt)
         latest = {e.run_id: e for e in events if not self.runs.finished(e.run_id)}   # only the newest per run
@@ -188,8 +194,14 @@ class CoreService:
                    "retried: check the kernel for hangs or memory errors and submit again.")
         result = EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.leaderboard,
                             failure=Failure(kind=FailureKind.CRASH, message=message))
-        await self._record_results([RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
-                                          result=result, worker="dead-letter", attempts=deliveries)])
+        dead = RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, result=result,
+                         worker="dead-letter", attempts=deliveries)
+        if job.submission_id == 0:          # a new problem's reference run
+            answer = await validation.finished(dead, self.deps)
+            if answer is not None:
+                await self.bus.publish_reply(answer)
+            return
+        await self._record_results([dead])
 
     async def _recover(self) -> None:
         """Queue the runs that were stored but never queued (a crash between the two), and nothing else.

@@ -27,13 +27,18 @@ from core.service.queueing import queue_report
 async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     boards = await deps.db.read(deps.db.store.list_leaderboards)
     if not boards:
-        return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin loads problems first.")])
-    rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline), b.submissions, b.people,
+        return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin creates one with "
+                                                       "`admin create NAME --problem PATH`.")],
+                     data={"leaderboards": []})
+    now = deps.now()
+    rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline, now), b.submissions, b.people,
              b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
     return reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
                                                       "people", "about"], rows)],
                   data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus),
-                                          "deadline": b.deadline.isoformat() if b.deadline else None}
+                                          "deadline": b.deadline.isoformat() if b.deadline else None,
+                                          "opens": b.opens_at.isoformat() if b.opens_at else None,
+                                          "version": b.version}
                                          for b in boards]})
 
 
@@ -91,7 +96,7 @@ async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
              report.table(["kind", "shapes"], [["tests", len(problem.task.tests)],
                                                ["benchmarks", len(problem.task.benchmarks)]]),
              report.text(f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
-                         f"Deadline: {deadline_words(board.deadline)}. "
+                         f"Deadline: {deadline_words(board.deadline, deps.now())}. "
                          f"Templates: {', '.join(problem.templates) or 'none'}.")]
     parts += [report.code(text, language(name), filename=name) for name, text in sorted(problem.files.items())]
     return reply(cmd, f"Task {board.name}", parts)
@@ -120,12 +125,14 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise NotFound(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
     board = await deps.boards.get(detail.leaderboard)
     check_can_see(detail, caller, board and board.leaderboard, deps.now())
-    parts = [report.table(["run", "GPU", "status", "score"],
+    version = await deps.db.read(deps.db.store.submission_version, sub_id)
+    parts = [report.text(f"Judged by version {version} of {detail.leaderboard}'s problem."),
+             report.table(["run", "GPU", "status", "score"],
                           [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
                             report.format_us(r.info.score_us)] for r in detail.runs]),
              report.code(detail.source, language(detail.file_name), filename=detail.file_name)]
     return reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
-                  parts)
+                  parts, data={"submission_id": sub_id, "problem_version": version})
 
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:
