@@ -117,7 +117,8 @@ async def _validate_then_save(cmd: Command, caller: Caller, deps: Deps, new: Lea
     run_id = await start(pending, problem, deps)
     return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False, title=f"Checking {new.name}",
                  parts=[report.status(f"{new.name} loaded; its reference now runs once in test mode on "
-                                      f"{new.gpus[0]}. It {action}s when that passes; the answer comes here.",
+                                      f"{new.gpus[0]}. It is {action}d once that passes: `list` shows it "
+                                      "then, and in chat the answer comes to this thread.",
                                       Tone.INFO)],
                  data={"leaderboard": new.name, "state": "validating", "validation_run": run_id,
                        "version": new.version})

@@ -22,13 +22,14 @@ from typing import IO
 
 import yaml
 
+from core.contracts.commands import MAX_PROBLEM_BYTES
 from core.contracts.errors import UserError, shown
 from core.contracts.messages import Attachment
 from core.service.leaderboards import public_after_close
 from harness.loading import load_problem
 from harness.problem import Problem, ProblemError
 
-MAX_UPLOAD_BYTES = 4 * 1024 * 1024        # the attachment itself
+MAX_UPLOAD_BYTES = MAX_PROBLEM_BYTES      # the attachment itself
 MAX_FILES = 200
 MAX_UNPACKED_BYTES = 16 * 1024 * 1024     # all files together, once unpacked
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")

@@ -1,6 +1,7 @@
 """A new problem's reference, run once in test mode on a worker before its leaderboard opens or changes.
 
-The run's submission is a ``custom_kernel`` that calls the problem's own ``ref_kernel``, so it passes exactly when
+The run's submission is the problem's own ``reference.py`` with ``custom_kernel = ref_kernel`` added: a copy of the
+reference, since the harness trips on a submission that calls the problem's module itself. It passes exactly when
 the problem can generate its inputs, run its reference and check the output: a reference that raises, a missing
 function or a checker that refuses the reference shows up here, not in the first participant's run. Nothing is
 stored while the run is pending (the leaderboard to be saved waits in ``Validations``, in memory): a broken
@@ -23,7 +24,7 @@ from core.service.pending import Pending
 from harness.problem import Problem
 from storage.records import Leaderboard
 
-SOURCE = "from reference import ref_kernel\n\n\ndef custom_kernel(data):\n    return ref_kernel(data)\n"
+SUFFIX = "\n\n# kernelrank: the reference's own test run, before its leaderboard opens\ncustom_kernel = ref_kernel\n"
 FILE_NAME = "validate_reference.py"
 
 
@@ -31,7 +32,7 @@ async def start(pending: Pending, problem: Problem, deps: Deps) -> str:
     """Queue the reference's run on the leaderboard's first GPU; the run id."""
     run_id = new_id()
     job = run_job(Board(pending.leaderboard, problem), run_id=run_id, gpu=pending.leaderboard.gpus[0],
-                  submission_id=0, file_name=FILE_NAME, source=SOURCE, mode="test")
+                  submission_id=0, file_name=FILE_NAME, source=source(problem), mode="test")
     deps.validations.add(run_id, pending)
     try:
         await deps.publish_job(job)
@@ -40,6 +41,10 @@ async def start(pending: Pending, problem: Problem, deps: Deps) -> str:
         raise UserError("kernelrank could not queue the problem's test run just now; nothing was created. Send "
                         "the command again in a minute.") from exc
     return run_id
+
+
+def source(problem: Problem) -> str:
+    return problem.files["reference.py"] + SUFFIX
 
 
 async def save(pending: Pending, deps: Deps, now: datetime) -> None:

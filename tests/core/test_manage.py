@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from core.contracts.messages import Actor, Attachment, Command, CommandKind, Platform, Reply, ReplyTo, RunResult
 from core.contracts.config import Settings
+from core.contracts.messages import Actor, Attachment, Command, CommandKind, Platform, Reply, ReplyTo, RunResult
 from core.service import validation
 from core.service.bootstrap import build_deps
 from core.service.db import Database
@@ -94,7 +94,7 @@ async def test_create_runs_the_reference_once_then_opens_without_a_restart(env) 
                          deadline="2026-11-27 12:00", description="copy a vector, fast")
     assert checking.data["state"] == "validating" and not checking.final
     [job] = jobs
-    assert job.gpu == "CPU" and job.job.mode is Mode.TEST and job.job.submission_source == validation.SOURCE
+    assert job.gpu == "CPU" and job.job.mode is Mode.TEST and job.job.submission_source.endswith(validation.SUFFIX)
     assert job.job.secret_seed is None                                      # a test run never carries the seed
     listed = await ask(deps, "ada", CommandKind.LIST)
     assert listed.data["leaderboards"] == []                               # nothing stored while it is checked
