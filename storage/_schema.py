@@ -149,7 +149,35 @@ _LIVE_BOARDS = Migration("leaderboards managed live", (
         PRIMARY KEY (leaderboard, version))""",
 ))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS)
+# Challenges: leaderboards grouped between an opening and a close, run by the core's scheduler. Each scheduled
+# action is recorded when it starts and when it is done, so it happens once whatever restarts in between; results
+# hold the frozen standings and the podium's verification. Teams for team standings.
+_CHALLENGES = Migration("challenges", (
+    """CREATE SEQUENCE challenge_id_seq START 1""",
+    """CREATE TABLE challenges (
+        id BIGINT PRIMARY KEY DEFAULT nextval('challenge_id_seq'),
+        title VARCHAR NOT NULL,
+        leaderboards VARCHAR[] NOT NULL,
+        opens_at TIMESTAMPTZ NOT NULL,
+        closes_at TIMESTAMPTZ NOT NULL,
+        announce VARCHAR[] NOT NULL,
+        created_by BIGINT,
+        created_at TIMESTAMPTZ NOT NULL,
+        cancelled_at TIMESTAMPTZ,
+        results JSON)""",
+    """CREATE TABLE challenge_actions (
+        challenge_id BIGINT NOT NULL,
+        action VARCHAR NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        done_at TIMESTAMPTZ,
+        PRIMARY KEY (challenge_id, action))""",
+    """CREATE TABLE teams (
+        team VARCHAR NOT NULL,
+        person_id BIGINT NOT NULL,
+        PRIMARY KEY (team, person_id))""",
+))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

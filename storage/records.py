@@ -226,3 +226,19 @@ class TokenOwner:
     display_name: str
     identities: list[str]            # the person's "platform:user_id" identities (admins are configured by these)
     revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """Leaderboards grouped between an opening and a close; ``announce`` holds ``platform:channel`` entries."""
+
+    title: str
+    leaderboards: list[str]
+    opens_at: datetime
+    closes_at: datetime
+    announce: list[str] = field(default_factory=list)
+    created_by: int | None = None
+    id: int = 0                          # 0 until stored
+    cancelled_at: datetime | None = None
+    results: dict[str, Any] | None = None   # set at the close: frozen standings and the verified podium
+    done: frozenset[str] = frozenset()   # scheduled actions done ("open", "remind-1h", "close")

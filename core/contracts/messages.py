@@ -52,6 +52,12 @@ class CommandKind(enum.StrEnum):
     BOARD_CLOSE = "board-close"      # (admins) its deadline becomes now
     BOARD_REOPEN = "board-reopen"    # (admins) a new deadline, or none
     BOARD_DELETE = "board-delete"    # (admins) hidden with its history kept, or purged
+    CHALLENGE_CREATE = "challenge-create"    # (admins) leaderboards grouped between an opening and a close
+    CHALLENGE_UPDATE = "challenge-update"    # (admins) its leaderboards, times or channels, before it closes
+    CHALLENGE_CANCEL = "challenge-cancel"    # (admins) nothing more is scheduled for it
+    CHALLENGES = "challenges"                # upcoming, open (time left) and closed (winners)
+    CHALLENGE = "challenge"                  # one challenge's standings, or its verified results
+    TEAM_ADD = "team-add"                    # (admins) people into a team, for team standings
 
 
 @dataclass

@@ -118,6 +118,12 @@ _SETTINGS = (Arg("gpu", "the GPUs it runs on (default: every GPU its problem can
              Arg("opens", 'when it opens, "YYYY-MM-DD HH:MM" in UTC (default: as soon as it is validated)'),
              Arg("description", "one line on what to solve (default: the problem's own)"))
 _ADMIN_BOARD = "/v1/admin/leaderboards/{leaderboard}"
+TITLE = Arg("title", "the challenge's title", required=True)
+_CHALLENGE_SETTINGS = (
+    Arg("leaderboards", "its leaderboards, a comma list: a,b", positional=False),
+    Arg("opens", 'when it opens, "YYYY-MM-DD HH:MM" in UTC (default: now)'),
+    Arg("closes", 'when it closes, "YYYY-MM-DD HH:MM" in UTC', positional=False),
+    Arg("announce", "where news and winners go, a comma list: discord:CHANNEL,slack:CHANNEL"))
 
 COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.SUBMIT, ("submit",), "submit a kernel: check it, time it and rank it on the GPUs you pick",
@@ -187,6 +193,22 @@ COMMANDS: tuple[Spec, ...] = (
          (LEADERBOARD, Arg("confirm", "the leaderboard's name again, to confirm"),
           Arg("purge", "yes: erase its submissions and runs too", choices=("yes", "no"))),
          access=Access.ADMIN, routes=(Route("DELETE", _ADMIN_BOARD),)),
+    Spec(CommandKind.CHALLENGE_CREATE, ("admin", "challenge", "create"),
+         "a challenge: leaderboards between an opening and a close, with reminders, a verified podium and winners",
+         (TITLE, *_CHALLENGE_SETTINGS), access=Access.ADMIN, routes=(Route("POST", "/v1/admin/challenges"),)),
+    Spec(CommandKind.CHALLENGE_UPDATE, ("admin", "challenge", "update"),
+         "change a challenge's leaderboards, times or channels before it closes", (TITLE, *_CHALLENGE_SETTINGS),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/challenges/{title}"),)),
+    Spec(CommandKind.CHALLENGE_CANCEL, ("admin", "challenge", "cancel"), "cancel a challenge: nothing more happens",
+         (TITLE,), access=Access.ADMIN, routes=(Route("POST", "/v1/admin/challenges/{title}/cancel"),)),
+    Spec(CommandKind.CHALLENGES, ("challenges",), "the challenges: upcoming, open with the time left, and winners",
+         routes=(Route("GET", "/v1/challenges"),)),
+    Spec(CommandKind.CHALLENGE, ("challenge",), "one challenge: its standings, or its verified winners",
+         (TITLE,), routes=(Route("GET", "/v1/challenges/{title}"),)),
+    Spec(CommandKind.TEAM_ADD, ("admin", "team", "add"), "put people in a team, for a challenge's team standings",
+         (Arg("team", "the team's name", required=True),
+          Arg("people", "who: a comma list of discord:ID, slack:ID or names", required=True)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/teams"),)),
 )
 
 BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})

@@ -19,7 +19,7 @@ from core.service.deps import Deps
 from core.service.jobs import JobQueue
 from core.service.leaderboards import BoardCache
 from core.service.loop import CoreService
-from core.service.pending import Validations
+from core.service.pending import Reruns, Validations
 from core.service.people import People
 from core.service.pools import PoolBoard
 from core.service.ratelimit import RateLimiter
@@ -37,7 +37,7 @@ def build_deps(db: Database, settings: Settings, publish_job: Callable[[RunJob],
                 boards=BoardCache(lambda name: db.read(db.store.get_leaderboard, name)),
                 people=People(db, settings), limiter=RateLimiter(settings.rate_limit_per_minute), runs=RunBook(),
                 pools=PoolBoard(), submitting=OncePerCommand(), now=now,
-                validations=Validations(), gpu_pools=tuple(gpu_pools))
+                validations=Validations(), gpu_pools=tuple(gpu_pools), reruns=Reruns())
 
 
 def bootstrap(bus: Bus, db: Database, settings: Settings, pools: list[str], *,

@@ -16,7 +16,7 @@ from core.contracts.commands import check_lengths
 from core.contracts.errors import Forbidden, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
-from core.service import manage, queries
+from core.service import challenges, manage, queries
 from core.service.deps import Deps
 from core.service.people import Caller
 from core.service.submit import submit
@@ -64,4 +64,10 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.BOARD_CLOSE: manage.close,
     CommandKind.BOARD_REOPEN: manage.reopen,
     CommandKind.BOARD_DELETE: manage.delete,
+    CommandKind.CHALLENGE_CREATE: challenges.create,
+    CommandKind.CHALLENGE_UPDATE: challenges.update,
+    CommandKind.CHALLENGE_CANCEL: challenges.cancel,
+    CommandKind.CHALLENGES: challenges.listed,
+    CommandKind.CHALLENGE: challenges.show,
+    CommandKind.TEAM_ADD: challenges.team_add,
 }

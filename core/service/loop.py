@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from core.contracts import report, signing
@@ -36,6 +37,7 @@ from core.service.deps import Deps
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
+from core.service.scheduler import Scheduler
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
@@ -68,7 +70,18 @@ class CoreService:
                           (await self.bus.watch_pool_status(self.deps.pools.record)).stop]
         await self._recover()
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
+        self._stoppers.append(self._start_scheduler())
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
+
+    def _start_scheduler(self) -> Callable[[], Awaitable[None]]:
+        stop = asyncio.Event()
+        task = asyncio.create_task(Scheduler(self.deps, self.bus.publish_reply).run(stop), name="scheduler")
+
+        async def stopped() -> None:
+            stop.set()
+            await task
+
+        return stopped
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):
@@ -111,7 +124,9 @@ class CoreService:
             answer = await validation.finished(checked, self.deps)
             if answer is not None:
                 await self.bus.publish_reply(answer)
-        accepted = [r for r in accepted if r.submission_id]      # 0: a validation, answered above or forgotten
+        for rerun in [r for r in accepted if r.run_id in self.deps.reruns]:     # the podium's re-runs
+            self.deps.reruns.arrived(rerun)
+        accepted = [r for r in accepted if r.submission_id]   # 0: a run of the core's own, answered above or forgotten
         if accepted:
             await self._record_results(accepted)
 
@@ -171,7 +186,7 @@ class CoreService:
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
-        events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]   # 0: a validation
+        events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]   # 0: the core's own
         for event in events:
             self.runs.attempt_started(event.run_id, event.attempt)
         latest = {e.run_id: e for e in events if not self.runs.finished(e.run_id)}   # only the newest per run
@@ -196,7 +211,8 @@ class CoreService:
                             failure=Failure(kind=FailureKind.CRASH, message=message))
         dead = RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, result=result,
                          worker="dead-letter", attempts=deliveries)
-        if job.submission_id == 0:          # a new problem's reference run
+        if job.submission_id == 0:          # a run of the core's own: a reference's test run, a podium re-run
+            self.deps.reruns.arrived(dead)
             answer = await validation.finished(dead, self.deps)
             if answer is not None:
                 await self.bus.publish_reply(answer)

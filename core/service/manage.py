@@ -50,7 +50,7 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                         "--description.")
     if cmd.attachment is None:
         changed = _with_settings(cmd, old, board.problem, deps)
-        await save(Pending(changed, "update", cmd.reply_to, cmd.id, _who(caller)), deps, deps.now())
+        await save(Pending(changed, "update", cmd.reply_to, cmd.id, caller.signature), deps, deps.now())
         return reply(cmd, f"{old.name} updated", [report.text(_settings_words(changed))],
                      data={"leaderboard": old.name, "state": "open", "version": changed.version})
     problem, public = _problem(cmd, old.name)
@@ -71,7 +71,7 @@ async def close(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise UserError(f"{old.name} closed already on {old.deadline:%Y-%m-%d %H:%M} UTC; `admin reopen "
                         f"{old.name}` opens it again.")
     closed = dataclasses.replace(old, deadline=now)
-    await save(Pending(closed, "close", cmd.reply_to, cmd.id, _who(caller)), deps, now)
+    await save(Pending(closed, "close", cmd.reply_to, cmd.id, caller.signature), deps, now)
     return reply(cmd, f"{old.name} closed", [report.text(
         f"**{old.name}** closed at {now:%Y-%m-%d %H:%M} UTC: ranked submissions are refused from now on; test "
         "and benchmark runs still work, unranked.")], data={"leaderboard": old.name, "state": "closed"})
@@ -83,7 +83,7 @@ async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if deadline is not None and deadline <= now:
         raise UserError(f"The new deadline {deadline:%Y-%m-%d %H:%M} UTC has passed; give a later one.")
     opened = dataclasses.replace(old, deadline=deadline)
-    await save(Pending(opened, "reopen", cmd.reply_to, cmd.id, _who(caller)), deps, now)
+    await save(Pending(opened, "reopen", cmd.reply_to, cmd.id, caller.signature), deps, now)
     return reply(cmd, f"{old.name} reopened", [report.text(_settings_words(opened))],
                  data={"leaderboard": old.name, "state": "open"})
 
@@ -98,7 +98,7 @@ async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                                         f"`--confirm {old.name}`.")],
                      data={"leaderboard": old.name, "state": "confirm", "confirm": old.name})
     erased = await deps.db.write(deps.db.store.delete_leaderboard, old.name, deps.now(), purge)
-    await deps.db.write(deps.db.store.audit, _who(caller), "leaderboard delete",
+    await deps.db.write(deps.db.store.audit, caller.signature, "leaderboard delete",
                         {"leaderboard": old.name, "purge": purge, "submissions_erased": erased})
     deps.boards.forget(old.name)
     words = (f"**{old.name}** was erased with its {erased} submissions." if purge else
@@ -109,7 +109,7 @@ async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 async def _validate_then_save(cmd: Command, caller: Caller, deps: Deps, new: Leaderboard, problem: Problem,
                               action: str) -> Reply:
-    pending = Pending(new, action, cmd.reply_to, cmd.id, _who(caller))
+    pending = Pending(new, action, cmd.reply_to, cmd.id, caller.signature)
     if problem.task.lang == "cu":        # no Python reference to call: loading it was its validation
         await save(pending, deps, deps.now())
         return reply(cmd, f"{new.name} is ready", [report.text(opened_words(new, action))],
@@ -156,6 +156,3 @@ def _settings_words(lb: Leaderboard) -> str:
     opens = f", opening {lb.opens_at:%Y-%m-%d %H:%M} UTC" if lb.opens_at else ""
     return f"**{lb.name}** (version {lb.version}) runs on {', '.join(lb.gpus)} {when}{opens}."
 
-
-def _who(caller: Caller) -> str:
-    return f"{caller.display_name} (person {caller.person_id})"

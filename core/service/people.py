@@ -41,6 +41,11 @@ class Caller:
     display_name: str
     admin: bool = False
 
+    @property
+    def signature(self) -> str:
+        """Who, as the audit log records it."""
+        return f"{self.display_name} (person {self.person_id})"
+
 
 def admin_identities(settings: Settings) -> frozenset[str]:
     """``platform:user id`` of every admin: the configured ones, and the local user when ``kernelrank up`` runs."""

@@ -18,6 +18,7 @@ from core.service.args import (
     reply,
     row_limit,
 )
+from core.service.challenge_report import podium_marks
 from core.service.deps import Deps
 from core.service.harness_source import eval_code_report
 from core.service.people import Caller
@@ -46,14 +47,21 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
     limit = row_limit(cmd, 10)
+    closed = [ch.results for ch in await deps.db.read(deps.db.store.challenges.listed)
+              if ch.results and board.name in ch.leaderboards]      # the latest closed challenge marks its podium
     parts = []
     for gpu in gpus:
         rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
+        marks = podium_marks(closed[-1], board.name, gpu) if closed else {}
         parts.append(report.text(f"**{board.name} on {gpu}**"))
         parts.append(report.table(["rank", "who", "score", "submission", "when"],
-                                  [[r.rank, r.display_name, report.format_us(r.score_us), f"#{r.submission_id}",
+                                  [[f"{r.rank} {marks[r.run_id]}" if r.run_id in marks else r.rank, r.display_name,
+                                    report.format_us(r.score_us), f"#{r.submission_id}",
                                     f"{r.submitted_at:%Y-%m-%d %H:%M}"] for r in rows])
                      if rows else report.text("No passing ranked runs yet."))
+    if closed:
+        parts.append(report.text("🥇🥈🥉: the podium verified at the challenge's close; held: kept for an admin's "
+                                 "review (`challenge TITLE` says why)."))
     return reply(cmd, f"{board.name} leaderboard", parts)
 
 
