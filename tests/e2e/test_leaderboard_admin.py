@@ -21,18 +21,23 @@ IDENTITY = REPO / "problems" / "identity"
 SOLUTION = (IDENTITY / "solutions" / "correct" / "pytorch.py").read_text()
 
 
-def raising_identity(tmp_path: Path) -> Attachment:
-    """problems/identity with a reference that raises, packed as people pack a folder (utils.py beside it)."""
-    folder = tmp_path / "identity"
-    shutil.copytree(IDENTITY, folder)
-    reference = folder / "reference.py"
-    reference.write_text(reference.read_text().replace(
-        "    return data.clone()", "    raise ValueError('this reference is broken')"))
+def identity_archive(folder: Path = IDENTITY) -> Attachment:
+    """A copy of problems/identity packed as people pack a folder for chat (the utils.py it shares beside it)."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as archive:
         archive.add(folder, arcname="identity")
         archive.add(REPO / "problems" / "utils.py", arcname="utils.py")
     return Attachment("identity.tar.gz", out.getvalue())
+
+
+def raising_identity(tmp_path: Path) -> Attachment:
+    """problems/identity with a reference that raises."""
+    folder = tmp_path / "identity"
+    shutil.copytree(IDENTITY, folder)
+    reference = folder / "reference.py"
+    reference.write_text(reference.read_text().replace(
+        "    return data.clone()", "    raise ValueError('this reference is broken')"))
+    return identity_archive(folder)
 
 
 class Clock:
