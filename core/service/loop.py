@@ -30,6 +30,7 @@ from core.contracts.config import Settings
 from core.contracts.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from core.service import validation
 from core.service.announce import announcement_targets, announcements
+from core.service.args import time_left
 from core.service.compare import with_changes
 from core.service.db import Database
 from core.service.deadletter import DeadLetters
@@ -156,6 +157,10 @@ class CoreService:
                                      [r.run_id for r in ranked]) if ranked else {}
         for run, result in runs:
             reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)), costs.get(run.run_id))
+            if (run.leaderboard, run.gpu) in standings and (board := await self.deps.boards.get(run.leaderboard)) and \
+                    board.leaderboard.deadline and board.leaderboard.deadline > self.deps.now():
+                reply.parts.insert(2, report.text(f"{time_left(board.leaderboard.deadline, self.deps.now())} "
+                                                  f"before {run.leaderboard} closes."))
             reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
             await self.bus.publish_reply(reply)
         self.writer.replied([run.run_id for run, _ in runs])

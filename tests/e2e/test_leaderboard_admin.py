@@ -90,6 +90,7 @@ async def test_created_from_the_terminal_validated_ranked_then_closed_by_its_dea
         assert accepted.data["ranked"] is True, accepted.parts
         [final] = (await system.finals({run["run_id"] for run in accepted.data["runs"]}, 120)).values()
         assert final.data["status"] == "passed" and "New #1!" in str(final.parts)
+        assert "1 min left before weekly closes" in str(final.parts)        # what is left of the week
 
         clock.now = deadline + timedelta(seconds=1)                      # the deadline passes
         refused = await system.submit("ada", SOLUTION, leaderboard="weekly")
