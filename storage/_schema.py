@@ -177,7 +177,25 @@ _CHALLENGES = Migration("challenges", (
         PRIMARY KEY (team, person_id))""",
 ))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES)
+# Administration from chat: roles granted to people, bans, a submission taken out of every ranking (kept, with the
+# reason), and a person's own rate limit.
+_ADMIN = Migration("roles, bans, invalidations and limits", (
+    "ALTER TABLE submissions ADD COLUMN invalid_reason VARCHAR",
+    """CREATE TABLE roles (
+        person_id BIGINT NOT NULL,
+        role VARCHAR NOT NULL,
+        granted_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (person_id, role))""",
+    """CREATE TABLE bans (
+        person_id BIGINT PRIMARY KEY,
+        reason VARCHAR NOT NULL,
+        banned_at TIMESTAMPTZ NOT NULL)""",
+    """CREATE TABLE rate_limits (
+        person_id BIGINT PRIMARY KEY,
+        per_minute INTEGER NOT NULL)""",
+))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

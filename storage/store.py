@@ -32,6 +32,7 @@ from typing import Any
 import duckdb
 
 from storage import _boards, _queries, _ranking, _tokens, _writes
+from storage._admin import AdminRecords
 from storage._challenges import Challenges
 from storage._schema import migrate
 from storage._time import as_utc
@@ -87,6 +88,7 @@ class Store:
         self._outcome_lock = threading.Lock()
         self._closed = False
         self.challenges = Challenges(self._reading, self._writing)   # challenges, their actions, teams
+        self.admin = AdminRecords(self._reading, self._writing)      # roles, bans, limits, invalidations, audit
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")

@@ -58,6 +58,12 @@ class CommandKind(enum.StrEnum):
     CHALLENGES = "challenges"                # upcoming, open (time left) and closed (winners)
     CHALLENGE = "challenge"                  # one challenge's standings, or its verified results
     TEAM_ADD = "team-add"                    # (admins) people into a team, for team standings
+    ROLE = "role"                            # (admins) grant or revoke admin / creator
+    BAN = "ban"                              # (admins) stop a person from submitting
+    UNBAN = "unban"                          # (admins) let them again
+    INVALIDATE = "invalidate"                # (admins) a submission out of every ranking, kept and marked
+    LIMIT = "limit"                          # (admins) a person's own rate limit
+    AUDIT = "audit"                          # (admins) the audit log
 
 
 @dataclass

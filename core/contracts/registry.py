@@ -32,6 +32,7 @@ FRONT_ENDS = ("terminal", "api", "discord", "slack")
 class Access(enum.StrEnum):
     ANYONE = "anyone"        # anyone the core knows: a chat account, or a personal token's holder
     ADMIN = "admin"          # admins only; the core refuses everyone else before the handler runs
+    CREATOR = "creator"      # admins and leaderboard creators; a creator manages only what they created
 
 
 class ArgKind(enum.StrEnum):
@@ -178,29 +179,29 @@ COMMANDS: tuple[Spec, ...] = (
          "a new leaderboard from a problem's files; its reference runs once before it opens",
          (Arg("name", "the new leaderboard's name", required=True),
           Arg("problem", _PROBLEM_HELP, ArgKind.FILE, required=True, positional=False), *_SETTINGS),
-         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/leaderboards"),)),
+         access=Access.CREATOR, routes=(Route("POST", "/v1/admin/leaderboards"),)),
     Spec(CommandKind.BOARD_UPDATE, ("admin", "update"),
          "new problem files (a new version: earlier runs are kept) or new settings for a leaderboard",
          (LEADERBOARD, Arg("problem", _PROBLEM_HELP, ArgKind.FILE), *_SETTINGS),
-         access=Access.ADMIN, routes=(Route("POST", _ADMIN_BOARD),)),
+         access=Access.CREATOR, routes=(Route("POST", _ADMIN_BOARD),)),
     Spec(CommandKind.BOARD_CLOSE, ("admin", "close"), "close a leaderboard now: ranked submissions stop",
-         (LEADERBOARD,), access=Access.ADMIN, routes=(Route("POST", _ADMIN_BOARD + "/close"),)),
+         (LEADERBOARD,), access=Access.CREATOR, routes=(Route("POST", _ADMIN_BOARD + "/close"),)),
     Spec(CommandKind.BOARD_REOPEN, ("admin", "reopen"), "reopen a closed leaderboard until a new deadline",
          (LEADERBOARD, Arg("deadline", 'the new deadline, "YYYY-MM-DD HH:MM" in UTC (default: none)')),
-         access=Access.ADMIN, routes=(Route("POST", _ADMIN_BOARD + "/reopen"),)),
+         access=Access.CREATOR, routes=(Route("POST", _ADMIN_BOARD + "/reopen"),)),
     Spec(CommandKind.BOARD_DELETE, ("admin", "delete"),
          "delete a leaderboard: hidden with its history kept, or erased with --purge yes",
          (LEADERBOARD, Arg("confirm", "the leaderboard's name again, to confirm"),
           Arg("purge", "yes: erase its submissions and runs too", choices=("yes", "no"))),
-         access=Access.ADMIN, routes=(Route("DELETE", _ADMIN_BOARD),)),
+         access=Access.CREATOR, routes=(Route("DELETE", _ADMIN_BOARD),)),
     Spec(CommandKind.CHALLENGE_CREATE, ("admin", "challenge", "create"),
          "a challenge: leaderboards between an opening and a close, with reminders, a verified podium and winners",
-         (TITLE, *_CHALLENGE_SETTINGS), access=Access.ADMIN, routes=(Route("POST", "/v1/admin/challenges"),)),
+         (TITLE, *_CHALLENGE_SETTINGS), access=Access.CREATOR, routes=(Route("POST", "/v1/admin/challenges"),)),
     Spec(CommandKind.CHALLENGE_UPDATE, ("admin", "challenge", "update"),
          "change a challenge's leaderboards, times or channels before it closes", (TITLE, *_CHALLENGE_SETTINGS),
-         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/challenges/{title}"),)),
+         access=Access.CREATOR, routes=(Route("POST", "/v1/admin/challenges/{title}"),)),
     Spec(CommandKind.CHALLENGE_CANCEL, ("admin", "challenge", "cancel"), "cancel a challenge: nothing more happens",
-         (TITLE,), access=Access.ADMIN, routes=(Route("POST", "/v1/admin/challenges/{title}/cancel"),)),
+         (TITLE,), access=Access.CREATOR, routes=(Route("POST", "/v1/admin/challenges/{title}/cancel"),)),
     Spec(CommandKind.CHALLENGES, ("challenges",), "the challenges: upcoming, open with the time left, and winners",
          routes=(Route("GET", "/v1/challenges"),)),
     Spec(CommandKind.CHALLENGE, ("challenge",), "one challenge: its standings, or its verified winners",
@@ -209,6 +210,31 @@ COMMANDS: tuple[Spec, ...] = (
          (Arg("team", "the team's name", required=True),
           Arg("people", "who: a comma list of discord:ID, slack:ID or names", required=True)),
          access=Access.ADMIN, routes=(Route("POST", "/v1/admin/teams"),)),
+    Spec(CommandKind.ROLE, ("admin", "role"), "grant or revoke a person's role: admin, or creator of leaderboards",
+         (Arg("action", "grant or revoke", choices=("grant", "revoke"), required=True),
+          Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+          Arg("role", "admin or creator", choices=("admin", "creator"), required=True)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/roles"),)),
+    Spec(CommandKind.BAN, ("admin", "ban"), "stop a person from submitting", (
+        Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+        Arg("reason", "why, for the audit log and for them")), access=Access.ADMIN,
+         routes=(Route("POST", "/v1/admin/bans"),)),
+    Spec(CommandKind.UNBAN, ("admin", "unban"), "let a banned person submit again", (
+        Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+        Arg("reason", "why, for the audit log")), access=Access.ADMIN,
+         routes=(Route("DELETE", "/v1/admin/bans/{person}"),)),
+    Spec(CommandKind.INVALIDATE, ("admin", "invalidate"),
+         "take a submission out of every ranking (it is kept in history, marked)",
+         (Arg("id", "the submission number, as in #12", ArgKind.NUMBER, required=True),
+          Arg("reason", "why: shown with the submission", required=True, positional=False)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/submissions/{id}/invalidate"),)),
+    Spec(CommandKind.LIMIT, ("admin", "limit"), "a person's own rate limit, in submissions per minute per GPU",
+         (Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+          Arg("rate", "how many, like 5/min", required=True)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/limits"),)),
+    Spec(CommandKind.AUDIT, ("admin", "audit"), "the audit log: who did what, when and why",
+         (Arg("since", 'from when, "YYYY-MM-DD HH:MM" in UTC (default: the last 7 days)'),),
+         access=Access.ADMIN, private=True, routes=(Route("GET", "/v1/admin/audit"),)),
 )
 
 BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})

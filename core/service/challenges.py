@@ -13,7 +13,7 @@ import re
 
 from core.contracts import report
 from core.contracts.config import ConfigError
-from core.contracts.errors import NotFound, UserError, shown
+from core.contracts.errors import Forbidden, NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
 from core.service.announce import announcement_targets
 from core.service.args import leaderboard, moment_arg, other_person, reply, time_left
@@ -36,7 +36,7 @@ async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise UserError("Give the challenge its leaderboards and its close: --leaderboards a,b --closes "
                         "\"YYYY-MM-DD HH:MM\".")
     ch = await _with_settings(cmd, Challenge(title=title, leaderboards=[], opens_at=deps.now(),
-                                             closes_at=deps.now(), created_by=caller.person_id), deps)
+                                             closes_at=deps.now(), created_by=caller.person_id), caller, deps)
     stored = await deps.db.write(deps.db.store.challenges.add, ch, deps.now())
     await _schedule_boards(stored, cmd, caller, deps)
     await deps.db.write(deps.db.store.audit, caller.signature, "challenge create", _detail(stored))
@@ -44,11 +44,11 @@ async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    ch = await _challenge(cmd, deps)
+    ch = await _managed(cmd, caller, deps)
     if "close" in ch.done or ch.cancelled_at:
         raise UserError(f"{ch.title} is {'cancelled' if ch.cancelled_at else 'closed'}; create a new challenge "
                         "instead.")
-    changed = await _with_settings(cmd, ch, deps)
+    changed = await _with_settings(cmd, ch, caller, deps)
     await deps.db.write(deps.db.store.challenges.update, changed)
     await _schedule_boards(changed, cmd, caller, deps)
     await deps.db.write(deps.db.store.audit, caller.signature, "challenge update", _detail(changed))
@@ -56,7 +56,7 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def cancel(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    ch = await _challenge(cmd, deps)
+    ch = await _managed(cmd, caller, deps)
     if "close" in ch.done or ch.cancelled_at:
         raise UserError(f"{ch.title} is {'cancelled' if ch.cancelled_at else 'closed'} already.")
     await deps.db.write(deps.db.store.challenges.update, dataclasses.replace(ch, cancelled_at=deps.now()))
@@ -119,6 +119,13 @@ async def team_add(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(cmd, f"Team {team}", [report.text(f"{len(people)} added to **{team}**.")], data={"team": team})
 
 
+async def _managed(cmd: Command, caller: Caller, deps: Deps) -> Challenge:
+    ch = await _challenge(cmd, deps)
+    if not caller.manages(ch.created_by):
+        raise Forbidden(f"{ch.title} was scheduled by someone else; only they or an admin can change it.")
+    return ch
+
+
 async def _challenge(cmd: Command, deps: Deps) -> Challenge:
     title = str(cmd.args.get("title") or "")
     ch = await deps.db.read(deps.db.store.challenges.get, title)
@@ -127,9 +134,13 @@ async def _challenge(cmd: Command, deps: Deps) -> Challenge:
     return ch
 
 
-async def _with_settings(cmd: Command, ch: Challenge, deps: Deps) -> Challenge:
+async def _with_settings(cmd: Command, ch: Challenge, caller: Caller, deps: Deps) -> Challenge:
     names = [n for n in re.split(r"[\s,]+", str(cmd.args.get("leaderboards") or "")) if n]
-    boards = [(await leaderboard(deps, name)).leaderboard.name for name in names] or ch.leaderboards
+    found = [(await leaderboard(deps, name)).leaderboard for name in names]
+    if others := [lb.name for lb in found if not caller.manages(lb.created_by)]:
+        raise Forbidden(f"{', '.join(others)} was created by someone else; a challenge of yours may hold only your "
+                        "own leaderboards (or ask an admin).")
+    boards = [lb.name for lb in found] or ch.leaderboards
     opens, closes = moment_arg(cmd, "opens") or ch.opens_at, moment_arg(cmd, "closes") or ch.closes_at
     if closes <= deps.now():
         raise UserError(f"The close {closes:%Y-%m-%d %H:%M} UTC has passed; give a later --closes.")

@@ -13,7 +13,7 @@ import dataclasses
 import re
 
 from core.contracts import report
-from core.contracts.errors import UserError, shown
+from core.contracts.errors import Forbidden, UserError, shown
 from core.contracts.messages import Command, Reply, Tone
 from core.service.args import choose_gpus, leaderboard, moment_arg, reply
 from core.service.deps import Deps
@@ -44,7 +44,7 @@ async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = await leaderboard(deps, cmd.args.get("leaderboard", ""))
-    old = board.leaderboard
+    old = _managed(board.leaderboard, caller)
     if not any(cmd.args.get(key) for key in ("gpu", "deadline", "opens", "description")) and cmd.attachment is None:
         raise UserError(f"Nothing to change on {old.name}: give --problem, --gpu, --deadline, --opens or "
                         "--description.")
@@ -65,7 +65,7 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def close(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    old = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
+    old = _managed((await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard, caller)
     now = deps.now()
     if old.deadline is not None and old.deadline <= now:
         raise UserError(f"{old.name} closed already on {old.deadline:%Y-%m-%d %H:%M} UTC; `admin reopen "
@@ -78,7 +78,7 @@ async def close(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    old = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
+    old = _managed((await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard, caller)
     now, deadline = deps.now(), moment_arg(cmd, "deadline")
     if deadline is not None and deadline <= now:
         raise UserError(f"The new deadline {deadline:%Y-%m-%d %H:%M} UTC has passed; give a later one.")
@@ -89,7 +89,7 @@ async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    old = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
+    old = _managed((await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard, caller)
     purge = cmd.args.get("purge") == "yes"
     if cmd.args.get("confirm") != old.name:
         what = "erases it with every submission and run" if purge else "hides it and keeps its history"
@@ -122,6 +122,13 @@ async def _validate_then_save(cmd: Command, caller: Caller, deps: Deps, new: Lea
                                       Tone.INFO)],
                  data={"leaderboard": new.name, "state": "validating", "validation_run": run_id,
                        "version": new.version})
+
+
+def _managed(lb: Leaderboard, caller: Caller) -> Leaderboard:
+    """``lb``, if the caller may change it: an admin may change any, a creator those they created."""
+    if not caller.manages(lb.created_by):
+        raise Forbidden(f"{lb.name} was created by someone else; only they or an admin can change it.")
+    return lb
 
 
 def _problem(cmd: Command, name: str) -> tuple[Problem, bool]:

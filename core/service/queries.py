@@ -134,13 +134,15 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = await deps.boards.get(detail.leaderboard)
     check_can_see(detail, caller, board and board.leaderboard, deps.now())
     version = await deps.db.read(deps.db.store.submission_version, sub_id)
-    parts = [report.text(f"Judged by version {version} of {detail.leaderboard}'s problem."),
+    invalid = await deps.db.read(deps.db.store.admin.invalid_reason, sub_id)
+    parts = [report.text(f"Judged by version {version} of {detail.leaderboard}'s problem."
+                         + (f" **Invalidated by an admin: {invalid}.** It counts in no ranking." if invalid else "")),
              report.table(["run", "GPU", "status", "score"],
                           [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
                             report.format_us(r.info.score_us)] for r in detail.runs]),
              report.code(detail.source, language(detail.file_name), filename=detail.file_name)]
     return reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
-                  parts, data={"submission_id": sub_id, "problem_version": version})
+                  parts, data={"submission_id": sub_id, "problem_version": version, "invalidated": invalid})
 
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from core.contracts import report
 from core.contracts.commands import decode_source, normalise_mode, parse_headers
-from core.contracts.errors import UserError
+from core.contracts.errors import Forbidden, UserError
 from core.contracts.messages import Command, Reply, new_id
 from core.service.args import choose_gpus, leaderboard
 from core.service.deps import Deps
@@ -38,6 +38,11 @@ async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     _check_open(lb, mode, deps.now())
     gpus = choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     person, user, now = caller.person_id, caller.display_name, deps.now()
+    if reason := await deps.db.read(deps.db.store.admin.ban_of, person):
+        raise Forbidden(f"An admin has stopped you from submitting ({reason}); ask an admin if you think this is "
+                        "wrong.")
+    if deps.limiter.own is None:
+        deps.limiter.own = await deps.db.read(deps.db.store.admin.limits)
     await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since), cmd.id)
     chat_user = cmd.actor.user_id if cmd.actor.platform in CHAT_PLATFORMS else ""
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or chat_user)
