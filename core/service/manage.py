@@ -142,8 +142,9 @@ def _problem(cmd: Command, name: str) -> tuple[Problem, bool]:
 def _with_settings(cmd: Command, lb: Leaderboard, problem: Problem, deps: Deps) -> Leaderboard:
     """``lb`` with the GPUs, times and description the command gives; each checked, in one sentence."""
     now, offered = deps.now(), offered_pools(problem, list(deps.gpu_pools))
-    if cmd.args.get("gpu"):
-        lb = dataclasses.replace(lb, gpus=choose_gpus(dataclasses.replace(lb, gpus=offered), cmd.args["gpu"]))
+    if wanted := cmd.args.get("gpu"):               # a list (terminal, API) or one comma string (chat)
+        lb = dataclasses.replace(lb, gpus=choose_gpus(dataclasses.replace(lb, gpus=offered),
+                                                      [wanted] if isinstance(wanted, str) else list(wanted)))
     if not lb.gpus:
         raise UserError(f"{lb.name}'s problem runs on none of this kernelrank's GPU pools: check `devices` in its "
                         "task.yml (cpu, cuda) against the workers that run here.")
