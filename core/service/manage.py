@@ -142,12 +142,13 @@ def _problem(cmd: Command, name: str) -> tuple[Problem, bool]:
 def _with_settings(cmd: Command, lb: Leaderboard, problem: Problem, deps: Deps) -> Leaderboard:
     """``lb`` with the GPUs, times and description the command gives; each checked, in one sentence."""
     now, offered = deps.now(), offered_pools(problem, list(deps.gpu_pools))
+    if not offered:
+        raise UserError(f"{lb.name}'s problem runs on none of this kernelrank's GPU pools "
+                        f"({', '.join(deps.gpu_pools) or 'none'}): check `devices` in its task.yml (cpu, cuda) "
+                        "against the workers that run here.")
     if wanted := cmd.args.get("gpu"):               # a list (terminal, API) or one comma string (chat)
         lb = dataclasses.replace(lb, gpus=choose_gpus(dataclasses.replace(lb, gpus=offered),
                                                       [wanted] if isinstance(wanted, str) else list(wanted)))
-    if not lb.gpus:
-        raise UserError(f"{lb.name}'s problem runs on none of this kernelrank's GPU pools: check `devices` in its "
-                        "task.yml (cpu, cuda) against the workers that run here.")
     deadline, opens = moment_arg(cmd, "deadline"), moment_arg(cmd, "opens")
     if deadline is not None and deadline <= now:
         raise UserError(f"The deadline {deadline:%Y-%m-%d %H:%M} UTC has passed already; give a later one.")
