@@ -58,4 +58,6 @@ class Reruns:
             future.set_result(result)
 
     def forget(self, run_id: str) -> None:
-        self._waiting.pop(run_id, None)
+        future = self._waiting.pop(run_id, None)
+        if future is not None:
+            future.cancel()

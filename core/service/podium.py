@@ -55,9 +55,9 @@ async def verify(deps: Deps, board: Board, gpu: str, top: list[RankRow]) -> list
     """The podium's entries, each re-run with a fresh seed and judged by the rule above."""
     fresh = Board(dataclasses.replace(board.leaderboard, secret_seed=secrets.randbits(62)), board.problem)
     waits: list[asyncio.Future[RunResult]] = []
-    for row in top:
+    run_ids = [new_id() for _ in top]
+    for row, run_id in zip(top, run_ids, strict=True):
         detail = await deps.db.read(deps.db.store.submission_detail, row.submission_id)
-        run_id = new_id()
         waits.append(deps.reruns.expect(run_id))
         await deps.publish_job(run_job(fresh, run_id=run_id, gpu=gpu, submission_id=0, file_name=detail.file_name,
                                        source=detail.source, mode="ranked"))
@@ -68,8 +68,8 @@ async def verify(deps: Deps, board: Board, gpu: str, top: list[RankRow]) -> list
         interval = await deps.db.read(deps.db.store.challenges.interval, row.run_id) or (row.score_us, row.score_us)
         entries.append({**_row(row), "interval": list(interval),
                         **judge(result, interval, deps.settings.verify_tolerance)})
-    for wait in waits:
-        wait.cancel()
+    for run_id in run_ids:             # a re-run still out is waited for no longer
+        deps.reruns.forget(run_id)
     mark_ties(entries)
     return entries
 
