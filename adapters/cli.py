@@ -19,6 +19,7 @@ from typing import Any
 
 from adapters.credentials import normal, resolve, save_login
 from adapters.http_client import Api, ApiError
+from adapters.packing import PackError, file_argument
 from adapters.terminal import error_line, render, status_line
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind, Reply, Tone
@@ -55,12 +56,18 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
             if spec.submission:
                 return _submit(api, args, colour)
             values = {arg.name: getattr(args, arg.name) for arg in spec.args}
+            for arg in spec.args:                # a file argument goes packed (a folder as a .tar.gz)
+                if arg.kind is ArgKind.FILE and values[arg.name] is not None:
+                    values[arg.name] = file_argument(values[arg.name])
             reply = api.call(pick_route(spec, values), values)
     except KeyboardInterrupt:
         print("\nStopped following. Your submission keeps running; `kernelrank mine LEADERBOARD` shows it later.")
         return 130
     except ApiError as exc:
         return _refused(exc, colour)
+    except PackError as exc:
+        print(f"kernelrank: {exc}", file=sys.stderr)
+        return 2
     print(render(reply, colour))
     if getattr(args, "output", None):
         args.output.write_text(reply.data.get("source", ""))

@@ -49,8 +49,8 @@ class Api:
     def post(self, route: str, body: dict[str, Any] | None = None) -> Reply:
         return self._reply(self._send("POST", route, json=body or {}))
 
-    def delete(self, route: str) -> Reply:
-        return self._reply(self._send("DELETE", route))
+    def delete(self, route: str, **params: Any) -> Reply:
+        return self._reply(self._send("DELETE", route, params={k: v for k, v in params.items() if v is not None}))
 
     def call(self, route: Route, args: dict[str, Any]) -> Reply:
         """Ask through one of the registry's routes: its path filled from ``args``, the rest as query parameters
@@ -61,7 +61,7 @@ class Api:
         if route.method == "POST":
             return self.post(path(*parts), values)
         if route.method == "DELETE":
-            return self.delete(path(*parts))
+            return self.delete(path(*parts), **values)
         return self.get(path(*parts), **values)
 
     def submit(self, file_name: str, content: bytes, *, leaderboard: str, gpus: list[str], mode: str,

@@ -54,25 +54,32 @@ def identity(cur: Cursor, platform: str, user_id: str) -> tuple[int, str] | None
 
 
 def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
+    """The leaderboard called ``name``, unless it was deleted (hidden)."""
     row = cur.execute(
         """SELECT name, description, problem, problem_sha, gpus, ranking_by, secret_seed,
-                  deadline::TIMESTAMP, created_at::TIMESTAMP, coalesce(public_after_close, false)
-           FROM leaderboards WHERE name = ?""", [name]).fetchone()
+                  deadline::TIMESTAMP, created_at::TIMESTAMP, coalesce(public_after_close, false),
+                  coalesce(version, 1), opens_at::TIMESTAMP, created_by
+           FROM leaderboards WHERE name = ? AND hidden_at IS NULL""", [name]).fetchone()
     if row is None:
         return None
-    name, description, problem, problem_sha, gpus, ranking_by, secret_seed, deadline, created_at, public = row
+    (name, description, problem, problem_sha, gpus, ranking_by, secret_seed, deadline, created_at, public, version,
+     opens_at, created_by) = row
     return Leaderboard(name=name, description=description, problem=json.loads(problem), problem_sha=problem_sha,
                        gpus=gpus, ranking_by=ranking_by, secret_seed=secret_seed,
                        deadline=deadline and as_utc(deadline), created_at=as_utc(created_at),
-                       public_after_close=public)
+                       public_after_close=public, version=version, opens_at=opens_at and as_utc(opens_at),
+                       created_by=created_by)
 
 
 def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
     rows = cur.execute(
-        """SELECT l.name, l.description, l.gpus, l.deadline::TIMESTAMP, count(s.id), count(DISTINCT s.person_id)
+        """SELECT l.name, l.description, l.gpus, l.deadline::TIMESTAMP, count(s.id), count(DISTINCT s.person_id),
+                  l.opens_at::TIMESTAMP, coalesce(l.version, 1)
            FROM leaderboards l LEFT JOIN submissions s ON s.leaderboard = l.name
+           WHERE l.hidden_at IS NULL
            GROUP BY ALL ORDER BY l.name""").fetchall()
-    return [LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), *row[4:]) for row in rows]
+    return [LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), row[4], row[5], row[6] and as_utc(row[6]),
+                               row[7]) for row in rows]
 
 
 def submissions_by_command(cur: Cursor, command_ids: list[str]) -> dict[str, Submission]:

@@ -1,6 +1,7 @@
 """The ranking rule, written once, and the ranking queries every surface uses.
 
-A run **counts** when its submission's mode is ``ranked``, it passed, and it has a score (``COUNTS``).
+A run **counts** when its submission's mode is ``ranked``, it passed, it has a score, and an admin has not taken
+its submission out of the rankings (``invalid_reason``, kept with the submission) (``COUNTS``).
 A person's **entry** on a (leaderboard, GPU) is their counting run with the smallest ``ENTRY_ORDER``:
 lowest score, then the earlier submission, then the lower submission id and run id, so the order is total.
 Ranks are distinct positions 1, 2, 3, ... in that same order: equal scores rank by submission time.
@@ -26,7 +27,8 @@ from storage.records import GpuBest, RankRow
 
 Cursor = duckdb.DuckDBPyConnection
 
-COUNTS = f"mode = '{Mode.RANKED.value}' AND status = '{Status.PASSED.value}' AND score_us IS NOT NULL"
+COUNTS = (f"mode = '{Mode.RANKED.value}' AND status = '{Status.PASSED.value}' AND score_us IS NOT NULL "
+          "AND invalid_reason IS NULL")
 ENTRY_ORDER = ("score_us", "submitted_at", "submission_id", "run_id")
 _ENTRY_COLUMNS = ("leaderboard", "gpu", "person_id", *ENTRY_ORDER)   # personal_bests, in declared order
 _ENTRY_KEY = "{" + ", ".join(f"'{name}': {name}" for name in ENTRY_ORDER) + "}"   # a struct orders like a tuple

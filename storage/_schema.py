@@ -131,7 +131,71 @@ _TOKENS = Migration("personal tokens and visibility after close", (
 # When a run's final reply went out: a result that arrives again (redelivered, or a re-run) is not answered twice.
 _REPLIED = Migration("replied runs", ("ALTER TABLE runs ADD COLUMN replied_at TIMESTAMPTZ",))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED)
+# Leaderboards managed live from chat (issue 18): each version of a problem is kept, so a run says which version it
+# was judged by (the version in force when its submission arrived); an opening time; who created it (a creator
+# manages what they made); and deletion that hides a leaderboard and keeps its history.
+_LIVE_BOARDS = Migration("leaderboards managed live", (
+    "ALTER TABLE leaderboards ADD COLUMN version INTEGER DEFAULT 1",
+    "ALTER TABLE leaderboards ADD COLUMN opens_at TIMESTAMPTZ",
+    "ALTER TABLE leaderboards ADD COLUMN created_by BIGINT",
+    "ALTER TABLE leaderboards ADD COLUMN hidden_at TIMESTAMPTZ",
+    """CREATE TABLE leaderboard_versions (
+        leaderboard VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        problem JSON NOT NULL,
+        problem_sha VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        created_by BIGINT,
+        PRIMARY KEY (leaderboard, version))""",
+))
+
+# Challenges: leaderboards grouped between an opening and a close, run by the core's scheduler. Each scheduled
+# action is recorded when it starts and when it is done, so it happens once whatever restarts in between; results
+# hold the frozen standings and the podium's verification. Teams for team standings.
+_CHALLENGES = Migration("challenges", (
+    """CREATE SEQUENCE challenge_id_seq START 1""",
+    """CREATE TABLE challenges (
+        id BIGINT PRIMARY KEY DEFAULT nextval('challenge_id_seq'),
+        title VARCHAR NOT NULL,
+        leaderboards VARCHAR[] NOT NULL,
+        opens_at TIMESTAMPTZ NOT NULL,
+        closes_at TIMESTAMPTZ NOT NULL,
+        announce VARCHAR[] NOT NULL,
+        created_by BIGINT,
+        created_at TIMESTAMPTZ NOT NULL,
+        cancelled_at TIMESTAMPTZ,
+        results JSON)""",
+    """CREATE TABLE challenge_actions (
+        challenge_id BIGINT NOT NULL,
+        action VARCHAR NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        done_at TIMESTAMPTZ,
+        PRIMARY KEY (challenge_id, action))""",
+    """CREATE TABLE teams (
+        team VARCHAR NOT NULL,
+        person_id BIGINT NOT NULL,
+        PRIMARY KEY (team, person_id))""",
+))
+
+# Administration from chat: roles granted to people, bans, a submission taken out of every ranking (kept, with the
+# reason), and a person's own rate limit.
+_ADMIN = Migration("roles, bans, invalidations and limits", (
+    "ALTER TABLE submissions ADD COLUMN invalid_reason VARCHAR",
+    """CREATE TABLE roles (
+        person_id BIGINT NOT NULL,
+        role VARCHAR NOT NULL,
+        granted_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (person_id, role))""",
+    """CREATE TABLE bans (
+        person_id BIGINT PRIMARY KEY,
+        reason VARCHAR NOT NULL,
+        banned_at TIMESTAMPTZ NOT NULL)""",
+    """CREATE TABLE rate_limits (
+        person_id BIGINT PRIMARY KEY,
+        per_minute INTEGER NOT NULL)""",
+))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

@@ -51,18 +51,20 @@ def _finite(value: Any) -> Any:
 
 
 def upsert_leaderboard(cur: Cursor, lb: Leaderboard) -> None:
-    """Insert or update; an existing row keeps its secret_seed and created_at (seeds never rotate silently)."""
+    """Insert or update; an existing row keeps its secret_seed, created_at and creator (seeds never rotate silently)."""
     cur.execute(
         """INSERT INTO leaderboards (name, description, problem, problem_sha, gpus, ranking_by, deadline,
-                                     secret_seed, created_at, updated_at, public_after_close)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce(?::TIMESTAMPTZ, now()), now(), ?)
+                                     secret_seed, created_at, updated_at, public_after_close, version, opens_at,
+                                     created_by)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce(?::TIMESTAMPTZ, now()), now(), ?, ?, ?, ?)
            ON CONFLICT (name) DO UPDATE SET
                description = excluded.description, problem = excluded.problem, problem_sha = excluded.problem_sha,
                gpus = excluded.gpus, ranking_by = excluded.ranking_by, deadline = excluded.deadline,
-               updated_at = excluded.updated_at, public_after_close = excluded.public_after_close""",
+               updated_at = excluded.updated_at, public_after_close = excluded.public_after_close,
+               version = excluded.version, opens_at = excluded.opens_at""",
         [lb.name, lb.description, json.dumps(lb.problem), lb.problem_sha, list(lb.gpus), lb.ranking_by,
          lb.deadline and as_utc(lb.deadline), lb.secret_seed, lb.created_at and as_utc(lb.created_at),
-         lb.public_after_close])
+         lb.public_after_close, lb.version, lb.opens_at and as_utc(lb.opens_at), lb.created_by])
 
 
 def person(cur: Cursor, platform: str, user_id: str, display_name: str) -> int:

@@ -27,6 +27,9 @@ class Leaderboard:
     deadline: datetime | None = None
     created_at: datetime | None = None
     public_after_close: bool = False  # once the deadline has passed, everyone may see its submissions' code
+    version: int = 1                 # the problem's version: 1 when created, one more at each update of its files
+    opens_at: datetime | None = None  # submissions are refused before it
+    created_by: int | None = None    # the person who created it from chat or the terminal; None for seed problems
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class LeaderboardSummary:
     deadline: datetime | None
     submissions: int
     people: int
+    opens_at: datetime | None = None
+    version: int = 1
 
 
 @dataclass(frozen=True)
@@ -221,3 +226,19 @@ class TokenOwner:
     display_name: str
     identities: list[str]            # the person's "platform:user_id" identities (admins are configured by these)
     revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """Leaderboards grouped between an opening and a close; ``announce`` holds ``platform:channel`` entries."""
+
+    title: str
+    leaderboards: list[str]
+    opens_at: datetime
+    closes_at: datetime
+    announce: list[str] = field(default_factory=list)
+    created_by: int | None = None
+    id: int = 0                          # 0 until stored
+    cancelled_at: datetime | None = None
+    results: dict[str, Any] | None = None   # set at the close: frozen standings and the verified podium
+    done: frozenset[str] = frozenset()   # scheduled actions done ("open", "remind-1h", "close")

@@ -14,7 +14,7 @@ submission then never waits behind a batch of results.
 DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
 ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads) and
-``_tokens.py`` (personal API tokens).
+``_tokens.py`` (personal API tokens), ``_boards.py`` (leaderboards managed live: versions, deletion).
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ from typing import Any
 
 import duckdb
 
-from storage import _queries, _ranking, _tokens, _writes
+from storage import _boards, _queries, _ranking, _tokens, _writes
+from storage._admin import AdminRecords
+from storage._challenges import Challenges
 from storage._schema import migrate
 from storage._time import as_utc
 from storage.errors import StoreError, StoreFull, StoreLocked
@@ -85,6 +87,8 @@ class Store:
         self._intake_lock = threading.Lock()
         self._outcome_lock = threading.Lock()
         self._closed = False
+        self.challenges = Challenges(self._reading, self._writing)   # challenges, their actions, teams
+        self.admin = AdminRecords(self._reading, self._writing)      # roles, bans, limits, invalidations, audit
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")
@@ -145,6 +149,27 @@ class Store:
         """Create or update; an existing leaderboard keeps its stored secret_seed and created_at."""
         with self._writing() as cur:
             _writes.upsert_leaderboard(cur, lb)
+
+    def save_leaderboard(self, lb: Leaderboard, now: datetime) -> None:
+        """Create or update a leaderboard from chat or the terminal, keeping its problem as ``lb.version``."""
+        with self._writing() as cur:
+            _boards.save(cur, lb, as_utc(now))
+
+    def leaderboard_name_taken(self, name: str) -> bool:
+        with self._reading() as cur:
+            return _boards.name_taken(cur, name)
+
+    def delete_leaderboard(self, name: str, now: datetime, purge: bool = False) -> int:
+        """Hide it (its history stays), or with ``purge`` erase it and everything under it; the submissions erased."""
+        with self._writing() as cur:
+            if purge:
+                return _boards.purge(cur, name)
+            _boards.hide(cur, name, as_utc(now))
+            return 0
+
+    def submission_version(self, submission_id: int) -> int:
+        with self._reading() as cur:
+            return _boards.submission_version(cur, submission_id)
 
     def get_leaderboard(self, name: str) -> Leaderboard | None:
         with self._reading() as cur:

@@ -5,7 +5,9 @@ A command's route sends its command to the core with the route's path parameters
 (GET, DELETE) or a JSON object body (POST); an argument the command does not declare is refused, so a typo is not
 silently ignored. ``POST /v1/submissions`` takes the kernel as multipart/form-data (``file``, ``leaderboard``,
 ``gpu``..., ``mode``) or JSON (``file_name``, ``source``, ``leaderboard``, ``gpus``, ``mode``); with
-``Accept: text/event-stream`` it streams progress. ``GET /v1/health`` needs no token: is the API up, the core?
+``Accept: text/event-stream`` it streams progress. Another command's file argument (``admin create``'s problem) is
+a JSON object ``{"name": ..., "base64": ...}`` in the body, sent to the core as the command's attachment.
+``GET /v1/health`` needs no token: is the API up, the core?
 """
 
 from __future__ import annotations
@@ -27,16 +29,18 @@ from starlette.types import Scope
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
 from core.contracts.bus import BusError, CoreUnavailable
-from core.contracts.commands import query_command, submit_command
+from core.contracts.commands import MAX_PROBLEM_BYTES, attachment_from, query_command, submit_command
 from core.contracts.config import Settings
+from core.contracts.errors import UserError
 from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
-from core.contracts.registry import COMMANDS, Spec
+from core.contracts.registry import COMMANDS, ArgKind, Spec
 from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
 
 log = logging.getLogger(__name__)
 _BEARER = re.compile(r"Bearer\s+([\x21-\x7e]{1,200})\s*", re.IGNORECASE)
 _ACTOR = Actor(platform=Platform.CLI, user_id="")     # the core identifies API callers by their token alone
+PROBLEM_UPLOADS = "/v1/admin/leaderboards"            # routes whose JSON body may carry a problem's files
 SIGN_IN = ("Send your personal token as `Authorization: Bearer <token>`: get one with `/leaderboard token` in "
            "Discord or `/kernelrank token` in Slack, then run `kernelrank login`.")
 Handler = Callable[[Request], Awaitable[Response]]
@@ -60,6 +64,8 @@ def create_app(core: Core, settings: Settings) -> Starlette:
     def limit_for(scope: Scope, content_type: str) -> int:
         if scope["method"] == "POST" and scope["path"] == "/v1/submissions":
             return submission_limit(settings.max_source_bytes, content_type)
+        if scope["method"] == "POST" and scope["path"].startswith(PROBLEM_UPLOADS):
+            return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES        # base64 inside JSON
         return SMALL_BODY_BYTES
 
     routes = [Route("/v1/health", api.health)]
@@ -86,15 +92,27 @@ class _Api:
             if isinstance(given, Response):
                 return given
             args: dict[str, Any] = {}
+            attachment = None
             for name, value in given.items():
                 arg = spec.arg(name)
                 if arg is None:
                     return error("invalid", f"`{name[:40]}` is not an argument of {spec.name}; it takes "
                                             f"{', '.join(a.name for a in spec.args) or 'none'}.")
+                if arg.kind is ArgKind.FILE:         # a file travels as the command's attachment
+                    try:
+                        attachment = attachment_from(value)
+                    except UserError as exc:
+                        return error("invalid", str(exc))
+                    continue
+                if isinstance(value, dict) or (isinstance(value, list) and (
+                        arg.kind is not ArgKind.GPUS or not all(isinstance(v, str) for v in value))):
+                    return error("invalid", f"`{name[:40]}` must be a plain value (a string or a number).")
                 args[arg.name] = value
             args.update(request.path_params)
             args.update(route.fixed)
-            return await self.ask(query_command(_ACTOR, self._reply_to(), spec.kind, **args), sha)
+            cmd = query_command(_ACTOR, self._reply_to(), spec.kind, **args)
+            cmd.attachment = attachment
+            return await self.ask(cmd, sha)
 
         return endpoint
 
@@ -106,7 +124,8 @@ class _Api:
         body = await self._json_object(request)
         if isinstance(body, Response):
             return body
-        if bad := [key for key, value in body.items() if not isinstance(value, str | int | float | bool | None)]:
+        plain = str | int | float | bool | dict | list | None   # a dict (a file), a list (GPUs): the endpoint checks
+        if bad := [key for key, value in body.items() if not isinstance(value, plain)]:
             return error("invalid", f"`{bad[0][:40]}` must be a plain value (a string or a number).")
         return {key: value for key, value in body.items() if value is not None}
 

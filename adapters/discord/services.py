@@ -11,10 +11,10 @@ from adapters.discord.core_link import Catalogue, CoreLink
 from adapters.discord.identity import actor_of, reply_to_of
 from adapters.discord.live import LiveStatus
 from adapters.discord.poster import Poster
-from adapters.discord.respond import answer, defer
-from core.contracts.commands import query_command
+from adapters.discord.respond import Refusal, answer, defer
+from core.contracts.commands import MAX_PROBLEM_BYTES, query_command
 from core.contracts.config import Settings
-from core.contracts.messages import CommandKind
+from core.contracts.messages import Attachment, CommandKind
 
 
 @dataclass
@@ -25,8 +25,21 @@ class Services:
     poster: Poster
     live: LiveStatus
 
-    async def query(self, itx: discord.Interaction, kind: CommandKind, *, public: bool, **args: Any) -> None:
-        """The whole life of a query command: defer, ask the core, show its answer."""
+    async def query(self, itx: discord.Interaction, kind: CommandKind, *, public: bool,
+                    file: discord.Attachment | None = None, **args: Any) -> None:
+        """The whole life of a query command: defer, ask the core (with the attached file), show its answer."""
         await defer(itx, public=public)
-        reply = await self.core.ask(query_command(actor_of(itx), reply_to_of(itx), kind, **args))
+        cmd = query_command(actor_of(itx), reply_to_of(itx), kind, **args)
+        cmd.attachment = file and await _download(file)
+        reply = await self.core.ask(cmd)
         await answer(itx, reply)
+
+
+async def _download(file: discord.Attachment) -> Attachment:
+    if file.size > MAX_PROBLEM_BYTES:
+        raise Refusal(f"{file.filename} is {file.size // 1024:,} KiB; the most kernelrank takes is "
+                      f"{MAX_PROBLEM_BYTES // 1024 // 1024} MiB.")
+    try:
+        return Attachment(name=file.filename, content=await file.read())
+    except discord.HTTPException as exc:
+        raise Refusal(f"I could not download {file.filename} from Discord; attach it again.") from exc

@@ -17,7 +17,8 @@ from adapters.slack.grammar import Invocation, SubmitArgs, help_hint, usage
 from core.contracts import report
 from core.contracts.commands import query_command, submit_command
 from core.contracts.errors import UserError
-from core.contracts.messages import Actor, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts.messages import Actor, Attachment, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone
+from core.contracts.registry import ArgKind
 
 log = logging.getLogger(__name__)
 QUEUE_TIMEOUT_S = 2.0
@@ -41,12 +42,19 @@ def problem(reply_to: ReplyTo, message: str) -> Reply:
     return report.error_reply(reply_to, message)
 
 
-async def run_query(deps: Deps, invocation: Invocation, actor: Actor, reply_to: ReplyTo, answer: Answer) -> None:
-    """Ask the core and answer; ``help`` is answered here."""
+async def run_query(deps: Deps, invocation: Invocation, actor: Actor, reply_to: ReplyTo, answer: Answer,
+                    attachment: Attachment | None = None) -> None:
+    """Ask the core and answer; ``help`` is answered here, and a command that needs a file attached without one."""
     if invocation.sub.kind is None:
         await answer.send(help_reply(deps.config.command, reply_to), private=True)
         return
+    spec = invocation.sub.spec
+    if attachment is None and spec and any(a.kind is ArgKind.FILE and a.required for a in spec.args):
+        await answer.send(problem(reply_to, f"`{spec.name}` needs a file: attach it to a message that mentions me, "
+                                            f"like `@kernelrank {spec.name} ...` with the file."), private=True)
+        return
     command = query_command(actor, reply_to, invocation.sub.kind, **invocation.args)
+    command.attachment = attachment
     reply = await deps.ask(command)
     await answer.send(reply, private=invocation.sub.private)
 

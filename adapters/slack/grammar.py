@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from core.contracts.commands import MODES, SubmissionHeaders
 from core.contracts.errors import UserError
 from core.contracts.messages import CommandKind
-from core.contracts.registry import COMMANDS, Spec, find, first_words
+from core.contracts.registry import COMMANDS, ArgKind, Spec, find, first_words
 
 _ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")     # <@U123>, <#C123|general>, <!here>
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
@@ -40,10 +40,13 @@ SUBMIT_USAGE = "[MODE] [LEADERBOARD] [GPU ...]"     # typed in any order (parse_
 
 
 def _subcommand(spec: Spec) -> Subcommand:
-    required = next((i for i, arg in enumerate(spec.args) if not arg.required), len(spec.args))
-    about = f"{spec.about} (opens a form; or mention me with the file)" if spec.submission else spec.about
-    return Subcommand(spec.name, spec.kind, tuple(a.name for a in spec.args), required, about, spec.private,
-                      SUBMIT_USAGE if spec.submission else spec.usage().removeprefix(spec.name).strip(), spec)
+    typed = [a for a in spec.args if spec.submission or a.kind is not ArgKind.FILE]   # a file comes attached
+    required = next((i for i, arg in enumerate(typed) if not arg.required), len(typed))
+    about = (f"{spec.about} (opens a form; or mention me with the file)" if spec.submission else
+             f"{spec.about} (mention me with the file attached)" if len(typed) < len(spec.args) else spec.about)
+    usage = " ".join(a.name.upper() if a.required else f"[{a.name.upper()}]" for a in typed)
+    return Subcommand(spec.name, spec.kind, tuple(a.name for a in typed), required, about, spec.private,
+                      SUBMIT_USAGE if spec.submission else usage, spec)
 
 
 HELP = Subcommand("help", None, about="this help", private=True)
@@ -136,9 +139,16 @@ def parse_submit(tokens: list[str]) -> SubmitArgs:
 
 
 def usage(command: str) -> str:
+    """Every command with its usage; the admins' ones named on one line, so the help fits in one message."""
     subs = list({id(s): s for s in SUBCOMMANDS.values()}.values())       # each once, not once per alias
-    width = max(len(s.usage) for s in subs)
-    return "\n".join(f"{command} {s.usage.ljust(width)}  {s.about}" for s in subs)
+    everyday = [s for s in subs if not s.name.startswith("admin ")]
+    admin = [s.name.removeprefix("admin ") for s in subs if s.name.startswith("admin ")]
+    width = max(len(s.usage) for s in everyday)
+    lines = [f"{command} {s.usage.ljust(width)}  {s.about}" for s in everyday]
+    if admin:
+        lines.append(f"{command} {'admin ...'.ljust(width)}  for admins: {', '.join(admin)} (typed alone, each "
+                     "says what it needs)")
+    return "\n".join(lines)
 
 
 def help_hint(command: str) -> str:

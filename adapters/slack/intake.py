@@ -1,4 +1,5 @@
-"""Kernel files in from Slack: metadata from ``files.info``, the bytes from ``url_private_download``.
+"""Files in from Slack (kernels, and problems for ``admin create``): metadata from ``files.info``, the bytes from
+``url_private_download``.
 
 Nothing is downloaded before the name and size check out, the download stops at the size limit, and the
 bytes must be UTF-8 text (``core.contracts.commands.decode_source``, the rule every adapter shares). The bot token
@@ -41,8 +42,8 @@ def kernel_files(files: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
                                                         or not f.get("name"))]
 
 
-def precheck(file: dict[str, Any], max_bytes: int) -> None:
-    """Refuse by what Slack already told us about a file, before fetching anything."""
+def precheck(file: dict[str, Any], max_bytes: int, kernel: bool = True) -> None:
+    """Refuse by what Slack already told us about a file, before fetching anything (``kernel``: a .py or .cu)."""
     name = str(file.get("name") or file.get("title") or "the file")
     mode = file.get("mode")
     if mode == "hidden_by_limit":
@@ -51,7 +52,7 @@ def precheck(file: dict[str, Any], max_bytes: int) -> None:
         raise UserError(f"{name} was deleted from Slack; attach it again.")
     if file.get("is_external"):
         raise UserError(f"{name} is a link to another service; attach the file itself.")
-    if not name.lower().endswith(SOURCE_SUFFIXES):
+    if kernel and not name.lower().endswith(SOURCE_SUFFIXES):
         raise UserError(f"{name!r} is not a kernel file: attach a .py or .cu file.")
     size = file.get("size")
     if isinstance(size, int) and size > max_bytes:
@@ -67,16 +68,20 @@ class FileIntake:
 
     async def fetch(self, file_id: str) -> KernelFile:
         """The kernel file with this id, checked; ``UserError`` with what to do when it cannot be used."""
+        file = await self.fetch_any(file_id, self._config.max_source_bytes, kernel=True)
+        decode_source(file.name, file.content, self._config.max_source_bytes)
+        return file
+
+    async def fetch_any(self, file_id: str, max_bytes: int, kernel: bool = False) -> KernelFile:
+        """Any attached file (a problem's archive, say) of at most ``max_bytes``."""
         info = await self._info(file_id)
-        precheck(info, self._config.max_source_bytes)
+        precheck(info, max_bytes, kernel)
         name = str(info.get("name"))
         url = str(info.get("url_private_download") or info.get("url_private") or "")
         if not url or not self._config.file_host_allowed(url):
             log.error("file %s has no download URL on Slack's file host (%r); not fetching it", file_id, url[:80])
             raise UserError(f"Slack gave no download link for {name}; attach it again.")
-        content = await self._download(url, name)
-        decode_source(name, content, self._config.max_source_bytes)
-        return KernelFile(name=name, content=content)
+        return KernelFile(name=name, content=await self._download(url, name, max_bytes))
 
     async def close(self) -> None:
         if self._session is not None:
@@ -99,10 +104,9 @@ class FileIntake:
             raise UserError("Slack did not answer in time; try again in a minute.") from exc
         return dict(response.get("file") or {})
 
-    async def _download(self, url: str, name: str) -> bytes:
+    async def _download(self, url: str, name: str, limit: int) -> bytes:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT_S))
-        limit = self._config.max_source_bytes
         try:
             async with self._session.get(url, headers={"Authorization": f"Bearer {self._config.bot_token}"},
                                          allow_redirects=False) as response:

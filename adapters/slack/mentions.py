@@ -1,8 +1,9 @@
 """Messages addressed to the bot: a mention in a channel, or a direct message to the app.
 
 With a kernel file attached, the message is a submission (``@kernelrank ranked vectoradd H100``), answered
-in that message's thread. Without one, its words are a command, as after the slash command
-(``@kernelrank show vectoradd``), answered in the thread too; private answers are ephemeral there.
+in that message's thread; with a file and words that name a command taking a file, the file is that command's
+(``@kernelrank admin create weekly`` with the problem's archive). Without one, its words are a command, as after
+the slash command (``@kernelrank show vectoradd``), answered in the thread too; private answers are ephemeral there.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from adapters.slack.deps import Deps
 from adapters.slack.dispatch import command_id, problem, run_query, submit_file, unknown_usage_reply
 from adapters.slack.grammar import is_command, parse, parse_submit, words
 from adapters.slack.intake import kernel_files
+from core.contracts.commands import MAX_PROBLEM_BYTES
 from core.contracts.errors import UserError
-from core.contracts.messages import CommandKind, Platform, ReplyTo
+from core.contracts.messages import Attachment, CommandKind, Platform, ReplyTo
+from core.contracts.registry import ArgKind
 
 MESSAGE_SUBTYPES = (None, "file_share")        # other subtypes are edits, joins, bot posts...
 
@@ -45,6 +48,14 @@ async def handle_message(deps: Deps, event: dict[str, Any], body: dict[str, Any]
     attached = event.get("files") or []
     kernels = kernel_files(attached)
     try:
+        named = parse(event.get("text", ""), deps.config.command) if attached and is_command(tokens) else None
+        if named and named.sub.spec and any(a.kind is ArgKind.FILE for a in named.sub.spec.args):
+            if len(attached) != 1:              # a command with its file: `@kernelrank admin create ...`
+                raise UserError("Attach exactly one file to the message that mentions me.")
+            fetched = await deps.intake.fetch_any(str(attached[0].get("id")), MAX_PROBLEM_BYTES)
+            await run_query(deps, named, await deps.identities.actor(user), reply_to, where,
+                            Attachment(fetched.name, fetched.content))
+            return
         if kernels or (attached and not is_command(tokens)):
             if len(kernels) != 1:
                 raise UserError("Attach exactly one kernel file (.py or .cu) to the message that mentions me.")

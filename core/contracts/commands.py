@@ -8,6 +8,8 @@ written once: size, UTF-8, file kind, and the ``#!POPCORN`` header lines GPU MOD
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +26,7 @@ HEADER_SCAN_LINES = 30
 MAX_NAME_CHARS = 255            # a file name longer than any file system allows is not a file name
 MAX_DISPLAY_NAME_CHARS = 100    # a person's name as rankings show it
 MAX_ID_CHARS = 200              # platform ids: users, roles, channels, threads, messages
+MAX_PROBLEM_BYTES = 4 * 1024 * 1024   # a problem upload: a reference.py, or a .zip / .tar.gz of its folder
 
 
 @dataclass
@@ -113,3 +116,19 @@ def submit_command(actor: Actor, reply_to: ReplyTo, file_name: str, content: byt
 
 def query_command(actor: Actor, reply_to: ReplyTo, kind: CommandKind, **args: Any) -> Command:
     return Command(actor=actor, reply_to=reply_to, kind=kind, args={k: v for k, v in args.items() if v is not None})
+
+
+def file_value(name: str, content: bytes) -> dict[str, str]:
+    """A file argument (not a submission's kernel) as a JSON body carries it: its name and its bytes in base64."""
+    return {"name": name, "base64": base64.b64encode(content).decode()}
+
+
+def attachment_from(value: Any) -> Attachment:
+    """The file a JSON file argument carries; ``UserError`` when it is not ``{"name": ..., "base64": ...}``."""
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not isinstance(value.get("base64"),
+                                                                                                str):
+        raise UserError('Send a file argument as {"name": "problem.tar.gz", "base64": "..."}.')
+    try:
+        return Attachment(name=value["name"], content=base64.b64decode(value["base64"], validate=True))
+    except (binascii.Error, ValueError):
+        raise UserError(f"The file {shown(value['name'])!r} is not valid base64; encode its bytes again.") from None

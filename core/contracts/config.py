@@ -74,6 +74,11 @@ class Settings:
     discord_api_base: str = ""                     # KERNELRANK_DISCORD_API_BASE: a Discord-compatible API (tests)
     discord_guilds: list[str] = field(default_factory=list)  # KERNELRANK_DISCORD_GUILDS: sync commands here at start
     announce: list[str] = field(default_factory=list)  # KERNELRANK_ANNOUNCE: top-3 news, e.g. discord:123,slack:C1
+    # Challenges (docs/challenges.md)
+    reminders: list[str] = field(default_factory=lambda: ["24", "1"])  # KERNELRANK_REMINDERS: hours before a close
+    scheduler_tick_s: float = 5.0                  # KERNELRANK_SCHEDULER_TICK_S: how often the scheduler looks
+    verify_tolerance: float = 0.10                 # KERNELRANK_VERIFY_TOLERANCE: a re-run may stray this far
+    verify_timeout_s: float = 1800.0               # KERNELRANK_VERIFY_TIMEOUT_S: wait for the podium's re-runs
     # The HTTP API and the people who use it (docs/security.md)
     api_url: str = ""                              # KERNELRANK_API_URL: the terminal client's API
     token: str = ""                                # KERNELRANK_TOKEN: the client's personal token

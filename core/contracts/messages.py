@@ -47,6 +47,23 @@ class CommandKind(enum.StrEnum):
     EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
     TOKEN = "token"            # personal API tokens: args["action"] new (shown once) | list | revoke | whoami
     ISSUE_TOKEN = "issue-token"  # (admins) a token for a person known only at the terminal: args["name"]
+    BOARD_CREATE = "board-create"    # (admins) a leaderboard from a problem's files, validated before it opens
+    BOARD_UPDATE = "board-update"    # (admins) new files (a new version) or settings
+    BOARD_CLOSE = "board-close"      # (admins) its deadline becomes now
+    BOARD_REOPEN = "board-reopen"    # (admins) a new deadline, or none
+    BOARD_DELETE = "board-delete"    # (admins) hidden with its history kept, or purged
+    CHALLENGE_CREATE = "challenge-create"    # (admins) leaderboards grouped between an opening and a close
+    CHALLENGE_UPDATE = "challenge-update"    # (admins) its leaderboards, times or channels, before it closes
+    CHALLENGE_CANCEL = "challenge-cancel"    # (admins) nothing more is scheduled for it
+    CHALLENGES = "challenges"                # upcoming, open (time left) and closed (winners)
+    CHALLENGE = "challenge"                  # one challenge's standings, or its verified results
+    TEAM_ADD = "team-add"                    # (admins) people into a team, for team standings
+    ROLE = "role"                            # (admins) grant or revoke admin / creator
+    BAN = "ban"                              # (admins) stop a person from submitting
+    UNBAN = "unban"                          # (admins) let them again
+    INVALIDATE = "invalidate"                # (admins) a submission out of every ranking, kept and marked
+    LIMIT = "limit"                          # (admins) a person's own rate limit
+    AUDIT = "audit"                          # (admins) the audit log
 
 
 @dataclass

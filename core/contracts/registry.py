@@ -32,13 +32,14 @@ FRONT_ENDS = ("terminal", "api", "discord", "slack")
 class Access(enum.StrEnum):
     ANYONE = "anyone"        # anyone the core knows: a chat account, or a personal token's holder
     ADMIN = "admin"          # admins only; the core refuses everyone else before the handler runs
+    CREATOR = "creator"      # admins and leaderboard creators; a creator manages only what they created
 
 
 class ArgKind(enum.StrEnum):
     TEXT = "text"
     NUMBER = "number"        # a whole number
     GPUS = "gpus"            # one or more GPU names: repeated, or a comma list ("H100,A100")
-    FILE = "file"            # a kernel file: the terminal reads a path, chat takes an attachment
+    FILE = "file"            # a file: the terminal reads a path (a folder goes as a .tar.gz), chat takes an attachment
     PERSON = "person"        # someone else: ``platform:id`` or a name; Discord offers a member picker
 
 
@@ -110,6 +111,21 @@ def _board(path: str = "") -> str:
     return "/v1/leaderboards/{leaderboard}" + path
 
 
+_PROBLEM_HELP = ("the problem: a reference.py, or a .zip or .tar.gz of its folder (the terminal takes the folder "
+                 "itself)")
+_SETTINGS = (Arg("gpu", "the GPUs it runs on (default: every GPU its problem can use)", ArgKind.GPUS,
+                 aliases=("gpus",)),
+             Arg("deadline", 'when it closes, "YYYY-MM-DD HH:MM" in UTC (default: never)'),
+             Arg("opens", 'when it opens, "YYYY-MM-DD HH:MM" in UTC (default: as soon as it is validated)'),
+             Arg("description", "one line on what to solve (default: the problem's own)"))
+_ADMIN_BOARD = "/v1/admin/leaderboards/{leaderboard}"
+TITLE = Arg("title", "the challenge's title", required=True)
+_CHALLENGE_SETTINGS = (
+    Arg("leaderboards", "its leaderboards, a comma list: a,b", positional=False),
+    Arg("opens", 'when it opens, "YYYY-MM-DD HH:MM" in UTC (default: now)'),
+    Arg("closes", 'when it closes, "YYYY-MM-DD HH:MM" in UTC', positional=False),
+    Arg("announce", "where news and winners go, a comma list: discord:CHANNEL,slack:CHANNEL"))
+
 COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.SUBMIT, ("submit",), "submit a kernel: check it, time it and rank it on the GPUs you pick",
          (Arg("file", "your kernel: a .py file defining custom_kernel, or a .cu file", ArgKind.FILE, required=True,
@@ -159,6 +175,66 @@ COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.ISSUE_TOKEN, ("admin", "token", "issue"), "a token for someone who uses only the terminal",
          (Arg("name", "the person the token is for", required=True),),
          access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/tokens"),)),
+    Spec(CommandKind.BOARD_CREATE, ("admin", "create"),
+         "a new leaderboard from a problem's files; its reference runs once before it opens",
+         (Arg("name", "the new leaderboard's name", required=True),
+          Arg("problem", _PROBLEM_HELP, ArgKind.FILE, required=True, positional=False), *_SETTINGS),
+         access=Access.CREATOR, routes=(Route("POST", "/v1/admin/leaderboards"),)),
+    Spec(CommandKind.BOARD_UPDATE, ("admin", "update"),
+         "new problem files (a new version: earlier runs are kept) or new settings for a leaderboard",
+         (LEADERBOARD, Arg("problem", _PROBLEM_HELP, ArgKind.FILE), *_SETTINGS),
+         access=Access.CREATOR, routes=(Route("POST", _ADMIN_BOARD),)),
+    Spec(CommandKind.BOARD_CLOSE, ("admin", "close"), "close a leaderboard now: ranked submissions stop",
+         (LEADERBOARD,), access=Access.CREATOR, routes=(Route("POST", _ADMIN_BOARD + "/close"),)),
+    Spec(CommandKind.BOARD_REOPEN, ("admin", "reopen"), "reopen a closed leaderboard until a new deadline",
+         (LEADERBOARD, Arg("deadline", 'the new deadline, "YYYY-MM-DD HH:MM" in UTC (default: none)')),
+         access=Access.CREATOR, routes=(Route("POST", _ADMIN_BOARD + "/reopen"),)),
+    Spec(CommandKind.BOARD_DELETE, ("admin", "delete"),
+         "delete a leaderboard: hidden with its history kept, or erased with --purge yes",
+         (LEADERBOARD, Arg("confirm", "the leaderboard's name again, to confirm"),
+          Arg("purge", "yes: erase its submissions and runs too", choices=("yes", "no"))),
+         access=Access.CREATOR, routes=(Route("DELETE", _ADMIN_BOARD),)),
+    Spec(CommandKind.CHALLENGE_CREATE, ("admin", "challenge", "create"),
+         "a challenge: leaderboards between an opening and a close, with reminders, a verified podium and winners",
+         (TITLE, *_CHALLENGE_SETTINGS), access=Access.CREATOR, routes=(Route("POST", "/v1/admin/challenges"),)),
+    Spec(CommandKind.CHALLENGE_UPDATE, ("admin", "challenge", "update"),
+         "change a challenge's leaderboards, times or channels before it closes", (TITLE, *_CHALLENGE_SETTINGS),
+         access=Access.CREATOR, routes=(Route("POST", "/v1/admin/challenges/{title}"),)),
+    Spec(CommandKind.CHALLENGE_CANCEL, ("admin", "challenge", "cancel"), "cancel a challenge: nothing more happens",
+         (TITLE,), access=Access.CREATOR, routes=(Route("POST", "/v1/admin/challenges/{title}/cancel"),)),
+    Spec(CommandKind.CHALLENGES, ("challenges",), "the challenges: upcoming, open with the time left, and winners",
+         routes=(Route("GET", "/v1/challenges"),)),
+    Spec(CommandKind.CHALLENGE, ("challenge",), "one challenge: its standings, or its verified winners",
+         (TITLE,), routes=(Route("GET", "/v1/challenges/{title}"),)),
+    Spec(CommandKind.TEAM_ADD, ("admin", "team", "add"), "put people in a team, for a challenge's team standings",
+         (Arg("team", "the team's name", required=True),
+          Arg("people", "who: a comma list of discord:ID, slack:ID or names", required=True)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/teams"),)),
+    Spec(CommandKind.ROLE, ("admin", "role"), "grant or revoke a person's role: admin, or creator of leaderboards",
+         (Arg("action", "grant or revoke", choices=("grant", "revoke"), required=True),
+          Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+          Arg("role", "admin or creator", choices=("admin", "creator"), required=True)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/roles"),)),
+    Spec(CommandKind.BAN, ("admin", "ban"), "stop a person from submitting", (
+        Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+        Arg("reason", "why, for the audit log and for them")), access=Access.ADMIN,
+         routes=(Route("POST", "/v1/admin/bans"),)),
+    Spec(CommandKind.UNBAN, ("admin", "unban"), "let a banned person submit again", (
+        Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+        Arg("reason", "why, for the audit log")), access=Access.ADMIN,
+         routes=(Route("DELETE", "/v1/admin/bans/{person}"),)),
+    Spec(CommandKind.INVALIDATE, ("admin", "invalidate"),
+         "take a submission out of every ranking (it is kept in history, marked)",
+         (Arg("id", "the submission number, as in #12", ArgKind.NUMBER, required=True),
+          Arg("reason", "why: shown with the submission", required=True, positional=False)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/submissions/{id}/invalidate"),)),
+    Spec(CommandKind.LIMIT, ("admin", "limit"), "a person's own rate limit, in submissions per minute per GPU",
+         (Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
+          Arg("rate", "how many, like 5/min", required=True)),
+         access=Access.ADMIN, routes=(Route("POST", "/v1/admin/limits"),)),
+    Spec(CommandKind.AUDIT, ("admin", "audit"), "the audit log: who did what, when and why",
+         (Arg("since", 'from when, "YYYY-MM-DD HH:MM" in UTC (default: the last 7 days)'),),
+         access=Access.ADMIN, private=True, routes=(Route("GET", "/v1/admin/audit"),)),
 )
 
 BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})

@@ -6,7 +6,7 @@ Each helper raises ``UserError`` (or ``NotFound``) with one sentence that says w
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
@@ -82,8 +82,34 @@ def language(file_name: str) -> str:
     return "cuda" if file_name.endswith((".cu", ".cuh")) else "python" if file_name.endswith(".py") else ""
 
 
-def deadline_words(deadline: datetime | None) -> str:
-    return f"{deadline:%Y-%m-%d %H:%M} UTC" if deadline else "none"
+def deadline_words(deadline: datetime | None, now: datetime | None = None) -> str:
+    """The deadline, and with ``now`` what is left of it ("2026-12-01 18:00 UTC, 2 d 3 h left")."""
+    if deadline is None:
+        return "none"
+    if now is None:
+        return f"{deadline:%Y-%m-%d %H:%M} UTC"
+    return f"{deadline:%Y-%m-%d %H:%M} UTC, {time_left(deadline, now)}"
+
+
+def time_left(deadline: datetime, now: datetime) -> str:
+    seconds = int((deadline - now).total_seconds())
+    if seconds <= 0:
+        return "closed"
+    days, hours, minutes = seconds // 86400, seconds % 86400 // 3600, seconds % 3600 // 60
+    shown = f"{days} d {hours} h" if days else f"{hours} h {minutes} min" if hours else f"{max(minutes, 1)} min"
+    return f"{shown} left"
+
+
+def moment_arg(cmd: Command, key: str) -> datetime | None:
+    """A time typed as "YYYY-MM-DD HH:MM" (or ISO 8601), taken as UTC unless it names its zone; None if not given."""
+    text = str(cmd.args.get(key) or "").strip()
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("UTC", "").strip())
+    except ValueError:
+        raise UserError(f'Give --{key} as "YYYY-MM-DD HH:MM" in UTC, like "2026-12-01 18:00".') from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def reply(cmd: Command, title: str, parts: list, data: dict | None = None) -> Reply:

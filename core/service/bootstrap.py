@@ -19,6 +19,7 @@ from core.service.deps import Deps
 from core.service.jobs import JobQueue
 from core.service.leaderboards import BoardCache
 from core.service.loop import CoreService
+from core.service.pending import Reruns, Validations
 from core.service.people import People
 from core.service.pools import PoolBoard
 from core.service.ratelimit import RateLimiter
@@ -31,14 +32,15 @@ def utc_now() -> datetime:
 
 
 def build_deps(db: Database, settings: Settings, publish_job: Callable[[RunJob], Awaitable[bool]], *,
-               now: Callable[[], datetime] = utc_now) -> Deps:
+               now: Callable[[], datetime] = utc_now, gpu_pools: tuple[str, ...] = ()) -> Deps:
     return Deps(db=db, writer=Writer(db), settings=settings, publish_job=publish_job,
                 boards=BoardCache(lambda name: db.read(db.store.get_leaderboard, name)),
                 people=People(db, settings), limiter=RateLimiter(settings.rate_limit_per_minute), runs=RunBook(),
-                pools=PoolBoard(), submitting=OncePerCommand(), now=now)
+                pools=PoolBoard(), submitting=OncePerCommand(), now=now,
+                validations=Validations(), gpu_pools=tuple(gpu_pools), reruns=Reruns())
 
 
 def bootstrap(bus: Bus, db: Database, settings: Settings, pools: list[str], *,
               now: Callable[[], datetime] = utc_now) -> CoreService:
     jobs = JobQueue(bus, result_secret(settings))
-    return CoreService(bus, build_deps(db, settings, jobs.publish, now=now), jobs, pools)
+    return CoreService(bus, build_deps(db, settings, jobs.publish, now=now, gpu_pools=tuple(pools)), jobs, pools)

@@ -13,6 +13,7 @@ from core.contracts.config import Settings
 from core.contracts.messages import RunJob
 from core.service.db import Database, Writer
 from core.service.leaderboards import BoardCache
+from core.service.pending import Reruns, Validations
 from core.service.people import People
 from core.service.pools import PoolBoard
 from core.service.ratelimit import RateLimiter
@@ -33,3 +34,6 @@ class Deps:
     pools: PoolBoard               # the workers' latest PoolStatus reports
     submitting: OncePerCommand     # submissions being handled, by command id
     now: Callable[[], datetime]
+    validations: Validations       # leaderboards waiting for their reference's test run
+    gpu_pools: tuple[str, ...]     # the GPU pools this core queues jobs for
+    reruns: Reruns                 # the podium's re-runs at a challenge's close

@@ -1,10 +1,11 @@
 """Command handlers, one per ``CommandKind``, and ``dispatch``, which runs the right one for a command.
 
 ``dispatch`` bounds what the command carries, finds out who sent it (``core.service.people``: a chat identity the
-adapter vouched for, or a personal token), refuses a command its registry entry keeps for admins, then runs the
-handler: a plain function of the command, its caller and the dependencies. Bad input raises ``UserError``, shown
-to the user as it is, with its code in ``data["error"]``. The table at the bottom maps every kind to its handler;
-``tests/core/test_handlers.py`` holds it to the registry (``core.contracts.registry``).
+adapter vouched for, or a personal token), refuses a command its registry entry keeps for admins (or admins and
+leaderboard creators), then runs the handler: a plain function of the command, its caller and the dependencies.
+Bad input raises ``UserError``, shown to the user as it is, with its code in ``data["error"]``. The table at the
+bottom maps every kind to its handler; ``tests/core/test_handlers.py`` holds it to the registry
+(``core.contracts.registry``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from core.contracts.commands import check_lengths
 from core.contracts.errors import Forbidden, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
-from core.service import queries
+from core.service import admin, challenges, manage, queries
 from core.service.deps import Deps
 from core.service.people import Caller
 from core.service.submit import submit
@@ -36,6 +37,9 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
         spec = BY_KIND[cmd.kind]
         if spec.access is Access.ADMIN and not caller.admin:
             raise Forbidden(f"Only admins can use `{spec.name}`; ask one of them.")
+        if spec.access is Access.CREATOR and not (caller.admin or caller.creator):
+            raise Forbidden(f"Only admins and leaderboard creators can use `{spec.name}`; ask an admin for the "
+                            "creator role.")
         return await handler(cmd, caller, deps)
     except UserError as exc:
         reply = report.error_reply(cmd.reply_to, str(exc), cmd.id)
@@ -59,4 +63,21 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.EVAL_CODE: queries.eval_code,
     CommandKind.TOKEN: token,
     CommandKind.ISSUE_TOKEN: issue_token,
+    CommandKind.BOARD_CREATE: manage.create,
+    CommandKind.BOARD_UPDATE: manage.update,
+    CommandKind.BOARD_CLOSE: manage.close,
+    CommandKind.BOARD_REOPEN: manage.reopen,
+    CommandKind.BOARD_DELETE: manage.delete,
+    CommandKind.CHALLENGE_CREATE: challenges.create,
+    CommandKind.CHALLENGE_UPDATE: challenges.update,
+    CommandKind.CHALLENGE_CANCEL: challenges.cancel,
+    CommandKind.CHALLENGES: challenges.listed,
+    CommandKind.CHALLENGE: challenges.show,
+    CommandKind.TEAM_ADD: challenges.team_add,
+    CommandKind.ROLE: admin.role,
+    CommandKind.BAN: admin.ban,
+    CommandKind.UNBAN: admin.unban,
+    CommandKind.INVALIDATE: admin.invalidate,
+    CommandKind.LIMIT: admin.limit,
+    CommandKind.AUDIT: admin.audit,
 }

@@ -28,7 +28,8 @@ class Board:
 
 
 class BoardCache:
-    """Leaderboards by name, read from the store once: only this core writes them, and rarely."""
+    """Leaderboards by name, read from the store once: only this core writes them, and every write of one calls
+    ``forget`` at once, so the next command sees the change (no restart)."""
 
     def __init__(self, load: Callable[[str], Awaitable[Leaderboard | None]]) -> None:
         self._load = load
@@ -41,6 +42,9 @@ class BoardCache:
                 return None
             self._boards[name] = Board(leaderboard, Problem.from_dict(leaderboard.problem))
         return self._boards[name]
+
+    def forget(self, name: str) -> None:
+        self._boards.pop(name, None)
 
 
 def offered_pools(problem: Problem, pools: list[str]) -> list[str]:

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from core.contracts import report, signing
 from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 from core.contracts.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
+from core.service import validation
 from core.service.announce import announcement_targets, announcements
+from core.service.args import time_left
 from core.service.compare import with_changes
 from core.service.db import Database
 from core.service.deadletter import DeadLetters
@@ -35,6 +38,7 @@ from core.service.deps import Deps
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
+from core.service.scheduler import Scheduler
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
@@ -67,7 +71,18 @@ class CoreService:
                           (await self.bus.watch_pool_status(self.deps.pools.record)).stop]
         await self._recover()
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
+        self._stoppers.append(self._start_scheduler())
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
+
+    def _start_scheduler(self) -> Callable[[], Awaitable[None]]:
+        stop = asyncio.Event()
+        task = asyncio.create_task(Scheduler(self.deps, self.bus.publish_reply).run(stop), name="scheduler")
+
+        async def stopped() -> None:
+            stop.set()
+            await task
+
+        return stopped
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):
@@ -106,6 +121,13 @@ class CoreService:
 
     async def _on_results(self, results: list[RunResult]) -> None:
         accepted = [r for r in results if self._authentic(r, r.attempts)]
+        for checked in [r for r in accepted if r.run_id in self.deps.validations]:   # a new problem's reference
+            answer = await validation.finished(checked, self.deps)
+            if answer is not None:
+                await self.bus.publish_reply(answer)
+        for rerun in [r for r in accepted if r.run_id in self.deps.reruns]:     # the podium's re-runs
+            self.deps.reruns.arrived(rerun)
+        accepted = [r for r in accepted if r.submission_id]   # 0: a run of the core's own, answered above or forgotten
         if accepted:
             await self._record_results(accepted)
 
@@ -135,6 +157,10 @@ class CoreService:
                                      [r.run_id for r in ranked]) if ranked else {}
         for run, result in runs:
             reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)), costs.get(run.run_id))
+            if (run.leaderboard, run.gpu) in standings and (board := await self.deps.boards.get(run.leaderboard)) and \
+                    board.leaderboard.deadline and board.leaderboard.deadline > self.deps.now():
+                reply.parts.insert(2, report.text(f"{time_left(board.leaderboard.deadline, self.deps.now())} "
+                                                  f"before {run.leaderboard} closes."))
             reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
             await self.bus.publish_reply(reply)
         self.writer.replied([run.run_id for run, _ in runs])
@@ -165,7 +191,7 @@ class CoreService:
                      id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
-        events = [e for e in events if self._authentic(e, e.attempt)]
+        events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]   # 0: the core's own
         for event in events:
             self.runs.attempt_started(event.run_id, event.attempt)
         latest = {e.run_id: e for e in events if not self.runs.finished(e.run_id)}   # only the newest per run
@@ -188,8 +214,15 @@ class CoreService:
                    "retried: check the kernel for hangs or memory errors and submit again.")
         result = EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.leaderboard,
                             failure=Failure(kind=FailureKind.CRASH, message=message))
-        await self._record_results([RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu,
-                                          result=result, worker="dead-letter", attempts=deliveries)])
+        dead = RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, result=result,
+                         worker="dead-letter", attempts=deliveries)
+        if job.submission_id == 0:          # a run of the core's own: a reference's test run, a podium re-run
+            self.deps.reruns.arrived(dead)
+            answer = await validation.finished(dead, self.deps)
+            if answer is not None:
+                await self.bus.publish_reply(answer)
+            return
+        await self._record_results([dead])
 
     async def _recover(self) -> None:
         """Queue the runs that were stored but never queued (a crash between the two), and nothing else.

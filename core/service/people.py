@@ -7,6 +7,8 @@ whatever a client wrote.
 
 Admins are configured by identity (``KERNELRANK_ADMINS=discord:123,slack:U456,cli:ada``); on a one-machine
 install the local user, whose token ``kernelrank up`` issues, is one too. A token carries its person's rights.
+Roles granted from chat (``admin role grant PERSON admin|creator``) count on every platform, and on Discord the
+server roles ``Leaderboard Admin`` and ``Leaderboard Creator`` count too (the adapter sends the member's roles).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from core.contracts.config import Settings
@@ -27,6 +29,7 @@ from storage.records import NewToken, TokenOwner
 log = logging.getLogger(__name__)
 
 CHAT_PLATFORMS = frozenset({Platform.SLACK, Platform.DISCORD})
+DISCORD_ROLES = {"Leaderboard Admin": "admin", "Leaderboard Creator": "creator"}   # server role name -> role
 LOCAL_LABEL = "kernelrank up"
 LOCAL_PLATFORM = "cli"          # people known only at the terminal: the local user, people an admin issued tokens to
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -40,6 +43,16 @@ class Caller:
     person_id: int
     display_name: str
     admin: bool = False
+    creator: bool = False          # may create leaderboards and challenges, and manage those they created
+
+    def manages(self, created_by: int | None) -> bool:
+        """Whether this caller may change something ``created_by`` made (admins: everything)."""
+        return self.admin or (self.creator and created_by == self.person_id)
+
+    @property
+    def signature(self) -> str:
+        """Who, as the audit log records it."""
+        return f"{self.display_name} (person {self.person_id})"
 
 
 def admin_identities(settings: Settings) -> frozenset[str]:
@@ -60,9 +73,22 @@ class People:
         self._clock = clock
         self._chat: dict[tuple[str, str, str], int] = {}            # (platform, user id, name) -> person id
         self._tokens: dict[str, tuple[float, Caller]] = {}         # token hash -> (when looked up, its holder)
+        self._roles: dict[int, frozenset[str]] | None = None        # granted roles, read once, reset on a change
 
     async def caller(self, cmd: Command, now: datetime) -> Caller:
-        """The person behind ``cmd``; ``NotSignedIn`` when there is none."""
+        """The person behind ``cmd`` with their rights; ``NotSignedIn`` when there is none."""
+        found = await self._person(cmd, now)
+        if self._roles is None:
+            self._roles = await self._db.read(self._db.store.admin.roles)
+        roles = set(self._roles.get(found.person_id, ()))
+        if cmd.actor.platform is Platform.DISCORD and not cmd.credential_sha256:
+            roles |= {DISCORD_ROLES[name] for name in cmd.actor.roles if name in DISCORD_ROLES}
+        return replace(found, admin=found.admin or "admin" in roles, creator="creator" in roles)
+
+    def roles_changed(self) -> None:
+        self._roles = None
+
+    async def _person(self, cmd: Command, now: datetime) -> Caller:
         if cmd.credential_sha256:
             if not _HASH.fullmatch(cmd.credential_sha256):
                 raise NotSignedIn(f"That token is not valid; {GET_A_TOKEN}.")

@@ -18,6 +18,7 @@ from core.service.args import (
     reply,
     row_limit,
 )
+from core.service.challenge_report import podium_marks
 from core.service.deps import Deps
 from core.service.harness_source import eval_code_report
 from core.service.people import Caller
@@ -27,13 +28,18 @@ from core.service.queueing import queue_report
 async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     boards = await deps.db.read(deps.db.store.list_leaderboards)
     if not boards:
-        return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin loads problems first.")])
-    rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline), b.submissions, b.people,
+        return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin creates one with "
+                                                       "`admin create NAME --problem PATH`.")],
+                     data={"leaderboards": []})
+    now = deps.now()
+    rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline, now), b.submissions, b.people,
              b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
     return reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
                                                       "people", "about"], rows)],
                   data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus),
-                                          "deadline": b.deadline.isoformat() if b.deadline else None}
+                                          "deadline": b.deadline.isoformat() if b.deadline else None,
+                                          "opens": b.opens_at.isoformat() if b.opens_at else None,
+                                          "version": b.version}
                                          for b in boards]})
 
 
@@ -41,14 +47,21 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
     limit = row_limit(cmd, 10)
+    closed = [ch.results for ch in await deps.db.read(deps.db.store.challenges.listed)
+              if ch.results and board.name in ch.leaderboards]      # the latest closed challenge marks its podium
     parts = []
     for gpu in gpus:
         rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
+        marks = podium_marks(closed[-1], board.name, gpu) if closed else {}
         parts.append(report.text(f"**{board.name} on {gpu}**"))
         parts.append(report.table(["rank", "who", "score", "submission", "when"],
-                                  [[r.rank, r.display_name, report.format_us(r.score_us), f"#{r.submission_id}",
+                                  [[f"{r.rank} {marks[r.run_id]}" if r.run_id in marks else r.rank, r.display_name,
+                                    report.format_us(r.score_us), f"#{r.submission_id}",
                                     f"{r.submitted_at:%Y-%m-%d %H:%M}"] for r in rows])
                      if rows else report.text("No passing ranked runs yet."))
+    if closed:
+        parts.append(report.text("🥇🥈🥉: the podium verified at the challenge's close; held: kept for an admin's "
+                                 "review (`challenge TITLE` says why)."))
     return reply(cmd, f"{board.name} leaderboard", parts)
 
 
@@ -91,7 +104,7 @@ async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
              report.table(["kind", "shapes"], [["tests", len(problem.task.tests)],
                                                ["benchmarks", len(problem.task.benchmarks)]]),
              report.text(f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
-                         f"Deadline: {deadline_words(board.deadline)}. "
+                         f"Deadline: {deadline_words(board.deadline, deps.now())}. "
                          f"Templates: {', '.join(problem.templates) or 'none'}.")]
     parts += [report.code(text, language(name), filename=name) for name, text in sorted(problem.files.items())]
     return reply(cmd, f"Task {board.name}", parts)
@@ -120,12 +133,16 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise NotFound(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
     board = await deps.boards.get(detail.leaderboard)
     check_can_see(detail, caller, board and board.leaderboard, deps.now())
-    parts = [report.table(["run", "GPU", "status", "score"],
+    version = await deps.db.read(deps.db.store.submission_version, sub_id)
+    invalid = await deps.db.read(deps.db.store.admin.invalid_reason, sub_id)
+    parts = [report.text(f"Judged by version {version} of {detail.leaderboard}'s problem."
+                         + (f" **Invalidated by an admin: {invalid}.** It counts in no ranking." if invalid else "")),
+             report.table(["run", "GPU", "status", "score"],
                           [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
                             report.format_us(r.info.score_us)] for r in detail.runs]),
              report.code(detail.source, language(detail.file_name), filename=detail.file_name)]
     return reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
-                  parts)
+                  parts, data={"submission_id": sub_id, "problem_version": version, "invalidated": invalid})
 
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:

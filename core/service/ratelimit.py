@@ -24,10 +24,12 @@ Loader = Callable[[datetime], Awaitable[list[tuple[int, str, datetime]]]]   # si
 
 
 class RateLimiter:
-    """At most ``per_minute`` runs per person on each GPU in any 60 seconds."""
+    """At most ``per_minute`` runs per person on each GPU in any 60 seconds (a person's own limit, set by an admin
+    with ``admin limit``, instead where there is one)."""
 
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
+        self.own: dict[int, int] | None = None          # person -> their own limit; None until read from the store
         self._seen: dict[tuple[int, str], deque[datetime]] = defaultdict(deque)
         self._commands: dict[str, datetime] = {}       # command id -> when it was counted, within the window
         self._loaded = False
@@ -45,10 +47,11 @@ class RateLimiter:
         if counted_at is not None and counted_at > now - WINDOW:
             return
         windows = [self._window(person_id, gpu, now) for gpu in gpus]
+        limit = (self.own or {}).get(person_id, self.per_minute)
         for gpu, window in zip(gpus, windows, strict=True):
-            if len(window) >= self.per_minute:
+            if len(window) >= limit:
                 wait = max(1, math.ceil((window[0] + WINDOW - now).total_seconds()))
-                raise RateLimited(f"You have made {self.per_minute} submissions to {gpu} in the last minute; "
+                raise RateLimited(f"You have made {limit} submissions to {gpu} in the last minute; "
                                   f"try again in {wait} s.", retry_after_s=wait)
         for window in windows:
             window.append(now)

@@ -6,10 +6,11 @@ The promise behind the answer (accepted means stored and durable in JetStream) i
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 
 from core.contracts import report
 from core.contracts.commands import decode_source, normalise_mode, parse_headers
-from core.contracts.errors import UserError
+from core.contracts.errors import Forbidden, UserError
 from core.contracts.messages import Command, Reply, new_id
 from core.service.args import choose_gpus, leaderboard
 from core.service.deps import Deps
@@ -18,7 +19,7 @@ from core.service.people import CHAT_PLATFORMS, Caller
 from core.service.queueing import ahead_words
 from core.service.submitting import REFUSED_AGAIN, queue_jobs, withdrawn
 from harness.codec import to_jsonable
-from storage.records import NewSubmission, RunInfo, Submission
+from storage.records import Leaderboard, NewSubmission, RunInfo, Submission
 
 
 async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -33,11 +34,15 @@ async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     headers = parse_headers(source)
     board = await leaderboard(deps, cmd.args.get("leaderboard") or headers.leaderboard)
     lb = board.leaderboard
-    if lb.deadline is not None and lb.deadline <= deps.now():
-        raise UserError(f"{lb.name} closed on {lb.deadline:%Y-%m-%d %H:%M} UTC; it takes no more submissions.")
-    gpus = choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     mode = normalise_mode(cmd.args.get("mode") or headers.mode)
+    _check_open(lb, mode, deps.now())
+    gpus = choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
     person, user, now = caller.person_id, caller.display_name, deps.now()
+    if reason := await deps.db.read(deps.db.store.admin.ban_of, person):
+        raise Forbidden(f"An admin has stopped you from submitting ({reason}); ask an admin if you think this is "
+                        "wrong.")
+    if deps.limiter.own is None:
+        deps.limiter.own = await deps.db.read(deps.db.store.admin.limits)
     await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since), cmd.id)
     chat_user = cmd.actor.user_id if cmd.actor.platform in CHAT_PLATFORMS else ""
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or chat_user)
@@ -54,7 +59,7 @@ async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         if any(run_id not in deps.runs.in_flight for run_id, _ in stored.runs) and \
                 withdrawn(await deps.db.read(deps.db.store.submission_detail, stored.id)):
             raise UserError(REFUSED_AGAIN)
-        return _accepted(cmd, stored, mode, deps)
+        return _accepted(cmd, stored, mode, deps, deadline_passed=closed(lb, now))
     runs = {run_id: RunInfo(run_id=run_id, submission_id=stored.id, gpu=gpu, state="queued", status=None,
                             score_us=None, leaderboard=lb.name, person_id=person, display_name=user, mode=mode,
                             reply_to=to_jsonable(reply_to), created_at=stored.created_at)
@@ -65,19 +70,35 @@ async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                       for run_id, gpu in stored.runs], deps.publish_job, deps.writer, deps.now())
     for run in runs.values():
         deps.runs.waiting_for(run)
-    return _accepted(cmd, stored, mode, deps, ahead)
+    return _accepted(cmd, stored, mode, deps, ahead, deadline_passed=closed(lb, now))
 
 
-def _accepted(cmd: Command, stored: Submission, mode: str, deps: Deps, ahead: dict[str, int] | None = None) -> Reply:
+def _check_open(lb: Leaderboard, mode: str, now: datetime) -> None:
+    """Before it opens nothing runs; after its deadline, runs that are never ranked still do."""
+    if lb.opens_at is not None and now < lb.opens_at:
+        raise UserError(f"{lb.name} opens on {lb.opens_at:%Y-%m-%d %H:%M} UTC; submit from then on.")
+    if closed(lb, now) and mode == "ranked":
+        raise UserError(f"{lb.name} closed on {lb.deadline:%Y-%m-%d %H:%M} UTC, so it ranks no more submissions; "
+                        "test and benchmark runs still work (add --mode test).")
+
+
+def closed(lb: Leaderboard, now: datetime) -> bool:
+    return lb.deadline is not None and lb.deadline <= now
+
+
+def _accepted(cmd: Command, stored: Submission, mode: str, deps: Deps, ahead: dict[str, int] | None = None, *,
+              deadline_passed: bool = False) -> Reply:
     ahead = ahead if ahead is not None else {gpu: deps.runs.in_flight.ahead_of(run_id, gpu) if run_id in deps.runs.in_flight
                                              else 0 for run_id, gpu in stored.runs}
     where = " and ".join(f"{gpu}, {ahead_words(ahead[gpu])}" if len(stored.runs) == 1 else
                          f"{gpu} ({ahead_words(ahead[gpu])})" for _, gpu in stored.runs)
+    after = " (after the deadline: not ranked)" if deadline_passed else ""
     return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False,
                  title=f"Submission #{stored.id} to {stored.leaderboard}",
-                 parts=[report.status(f"{mode} run of {stored.file_name} queued as #{stored.id} on {where}",
+                 parts=[report.status(f"{mode} run of {stored.file_name} queued as #{stored.id} on {where}{after}",
                                       report.Tone.INFO)],
                  data={"submission_id": stored.id, "leaderboard": stored.leaderboard, "mode": mode,
+                       "ranked": mode == "ranked" and not deadline_passed,
                        "runs": [{"run_id": r, "gpu": g, "ahead": ahead[g]} for r, g in stored.runs]})
 
 

@@ -16,7 +16,7 @@ from adapters.discord.app import KernelrankBot
 from adapters.slack.grammar import SUBCOMMANDS, parse
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind
-from core.contracts.registry import COMMANDS, FRONT_ENDS, Spec, find
+from core.contracts.registry import COMMANDS, FRONT_ENDS, ArgKind, Spec, find
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,7 +82,9 @@ def test_slack(spec: Spec) -> None:
     for spelling in (spec.words, *spec.aliases):
         sub = SUBCOMMANDS[" ".join(spelling)]
         assert sub.kind is spec.kind
-        assert set(sub.params) == {arg.name for arg in spec.args}
+        files = {arg.name for arg in spec.args if arg.kind is ArgKind.FILE and not spec.submission}
+        assert set(sub.params) == {arg.name for arg in spec.args} - files     # a file comes attached to a mention
+        assert not files or "mention me with the file" in sub.about
 
 
 def test_the_drift_the_house_plan_fixed() -> None:

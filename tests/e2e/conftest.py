@@ -16,6 +16,7 @@ import contextlib
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from core.contracts.commands import query_command, submit_command
 from core.contracts.config import Settings
 from core.contracts.credentials import BusCredentials, read
 from core.contracts.messages import Actor, CommandKind, Platform, Reply, ReplyTo
-from core.service.bootstrap import bootstrap
+from core.service.bootstrap import bootstrap, utc_now
 from core.service.db import Database
 from core.service.loop import CoreService
 from runners.worker import Worker
@@ -91,15 +92,16 @@ async def systems(connect: Connect, nats_url: str, tmp_path: Path, problems: Pat
     started: list[tuple[System, asyncio.Event, Database]] = []
 
     async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024,
-                    announce: list[str] | None = None, pools: list[str] | None = None, **more: Any) -> System:
-        """``more``: other ``Settings`` fields, e.g. ``admins=["discord:root"]``."""
+                    announce: list[str] | None = None, pools: list[str] | None = None,
+                    now: Callable[[], datetime] = utc_now, **more: Any) -> System:
+        """``more``: other ``Settings`` fields, e.g. ``admins=["discord:root"]``; ``now``: the core's clock."""
         settings = Settings(home=tmp_path / "var", problems_dir=problems, nats_url=nats_url,
                             rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5,
                             announce=announce or [], **more)
         buses = await connect()
         store = Store(settings.database)
         db = Database(store)
-        service = bootstrap(buses[Role.CORE], db, settings, pools or ["CPU"])
+        service = bootstrap(buses[Role.CORE], db, settings, pools or ["CPU"], now=now)
         await service.start()
         system = System(buses[Role.DISCORD], store, service, settings, buses=list(dict.fromkeys(buses.values())),
                         reader=buses[Role.CORE])

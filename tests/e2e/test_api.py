@@ -18,6 +18,7 @@ from httpx_sse import aconnect_sse
 
 from adapters.api.app import create_app
 from core.contracts.bus import Bus
+from core.contracts.commands import file_value
 from core.contracts.config import Settings
 from core.contracts.messages import Reply, decode
 from core.contracts.tokenformat import token_sha256
@@ -250,3 +251,24 @@ async def test_an_unforeseen_failure_is_a_sentence_not_a_traceback(tmp_path):
         response = await http.get("/v1/stats", headers={"Authorization": "Bearer t"})
     status, code, message = problem(response)
     assert (status, code) == (500, "internal") and "secret" not in response.text and message.endswith(".")
+
+
+async def test_a_file_argument_travels_in_the_json_body_and_admin_delete_takes_its_arguments(api):
+    admin = await token_of(api.system, "root")
+    reference = (Path(__file__).parents[2] / "problems" / "identity" / "reference.py").read_bytes()
+    body = {"name": "weekly", "problem": file_value("reference.py", reference), "gpu": ["CPU"]}
+    refused = await api.http.post("/v1/admin/leaderboards", json=body, headers=api.auth())
+    assert problem(refused)[:2] == (403, "forbidden")
+    broken = {**body, "problem": {"name": "p.zip", "base64": "not base64!"}}
+    assert "not valid base64" in problem(await api.http.post("/v1/admin/leaderboards", json=broken,
+                                                             headers=api.auth(admin)))[2]
+    wrong = {**body, "gpu": [{"no": "dicts"}]}
+    assert problem(await api.http.post("/v1/admin/leaderboards", json=wrong, headers=api.auth(admin)))[:2] == \
+        (400, "invalid")
+    loaded = await api.http.post("/v1/admin/leaderboards", json=body, headers=api.auth(admin))   # reaches the core
+    assert "runs on none of this kernelrank's GPU pools (CPU)" in problem(loaded)[2]   # first format: cuda only
+    asked = await api.http.delete("/v1/admin/leaderboards/vectoradd", headers=api.auth(admin))
+    assert decode(Reply, asked.content).data["state"] == "confirm"
+    gone = await api.http.delete("/v1/admin/leaderboards/vectoradd", params={"confirm": "vectoradd"},
+                                 headers=api.auth(admin))
+    assert decode(Reply, gone.content).data["state"] == "deleted"

@@ -17,6 +17,7 @@ import pytest
 
 from runners.local import LocalRunner
 from tests.adapters.slack.slack_kit import CORRECT, RunningSlack, fake_workspace, form_values, running_slack, settled
+from tests.core.test_manage import identity_archive
 from tests.fakes.slack import Call, FakeSlack, payloads
 from tests.fakes.slack.transcript import SHOWN, markdown
 
@@ -55,7 +56,7 @@ def reported(fake: FakeSlack, since: int) -> bool:
 
 @pytest.mark.slow
 async def test_every_command_shows_something(make_system, fake):
-    system = await make_system(LocalRunner())
+    system = await make_system(LocalRunner(), admins=["slack:U0ALICE"])
     steps: list[tuple[str, list[Call]]] = []
     async with running_slack(system.settings.nats_url, fake) as slack:
 
@@ -87,6 +88,20 @@ async def test_every_command_shows_something(make_system, fake):
         asking = payloads.event_callback(payloads.app_mention("<@U0KRBOT> show vectoradd CPU"))
         await step("A message `@kernelrank show vectoradd CPU` in a channel", lambda: slack.sender.event(asking),
                    lambda since: any(c.method == "chat.postMessage" for c in fake.calls[since:]))
+        await step("`/kernelrank admin create weekly` (a file is needed)", command(slack, "admin create weekly"),
+                   answered)
+        for who, text, done, title in (
+                ("U0BOB", "admin create weekly", "Only admins", "by a participant: refused"),
+                ("U0ALICE", "admin create weekly deadline=2099-01-01T18:00", "was created",
+                 "by an admin: its reference runs once on the worker, then it opens")):
+            problem = fake.add_file("identity.tar.gz", identity_archive().content, user=who,
+                                    mimetype="application/gzip")
+            event = payloads.event_callback(payloads.app_mention(f"<@U0KRBOT> {text}", user=who, files=[problem]))
+            await step(f"A message `@kernelrank {text}` with `identity.tar.gz` attached ({title})",
+                       lambda event=event: slack.sender.event(event),
+                       lambda since, done=done: any(done in str(c.params) for c in fake.calls[since:]))
+        for text in ("admin close weekly", "admin delete weekly", "admin delete weekly confirm=weekly"):
+            await step(f"`/kernelrank {text}`", command(slack, text), answered)
     target = os.environ.get("KERNELRANK_SLACK_TRANSCRIPT")
     if target:
         write_between_markers(Path(target), markdown(steps))

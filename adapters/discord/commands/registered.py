@@ -4,6 +4,7 @@ A registry command appears as ``/leaderboard WORDS``, or, when its first word is
 (a second word becomes a subgroup: ``/admin token issue``), with one option per argument, typed by its kind (a
 number, a member picker for a person, a menu for choices) and described by its help. Each alias of a command
 (``show-personal``) is a command of its own with the same callback. Leaderboard and GPU options autocomplete.
+A file argument (``admin create``'s problem) is an attachment option, downloaded and sent as the command's attachment.
 Submitting keeps its own module (``commands.submit``): a file, a GPU menu and a thread are more than a query.
 """
 
@@ -46,16 +47,20 @@ def command_for(spec: Spec, name: str, svc: Services) -> app_commands.Command:
 def _callback(spec: Spec, svc: Services):
     async def callback(itx: discord.Interaction, **options: Any) -> None:
         args: dict[str, str] = {}
+        file = None
         for arg in spec.args:
             value = options.get(arg.name)
             if value is None:
+                continue
+            if arg.kind is ArgKind.FILE:             # the attached file travels as the command's attachment
+                file = value
                 continue
             if arg.kind is ArgKind.PERSON:
                 if value.id != itx.user.id:          # yourself is the default, not "someone else"
                     args.update({arg.name: str(value.id), f"{arg.name}_name": display_name(value)})
                 continue
             args[arg.name] = str(value)
-        await svc.query(itx, spec.kind, public=not spec.private, **args)
+        await svc.query(itx, spec.kind, public=not spec.private, file=file, **args)
 
     parameters = [inspect.Parameter("itx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
     parameters += [inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg),

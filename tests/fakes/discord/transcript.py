@@ -11,9 +11,11 @@ written by hand: every line is rendered from a recorded HTTP call.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import shutil
 import sys
+import tarfile
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -133,7 +135,20 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
         await fake.inject(payloads.select(menu_message, "kernelrank:submit:gpus", ["CPU"]))
         await _finished(fake, "submission #2 ")
 
+    async def create(options: dict, user: dict = payloads.ADA, wait_for: str = ""):
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+            tar.add(REPO / "problems" / "identity", arcname="identity")
+            tar.add(REPO / "problems" / "utils.py", arcname="utils.py")
+        upload = fake.add_attachment("identity.tar.gz", archive.getvalue())
+        await fake.inject(payloads.slash(fake, ["admin", "create"], options, user=user,
+                                         attachments={"problem": upload}))
+        if wait_for:
+            await fake.wait_for(lambda f: any(wait_for in (m.get("content") or "") + str(m.get("embeds"))
+                                              for m in f.messages.values()), 300)
+
     lb = {"leaderboard": "vectoradd"}
+    weekly = {"leaderboard": "weekly"}
     return [
         ("/leaderboard help", slash(["leaderboard", "help"])),
         ("/leaderboard list", slash(["leaderboard", "list"])),
@@ -159,6 +174,17 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
         ("/leaderboard queue", slash(["leaderboard", "queue"])),
         ("/leaderboard eval-code", slash(["leaderboard", "eval-code"])),
         ("/leaderboard token", slash(["leaderboard", "token"])),
+        ("/admin create name: weekly problem: identity.tar.gz (by a participant: refused)",
+         lambda: create({"name": "weekly"}, user=payloads.BOB)),
+        ("/admin create name: weekly problem: identity.tar.gz gpu: CPU deadline: 2099-01-01 18:00 (by an admin: "
+         "its reference runs once on the worker, then it opens)",
+         lambda: create({"name": "weekly", "gpu": "CPU", "deadline": "2099-01-01 18:00"}, wait_for="was created")),
+        ("/admin update leaderboard: weekly deadline: 2099-01-08 18:00",
+         slash(["admin", "update"], {**weekly, "deadline": "2099-01-08 18:00"})),
+        ("/admin close leaderboard: weekly", slash(["admin", "close"], weekly)),
+        ("/admin delete leaderboard: weekly (asks to confirm)", slash(["admin", "delete"], weekly)),
+        ("/admin delete leaderboard: weekly confirm: weekly", slash(["admin", "delete"], {**weekly,
+                                                                                          "confirm": "weekly"})),
         ("/admin sync scope: this server (by a server admin)",
          slash(["admin", "sync"], {"scope": "guild"}, roles=[o.ADMIN_ROLE], permissions=o.MEMBER | o.ADMINISTRATOR)),
     ]
@@ -180,7 +206,7 @@ async def record_transcript() -> str:
         with EmbeddedNats() as nats:
             url = nats.start(home / "run", home / "store")
             settings = Settings(home=home / "var", problems_dir=REPO / "problems", nats_url=url,
-                                announce=[f"discord:{o.ANNOUNCE_CHANNEL}"])
+                                announce=[f"discord:{o.ANNOUNCE_CHANNEL}"], admins=[f"discord:{payloads.ADA['id']}"])
             bus = await Bus.connect(url, name="transcript")
             db = Database(Store(settings.database))
             core = bootstrap(bus, db, settings, ["CPU", "H100"])

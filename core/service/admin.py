@@ -1,0 +1,98 @@
+"""The admins' tools from chat: ``admin role``, ``ban``, ``unban``, ``invalidate``, ``limit`` and ``audit``.
+
+Every change is written to the audit log with who made it and why; ``admin audit`` reads it back.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from core.contracts import report
+from core.contracts.errors import NotFound, UserError
+from core.contracts.messages import Command, Reply
+from core.service.args import int_arg, moment_arg, other_person, reply
+from core.service.deps import Deps
+from core.service.people import Caller
+
+
+async def role(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    action, name = cmd.args.get("action"), cmd.args.get("role")
+    if action not in ("grant", "revoke") or name not in ("admin", "creator"):
+        raise UserError("Use `admin role grant|revoke PERSON admin|creator`.")
+    person, who = await _person(cmd, deps)
+    if action == "grant":
+        await deps.db.write(deps.db.store.admin.grant, person, name, deps.now())
+        words = f"{who} is now {'an admin' if name == 'admin' else 'a leaderboard creator'}."
+    elif await deps.db.write(deps.db.store.admin.revoke, person, name):
+        words = f"{who} is no longer {'an admin' if name == 'admin' else 'a leaderboard creator'}."
+    else:
+        raise UserError(f"{who} does not hold the {name} role granted from chat (configured admins and Discord "
+                        "server roles are changed where they are set).")
+    deps.people.roles_changed()
+    await _audit(deps, caller, f"role {action}", {"person": person, "role": name})
+    return reply(cmd, "Roles", [report.text(words)], data={"person_id": person, "role": name, "action": action})
+
+
+async def ban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    person, who = await _person(cmd, deps)
+    reason = str(cmd.args.get("reason") or "no reason given")
+    await deps.db.write(deps.db.store.admin.ban, person, reason, deps.now())
+    await _audit(deps, caller, "ban", {"person": person, "reason": reason})
+    return reply(cmd, "Banned", [report.text(f"{who} can no longer submit ({reason}).")], data={"person_id": person})
+
+
+async def unban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    person, who = await _person(cmd, deps)
+    if not await deps.db.write(deps.db.store.admin.unban, person):
+        raise UserError(f"{who} is not banned.")
+    await _audit(deps, caller, "unban", {"person": person, "reason": cmd.args.get("reason") or ""})
+    return reply(cmd, "Unbanned", [report.text(f"{who} can submit again.")], data={"person_id": person})
+
+
+async def invalidate(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    sub_id = int_arg(cmd, "id", "submission id")
+    reason = str(cmd.args.get("reason") or "").strip()
+    if not reason:
+        raise UserError("Say why with --reason: it is shown with the submission and kept in the audit log.")
+    if not await deps.db.write(deps.db.store.admin.invalidate, sub_id, reason):
+        raise NotFound(f"There is no submission #{sub_id}.")
+    await _audit(deps, caller, "invalidate", {"submission": sub_id, "reason": reason})
+    return reply(cmd, f"Submission #{sub_id} invalidated", [report.text(
+        f"#{sub_id} is out of every ranking ({reason}); it stays in history, marked.")], data={"submission_id": sub_id})
+
+
+async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    rate = re.fullmatch(r"\s*(\d+)\s*(?:/\s*min)?\s*", str(cmd.args.get("rate") or ""))
+    if rate is None or not 1 <= int(rate.group(1)) <= 10_000:
+        raise UserError("Give the limit as submissions per minute, like 5/min.")
+    person, who = await _person(cmd, deps)
+    per_minute = int(rate.group(1))
+    await deps.db.write(deps.db.store.admin.set_limit, person, per_minute)
+    deps.limiter.own = await deps.db.read(deps.db.store.admin.limits)
+    await _audit(deps, caller, "limit", {"person": person, "per_minute": per_minute})
+    return reply(cmd, "Rate limit", [report.text(f"{who} may submit {per_minute} times a minute per GPU.")],
+                 data={"person_id": person, "per_minute": per_minute})
+
+
+async def audit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    since = moment_arg(cmd, "since") or deps.now() - timedelta(days=7)
+    rows = await deps.db.read(deps.db.store.admin.audit, since)
+    if not rows:
+        return reply(cmd, "Audit log", [report.text(f"Nothing since {since:%Y-%m-%d %H:%M} UTC.")], data={"rows": []})
+    return reply(cmd, "Audit log", [report.table(["when", "who", "what", "detail"], [
+        [f"{at:%Y-%m-%d %H:%M}", actor, action, ", ".join(f"{k}={v}" for k, v in detail.items())[:200]]
+        for at, actor, action, detail in rows])],
+        data={"rows": [{"at": at.isoformat(), "who": actor, "what": action, "detail": detail}
+                       for at, actor, action, detail in rows]})
+
+
+async def _person(cmd: Command, deps: Deps) -> tuple[int, str]:
+    who = str(cmd.args.get("person") or "").strip()
+    if not who:
+        raise UserError("Name the person: discord:ID, slack:ID or their name.")
+    return await other_person(cmd, deps, who), str(cmd.args.get("person_name") or who)
+
+
+async def _audit(deps: Deps, caller: Caller, action: str, detail: dict) -> None:
+    await deps.db.write(deps.db.store.audit, caller.signature, action, detail)

@@ -1,0 +1,98 @@
+"""The challenge scheduler: opens, reminds and closes challenges at their times, each action exactly once.
+
+Every ``scheduler_tick_s`` it reads the challenges and runs each due action: ``open`` at the opening, a reminder
+``remind-Nh`` N hours before the close for each of ``reminders`` (24 and 1 by default), and ``close`` (freeze,
+verify the podium, announce the winners: ``core.service.podium``). An action is recorded in the database when it
+starts and when it is done, so a restart never runs a done action again, and a core that was down at a challenge's
+time runs it when it comes back. An action that started and never finished (a crash midway) runs again; its
+announcements carry ids made from the challenge and the action, so the bus drops a repeat published within its
+duplicate window. A core back after the close skips the opening and the reminders it missed: only the close is
+announced. Time comes from ``Deps.now``, so tests move a clock instead of waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+
+from core.contracts import report
+from core.contracts.messages import Reply, Tone
+from core.service.announce import announcement_targets
+from core.service.challenge_report import results_parts
+from core.service.deps import Deps
+from core.service.podium import close_standings, team_points
+from storage.records import Challenge
+
+log = logging.getLogger(__name__)
+
+Publish = Callable[[Reply], Awaitable[object]]
+
+
+def actions(ch: Challenge, reminder_hours: list[float]) -> list[tuple[str, datetime]]:
+    """The challenge's scheduled actions and their times, in order."""
+    reminders = [(f"remind-{hours:g}h", ch.closes_at - timedelta(hours=hours)) for hours in reminder_hours]
+    return sorted([("open", ch.opens_at), *[(a, at) for a, at in reminders if at > ch.opens_at],
+                   ("close", ch.closes_at)], key=lambda pair: pair[1])
+
+
+class Scheduler:
+    def __init__(self, deps: Deps, publish: Publish) -> None:
+        self.deps, self.publish = deps, publish
+        self.reminder_hours = [float(h) for h in deps.settings.reminders]
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.tick()
+            except Exception:          # one bad tick must not stop the challenges; the next one tries again
+                log.exception("the challenge scheduler's tick failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.deps.settings.scheduler_tick_s)
+
+    async def tick(self) -> None:
+        """Run every action that is due and not done."""
+        store = self.deps.db.store.challenges
+        for ch in await self.deps.db.read(store.listed):
+            if ch.cancelled_at is not None or "close" in ch.done:
+                continue
+            for action, at in actions(ch, self.reminder_hours):
+                if action in ch.done or at > self.deps.now():
+                    continue
+                await self.deps.db.write(store.started, ch.id, action, self.deps.now())
+                if action == "close":
+                    await self._close(ch)
+                elif self.deps.now() < ch.closes_at:       # missed ones are not announced after the close
+                    await self._announce(ch, action, *self._news(ch, action))
+                await self.deps.db.write(store.done, ch.id, action, self.deps.now())
+
+    async def _close(self, ch: Challenge) -> None:
+        boards = await close_standings(self.deps, ch.leaderboards)
+        teams = team_points(boards, await self.deps.db.read(self.deps.db.store.challenges.teams))
+        closed = dataclasses.replace(ch, results={"closed_at": self.deps.now().isoformat(), "boards": boards,
+                                                  "teams": teams})
+        await self.deps.db.write(self.deps.db.store.challenges.update, closed)
+        await self.deps.db.write(self.deps.db.store.audit, "kernelrank scheduler", "challenge close",
+                                 {"challenge": ch.title, "held": sum(e["verdict"] == "held" for b in boards
+                                                                     for e in b["podium"])})
+        await self._announce(ch, "close", f"🏆 {ch.title}: the winners", results_parts(closed.results or {}))
+
+    def _news(self, ch: Challenge, action: str) -> tuple[str, list]:
+        if action == "open":
+            return (f"{ch.title} is open", [report.text(
+                f"**{ch.title}** is open until {ch.closes_at:%Y-%m-%d %H:%M} UTC: "
+                f"{', '.join(ch.leaderboards)}. `task LEADERBOARD` shows each problem; good luck!")])
+        hours = action.removeprefix("remind-")
+        return (f"{ch.title} closes in {hours}", [report.text(
+            f"**{ch.title}** closes in {hours.replace('h', ' h')} ({ch.closes_at:%Y-%m-%d %H:%M} UTC). Ranked "
+            f"submissions to {', '.join(ch.leaderboards)} count until then.")])
+
+    async def _announce(self, ch: Challenge, action: str, title: str, parts: list) -> None:
+        for target in announcement_targets(ch.announce):
+            await self.publish(Reply(
+                reply_to=target, title=title, parts=parts, tone=Tone.SUCCESS,
+                data={"kind": "announcement", "challenge": ch.title, "action": action},
+                id=f"challenge-{ch.id}-{action}-{target.platform.value}-{target.channel}"))

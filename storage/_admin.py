@@ -1,0 +1,85 @@
+"""What admins keep from chat: people's roles, bans, a person's own rate limit, submissions taken out of every
+ranking, and reads of the audit log. ``Store.admin`` is an ``AdminRecords`` on the store's cursors and locks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from storage import _ranking
+from storage._time import as_utc
+
+Cursor = duckdb.DuckDBPyConnection
+
+
+class AdminRecords:
+    def __init__(self, reading: Callable[[], AbstractContextManager[Cursor]],
+                 writing: Callable[..., AbstractContextManager[Cursor]]) -> None:
+        self._reading, self._writing = reading, writing
+
+    def grant(self, person_id: int, role: str, now: datetime) -> None:
+        with self._writing() as cur:
+            cur.execute("INSERT INTO roles VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [person_id, role, as_utc(now)])
+
+    def revoke(self, person_id: int, role: str) -> bool:
+        """Whether the person had the role."""
+        with self._writing() as cur:
+            return bool(cur.execute("DELETE FROM roles WHERE person_id = ? AND role = ? RETURNING person_id",
+                                    [person_id, role]).fetchall())
+
+    def roles(self) -> dict[int, frozenset[str]]:
+        with self._reading() as cur:
+            rows = cur.execute("SELECT person_id, list(role) FROM roles GROUP BY person_id").fetchall()
+        return {person_id: frozenset(roles) for person_id, roles in rows}
+
+    def ban(self, person_id: int, reason: str, now: datetime) -> None:
+        with self._writing() as cur:
+            cur.execute("""INSERT INTO bans VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET reason = excluded.reason,
+                           banned_at = excluded.banned_at""", [person_id, reason, as_utc(now)])
+
+    def unban(self, person_id: int) -> bool:
+        with self._writing() as cur:
+            return bool(cur.execute("DELETE FROM bans WHERE person_id = ? RETURNING person_id",
+                                    [person_id]).fetchall())
+
+    def ban_of(self, person_id: int) -> str | None:
+        """Why the person is banned; None when they are not."""
+        with self._reading() as cur:
+            row = cur.execute("SELECT reason FROM bans WHERE person_id = ?", [person_id]).fetchone()
+        return row and row[0]
+
+    def set_limit(self, person_id: int, per_minute: int) -> None:
+        with self._writing() as cur:
+            cur.execute("""INSERT INTO rate_limits VALUES (?, ?) ON CONFLICT DO UPDATE
+                           SET per_minute = excluded.per_minute""", [person_id, per_minute])
+
+    def limits(self) -> dict[int, int]:
+        with self._reading() as cur:
+            return dict(cur.execute("SELECT person_id, per_minute FROM rate_limits").fetchall())
+
+    def invalidate(self, submission_id: int, reason: str) -> bool:
+        """Take the submission out of every ranking (it stays, marked with ``reason``); False if there is none."""
+        with self._writing("outcomes") as cur:        # the rankings' lane: entries are recomputed in it
+            found = cur.execute("UPDATE submissions SET invalid_reason = ? WHERE id = ? RETURNING id",
+                                [reason, submission_id]).fetchall()
+            if found:
+                _ranking.rebuild(cur)
+        return bool(found)
+
+    def invalid_reason(self, submission_id: int) -> str | None:
+        with self._reading() as cur:
+            row = cur.execute("SELECT invalid_reason FROM submissions WHERE id = ?", [submission_id]).fetchone()
+        return row and row[0]
+
+    def audit(self, since: datetime, limit: int = 50) -> list[tuple[datetime, str, str, dict[str, Any]]]:
+        """(when, who, what, detail) of the audit log since ``since``, newest first."""
+        with self._reading() as cur:
+            rows = cur.execute("""SELECT created_at::TIMESTAMP, actor, action, detail FROM audit_log
+                                  WHERE created_at >= ? ORDER BY id DESC LIMIT ?""",
+                               [as_utc(since), limit]).fetchall()
+        return [(as_utc(at), actor, action, json.loads(detail)) for at, actor, action, detail in rows]

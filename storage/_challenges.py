@@ -1,0 +1,103 @@
+"""Challenges, their scheduled actions (recorded when they start and when they are done) and teams.
+
+``Store.challenges`` is a ``Challenges`` on the store's cursors and locks: the SQL of challenges stays here, out
+of ``store.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from storage._time import as_utc
+from storage.records import Challenge
+
+Cursor = duckdb.DuckDBPyConnection
+_COLUMNS = """id, title, leaderboards, opens_at::TIMESTAMP, closes_at::TIMESTAMP, announce, created_by,
+              cancelled_at::TIMESTAMP, results,
+              (SELECT list(action) FROM challenge_actions a WHERE a.challenge_id = c.id AND a.done_at IS NOT NULL)"""
+
+
+class Challenges:
+    def __init__(self, reading: Callable[[], AbstractContextManager[Cursor]],
+                 writing: Callable[[], AbstractContextManager[Cursor]]) -> None:
+        self._reading, self._writing = reading, writing
+
+    def add(self, ch: Challenge, now: datetime) -> Challenge:
+        with self._writing() as cur:
+            (new_id,) = cur.execute(
+                """INSERT INTO challenges (title, leaderboards, opens_at, closes_at, announce, created_by, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                [ch.title, ch.leaderboards, as_utc(ch.opens_at), as_utc(ch.closes_at), ch.announce, ch.created_by,
+                 as_utc(now)]).fetchone()
+        return replace(ch, id=new_id)
+
+    def update(self, ch: Challenge) -> None:
+        """Store its settings, cancellation and results (its scheduled actions are kept by ``started``/``done``)."""
+        with self._writing() as cur:
+            cur.execute(
+                """UPDATE challenges SET leaderboards = ?, opens_at = ?, closes_at = ?, announce = ?,
+                          cancelled_at = ?, results = ? WHERE id = ?""",
+                [ch.leaderboards, as_utc(ch.opens_at), as_utc(ch.closes_at), ch.announce,
+                 ch.cancelled_at and as_utc(ch.cancelled_at), None if ch.results is None else json.dumps(ch.results),
+                 ch.id])
+
+    def get(self, title: str) -> Challenge | None:
+        with self._reading() as cur:
+            row = cur.execute(f"SELECT {_COLUMNS} FROM challenges c WHERE lower(title) = lower(?)",
+                              [title]).fetchone()
+        return row and _challenge(row)
+
+    def listed(self) -> list[Challenge]:
+        """Every challenge, cancelled ones included, by closing time."""
+        with self._reading() as cur:
+            return [_challenge(row) for row in cur.execute(
+                f"SELECT {_COLUMNS} FROM challenges c ORDER BY closes_at, id").fetchall()]
+
+    def started(self, challenge_id: int, action: str, now: datetime) -> None:
+        """Note that an action starts (once: a second start keeps the first time)."""
+        with self._writing() as cur:
+            cur.execute("""INSERT INTO challenge_actions (challenge_id, action, started_at) VALUES (?, ?, ?)
+                           ON CONFLICT DO NOTHING""", [challenge_id, action, as_utc(now)])
+
+    def done(self, challenge_id: int, action: str, now: datetime) -> None:
+        with self._writing() as cur:
+            cur.execute("""INSERT INTO challenge_actions (challenge_id, action, started_at, done_at) VALUES (?, ?, ?, ?)
+                           ON CONFLICT DO UPDATE SET done_at = excluded.done_at""",
+                        [challenge_id, action, as_utc(now), as_utc(now)])
+
+    def interval(self, run_id: str) -> tuple[float, float] | None:
+        """A run's score interval: the geometric means of its shapes' 95 % confidence bounds (None without them)."""
+        with self._reading() as cur:
+            row = cur.execute(
+                """SELECT exp(avg(ln(ci_low_us))), exp(avg(ln(ci_high_us))), count(*) FILTER (ci_low_us IS NULL
+                          OR ci_low_us <= 0)
+                   FROM shape_results WHERE run_id = ?""", [run_id]).fetchone()
+        return None if row is None or row[0] is None or row[2] else (row[0], row[1])
+
+    def add_to_team(self, team: str, person_ids: list[int]) -> None:
+        """Put people in ``team`` (a person is in one team: joining one leaves the other)."""
+        with self._writing() as cur:
+            for person_id in person_ids:
+                cur.execute("DELETE FROM teams WHERE person_id = ?", [person_id])
+                cur.execute("INSERT INTO teams (team, person_id) VALUES (?, ?)", [team, person_id])
+
+    def teams(self) -> dict[int, str]:
+        """Each person's team."""
+        with self._reading() as cur:
+            return dict(cur.execute("SELECT person_id, team FROM teams").fetchall())
+
+
+def _challenge(row: Any) -> Challenge:
+    (id_, title, leaderboards, opens_at, closes_at, announce, created_by, cancelled_at, results, done) = row
+    return Challenge(id=id_, title=title, leaderboards=list(leaderboards), opens_at=as_utc(opens_at),
+                     closes_at=as_utc(closes_at), announce=list(announce), created_by=created_by,
+                     cancelled_at=cancelled_at and as_utc(cancelled_at),
+                     results=None if results is None else json.loads(results), done=frozenset(done or ()))
+

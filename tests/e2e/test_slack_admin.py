@@ -1,0 +1,70 @@
+"""Leaderboards managed from Slack: the real Bolt app against the fake Slack Web API, a real core and a CPU worker
+that runs the problem's reference. A mention carries the problem's archive (``@kernelrank admin create ...``);
+close and delete are slash commands; a participant is refused in one sentence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from runners.local import LocalRunner
+from tests.adapters.slack.slack_kit import fake_workspace, running_slack
+from tests.core.test_manage import identity_archive
+from tests.fakes.slack import FakeSlack, payloads
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    with fake_workspace() as server:
+        yield server
+
+
+def said(fake: FakeSlack, words: str) -> list:
+    return [c for c in fake.calls if words in json.dumps(c.params.get("blocks", []), ensure_ascii=False)
+            + str(c.params.get("text", ""))]
+
+
+async def until_said(fake: FakeSlack, words: str, timeout_s: float = 60) -> list:
+    for _ in range(int(timeout_s * 5)):
+        if found := said(fake, words):
+            return found
+        await asyncio.sleep(0.2)
+    raise AssertionError([(c.method, str(c.params)[:200]) for c in fake.calls][-5:])
+
+
+async def slash(slack, fake: FakeSlack, text: str, user: str = "U0ALICE") -> str:
+    url = fake.response_url()
+    await slack.sender.command(payloads.slash_command(text, user=user, user_name=user.lower(), response_url=url))
+    (answer,) = await fake.wait_for("response_url", url=url)
+    return json.dumps(answer.params.get("blocks", []), ensure_ascii=False) + str(answer.params.get("text", ""))
+
+
+@pytest.mark.slow
+async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_with_permission_checks(make_system,
+                                                                                                     fake):
+    system = await make_system(LocalRunner(), admins=["slack:U0ALICE"])
+    problem = identity_archive()
+    async with running_slack(system.settings.nats_url, fake) as slack:
+        assert "needs a file" in await slash(slack, fake, "admin create weekly")
+        bob = payloads.app_mention("<@U0KRBOT> admin create weekly", user="U0BOB",
+                                   files=[fake.add_file(problem.name, problem.content, user="U0BOB",
+                                                        mimetype="application/gzip")])
+        await slack.sender.event(payloads.event_callback(bob))
+        await until_said(fake, "Only admins and leaderboard creators can use `admin create`")
+
+        mention = payloads.app_mention("<@U0KRBOT> admin create weekly deadline=2099-01-01T12:00",
+                                       files=[fake.add_file(problem.name, problem.content,
+                                                            mimetype="application/gzip")])
+        await slack.sender.event(payloads.event_callback(mention))
+        await until_said(fake, "its reference now runs once in test mode on CPU")
+        [ready] = await until_said(fake, "(version 1) was created")
+        assert ready.params.get("thread_ts") == mention["ts"] and "2099-01-01 12:00" in str(ready.params)
+
+        assert "Only admins and leaderboard creators" in await slash(slack, fake, "admin close weekly", "U0BOB")
+        assert "ranked submissions are refused" in await slash(slack, fake, "admin close weekly")
+        assert "--confirm weekly" in await slash(slack, fake, "admin delete weekly")
+        assert "its history is kept" in await slash(slack, fake, "admin delete weekly confirm=weekly")
+        assert "no leaderboard" in await slash(slack, fake, "show weekly")
