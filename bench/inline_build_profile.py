@@ -96,7 +96,7 @@ def section_b(arguments: dict[str, Any], arch: toolchain.Arch, folder: Path) -> 
     env = {**os.environ, "TORCH_CUDA_ARCH_LIST": arch.torch, "MAX_JOBS": str(os.cpu_count())}
     wall, done = timed([sys.executable, "-c", script, json.dumps(arguments), str(folder)], env=env)
     body = [["whole process (import torch, build, load)", f"{wall:.1f}"],
-            ["load_inline call", done.stdout.strip()[-8:] or done.stderr[-300:]]]
+            ["load_inline call", _seconds(done.stdout) or done.stderr[-300:]]]
     for line in (folder / ".ninja_log").read_text().splitlines()[1:]:
         start_ms, end_ms, _, output, _ = line.split("\t")
         body.append([f"ninja: {output}", f"{(int(end_ms) - int(start_ms)) / 1000:.1f}"])
@@ -219,6 +219,14 @@ def section_e(work: Path) -> None:
         up.terminate()
         up.wait(60)
     report.table("e) first and repeat inline-CUDA builds, ranked, end to end", ["path", "wall s", "verdict"], body)
+
+
+def _seconds(stdout: str) -> str:
+    """The last line a timing script printed, as seconds with one decimal ("" when it printed none)."""
+    try:
+        return f"{float(stdout.strip().splitlines()[-1]):.1f}"
+    except (ValueError, IndexError):
+        return ""
 
 
 def _verdict(stdout: str) -> str:
