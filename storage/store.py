@@ -14,7 +14,7 @@ submission then never waits behind a batch of results.
 DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
 ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads) and
-``_tokens.py`` (personal API tokens).
+``_tokens.py`` (personal API tokens) and ``_links.py`` (one person across platforms).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import duckdb
 
-from storage import _queries, _ranking, _tokens, _writes
+from storage import _links, _queries, _ranking, _tokens, _writes
 from storage._schema import migrate
 from storage._time import as_utc
 from storage.errors import StoreError, StoreFull, StoreLocked
@@ -122,8 +122,13 @@ class Store:
 
     @contextmanager
     def _writing(self, lane: str = "intake") -> Iterator[Cursor]:
-        """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back."""
-        with self._intake_lock if lane == "intake" else self._outcome_lock:
+        """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back.
+        Lane "both" holds both locks (intake first, as ``close`` does), for writes that touch both lanes' rows."""
+        locks = {"intake": (self._intake_lock,), "outcomes": (self._outcome_lock,),
+                 "both": (self._intake_lock, self._outcome_lock)}[lane]
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
             self._check_open()
             with self._con.cursor() as cur, _disk_full_named(self.path):
                 cur.begin()
@@ -170,6 +175,22 @@ class Store:
         with self._reading() as cur:
             found = _queries.identity(cur, platform, user_id)
         return found and found[0]
+
+    def link_people(self, kept: int, joined: int, now: datetime) -> None:
+        """Fold ``joined`` into ``kept``: identities, submissions, live tokens, ranking entries. Unlinking undoes it."""
+        with self._writing("both") as cur:
+            _links.link(cur, kept, joined, as_utc(now))
+
+    def unlink_people(self, person_id: int, identity: tuple[str, str] | None, token_sha: str | None,
+                      now: datetime) -> list[tuple[int, int]]:
+        """Undo the link that brought ``identity`` (or the token) into ``person_id``, else all its links."""
+        with self._writing("both") as cur:
+            return _links.unlink(cur, person_id, identity, token_sha, as_utc(now))
+
+    def identities(self, person_id: int) -> list[tuple[str, str, str]]:
+        """(platform, user id, display name) of each of a person's accounts."""
+        with self._reading() as cur:
+            return _links.identities(cur, person_id)
 
     def people_named(self, name: str) -> list[tuple[int, str]]:
         """(person_id, display name) of the people whose display name is ``name`` (case ignored)."""

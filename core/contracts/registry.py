@@ -159,6 +159,19 @@ COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.ISSUE_TOKEN, ("admin", "token", "issue"), "a token for someone who uses only the terminal",
          (Arg("name", "the person the token is for", required=True),),
          access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/tokens"),)),
+    Spec(CommandKind.LINK, ("link",), "join your accounts on Slack, Discord and the terminal into one person",
+         (Arg("code", "the code `link` showed on your other account (none: show a code here)", positional=True),),
+         private=True, routes=(Route("POST", "/v1/link"),)),
+    Spec(CommandKind.UNLINK, ("unlink",), "split this account off the person it was linked into", private=True,
+         routes=(Route("POST", "/v1/unlink"),)),
+    Spec(CommandKind.ADMIN_LINK, ("admin", "link"), "join two people's accounts into one person",
+         # plain text, not a person picker: the two accounts are usually on two platforms
+         (Arg("person", "one account: discord:ID, slack:ID or a name", required=True),
+          Arg("other", "the other account, named the same way", required=True)),
+         access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/link"),)),
+    Spec(CommandKind.ADMIN_UNLINK, ("admin", "unlink"), "split an account (platform:ID) off its person, or "
+         "every link of a person", (Arg("person", "discord:ID, slack:ID or a name", required=True),),
+         access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/unlink"),)),
 )
 
 BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})

@@ -18,6 +18,7 @@ from core.service.db import Database, Writer
 from core.service.deps import Deps
 from core.service.jobs import JobQueue
 from core.service.leaderboards import BoardCache
+from core.service.linkcodes import LinkCodes
 from core.service.loop import CoreService
 from core.service.people import People
 from core.service.pools import PoolBoard
@@ -35,7 +36,8 @@ def build_deps(db: Database, settings: Settings, publish_job: Callable[[RunJob],
     return Deps(db=db, writer=Writer(db), settings=settings, publish_job=publish_job,
                 boards=BoardCache(lambda name: db.read(db.store.get_leaderboard, name)),
                 people=People(db, settings), limiter=RateLimiter(settings.rate_limit_per_minute), runs=RunBook(),
-                pools=PoolBoard(), submitting=OncePerCommand(), now=now)
+                pools=PoolBoard(), submitting=OncePerCommand(), links=LinkCodes(),
+                now=now)
 
 
 def bootstrap(bus: Bus, db: Database, settings: Settings, pools: list[str], *,

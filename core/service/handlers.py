@@ -16,7 +16,7 @@ from core.contracts.commands import check_lengths
 from core.contracts.errors import Forbidden, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
-from core.service import queries
+from core.service import linking, queries
 from core.service.deps import Deps
 from core.service.people import Caller
 from core.service.submit import submit
@@ -59,4 +59,8 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.EVAL_CODE: queries.eval_code,
     CommandKind.TOKEN: token,
     CommandKind.ISSUE_TOKEN: issue_token,
+    CommandKind.LINK: linking.link,
+    CommandKind.UNLINK: linking.unlink,
+    CommandKind.ADMIN_LINK: linking.admin_link,
+    CommandKind.ADMIN_UNLINK: linking.admin_unlink,
 }

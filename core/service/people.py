@@ -75,6 +75,11 @@ class People:
             self._chat[key] = await self._db.write(self._db.store.person, *key)
         return Caller(self._chat[key], key[2], _identity(*key[:2]) in self._admins)
 
+    def forget_everyone(self) -> None:
+        """Linking or splitting people changes whose accounts and tokens are whose: look everyone up afresh."""
+        self._chat.clear()
+        self._tokens.clear()
+
     def forget(self, hashes: list[str]) -> None:
         """Drop revoked tokens from the cache, so they stop working at once."""
         for sha in hashes:

@@ -12,7 +12,7 @@ from storage import SchemaTooNew, Store, StoreError, StoreLocked
 from storage._schema import MIGRATIONS, Migration, migrate
 
 TABLES = {"api_tokens", "people", "identities", "leaderboards", "code_blobs", "submissions", "runs", "shape_results",
-          "personal_bests", "audit_log", "schema_migrations"}
+          "personal_bests", "audit_log", "schema_migrations", "person_links"}
 
 
 def test_a_new_file_gets_every_migration(db_path: Path) -> None:
