@@ -67,10 +67,22 @@ _VERDICT = {Status.PASSED: ("passed", Tone.SUCCESS), Status.FAILED: ("failed", T
 
 def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part]:
     """The body of a result report: verdict, score, per-shape table, failure, where it ran and what it cost."""
+    return verdict_parts(result) + detail_parts(result, cost_usd)
+
+
+def verdict_parts(result: EvalResult) -> list[Part]:
+    """What everyone may read of a result: the verdict line and the score."""
     verdict, tone = _VERDICT[result.status]
     parts = [status(f"{result.mode.value} {verdict}", tone)]
     if result.score_us is not None:
         parts.append(text(f"**Score** {format_us(result.score_us)} ({_ranking_words(result.ranking_by)})"))
+    return parts
+
+
+def detail_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part]:
+    """What only the author (and admins) may read: tests and the checker's messages, per-shape figures, the
+    failure and the kernel's output, profiles, where it ran and what it cost."""
+    parts: list[Part] = []
     if result.tests:
         passed = sum(t.passed for t in result.tests)
         parts.append(text(f"Tests: {passed} of {len(result.tests)} passed"))
@@ -83,6 +95,10 @@ def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part
         parts.append(text(result.failure.message))
         if result.failure.log_tail:
             parts.append(code(result.failure.log_tail[-LOG_TAIL_CHARS:]))
+    output = f"{result.stdout}{result.stderr}".strip()
+    if output and not (result.failure and result.failure.log_tail):
+        parts.append(text("What your kernel printed"))
+        parts.append(code(output[-LOG_TAIL_CHARS:]))
     for profile in result.profiles:
         parts.append(text(f"Profile of {format_spec(profile.spec)}"))
         parts.append(code(profile.table))

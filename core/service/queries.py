@@ -7,7 +7,7 @@ from __future__ import annotations
 from core.contracts import report
 from core.contracts.errors import NotFound, UserError
 from core.contracts.messages import Command, Reply
-from core.service.access import check_can_see
+from core.service.access import why_hidden
 from core.service.args import (
     choose_gpus,
     deadline_words,
@@ -22,6 +22,7 @@ from core.service.deps import Deps
 from core.service.harness_source import eval_code_report
 from core.service.people import Caller
 from core.service.queueing import queue_report
+from harness.result import EvalResult
 
 
 async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -119,13 +120,21 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if detail is None:
         raise NotFound(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
     board = await deps.boards.get(detail.leaderboard)
-    check_can_see(detail, caller, board and board.leaderboard, deps.now())
+    hidden = why_hidden(detail, caller, board and board.leaderboard, deps.now())
     parts = [report.table(["run", "GPU", "status", "score"],
                           [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
-                            report.format_us(r.info.score_us)] for r in detail.runs]),
-             report.code(detail.source, language(detail.file_name), filename=detail.file_name)]
+                            report.format_us(r.info.score_us)] for r in detail.runs])]
+    for run in detail.runs:                   # the verdicts are public; the rest is the author's and admins'
+        if run.result is not None:
+            result = EvalResult.from_dict(run.result)
+            parts += [report.text(f"**On {run.info.gpu}**"), *report.verdict_parts(result),
+                      *(report.detail_parts(result) if hidden is None else [])]
+    if hidden is None:
+        parts.append(report.code(detail.source, language(detail.file_name), filename=detail.file_name))
+    else:
+        parts.append(report.text(hidden))
     return reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
-                  parts)
+                  parts, data={"submission_id": sub_id, "details": hidden is None})
 
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:

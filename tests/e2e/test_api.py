@@ -107,9 +107,11 @@ async def test_statuses_follow_the_refusal(api):
     assert accepted.status_code == 202
     theirs = decode(Reply, accepted.content).data["submission_id"]
     bob = await token_of(api.system, "bob")
-    status, code, message = problem(await api.get(f"/v1/submissions/{theirs}", token=bob))
-    assert (status, code) == (403, "forbidden") and "someone else's" in message and "def custom_kernel" not in message
-    assert (await api.get(f"/v1/submissions/{theirs}")).status_code == 200
+    public = await api.get(f"/v1/submissions/{theirs}", token=bob)          # someone else's: what is public only
+    assert public.status_code == 200 and "someone else's" in public.text and "def custom_kernel" not in public.text
+    assert not public.json()["data"]["details"] and api.system.store.submission_detail(theirs) is not None
+    own = await api.get(f"/v1/submissions/{theirs}")
+    assert own.status_code == 200 and own.json()["data"]["details"] and "def custom_kernel" in own.text
 
     for _ in range(2):
         assert (await api.submit()).status_code == 202

@@ -305,7 +305,8 @@ class RestRoutes:
         if not 1 <= len(name) <= THREAD_NAME:
             return error(400, 50035, "Invalid Form Body", {"name": {"_errors": [
                 {"code": "BASE_TYPE_BAD_LENGTH", "message": f"Must be between 1 and {THREAD_NAME} in length."}]}})
-        created = o.thread(thread_id, parent, name, int(body.get("auto_archive_duration") or 1440))
+        kind = o.PRIVATE_THREAD if body.get("type") == o.PRIVATE_THREAD else o.PUBLIC_THREAD
+        created = o.thread(thread_id, parent, name, int(body.get("auto_archive_duration") or 1440), kind)
         self.fake.channels[thread_id] = created
         if thread_id in self.fake.messages:
             self.fake.messages[thread_id]["thread"] = created
