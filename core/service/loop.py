@@ -4,8 +4,8 @@ It is the only process that opens the database. Results arrive through a durable
 written in batches, idempotently by run id, before they are acknowledged. Each run is answered once: only
 a result stored for the first time, or one whose reply was never noted as sent (a crash between storing
 and replying), produces a reply, and that reply's id (``result-<run_id>``) dedupes a repeat within the
-stream's window. In chat, a result's details go to its author alone (``core.service.verdicts``). A worker's first progress event marks its run running in the database before it is
-acknowledged.
+stream's window. In chat, a result's details go to its author alone (``core.service.verdicts``). A worker's
+first progress event marks its run running in the database before it is acknowledged.
 
 Start-up order matters after an outage: the consumers of results and progress start first, then
 ``_recover`` re-queues only runs that JetStream shows were never queued (no job in JOBS, waiting or in
