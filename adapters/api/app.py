@@ -10,6 +10,7 @@ silently ignored. ``POST /v1/submissions`` takes the kernel as multipart/form-da
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -187,9 +188,18 @@ class _Api:
     async def _json_object(request: Request) -> dict | Response:
         try:
             body = await request.json()
+        except RecursionError:
+            return error("invalid", "The body nests JSON too deeply; send one object of plain values.")
         except ValueError:
             return error("invalid", "The body is not valid JSON.")
-        return body if isinstance(body, dict) else error("invalid", "The body must be a JSON object.")
+        if not isinstance(body, dict):
+            return error("invalid", "The body must be a JSON object.")
+        try:      # JSON may escape a lone surrogate (\ud800), which is no character: no text can hold it
+            json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return error("invalid", "The body holds a lone surrogate escape (like \\ud800), which is not text; "
+                                    "send the file as UTF-8.")
+        return body
 
     @staticmethod
     def _reply_to(route: str = "") -> ReplyTo:

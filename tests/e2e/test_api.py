@@ -137,10 +137,20 @@ async def test_submissions_as_a_form_or_as_json(api):
              ({"json": ["k.py"]}, 400, "invalid"),
              ({"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, "invalid"),
              ({"data": {"leaderboard": "vectoradd"}, "files": {"other": ("k.py", b"x")}}, 400, "invalid"),
-             ({"json": {"file_name": "k.py", "source": "x", "gpus": "CPU"}}, 400, "invalid")]
+             ({"json": {"file_name": "k.py", "source": "x", "gpus": "CPU"}}, 400, "invalid"),
+             # once answered 500: JSON nested deeply (30,000 fits this body limit), a lone surrogate escape
+             ({"content": b"[" * 30_000 + b"]" * 30_000, "headers": {"Content-Type": "application/json"}}, 400,
+              "invalid"),
+             ({"content": b'{"file_name": "k.py", "leaderboard": "vectoradd", "source": "x = \\ud800"}',
+               "headers": {"Content-Type": "application/json"}}, 400, "invalid")]
     for options, status, code in cases:
         headers = {**api.auth(), **options.pop("headers", {})}
         assert problem(await api.http.post("/v1/submissions", headers=headers, **options))[:2] == (status, code)
+    nested = await api.http.post("/v1/link", content=b'{"code":' + b"[" * 30_000 + b"]" * 30_000 + b"}",
+                                 headers={**api.auth(), "Content-Type": "application/json"})
+    assert problem(nested)[:2] == (400, "invalid") and "nests JSON too deeply" in problem(nested)[2]
+    lone = await api.http.post("/v1/link", content=b'{"code": "\\udc80"}', headers=api.auth())
+    assert problem(lone)[:2] == (400, "invalid") and "lone surrogate" in problem(lone)[2]
     refused = await api.submit(source="", leaderboard="vectoradd")          # the core's own checks still apply
     assert problem(refused)[:2] == (400, "invalid") and "empty" in problem(refused)[2]
     assert api.system.store.stats().submissions == 2
