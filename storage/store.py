@@ -13,8 +13,9 @@ submission then never waits behind a batch of results.
 
 DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
-``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads) and
-``_tokens.py`` (personal API tokens) and ``_links.py`` (one person across platforms).
+``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads),
+``_tokens.py`` (personal API tokens), ``_links.py`` (one person across platforms) and ``_people.py`` (a
+person's page).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 
 import duckdb
 
-from storage import _links, _queries, _ranking, _tokens, _writes
+from storage import _links, _people, _queries, _ranking, _tokens, _writes
 from storage._schema import migrate
 from storage._time import as_utc
 from storage.errors import StoreError, StoreFull, StoreLocked
@@ -43,6 +44,7 @@ from storage.records import (
     LeaderboardSummary,
     NewSubmission,
     NewToken,
+    PersonSummary,
     PreviousBest,
     RankRow,
     ResultRecord,
@@ -358,6 +360,16 @@ class Store:
     def submission_detail(self, submission_id: int) -> SubmissionDetail | None:
         with self._reading() as cur:
             return _queries.submission_detail(cur, submission_id)
+
+    def person_summary(self, person_id: int, runs: int = 50) -> PersonSummary | None:
+        """A person's entries with their ranks and latest runs; None for nobody (or someone linked into another)."""
+        with self._reading() as cur:
+            return _people.summary(cur, person_id, runs)
+
+    def previous_submission(self, submission_id: int) -> tuple[int, str, str] | None:
+        """(id, file name, source) of the author's submission to the same leaderboard before this one."""
+        with self._reading() as cur:
+            return _people.previous(cur, submission_id)
 
     def stats(self) -> GlobalStats:
         with self._reading() as cur:

@@ -6,6 +6,8 @@ A command's route sends its command to the core with the route's path parameters
 silently ignored. ``POST /v1/submissions`` takes the kernel as multipart/form-data (``file``, ``leaderboard``,
 ``gpu``..., ``mode``) or JSON (``file_name``, ``source``, ``leaderboard``, ``gpus``, ``mode``); with
 ``Accept: text/event-stream`` it streams progress. ``GET /v1/health`` needs no token: is the API up, the core?
+Public commands (``Access.PUBLIC``: leaderboards, rankings, people) answer a request without an ``Authorization``
+header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from starlette.types import Scope
 
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
+from adapters.api.web import web_routes
 from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import query_command, submit_command
 from core.contracts.config import Settings
 from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
-from core.contracts.registry import COMMANDS, Spec
+from core.contracts.registry import COMMANDS, Access, Spec
 from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
 
@@ -47,9 +50,13 @@ class NoCredential(Exception):
     """The request carries no usable bearer token."""
 
 
-def credential(request: Request) -> str:
-    """The SHA-256 of the request's bearer token: the token itself goes no further than this function."""
-    match = _BEARER.fullmatch(request.headers.get("authorization", ""))
+def credential(request: Request, public: bool = False) -> str:
+    """The SHA-256 of the request's bearer token: the token itself goes no further than this function. A
+    ``public`` route asked without any ``Authorization`` header gets "" (a visitor); a malformed one is refused."""
+    header = request.headers.get("authorization")
+    if public and header is None:
+        return ""
+    match = _BEARER.fullmatch(header or "")
     if match is None:
         raise NoCredential
     return token_sha256(match.group(1))
@@ -63,7 +70,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
             return submission_limit(settings.max_source_bytes, content_type)
         return SMALL_BODY_BYTES
 
-    routes = [Route("/v1/health", api.health)]
+    routes = [Route("/v1/health", api.health), *web_routes(api.request)]
     for spec in COMMANDS:
         for route in spec.routes:
             endpoint = api.submit if spec.submission else api.command(spec, route)
@@ -82,7 +89,7 @@ class _Api:
         """An endpoint sending ``spec``'s command through ``route``."""
 
         async def endpoint(request: Request) -> Response:
-            sha = credential(request)          # before the body: no token, no work
+            sha = credential(request, public=spec.access is Access.PUBLIC)   # before the body: no token, no work
             given = await self._arguments(request, route)
             if isinstance(given, Response):
                 return given
@@ -113,10 +120,10 @@ class _Api:
 
     async def ask(self, cmd: Command, sha: str) -> Response:
         cmd.credential_sha256 = sha
-        reply = await self._request(cmd)
+        reply = await self.request(cmd)
         return reply if isinstance(reply, Response) else answer(reply)
 
-    async def _request(self, cmd: Command) -> Reply | Response:
+    async def request(self, cmd: Command) -> Reply | Response:
         """The core's reply, or the error response that says why there is none (sent once: never retried here,
         since a submission that timed out may still have been stored)."""
         try:
@@ -152,7 +159,7 @@ class _Api:
         cmd = submit_command(_ACTOR, self._reply_to(route), file_name, content, leaderboard=leaderboard, gpus=gpus,
                              mode=mode)
         cmd.credential_sha256 = sha
-        accepted = await self._request(cmd)
+        accepted = await self.request(cmd)
         if isinstance(accepted, Response):
             return accepted
         if accepted.tone is Tone.ERROR or "text/event-stream" not in request.headers.get("accept", ""):

@@ -47,6 +47,7 @@ class CommandKind(enum.StrEnum):
     EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
     TOKEN = "token"            # personal API tokens: args["action"] new (shown once) | list | revoke | whoami
     ISSUE_TOKEN = "issue-token"  # (admins) a token for a person known only at the terminal: args["name"]
+    PERSON = "person"          # someone's public page: entries with ranks, progress, latest runs
     LINK = "link"              # join two accounts into one person: no args shows a code, args["code"] uses one
     UNLINK = "unlink"          # split the asker's account off the person it was linked into
     ADMIN_LINK = "admin-link"  # (admins) join args["person"] and args["other"]

@@ -30,6 +30,7 @@ FRONT_ENDS = ("terminal", "api", "discord", "slack")
 
 
 class Access(enum.StrEnum):
+    PUBLIC = "public"        # anyone, signed in or not: what the public web pages show (rankings, people)
     ANYONE = "anyone"        # anyone the core knows: a chat account, or a personal token's holder
     ADMIN = "admin"          # admins only; the core refuses everyone else before the handler runs
 
@@ -121,10 +122,10 @@ COMMANDS: tuple[Spec, ...] = (
           Arg("mode", "test, benchmark, ranked (the default) or profile",
               choices=("test", "benchmark", "ranked", "profile"))),
          routes=(Route("POST", "/v1/submissions"),)),
-    Spec(CommandKind.LIST, ("list",), "the leaderboards, their GPUs and deadlines",
+    Spec(CommandKind.LIST, ("list",), "the leaderboards, their GPUs and deadlines", access=Access.PUBLIC,
          routes=(Route("GET", "/v1/leaderboards"),)),
     Spec(CommandKind.SHOW, ("show",), "a leaderboard's ranking on each GPU",
-         (LEADERBOARD, GPU, Arg("limit", "how many rows (default 10)", ArgKind.NUMBER)),
+         (LEADERBOARD, GPU, Arg("limit", "how many rows (default 10)", ArgKind.NUMBER)), access=Access.PUBLIC,
          routes=(Route("GET", _board()),)),
     Spec(CommandKind.MINE, ("mine",), "your own submissions to a leaderboard",
          (LEADERBOARD, GPU, Arg("limit", "how many rows (default 20)", ArgKind.NUMBER)),
@@ -143,7 +144,11 @@ COMMANDS: tuple[Spec, ...] = (
          aliases=(("get-submission",),), private=True, routes=(Route("GET", "/v1/submissions/{id}"),)),
     Spec(CommandKind.QUEUE, ("queue",), "jobs waiting and running on each GPU, and where yours are",
          (Arg("gpu", "only this GPU pool"),), private=True, routes=(Route("GET", "/v1/queue"),)),
-    Spec(CommandKind.STATS, ("stats",), "kernelrank in figures", routes=(Route("GET", "/v1/stats"),)),
+    Spec(CommandKind.STATS, ("stats",), "kernelrank in figures", access=Access.PUBLIC,
+         routes=(Route("GET", "/v1/stats"),)),
+    Spec(CommandKind.PERSON, ("person",), "someone's entries, progress and latest submissions (scores only)",
+         (Arg("who", "#N (their number on the web), discord:ID, slack:ID or a name", required=True),),
+         access=Access.PUBLIC, routes=(Route("GET", "/v1/people/{who}"),)),
     Spec(CommandKind.EVAL_CODE, ("eval-code",), "the evaluation harness's own source: nothing of it is hidden",
          private=True, routes=(Route("GET", "/v1/eval-code"),)),
     Spec(CommandKind.TOKEN, ("token",), "personal tokens for the terminal and the web: make, list, revoke",

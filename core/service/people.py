@@ -42,6 +42,9 @@ class Caller:
     admin: bool = False
 
 
+VISITOR = Caller(person_id=0, display_name="a visitor")    # no person has id 0: the sequence starts at 1
+
+
 def admin_identities(settings: Settings) -> frozenset[str]:
     """``platform:user id`` of every admin: the configured ones, and the local user when ``kernelrank up`` runs."""
     configured = {_identity(*entry.split(":", 1)) for entry in settings.admins if ":" in entry}

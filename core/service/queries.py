@@ -34,23 +34,27 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
                                                       "people", "about"], rows)],
                   data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus),
-                                          "deadline": b.deadline.isoformat() if b.deadline else None}
-                                         for b in boards]})
+                                          "deadline": b.deadline.isoformat() if b.deadline else None,
+                                          "about": b.description.strip(), "submissions": b.submissions,
+                                          "people": b.people} for b in boards]})
 
 
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
     limit = row_limit(cmd, 10)
-    parts = []
+    parts, rankings = [], {}
     for gpu in gpus:
         rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
+        rankings[gpu] = [{"rank": r.rank, "person_id": r.person_id, "name": r.display_name, "score_us": r.score_us,
+                          "submission_id": r.submission_id, "submitted_at": r.submitted_at.isoformat()}
+                         for r in rows]
         parts.append(report.text(f"**{board.name} on {gpu}**"))
         parts.append(report.table(["rank", "who", "score", "submission", "when"],
                                   [[r.rank, r.display_name, report.format_us(r.score_us), f"#{r.submission_id}",
                                     f"{r.submitted_at:%Y-%m-%d %H:%M}"] for r in rows])
                      if rows else report.text("No passing ranked runs yet."))
-    return reply(cmd, f"{board.name} leaderboard", parts)
+    return reply(cmd, f"{board.name} leaderboard", parts, {"leaderboard": board.name, "rankings": rankings})
 
 
 async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -129,12 +133,20 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             result = EvalResult.from_dict(run.result)
             parts += [report.text(f"**On {run.info.gpu}**"), *report.verdict_parts(result),
                       *(report.detail_parts(result) if hidden is None else [])]
+    data = {"submission_id": sub_id, "details": hidden is None, "leaderboard": detail.leaderboard,
+            "person_id": detail.person_id, "author": detail.display_name, "file_name": detail.file_name,
+            "mode": detail.mode, "submitted_at": detail.created_at.isoformat(),
+            "runs": [{"gpu": r.info.gpu, "status": r.info.status or r.info.state, "score_us": r.info.score_us,
+                      **({"result": r.result} if hidden is None else {})} for r in detail.runs]}
     if hidden is None:
         parts.append(report.code(detail.source, language(detail.file_name), filename=detail.file_name))
+        before = await deps.db.read(deps.db.store.previous_submission, sub_id)
+        data["source"] = detail.source
+        data["previous"] = before and {"submission_id": before[0], "file_name": before[1], "source": before[2]}
     else:
         parts.append(report.text(hidden))
     return reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
-                  parts, data={"submission_id": sub_id, "details": hidden is None})
+                  parts, data)
 
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:

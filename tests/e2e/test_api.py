@@ -73,12 +73,14 @@ async def test_queries_answer_with_the_cores_reply(api):
 async def test_without_a_good_token_every_route_is_401_with_one_sentence(api):
     for headers in ({}, {"Authorization": "Basic YWRhOnB3"}, {"Authorization": "Bearer"},
                     {"Authorization": "Bearer " + "x" * 500}):
-        response = await api.http.get("/v1/leaderboards", headers=headers)
+        response = await api.http.get("/v1/leaderboards/vectoradd/mine", headers=headers)
         status, code, message = problem(response)
         assert (status, code) == (401, "unauthenticated") and "kernelrank login" in message
         assert response.headers["www-authenticate"].startswith("Bearer")
     status, code, message = problem(await api.get("/v1/leaderboards", token="kr_unknown"))
-    assert (status, code) == (401, "unauthenticated") and "not valid" in message
+    assert (status, code) == (401, "unauthenticated") and "not valid" in message    # a bad token is no visitor
+    public = await api.http.get("/v1/leaderboards")                 # rankings are public: no header, a visitor
+    assert public.status_code == 200 and public.json()["data"]["leaderboards"][0]["name"] == "vectoradd"
     refused = await api.http.post("/v1/submissions", files={"file": ("k.py", b"x")})
     assert refused.status_code == 401
     assert api.system.store.stats().submissions == 0
@@ -230,13 +232,15 @@ async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
         await bus.close()
 
 
-def test_the_api_serves_the_registry_routes_and_health_only():
+def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
     from core.contracts.registry import COMMANDS
 
     served = {(method, route.path) for route in create_app(None, Settings()).routes for method in route.methods
               if method != "HEAD"}
     declared = {(route.method, route.path) for spec in COMMANDS for route in spec.routes}
-    assert served == declared | {("GET", "/v1/health")}
+    pages = {("GET", "/"), ("GET", "/leaderboards/{leaderboard}/{gpu}"), ("GET", "/people/{person:int}"),
+             ("GET", "/submissions/{id:int}"), ("GET", "/sign-in"), ("POST", "/sign-in"), ("POST", "/sign-out")}
+    assert served == declared | {("GET", "/v1/health")} | pages and not any(p.startswith("/v1") for _, p in pages)
 
 
 async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):

@@ -54,10 +54,12 @@ async def submitted(system, user: str) -> int:
 async def test_the_terminal_without_a_token_is_refused_whatever_name_it_claims(make_system):
     system = await make_system(FakeRunner())
     claimed = Actor(platform=Platform.CLI, user_id="ada", display_name="Ada")
-    for kind in (CommandKind.LIST, CommandKind.MINE):
+    for kind in (CommandKind.MINE, CommandKind.TOKEN):
         reply = await system.bus.request(query_command(claimed, ReplyTo(Platform.CLI, "r"), kind, leaderboard="v"))
         assert reply.tone is Tone.ERROR and reply.data["error"] == "unauthenticated"
         assert "personal token" in texts(reply) and "kernelrank login" in texts(reply)
+    public = await system.bus.request(query_command(claimed, ReplyTo(Platform.CLI, "r"), CommandKind.LIST))
+    assert public.tone is not Tone.ERROR           # rankings are public: a visitor, whatever name it claims
     refused = await system.bus.request(submit_command(claimed, ReplyTo(Platform.CLI, "r"), "k.py", CORRECT.encode(),
                                                       leaderboard="vectoradd"))
     assert refused.data["error"] == "unauthenticated"
