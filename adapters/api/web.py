@@ -32,10 +32,10 @@ from core.contracts.tokenformat import token_sha256
 
 COOKIE = "kernelrank_token"
 COOKIE_DAYS = 30
-MEDALS = {1: ("🥇", "gold"), 2: ("🥈", "silver"), 3: ("🥉", "bronze")}
+MEDALS = {1: "gold", 2: "silver", 3: "bronze"}
 Ask = Callable[[Command], Awaitable[Reply | Response]]
 _ACTOR = Actor(platform=Platform.WEB, user_id="")
-_FORMATTER = HtmlFormatter(cssclass="src", linenos="table", style="default")
+_FORMATTER = HtmlFormatter(cssclass="src", style="default")
 
 templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
                         autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
