@@ -5,7 +5,7 @@ caller and the service's dependencies, returning one ``Reply``."""
 from __future__ import annotations
 
 from core.contracts import report
-from core.contracts.errors import NotFound, UserError
+from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
 from core.service.access import why_hidden
 from core.service.args import (
@@ -107,15 +107,19 @@ async def template(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board, templates = found.leaderboard, found.problem.templates
     if not templates:
         raise UserError(f"{board.name} has no templates; see `task {board.name}` for what to write.")
-    wanted = (cmd.args.get("lang") or next(iter(templates))).lower()
-    match = next((lang for lang in templates if lang.lower() == wanted), None)
-    if match is None:
-        raise UserError(f"{board.name} has no {wanted} template; choose one of {', '.join(templates)}.")
     suffix = ".cu" if found.problem.task.lang == "cu" else ".py"
-    filename = f"{board.name}-{match.lower()}{suffix}"
-    return reply(cmd, f"{match} template for {board.name}", [report.code(templates[match], language(filename),
-                                                                          filename=filename)],
-                  data={"filename": filename, "source": templates[match]})
+    names = {lang: f"{board.name}-{lang.lower().replace(' ', '-')}{suffix}" for lang in templates}
+    wanted = str(cmd.args.get("lang") or "").lower()
+    chosen = [lang for lang in templates if not wanted or lang.lower() == wanted]   # no language: every one
+    if not chosen:
+        raise UserError(f"{board.name} has no {shown(wanted, 30)} template; choose one of {', '.join(templates)}.")
+    parts = [report.code(templates[lang], language(names[lang]), filename=names[lang]) for lang in chosen]
+    if len(chosen) > 1:
+        parts.insert(0, report.text(f"{board.name} ships {len(chosen)} templates: {', '.join(chosen)}. "
+                                    f"`template {board.name} --lang {chosen[-1]}` gives one."))
+    title = f"{chosen[0]} template for {board.name}" if len(chosen) == 1 else f"Templates for {board.name}"
+    return reply(cmd, title, parts, data={"filename": names[chosen[0]], "source": templates[chosen[0]],
+                                          "templates": {lang: names[lang] for lang in chosen}})
 
 
 async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -172,7 +176,7 @@ async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def eval_code(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    title, parts, data = eval_code_report()
+    title, parts, data = eval_code_report(language=str(cmd.args.get("lang") or ""))
     return reply(cmd, title, parts, data)
 
 
