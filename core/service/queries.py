@@ -4,6 +4,8 @@ caller and the service's dependencies, returning one ``Reply``."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from core.contracts import report
 from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
@@ -30,9 +32,11 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if not boards:
         return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin loads problems first.")])
     rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline), b.submissions, b.people,
-             b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
+             report.clip(b.description.strip().splitlines()[0], 60) if b.description.strip() else ""]
+            for b in boards]
     return reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
-                                                      "people", "about"], rows)],
+                                                      "people", "about"], rows),
+                                       report.text("`task LEADERBOARD` shows a leaderboard's whole description.")],
                   data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus),
                                           "deadline": b.deadline.isoformat() if b.deadline else None,
                                           "about": b.description.strip(), "submissions": b.submissions,
@@ -155,14 +159,18 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     figures = await deps.db.read(deps.db.store.stats)
-    rows = [[k.replace("_", " "), v] for k, v in vars(figures).items() if k not in ("by_gpu", "cost_usd")]
-    rows.append(["estimated cost", report.format_cost(figures.cost_usd)])
+    by_status = ", ".join(f"{count:,} {status}" for status, count in sorted(figures.runs_by_status.items()))
+    rows = [["people", f"{figures.people:,}"], ["leaderboards", f"{figures.leaderboards:,}"],
+            ["submissions", f"{figures.submissions:,}"], ["runs", f"{figures.runs:,}" + (f" ({by_status})"
+                                                                                        if by_status else "")],
+            ["GPU hours", f"{figures.gpu_seconds / 3600:,.2f}"],
+            ["estimated cost", report.format_cost(figures.cost_usd)]]
     parts = [report.table(["what", "count"], rows)]
     if figures.by_gpu:
         parts.append(report.table(["GPU", "runs", "GPU hours", "estimated cost"],
                                   [[u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", report.format_cost(u.cost_usd)]
                                    for u in figures.by_gpu]))
-    return reply(cmd, "kernelrank in figures", parts)
+    return reply(cmd, "kernelrank in figures", parts, dataclasses.asdict(figures))
 
 
 async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
