@@ -70,7 +70,10 @@ async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(cmd, f"Your submissions to {board.name}", [report.table(
         ["submission", "GPU", "mode", "status", "score", "file", "when"],
         [[f"#{r.submission_id}", r.gpu, r.mode, r.status or "queued", report.format_us(r.score_us), r.file_name,
-          f"{r.created_at:%Y-%m-%d %H:%M}"] for r in rows])])
+          f"{r.created_at:%Y-%m-%d %H:%M}"] for r in rows])],
+                 {"runs": [{"submission_id": r.submission_id, "gpu": r.gpu, "mode": r.mode, "status": r.status,
+                            "score_us": r.score_us, "file_name": r.file_name, "submitted_at": r.created_at.isoformat()}
+                           for r in rows]})
 
 
 async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -90,7 +93,11 @@ async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             series += [(gpu, t, v) for t, v in points]
     if series:
         parts.append(report.chart(f"Best score on {board.name}", "submitted", "best score (µs)", series))
-    return reply(cmd, f"{whose} progress on {board.name}", parts or [report.text("No passing ranked runs yet.")])
+    by_gpu: dict[str, list] = {}
+    for gpu, moment, best in series:
+        by_gpu.setdefault(gpu, []).append([moment.isoformat(), best])
+    return reply(cmd, f"{whose} progress on {board.name}", parts or [report.text("No passing ranked runs yet.")],
+                 {"leaderboard": board.name, "best_over_time": by_gpu})
 
 
 async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:

@@ -45,5 +45,10 @@ async def test_person_shows_entries_with_ranks_progress_and_runs_as_plain_data(d
         (progress,) = page.data["progress"]
         assert progress["points"][0][1] == 42.5 and progress["points"][0][0].startswith("20")
         assert page.data["runs"][0]["status"] == "passed" and "source" not in page.data["runs"][0]
+    ranking = await visit(deps, CommandKind.SHOW, leaderboard="vectoradd", gpu="CPU")       # µs as numbers
+    assert ranking.data["rankings"]["CPU"][0]["score_us"] == 42.5
+    history = await ask(deps, "ada", CommandKind.HISTORY, leaderboard="vectoradd", gpu="CPU")
+    assert history.data["best_over_time"]["CPU"][0][1] == 42.5
+    assert (await ask(deps, "ada", CommandKind.MINE, leaderboard="vectoradd")).data["runs"][0]["score_us"] == 42.5
     missing = await visit(deps, CommandKind.PERSON, who="#999")
     assert missing.data["error"] == "not_found"
