@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -42,6 +43,20 @@ templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templat
 templates.filters["us"] = lambda value: "-" if value is None else format_us(value)
 templates.filters["url"] = lambda value: quote(str(value), safe="")
 templates.globals["medal"] = lambda rank: MEDALS.get(rank)
+
+
+def time_left(deadline: str) -> str:
+    """``closes in 2 days 4 hours`` (or ``closed``) for an ISO 8601 deadline."""
+    left = datetime.fromisoformat(deadline) - datetime.now(UTC)
+    if left.total_seconds() <= 0:
+        return "closed"
+    days, hours, minutes = left.days, left.seconds // 3600, left.seconds % 3600 // 60
+    units = [(days, "day"), (hours, "hour")] if days else [(hours, "hour"), (minutes, "minute")]
+    words = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in units if n]
+    return f"closes in {' '.join(words)}" if words else "closes in under a minute"
+
+
+templates.filters["time_left"] = time_left
 
 
 def web_routes(ask: Ask) -> list[Route]:

@@ -3,7 +3,9 @@ submission's page for its author alone (signed in through the form), and an acce
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from datetime import UTC, datetime, timedelta
 
 from browser_kit import Browser
 from conftest import Site
@@ -37,10 +39,13 @@ UNLABELLED = """return [...document.querySelectorAll('input:not([type=hidden]), 
   .map(i => i.name)"""
 
 
-async def test_home_lists_the_leaderboards_with_their_gpus(site: Site, browser: Browser) -> None:
+async def test_home_lists_the_leaderboards_with_their_gpus_and_time_left(site: Site, browser: Browser) -> None:
+    store = site.system.store
+    store.upsert_leaderboard(dataclasses.replace(store.get_leaderboard("vectoradd"),
+                                                 deadline=datetime.now(UTC) + timedelta(days=2, hours=5)))
     await browser.get(site.url + "/")
     text = await browser.text()
-    assert "Leaderboards" in text and "vectoradd" in text
+    assert "Leaderboards" in text and "vectoradd" in text and "closes in 2 days" in text
     links = await browser.script("return [...document.querySelectorAll('main a')].map(a => a.pathname)")
     assert "/leaderboards/vectoradd/CPU" in links
 
