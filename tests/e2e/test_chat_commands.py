@@ -58,7 +58,9 @@ async def test_eval_code_task_template_and_submission_carry_files(make_system):
     assert [p.filename for p in detail.parts if p.kind is PartKind.CODE] == ["mine.py"]
 
     listing = await system.ask("ada", CommandKind.LIST)
-    assert listing.data["leaderboards"] == [{"name": "vectoradd", "gpus": ["CPU"], "deadline": None}]
+    assert listing.data["leaderboards"] == [{"name": "vectoradd", "gpus": ["CPU"], "deadline": None,
+                                             "about": "Add two fp32 vectors into the output buffer that comes with "
+                                                      "the input.", "submissions": 1, "people": 1}]
 
 
 async def test_history_of_another_person_on_the_same_platform(make_system):
