@@ -23,11 +23,12 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # System packages the test suite uses: g++ and Python's headers (Inductor's CPU backend in the honest
-# torch.compile case), unshare (a harness server started as another user). Installed with apt-get where
-# there is one and we may (root, or sudo without a password); otherwise the tests that need them skip.
-SYSTEM_PACKAGES := g++ python3-dev util-linux
+# torch.compile case), unshare (a harness server started as another user), Debian's chromium and its driver
+# (the web pages' browser tests, tests/web). Installed with apt-get where there is one and we may (root, or
+# sudo without a password); otherwise the tests that need them skip.
+SYSTEM_PACKAGES := g++ python3-dev util-linux chromium chromium-driver
 $(VENV)/.system-packages: $(VENV)/.installed
-	@if command -v g++ >/dev/null && command -v unshare >/dev/null && \
+	@if command -v g++ >/dev/null && command -v unshare >/dev/null && command -v chromedriver >/dev/null && \
 	    $(BIN)/python -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then \
 	  echo "system packages: present"; \
 	elif command -v apt-get >/dev/null && { [ "$$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then \

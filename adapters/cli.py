@@ -35,6 +35,9 @@ TERMINAL_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], Any]] = {
     "submit": lambda p: p.add_argument("--no-wait", action="store_true", help="return once the submission is queued"),
     "template": lambda p: p.add_argument("--output", "-o", type=Path, default=None,
                                          help="write the template to this file"),
+    "task": lambda p: p.add_argument("--all", action="store_true", help="print every file, not only their names"),
+    "eval-code": lambda p: p.add_argument("--all", action="store_true",
+                                          help="print every file, not only their names"),
 }
 
 
@@ -68,7 +71,8 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
     except PackError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 2
-    print(render(reply, colour))
+    listed = spec.name in ("task", "eval-code") and not args.all      # files by name; --all prints them
+    print(render(reply, colour, f"`kernelrank {' '.join([command, *argv])} --all` prints them." if listed else ""))
     if getattr(args, "output", None):
         args.output.write_text(reply.data.get("source", ""))
         print(f"Wrote {args.output}.")

@@ -144,8 +144,10 @@ def count_submissions_since(cur: Cursor, person_id: int, since: datetime) -> int
 
 def people_named(cur: Cursor, name: str) -> list[tuple[int, str]]:
     """(person_id, display name) of everyone whose display name is ``name``, ignoring case."""
-    return cur.execute("SELECT id, display_name FROM people WHERE lower(display_name) = lower(?) ORDER BY id",
-                       [name]).fetchall()
+    # a person folded into another by a link is that other person now
+    return cur.execute("""SELECT id, display_name FROM people WHERE lower(display_name) = lower(?)
+                          AND id NOT IN (SELECT joined_person_id FROM person_links WHERE undone_at IS NULL)
+                          ORDER BY id""", [name]).fetchall()
 
 
 def recent_runs(cur: Cursor, since: datetime) -> list[tuple[int, str, datetime]]:

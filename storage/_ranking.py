@@ -91,15 +91,21 @@ def refresh(cur: Cursor, run_ids: Sequence[str]) -> None:
             appender.append_rows(list(changed.values()))
 
 
-def rebuild(cur: Cursor) -> int:
-    """Recompute every entry from the runs; returns the number of entries."""
-    cur.execute("DELETE FROM personal_bests")
+def rebuild(cur: Cursor, people: Sequence[int] | None = None) -> int:
+    """Recompute the entries of ``people`` (everyone's when None) from the runs; returns the number of entries.
+    Linking two people and unlinking them change whose runs are whose, hence their entries."""
+    if people is not None and not people:
+        return 0
+    # runs have no person_id column: in the run entries it is the submission's
+    where, values = ("true", []) if people is None else (f"person_id IN ({placeholders(people)})", list(people))
+    cur.execute(f"DELETE FROM personal_bests WHERE {where}", values)
     cur.execute(f"""
         INSERT INTO personal_bests
         SELECT leaderboard, gpu, person_id, {', '.join(f'entry.{name}' for name in ENTRY_ORDER)}
         FROM (SELECT leaderboard, gpu, person_id, min({_ENTRY_KEY}) AS entry
-              FROM ({_RUN_ENTRIES.format(where='true')}) WHERE counts GROUP BY ALL)""")
-    (count,) = cur.execute("SELECT count(*) FROM personal_bests").fetchone()
+              FROM ({_RUN_ENTRIES.format(where=where)})
+              WHERE counts GROUP BY ALL)""", values)
+    (count,) = cur.execute(f"SELECT count(*) FROM personal_bests WHERE {where}", values).fetchone()
     return count
 
 

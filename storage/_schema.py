@@ -195,7 +195,25 @@ _ADMIN = Migration("roles, bans, invalidations and limits", (
         per_minute INTEGER NOT NULL)""",
 ))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN)
+
+# One person across platforms: linking folds one person (identities, submissions, tokens) into another; each
+# link keeps what it moved, so that unlinking moves exactly that back. The folded person's row stays, empty.
+_LINKS = Migration("person links", (
+    """CREATE SEQUENCE person_link_id_seq START 1""",
+    """CREATE TABLE person_links (
+        id BIGINT PRIMARY KEY DEFAULT nextval('person_link_id_seq'),
+        kept_person_id BIGINT NOT NULL,
+        joined_person_id BIGINT NOT NULL,
+        identities JSON NOT NULL,
+        submissions JSON NOT NULL,
+        tokens JSON NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        undone_at TIMESTAMPTZ)""",
+))
+
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN,
+                                    _LINKS)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

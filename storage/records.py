@@ -242,3 +242,34 @@ class Challenge:
     cancelled_at: datetime | None = None
     results: dict[str, Any] | None = None   # set at the close: frozen standings and the verified podium
     done: frozenset[str] = frozenset()   # scheduled actions done ("open", "remind-1h", "close")
+
+
+@dataclass(frozen=True)
+class PersonBest:
+    leaderboard: str
+    gpu: str
+    rank: int
+    score_us: float
+    submission_id: int
+
+
+@dataclass(frozen=True)
+class PersonRun:
+    submission_id: int
+    leaderboard: str
+    file_name: str
+    mode: str
+    created_at: datetime
+    gpu: str
+    status: str | None
+    score_us: float | None
+
+
+@dataclass(frozen=True)
+class PersonSummary:
+    """What a person's public page shows: their entries (with ranks) and their latest runs."""
+
+    person_id: int
+    display_name: str
+    bests: list[PersonBest]
+    runs: list[PersonRun]

@@ -13,8 +13,9 @@ submission then never waits behind a batch of results.
 
 DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
-``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads) and
-``_tokens.py`` (personal API tokens), ``_boards.py`` (leaderboards managed live: versions, deletion).
+``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads),
+``_tokens.py`` (personal API tokens), ``_boards.py`` (leaderboards managed live: versions, deletion), ``_links.py``
+(one person across platforms) and ``_people.py`` (a person's page).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 
 import duckdb
 
-from storage import _boards, _queries, _ranking, _tokens, _writes
+from storage import _boards, _links, _people, _queries, _ranking, _tokens, _writes
 from storage._admin import AdminRecords
 from storage._challenges import Challenges
 from storage._schema import migrate
@@ -45,6 +46,7 @@ from storage.records import (
     LeaderboardSummary,
     NewSubmission,
     NewToken,
+    PersonSummary,
     PreviousBest,
     RankRow,
     ResultRecord,
@@ -126,8 +128,13 @@ class Store:
 
     @contextmanager
     def _writing(self, lane: str = "intake") -> Iterator[Cursor]:
-        """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back."""
-        with self._intake_lock if lane == "intake" else self._outcome_lock:
+        """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back.
+        Lane "both" holds both locks (intake first, as ``close`` does), for writes that touch both lanes' rows."""
+        locks = {"intake": (self._intake_lock,), "outcomes": (self._outcome_lock,),
+                 "both": (self._intake_lock, self._outcome_lock)}[lane]
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
             self._check_open()
             with self._con.cursor() as cur, _disk_full_named(self.path):
                 cur.begin()
@@ -195,6 +202,22 @@ class Store:
         with self._reading() as cur:
             found = _queries.identity(cur, platform, user_id)
         return found and found[0]
+
+    def link_people(self, kept: int, joined: int, now: datetime) -> None:
+        """Fold ``joined`` into ``kept``: identities, submissions, live tokens, ranking entries. Unlinking undoes it."""
+        with self._writing("both") as cur:
+            _links.link(cur, kept, joined, as_utc(now))
+
+    def unlink_people(self, person_id: int, identity: tuple[str, str] | None, token_sha: str | None,
+                      now: datetime) -> list[tuple[int, int]]:
+        """Undo the link that brought ``identity`` (or the token) into ``person_id``, else all its links."""
+        with self._writing("both") as cur:
+            return _links.unlink(cur, person_id, identity, token_sha, as_utc(now))
+
+    def identities(self, person_id: int) -> list[tuple[str, str, str]]:
+        """(platform, user id, display name) of each of a person's accounts."""
+        with self._reading() as cur:
+            return _links.identities(cur, person_id)
 
     def people_named(self, name: str) -> list[tuple[int, str]]:
         """(person_id, display name) of the people whose display name is ``name`` (case ignored)."""
@@ -362,6 +385,16 @@ class Store:
     def submission_detail(self, submission_id: int) -> SubmissionDetail | None:
         with self._reading() as cur:
             return _queries.submission_detail(cur, submission_id)
+
+    def person_summary(self, person_id: int, runs: int = 50) -> PersonSummary | None:
+        """A person's entries with their ranks and latest runs; None for nobody (or someone linked into another)."""
+        with self._reading() as cur:
+            return _people.summary(cur, person_id, runs)
+
+    def previous_submission(self, submission_id: int) -> tuple[int, str, str] | None:
+        """(id, file name, source) of the author's submission to the same leaderboard before this one."""
+        with self._reading() as cur:
+            return _people.previous(cur, submission_id)
 
     def stats(self) -> GlobalStats:
         with self._reading() as cur:

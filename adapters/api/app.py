@@ -8,10 +8,13 @@ silently ignored. ``POST /v1/submissions`` takes the kernel as multipart/form-da
 ``Accept: text/event-stream`` it streams progress. Another command's file argument (``admin create``'s problem) is
 a JSON object ``{"name": ..., "base64": ...}`` in the body, sent to the core as the command's attachment.
 ``GET /v1/health`` needs no token: is the API up, the core?
+Public commands (``Access.PUBLIC``: leaderboards, rankings, people) answer a request without an ``Authorization``
+header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -28,12 +31,13 @@ from starlette.types import Scope
 
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
+from adapters.api.web import web_routes
 from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import MAX_PROBLEM_BYTES, attachment_from, query_command, submit_command
 from core.contracts.config import Settings
 from core.contracts.errors import UserError
 from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
-from core.contracts.registry import COMMANDS, ArgKind, Spec
+from core.contracts.registry import COMMANDS, Access, ArgKind, Spec
 from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
 
@@ -50,9 +54,13 @@ class NoCredential(Exception):
     """The request carries no usable bearer token."""
 
 
-def credential(request: Request) -> str:
-    """The SHA-256 of the request's bearer token: the token itself goes no further than this function."""
-    match = _BEARER.fullmatch(request.headers.get("authorization", ""))
+def credential(request: Request, public: bool = False) -> str:
+    """The SHA-256 of the request's bearer token: the token itself goes no further than this function. A
+    ``public`` route asked without any ``Authorization`` header gets "" (a visitor); a malformed one is refused."""
+    header = request.headers.get("authorization")
+    if public and header is None:
+        return ""
+    match = _BEARER.fullmatch(header or "")
     if match is None:
         raise NoCredential
     return token_sha256(match.group(1))
@@ -68,7 +76,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
             return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES        # base64 inside JSON
         return SMALL_BODY_BYTES
 
-    routes = [Route("/v1/health", api.health)]
+    routes = [Route("/v1/health", api.health), *web_routes(api.request)]
     for spec in COMMANDS:
         for route in spec.routes:
             endpoint = api.submit if spec.submission else api.command(spec, route)
@@ -87,7 +95,7 @@ class _Api:
         """An endpoint sending ``spec``'s command through ``route``."""
 
         async def endpoint(request: Request) -> Response:
-            sha = credential(request)          # before the body: no token, no work
+            sha = credential(request, public=spec.access is Access.PUBLIC)   # before the body: no token, no work
             given = await self._arguments(request, route)
             if isinstance(given, Response):
                 return given
@@ -131,10 +139,10 @@ class _Api:
 
     async def ask(self, cmd: Command, sha: str) -> Response:
         cmd.credential_sha256 = sha
-        reply = await self._request(cmd)
+        reply = await self.request(cmd)
         return reply if isinstance(reply, Response) else answer(reply)
 
-    async def _request(self, cmd: Command) -> Reply | Response:
+    async def request(self, cmd: Command) -> Reply | Response:
         """The core's reply, or the error response that says why there is none (sent once: never retried here,
         since a submission that timed out may still have been stored)."""
         try:
@@ -170,7 +178,7 @@ class _Api:
         cmd = submit_command(_ACTOR, self._reply_to(route), file_name, content, leaderboard=leaderboard, gpus=gpus,
                              mode=mode)
         cmd.credential_sha256 = sha
-        accepted = await self._request(cmd)
+        accepted = await self.request(cmd)
         if isinstance(accepted, Response):
             return accepted
         if accepted.tone is Tone.ERROR or "text/event-stream" not in request.headers.get("accept", ""):
@@ -206,9 +214,18 @@ class _Api:
     async def _json_object(request: Request) -> dict | Response:
         try:
             body = await request.json()
+        except RecursionError:
+            return error("invalid", "The body nests JSON too deeply; send one object of plain values.")
         except ValueError:
             return error("invalid", "The body is not valid JSON.")
-        return body if isinstance(body, dict) else error("invalid", "The body must be a JSON object.")
+        if not isinstance(body, dict):
+            return error("invalid", "The body must be a JSON object.")
+        try:      # JSON may escape a lone surrogate (\ud800), which is no character: no text can hold it
+            json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return error("invalid", "The body holds a lone surrogate escape (like \\ud800), which is not text; "
+                                    "send the file as UTF-8.")
+        return body
 
     @staticmethod
     def _reply_to(route: str = "") -> ReplyTo:

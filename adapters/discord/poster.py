@@ -77,6 +77,17 @@ class Poster:
         with contextlib.suppress(discord.NotFound):
             await self._channel(channel_id).get_partial_message(message_id).delete()
 
+    async def private_thread(self, channel_id: int, name: str) -> int:
+        """Open a private thread in a channel (only those it mentions, and moderators, can read it); its id."""
+        made = await self.client.http.start_thread_without_message(
+            channel_id, name=name[:100] or "details", auto_archive_duration=THREAD_ARCHIVE_MINUTES,
+            type=discord.ChannelType.private_thread.value, invitable=False)
+        return int(made["id"])
+
+    async def direct_message(self, user_id: int, out: Outgoing, *, nonce: str | None = None) -> None:
+        channel = await self.client.http.start_private_message(user_id)
+        await self.send(int(channel["id"]), out, nonce=nonce)
+
     async def start_thread(self, channel_id: int, message_id: int, name: str) -> int:
         """Open a thread on a message; its id is the message's id. Opening one that exists is not an error."""
         try:      # the HTTP call itself: PartialMessage.create_thread wants guild data a partial channel lacks

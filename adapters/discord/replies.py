@@ -7,7 +7,10 @@ is posted, so a restart loses nothing; a reply that comes again is posted once (
 - progress (``final`` false, with an ``update_key``) edits the submission's status message in place;
 - a final report goes to the submission's thread (opened here if it does not exist yet), or to the channel
   as a reply to the status message where there is no thread, and updates the status message's line;
-- an announcement is a plain message in its channel.
+- an announcement is a plain message in its channel;
+- a result's details (``data["kind"] == "detail"``) are for its author alone: a private thread in the channel
+  that mentions them (mentioning adds them), or, where no thread can be opened (a direct message with the bot,
+  missing permissions), a direct message. Never the public thread.
 
 Discord refusing a reply for good (no access to the channel, a deleted channel) is logged and skipped;
 anything that may pass (a 5xx, a 429 beyond the library's own waiting, a network error) is raised so the
@@ -32,6 +35,7 @@ class ReplyRouter:
     def __init__(self, poster: Poster, live: LiveStatus) -> None:
         self._poster = poster
         self._live = live
+        self._private_threads: dict[str, int] = {}     # reply id -> its private thread, so a repeat posts there
 
     async def handle(self, replies: list[Reply]) -> None:
         """The durable consumer's handler: post a batch, raising only for trouble that may pass."""
@@ -53,6 +57,9 @@ class ReplyRouter:
         if reply.data.get("kind") == "announcement":
             await self._poster.send(channel, render_reply(reply), nonce=nonce_for(reply.id))
             return
+        if reply.data.get("kind") == "detail":
+            await self._private(reply)
+            return
         if not reply.final:
             if status and reply.update_key:
                 await self._live.update(channel, status, status_line(reply), run=reply.update_key, final=False)
@@ -61,6 +68,26 @@ class ReplyRouter:
         if status and reply.update_key:
             line = status_line(reply, label=str(reply.data.get("gpu") or ""))
             await self._live.update(channel, status, line, run=reply.update_key, final=True)
+
+    async def _private(self, reply: Reply) -> None:
+        to, out, nonce = reply.reply_to, render_reply(reply), nonce_for(reply.id)
+        if not to.user.isdigit():
+            log.warning("reply %s is private but names no Discord user; skipping it", reply.id)
+            return
+        thread = self._private_threads.get(reply.id)
+        try:
+            if thread is None:
+                if len(self._private_threads) > 10_000:
+                    self._private_threads.clear()
+                thread = self._private_threads[reply.id] = await self._poster.private_thread(int(to.channel),
+                                                                                             reply.title)
+            await self._poster.send(thread, out, nonce=nonce)
+        except discord.HTTPException as exc:
+            if exc.status >= 500 or exc.status == 429:
+                raise
+            log.info("no private thread for reply %s (%s %s); sending it as a direct message", reply.id,
+                     exc.status, exc.text)
+            await self._poster.direct_message(int(to.user), out, nonce=nonce)
 
     async def _post(self, to: ReplyTo, out: Outgoing, nonce: str, title: str) -> None:
         if not to.thread:

@@ -64,6 +64,11 @@ class CommandKind(enum.StrEnum):
     INVALIDATE = "invalidate"                # (admins) a submission out of every ranking, kept and marked
     LIMIT = "limit"                          # (admins) a person's own rate limit
     AUDIT = "audit"                          # (admins) the audit log
+    PERSON = "person"          # someone's public page: entries with ranks, progress, latest runs
+    LINK = "link"              # join two accounts into one person: no args shows a code, args["code"] uses one
+    UNLINK = "unlink"          # split the asker's account off the person it was linked into
+    ADMIN_LINK = "admin-link"  # (admins) join args["person"] and args["other"]
+    ADMIN_UNLINK = "admin-unlink"  # (admins) split args["person"] (an account, or a person's every link)
 
 
 @dataclass

@@ -30,6 +30,7 @@ FRONT_ENDS = ("terminal", "api", "discord", "slack")
 
 
 class Access(enum.StrEnum):
+    PUBLIC = "public"        # anyone, signed in or not: what the public web pages show (rankings, people)
     ANYONE = "anyone"        # anyone the core knows: a chat account, or a personal token's holder
     ADMIN = "admin"          # admins only; the core refuses everyone else before the handler runs
     CREATOR = "creator"      # admins and leaderboard creators; a creator manages only what they created
@@ -137,10 +138,10 @@ COMMANDS: tuple[Spec, ...] = (
           Arg("mode", "test, benchmark, ranked (the default) or profile",
               choices=("test", "benchmark", "ranked", "profile"))),
          routes=(Route("POST", "/v1/submissions"),)),
-    Spec(CommandKind.LIST, ("list",), "the leaderboards, their GPUs and deadlines",
+    Spec(CommandKind.LIST, ("list",), "the leaderboards, their GPUs and deadlines", access=Access.PUBLIC,
          routes=(Route("GET", "/v1/leaderboards"),)),
     Spec(CommandKind.SHOW, ("show",), "a leaderboard's ranking on each GPU",
-         (LEADERBOARD, GPU, Arg("limit", "how many rows (default 10)", ArgKind.NUMBER)),
+         (LEADERBOARD, GPU, Arg("limit", "how many rows (default 10)", ArgKind.NUMBER)), access=Access.PUBLIC,
          routes=(Route("GET", _board()),)),
     Spec(CommandKind.MINE, ("mine",), "your own submissions to a leaderboard",
          (LEADERBOARD, GPU, Arg("limit", "how many rows (default 20)", ArgKind.NUMBER)),
@@ -152,15 +153,20 @@ COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.TASK, ("task",), "the problem to solve: its description and reference files", (LEADERBOARD,),
          aliases=(("reference-code",),), routes=(Route("GET", _board("/task")),)),
     Spec(CommandKind.TEMPLATE, ("template",), "a starter file for a leaderboard",
-         (LEADERBOARD, Arg("lang", "the template's language (Python, Triton, CUDA...)")),
+         (LEADERBOARD, Arg("lang", "the template's language (Python, Triton, CUDA...; default: every one)")),
          private=True, routes=(Route("GET", _board("/template")),)),
     Spec(CommandKind.SUBMISSION, ("submission",), "one submission: its runs, results and code",
          (Arg("id", "the submission number, as in #12", ArgKind.NUMBER, required=True),),
          aliases=(("get-submission",),), private=True, routes=(Route("GET", "/v1/submissions/{id}"),)),
     Spec(CommandKind.QUEUE, ("queue",), "jobs waiting and running on each GPU, and where yours are",
          (Arg("gpu", "only this GPU pool"),), private=True, routes=(Route("GET", "/v1/queue"),)),
-    Spec(CommandKind.STATS, ("stats",), "kernelrank in figures", routes=(Route("GET", "/v1/stats"),)),
+    Spec(CommandKind.STATS, ("stats",), "kernelrank in figures", access=Access.PUBLIC,
+         routes=(Route("GET", "/v1/stats"),)),
+    Spec(CommandKind.PERSON, ("person",), "someone's entries, progress and latest submissions (scores only)",
+         (Arg("who", "#N (their number on the web), discord:ID, slack:ID or a name", required=True),),
+         access=Access.PUBLIC, routes=(Route("GET", "/v1/people/{who}"),)),
     Spec(CommandKind.EVAL_CODE, ("eval-code",), "the evaluation harness's own source: nothing of it is hidden",
+         (Arg("lang", "only the files in this language: python or cuda (default: every file)", positional=True),),
          private=True, routes=(Route("GET", "/v1/eval-code"),)),
     Spec(CommandKind.TOKEN, ("token",), "personal tokens for the terminal and the web: make, list, revoke",
          (Arg("action", "new (make one, shown once), list, revoke or whoami", choices=("new", "list", "revoke",
@@ -235,6 +241,19 @@ COMMANDS: tuple[Spec, ...] = (
     Spec(CommandKind.AUDIT, ("admin", "audit"), "the audit log: who did what, when and why",
          (Arg("since", 'from when, "YYYY-MM-DD HH:MM" in UTC (default: the last 7 days)'),),
          access=Access.ADMIN, private=True, routes=(Route("GET", "/v1/admin/audit"),)),
+    Spec(CommandKind.LINK, ("link",), "join your accounts on Slack, Discord and the terminal into one person",
+         (Arg("code", "the code `link` showed on your other account (none: show a code here)", positional=True),),
+         private=True, routes=(Route("POST", "/v1/link"),)),
+    Spec(CommandKind.UNLINK, ("unlink",), "split this account off the person it was linked into", private=True,
+         routes=(Route("POST", "/v1/unlink"),)),
+    Spec(CommandKind.ADMIN_LINK, ("admin", "link"), "join two people's accounts into one person",
+         # plain text, not a person picker: the two accounts are usually on two platforms
+         (Arg("person", "one account: discord:ID, slack:ID or a name", required=True),
+          Arg("other", "the other account, named the same way", required=True)),
+         access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/link"),)),
+    Spec(CommandKind.ADMIN_UNLINK, ("admin", "unlink"), "split an account (platform:ID) off its person, or "
+         "every link of a person", (Arg("person", "discord:ID, slack:ID or a name", required=True),),
+         access=Access.ADMIN, private=True, routes=(Route("POST", "/v1/admin/unlink"),)),
 )
 
 BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})

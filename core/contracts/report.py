@@ -15,6 +15,8 @@ from harness.report import format_us as harness_format_us
 from harness.result import EvalResult, Progress, ShapeStats, Status
 
 LOG_TAIL_CHARS = 1500
+CI_MEANING = ("± is the 95% confidence interval of each median, as a share of it: repeat the timing and the "
+              "median lands that close 95 times in 100.")
 
 
 def format_us(us: float | None) -> str:
@@ -24,6 +26,15 @@ def format_us(us: float | None) -> str:
 
 def format_spec(spec: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in spec.items() if k != "seed")
+
+
+def clip(value: str, limit: int) -> str:
+    """``value`` on one line, cut at a word to at most ``limit`` characters, an ellipsis marking the cut."""
+    value = " ".join(value.split())
+    if len(value) <= limit:
+        return value
+    cut = value[:limit - 1].rsplit(" ", 1)[0] if " " in value[:limit - 1] else value[:limit - 1]
+    return cut.rstrip(" ,;:.") + "…"
 
 
 def text(body: str) -> Part:
@@ -68,6 +79,11 @@ _VERDICT = {Status.PASSED: ("passed", Tone.SUCCESS), Status.FAILED: ("failed", T
 
 def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part]:
     """The body of a result report: verdict, score, per-shape table, failure, where it ran and what it cost."""
+    return verdict_parts(result) + detail_parts(result, cost_usd)
+
+
+def verdict_parts(result: EvalResult) -> list[Part]:
+    """What everyone may read of a result: the verdict line and the score."""
     verdict, tone = _VERDICT[result.status]
     parts = [status(f"{result.mode.value} {verdict}", tone)]
     if result.measured_by == popcorn.MEASURED_BY:
@@ -77,18 +93,30 @@ def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part
         if result.measured_by == popcorn.MEASURED_BY:      # the author's evaluator reports means, no medians
             rule = rule.replace("median", "mean")
         parts.append(text(f"**Score** {format_us(result.score_us)} ({rule})"))
+    return parts
+
+
+def detail_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part]:
+    """What only the author (and admins) may read: tests and the checker's messages, per-shape figures, the
+    failure and the kernel's output, profiles, where it ran and what it cost."""
+    parts: list[Part] = []
     if result.tests:
         passed = sum(t.passed for t in result.tests)
         parts.append(text(f"Tests: {passed} of {len(result.tests)} passed"))
         failing = [t for t in result.tests if not t.passed][:5]
         if failing:
-            parts.append(table(["test", "message"], [[format_spec(t.spec), t.message[:200]] for t in failing]))
+            parts.append(table(["test", "message"], [[format_spec(t.spec), clip(t.message, 200)] for t in failing]))
     if result.shapes:
         parts.append(_shape_table(result.shapes))
+        parts.append(text(CI_MEANING))
     if result.failure:
         parts.append(text(result.failure.message))
         if result.failure.log_tail:
             parts.append(code(result.failure.log_tail[-LOG_TAIL_CHARS:]))
+    output = f"{result.stdout}{result.stderr}".strip()
+    if output and not (result.failure and result.failure.log_tail):
+        parts.append(text("What your kernel printed"))
+        parts.append(code(output[-LOG_TAIL_CHARS:]))
     for profile in result.profiles:
         parts.append(text(f"Profile of {format_spec(profile.spec)}"))
         parts.append(code(profile.table))
@@ -122,9 +150,16 @@ def _shape_table(shapes: list[ShapeStats]) -> Part:
         rate = (f"{s.achieved_gbps:.0f} GB/s" if s.achieved_gbps else
                 f"{s.achieved_tflops:.1f} TFLOP/s" if s.achieved_tflops else "-")
         peak = f"{100 * s.peak_fraction:.0f}%" if s.peak_fraction is not None else "-"
-        rows.append([format_spec(s.spec), format_us(s.median_us), f"±{ci:.2f}%", format_us(s.mean_us),
+        rows.append([format_spec(s.spec), format_us(s.median_us), _percent(ci), format_us(s.mean_us),
                      format_us(s.min_us), format_us(s.p90_us), str(s.n), rate, peak])
     return table(["shape", "median", "95% CI", "mean", "min", "p90", "n", "achieved", "of peak"], rows)
+
+
+def _percent(ci: float) -> str:
+    """A confidence half-width with the precision it deserves: ±0.42%, ±3.1%, ±27%, and >±999% for noise."""
+    if ci >= 1000:
+        return ">±999%"
+    return f"±{ci:.2f}%" if ci < 1 else f"±{ci:.1f}%" if ci < 10 else f"±{ci:.0f}%"
 
 
 def _system_line(result: EvalResult) -> str:

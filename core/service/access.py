@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.contracts.errors import Forbidden
 from core.service.people import Caller
 from storage.records import Leaderboard, SubmissionDetail
 
@@ -18,13 +17,15 @@ def closed(board: Leaderboard, now: datetime) -> bool:
     return board.deadline is not None and board.deadline <= now
 
 
-def check_can_see(detail: SubmissionDetail, caller: Caller, board: Leaderboard | None, now: datetime) -> None:
-    """Raise ``Forbidden`` unless ``caller`` may see the submission's code and detailed results."""
+def why_hidden(detail: SubmissionDetail, caller: Caller, board: Leaderboard | None, now: datetime) -> str | None:
+    """``None`` when ``caller`` may see the submission's code and detailed results, else one sentence saying why
+    not (its verdicts and scores are public either way)."""
     if caller.admin or detail.person_id == caller.person_id:
-        return
+        return None
     if board is not None and board.public_after_close and closed(board, now):
-        return
+        return None
     opens = (f" until {board.name} closes on {board.deadline:%Y-%m-%d %H:%M} UTC"
              if board is not None and board.public_after_close and board.deadline is not None else "")
-    raise Forbidden(f"Submission #{detail.id} is someone else's: only its author and admins can see its code and "
-                    f"results{opens}; `show {detail.leaderboard}` has the public ranking.")
+    return (f"Submission #{detail.id} is someone else's: only its author and admins can see its code and detailed "
+            f"results{opens}; `show {detail.leaderboard}` has the public ranking.")
+

@@ -18,6 +18,7 @@ from core.service.db import Database, Writer
 from core.service.deps import Deps
 from core.service.jobs import JobQueue
 from core.service.leaderboards import BoardCache
+from core.service.linkcodes import LinkCodes
 from core.service.loop import CoreService
 from core.service.pending import Reruns, Validations
 from core.service.people import People
@@ -36,7 +37,7 @@ def build_deps(db: Database, settings: Settings, publish_job: Callable[[RunJob],
     return Deps(db=db, writer=Writer(db), settings=settings, publish_job=publish_job,
                 boards=BoardCache(lambda name: db.read(db.store.get_leaderboard, name)),
                 people=People(db, settings), limiter=RateLimiter(settings.rate_limit_per_minute), runs=RunBook(),
-                pools=PoolBoard(), submitting=OncePerCommand(), now=now,
+                pools=PoolBoard(), submitting=OncePerCommand(), links=LinkCodes(), now=now,
                 validations=Validations(), gpu_pools=tuple(gpu_pools), reruns=Reruns())
 
 

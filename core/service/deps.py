@@ -13,6 +13,7 @@ from core.contracts.config import Settings
 from core.contracts.messages import RunJob
 from core.service.db import Database, Writer
 from core.service.leaderboards import BoardCache
+from core.service.linkcodes import LinkCodes
 from core.service.pending import Reruns, Validations
 from core.service.people import People
 from core.service.pools import PoolBoard
@@ -33,6 +34,7 @@ class Deps:
     runs: RunBook                  # the one record of runs waiting for their result
     pools: PoolBoard               # the workers' latest PoolStatus reports
     submitting: OncePerCommand     # submissions being handled, by command id
+    links: LinkCodes               # one-time codes that join two accounts into one person
     now: Callable[[], datetime]
     validations: Validations       # leaderboards waiting for their reference's test run
     gpu_pools: tuple[str, ...]     # the GPU pools this core queues jobs for

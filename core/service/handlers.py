@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Callable
 
 from core.contracts import report
 from core.contracts.commands import check_lengths
-from core.contracts.errors import Forbidden, RateLimited, UserError
+from core.contracts.errors import Forbidden, NotSignedIn, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
-from core.service import admin, challenges, manage, queries
+from core.service import admin, challenges, linking, manage, profiles, queries
 from core.service.deps import Deps
-from core.service.people import Caller
+from core.service.people import VISITOR, Caller
 from core.service.submit import submit
 from core.service.tokens import issue_token, token
 
@@ -33,8 +33,8 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
         if handler is None:
             raise UserError(f"kernelrank does not know the command {cmd.kind.value!r}.")
         check_lengths(cmd)
-        caller = await deps.people.caller(cmd, deps.now())
         spec = BY_KIND[cmd.kind]
+        caller = await _caller(cmd, spec.access, deps)
         if spec.access is Access.ADMIN and not caller.admin:
             raise Forbidden(f"Only admins can use `{spec.name}`; ask one of them.")
         if spec.access is Access.CREATOR and not (caller.admin or caller.creator):
@@ -47,6 +47,16 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
         if isinstance(exc, RateLimited):
             reply.data["retry_after_s"] = exc.retry_after_s
         return reply
+
+
+async def _caller(cmd: Command, access: Access, deps: Deps) -> Caller:
+    """Who sent ``cmd``; a visitor for a public command sent without a token (a bad token is still refused)."""
+    try:
+        return await deps.people.caller(cmd, deps.now())
+    except NotSignedIn:
+        if access is Access.PUBLIC and not cmd.credential_sha256:
+            return VISITOR
+        raise
 
 
 HANDLERS: dict[CommandKind, Handler] = {
@@ -80,4 +90,9 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.INVALIDATE: admin.invalidate,
     CommandKind.LIMIT: admin.limit,
     CommandKind.AUDIT: admin.audit,
+    CommandKind.PERSON: profiles.person,
+    CommandKind.LINK: linking.link,
+    CommandKind.UNLINK: linking.unlink,
+    CommandKind.ADMIN_LINK: linking.admin_link,
+    CommandKind.ADMIN_UNLINK: linking.admin_unlink,
 }

@@ -16,9 +16,13 @@ from typing import Any
 
 import harness
 from core.contracts import report
+from core.contracts.errors import UserError, shown
 from core.contracts.messages import Part
 
 SOURCE_SUFFIXES = {".py": "python", ".cu": "cuda", ".cuh": "cuda", ".cpp": "cpp", ".h": "cpp", ".c": "c"}
+# what people ask for -> the file languages it means (a CUDA kernel is built with the harness's C++ too)
+LANGUAGES = {"python": {"python"}, "py": {"python"}, "triton": {"python"}, "cuda": {"cuda", "cpp", "c"},
+             "cu": {"cuda", "cpp", "c"}, "cpp": {"cpp", "c"}, "c++": {"cpp", "c"}, "c": {"c"}}
 
 
 @dataclass(frozen=True)
@@ -41,9 +45,16 @@ def harness_files(root: Path = Path(harness.__file__).parent) -> tuple[SourceFil
     return tuple(files)
 
 
-def eval_code_report(files: tuple[SourceFile, ...] | None = None) -> tuple[str, list[Part], dict[str, Any]]:
-    """Title, parts and data of the ``eval-code`` reply."""
+def eval_code_report(files: tuple[SourceFile, ...] | None = None,
+                     language: str = "") -> tuple[str, list[Part], dict[str, Any]]:
+    """Title, parts and data of the ``eval-code`` reply; ``language`` (python, cuda, cpp, c) keeps its files only."""
     files = harness_files() if files is None else files
+    if language:
+        wanted = LANGUAGES.get(language.strip().lower())
+        if wanted is None:
+            raise UserError(f"The harness has no {shown(language, 20)} files; ask for python or cuda, or for "
+                            "every file without a language.")
+        files = tuple(f for f in files if SOURCE_SUFFIXES[Path(f.path).suffix] in wanted)
     digest = hashlib.sha256("".join(f"{f.path}\0{f.sha256}\n" for f in files).encode()).hexdigest()
     lines = sum(f.text.count("\n") for f in files)
     parts = [report.text(f"This is the whole evaluation harness: {len(files)} files, {lines} lines. It stages your "

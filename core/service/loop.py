@@ -4,8 +4,8 @@ It is the only process that opens the database. Results arrive through a durable
 written in batches, idempotently by run id, before they are acknowledged. Each run is answered once: only
 a result stored for the first time, or one whose reply was never noted as sent (a crash between storing
 and replying), produces a reply, and that reply's id (``result-<run_id>``) dedupes a repeat within the
-stream's window. A worker's first progress event marks its run running in the database before it is
-acknowledged.
+stream's window. In chat, a result's details go to its author alone (``core.service.verdicts``). A worker's
+first progress event marks its run running in the database before it is acknowledged.
 
 Start-up order matters after an outage: the consumers of results and progress start first, then
 ``_recover`` re-queues only runs that JetStream shows were never queued (no job in JOBS, waiting or in
@@ -27,11 +27,10 @@ from datetime import UTC, datetime
 from core.contracts import report, signing
 from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
-from core.contracts.messages import Command, Part, PartKind, Platform, Reply, ReplyTo, RunJob, RunProgress, RunResult
+from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from core.service import validation
 from core.service.announce import announcement_targets, announcements
 from core.service.args import time_left
-from core.service.compare import with_changes
 from core.service.db import Database
 from core.service.deadletter import DeadLetters
 from core.service.deps import Deps
@@ -39,10 +38,11 @@ from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
 from core.service.scheduler import Scheduler
+from core.service.verdicts import result_replies
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
-from storage.records import RankRow, ResultRecord, RunInfo
+from storage.records import RankRow, ResultRecord
 
 log = logging.getLogger(__name__)
 
@@ -156,13 +156,14 @@ class CoreService:
                                      [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
                                      [r.run_id for r in ranked]) if ranked else {}
         for run, result in runs:
-            reply = self._result_reply(run, result, standings.get((run.leaderboard, run.gpu)), costs.get(run.run_id))
+            replies = result_replies(run, result, standings.get((run.leaderboard, run.gpu)),
+                                     earlier.get((run.leaderboard, run.gpu, run.person_id)), costs.get(run.run_id))
             if (run.leaderboard, run.gpu) in standings and (board := await self.deps.boards.get(run.leaderboard)) and \
                     board.leaderboard.deadline and board.leaderboard.deadline > self.deps.now():
-                reply.parts.insert(2, report.text(f"{time_left(board.leaderboard.deadline, self.deps.now())} "
-                                                  f"before {run.leaderboard} closes."))
-            reply.parts = with_changes(reply.parts, result, earlier.get((run.leaderboard, run.gpu, run.person_id)))
-            await self.bus.publish_reply(reply)
+                replies[-1].parts.append(report.text(f"{time_left(board.leaderboard.deadline, self.deps.now())} "
+                                                     f"before {run.leaderboard} closes."))     # the public reply
+            for reply in replies:
+                await self.bus.publish_reply(reply)
         self.writer.replied([run.run_id for run, _ in runs])
         self.runs.answered([r.run_id for r in results])   # only now, so a batch that failed comes back whole
         for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
@@ -173,22 +174,6 @@ class CoreService:
         """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
         return {(lb, gpu): {row.person_id: row for row in await self.db.read(self.db.store.ranking, lb, gpu)}
                 for lb, gpu in boards}
-
-    def _result_reply(self, run: RunInfo, result: EvalResult, standing: dict[int, RankRow] | None,
-                      cost_usd: float | None = None) -> Reply:
-        parts = report.result_parts(result, cost_usd)
-        reply_to = from_jsonable(ReplyTo, run.reply_to)
-        if standing is not None:
-            parts.insert(1, report.text(_standing_words(run, standing.get(run.person_id))))
-        if reply_to.user and reply_to.platform in (Platform.SLACK, Platform.DISCORD):
-            parts.insert(0, Part(kind=PartKind.MENTION, text=reply_to.user))
-        tone = report.Tone.SUCCESS if result.passed else report.Tone.ERROR
-        return Reply(reply_to=reply_to, parts=parts, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
-                     title=f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}",
-                     data={"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
-                           "score_us": result.score_us, "gpu_s": result.gpu_s, "cost_usd": cost_usd,
-                           "leaderboard": run.leaderboard, "gpu": run.gpu, "mode": run.mode},
-                     id=f"result-{run.run_id}")
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
         events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]   # 0: the core's own
@@ -250,16 +235,6 @@ class CoreService:
         if self.runs.in_flight:
             log.info("%d runs unfinished at start: %d queued again (stored, never queued), the rest in JetStream",
                      len(self.runs.in_flight), requeued)
-
-
-def _standing_words(run: RunInfo, mine: RankRow | None) -> str:
-    if mine is None:
-        return "Not ranked."
-    if mine.run_id != run.run_id:
-        return (f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
-                f"(#{mine.submission_id}), rank #{mine.rank}.")
-    return ("**New #1!** " if mine.rank == 1 else "**New personal best.** ") + \
-        f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."
 
 
 async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:

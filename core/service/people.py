@@ -55,6 +55,9 @@ class Caller:
         return f"{self.display_name} (person {self.person_id})"
 
 
+VISITOR = Caller(person_id=0, display_name="a visitor")    # no person has id 0: the sequence starts at 1
+
+
 def admin_identities(settings: Settings) -> frozenset[str]:
     """``platform:user id`` of every admin: the configured ones, and the local user when ``kernelrank up`` runs."""
     configured = {_identity(*entry.split(":", 1)) for entry in settings.admins if ":" in entry}
@@ -100,6 +103,11 @@ class People:
         if key not in self._chat:
             self._chat[key] = await self._db.write(self._db.store.person, *key)
         return Caller(self._chat[key], key[2], _identity(*key[:2]) in self._admins)
+
+    def forget_everyone(self) -> None:
+        """Linking or splitting people changes whose accounts and tokens are whose: look everyone up afresh."""
+        self._chat.clear()
+        self._tokens.clear()
 
     def forget(self, hashes: list[str]) -> None:
         """Drop revoked tokens from the cache, so they stop working at once."""

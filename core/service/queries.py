@@ -4,10 +4,12 @@ caller and the service's dependencies, returning one ``Reply``."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from core.contracts import report
-from core.contracts.errors import NotFound, UserError
+from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
-from core.service.access import check_can_see
+from core.service.access import why_hidden
 from core.service.args import (
     choose_gpus,
     deadline_words,
@@ -23,6 +25,7 @@ from core.service.deps import Deps
 from core.service.harness_source import eval_code_report
 from core.service.people import Caller
 from core.service.queueing import queue_report
+from harness.result import EvalResult
 
 
 async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -33,14 +36,16 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                      data={"leaderboards": []})
     now = deps.now()
     rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline, now), b.submissions, b.people,
-             b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
+             report.clip(b.description.strip().splitlines()[0], 60) if b.description.strip() else ""]
+            for b in boards]
     return reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
-                                                      "people", "about"], rows)],
+                                                      "people", "about"], rows),
+                                       report.text("`task LEADERBOARD` shows a leaderboard's whole description.")],
                   data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus),
                                           "deadline": b.deadline.isoformat() if b.deadline else None,
                                           "opens": b.opens_at.isoformat() if b.opens_at else None,
-                                          "version": b.version}
-                                         for b in boards]})
+                                          "version": b.version, "about": b.description.strip(),
+                                          "submissions": b.submissions, "people": b.people} for b in boards]})
 
 
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -49,10 +54,13 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     limit = row_limit(cmd, 10)
     closed = [ch.results for ch in await deps.db.read(deps.db.store.challenges.listed)
               if ch.results and board.name in ch.leaderboards]      # the latest closed challenge marks its podium
-    parts = []
+    parts, rankings = [], {}
     for gpu in gpus:
         rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
         marks = podium_marks(closed[-1], board.name, gpu) if closed else {}
+        rankings[gpu] = [{"rank": r.rank, "person_id": r.person_id, "name": r.display_name, "score_us": r.score_us,
+                          "submission_id": r.submission_id, "submitted_at": r.submitted_at.isoformat(),
+                          "podium": marks.get(r.run_id)} for r in rows]
         parts.append(report.text(f"**{board.name} on {gpu}**"))
         parts.append(report.table(["rank", "who", "score", "submission", "when"],
                                   [[f"{r.rank} {marks[r.run_id]}" if r.run_id in marks else r.rank, r.display_name,
@@ -62,7 +70,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if closed:
         parts.append(report.text("🥇🥈🥉: the podium verified at the challenge's close; held: kept for an admin's "
                                  "review (`challenge TITLE` says why)."))
-    return reply(cmd, f"{board.name} leaderboard", parts)
+    return reply(cmd, f"{board.name} leaderboard", parts, {"leaderboard": board.name, "rankings": rankings})
 
 
 async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -74,7 +82,10 @@ async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(cmd, f"Your submissions to {board.name}", [report.table(
         ["submission", "GPU", "mode", "status", "score", "file", "when"],
         [[f"#{r.submission_id}", r.gpu, r.mode, r.status or "queued", report.format_us(r.score_us), r.file_name,
-          f"{r.created_at:%Y-%m-%d %H:%M}"] for r in rows])])
+          f"{r.created_at:%Y-%m-%d %H:%M}"] for r in rows])],
+                 {"runs": [{"submission_id": r.submission_id, "gpu": r.gpu, "mode": r.mode, "status": r.status,
+                            "score_us": r.score_us, "file_name": r.file_name, "submitted_at": r.created_at.isoformat()}
+                           for r in rows]})
 
 
 async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -94,7 +105,11 @@ async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             series += [(gpu, t, v) for t, v in points]
     if series:
         parts.append(report.chart(f"Best score on {board.name}", "submitted", "best score (µs)", series))
-    return reply(cmd, f"{whose} progress on {board.name}", parts or [report.text("No passing ranked runs yet.")])
+    by_gpu: dict[str, list] = {}
+    for gpu, moment, best in series:
+        by_gpu.setdefault(gpu, []).append([moment.isoformat(), best])
+    return reply(cmd, f"{whose} progress on {board.name}", parts or [report.text("No passing ranked runs yet.")],
+                 {"leaderboard": board.name, "best_over_time": by_gpu})
 
 
 async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -115,15 +130,19 @@ async def template(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board, templates = found.leaderboard, found.problem.templates
     if not templates:
         raise UserError(f"{board.name} has no templates; see `task {board.name}` for what to write.")
-    wanted = (cmd.args.get("lang") or next(iter(templates))).lower()
-    match = next((lang for lang in templates if lang.lower() == wanted), None)
-    if match is None:
-        raise UserError(f"{board.name} has no {wanted} template; choose one of {', '.join(templates)}.")
     suffix = ".cu" if found.problem.task.lang == "cu" else ".py"
-    filename = f"{board.name}-{match.lower()}{suffix}"
-    return reply(cmd, f"{match} template for {board.name}", [report.code(templates[match], language(filename),
-                                                                          filename=filename)],
-                  data={"filename": filename, "source": templates[match]})
+    names = {lang: f"{board.name}-{lang.lower().replace(' ', '-')}{suffix}" for lang in templates}
+    wanted = str(cmd.args.get("lang") or "").lower()
+    chosen = [lang for lang in templates if not wanted or lang.lower() == wanted]   # no language: every one
+    if not chosen:
+        raise UserError(f"{board.name} has no {shown(wanted, 30)} template; choose one of {', '.join(templates)}.")
+    parts = [report.code(templates[lang], language(names[lang]), filename=names[lang]) for lang in chosen]
+    if len(chosen) > 1:
+        parts.insert(0, report.text(f"{board.name} ships {len(chosen)} templates: {', '.join(chosen)}. "
+                                    f"`template {board.name} --lang {chosen[-1]}` gives one."))
+    title = f"{chosen[0]} template for {board.name}" if len(chosen) == 1 else f"Templates for {board.name}"
+    return reply(cmd, title, parts, data={"filename": names[chosen[0]], "source": templates[chosen[0]],
+                                          "templates": {lang: names[lang] for lang in chosen}})
 
 
 async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -132,29 +151,49 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if detail is None:
         raise NotFound(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
     board = await deps.boards.get(detail.leaderboard)
-    check_can_see(detail, caller, board and board.leaderboard, deps.now())
+    hidden = why_hidden(detail, caller, board and board.leaderboard, deps.now())
     version = await deps.db.read(deps.db.store.submission_version, sub_id)
     invalid = await deps.db.read(deps.db.store.admin.invalid_reason, sub_id)
     parts = [report.text(f"Judged by version {version} of {detail.leaderboard}'s problem."
                          + (f" **Invalidated by an admin: {invalid}.** It counts in no ranking." if invalid else "")),
              report.table(["run", "GPU", "status", "score"],
                           [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
-                            report.format_us(r.info.score_us)] for r in detail.runs]),
-             report.code(detail.source, language(detail.file_name), filename=detail.file_name)]
+                            report.format_us(r.info.score_us)] for r in detail.runs])]
+    for run in detail.runs:                   # the verdicts are public; the rest is the author's and admins'
+        if run.result is not None:
+            result = EvalResult.from_dict(run.result)
+            parts += [report.text(f"**On {run.info.gpu}**"), *report.verdict_parts(result),
+                      *(report.detail_parts(result) if hidden is None else [])]
+    data = {"submission_id": sub_id, "details": hidden is None, "leaderboard": detail.leaderboard,
+            "person_id": detail.person_id, "author": detail.display_name, "file_name": detail.file_name,
+            "mode": detail.mode, "submitted_at": detail.created_at.isoformat(),
+            "runs": [{"gpu": r.info.gpu, "status": r.info.status or r.info.state, "score_us": r.info.score_us,
+                      **({"result": r.result} if hidden is None else {})} for r in detail.runs]}
+    if hidden is None:
+        parts.append(report.code(detail.source, language(detail.file_name), filename=detail.file_name))
+        before = await deps.db.read(deps.db.store.previous_submission, sub_id)
+        data["source"] = detail.source
+        data["previous"] = before and {"submission_id": before[0], "file_name": before[1], "source": before[2]}
+    else:
+        parts.append(report.text(hidden))
     return reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
-                  parts, data={"submission_id": sub_id, "problem_version": version, "invalidated": invalid})
+                  parts, {**data, "problem_version": version, "invalidated": invalid})
 
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     figures = await deps.db.read(deps.db.store.stats)
-    rows = [[k.replace("_", " "), v] for k, v in vars(figures).items() if k not in ("by_gpu", "cost_usd")]
-    rows.append(["estimated cost", report.format_cost(figures.cost_usd)])
+    by_status = ", ".join(f"{count:,} {status}" for status, count in sorted(figures.runs_by_status.items()))
+    rows = [["people", f"{figures.people:,}"], ["leaderboards", f"{figures.leaderboards:,}"],
+            ["submissions", f"{figures.submissions:,}"], ["runs", f"{figures.runs:,}" + (f" ({by_status})"
+                                                                                        if by_status else "")],
+            ["GPU hours", f"{figures.gpu_seconds / 3600:,.2f}"],
+            ["estimated cost", report.format_cost(figures.cost_usd)]]
     parts = [report.table(["what", "count"], rows)]
     if figures.by_gpu:
         parts.append(report.table(["GPU", "runs", "GPU hours", "estimated cost"],
                                   [[u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", report.format_cost(u.cost_usd)]
                                    for u in figures.by_gpu]))
-    return reply(cmd, "kernelrank in figures", parts)
+    return reply(cmd, "kernelrank in figures", parts, dataclasses.asdict(figures))
 
 
 async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -168,7 +207,7 @@ async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def eval_code(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    title, parts, data = eval_code_report()
+    title, parts, data = eval_code_report(language=str(cmd.args.get("lang") or ""))
     return reply(cmd, title, parts, data)
 
 

@@ -62,11 +62,19 @@ class System:
 
     async def finals(self, run_ids: set[str], timeout_s: float = 60) -> dict[str, Reply]:
         """The final reply of each run, read from this route's reply stream."""
+        return await self._first_of_each(run_ids, lambda reply: reply.final, timeout_s)
+
+    async def details(self, run_ids: set[str], timeout_s: float = 60) -> dict[str, Reply]:
+        """The private details of each run's result (``core.service.verdicts``), read from the reply stream."""
+        return await self._first_of_each(run_ids, lambda reply: reply.data.get("kind") == "detail", timeout_s)
+
+    async def _first_of_each(self, run_ids: set[str], wanted: Callable[[Reply], bool],
+                             timeout_s: float) -> dict[str, Reply]:
         found: dict[str, Reply] = {}
 
         async def collect() -> None:
             async for reply in (self.reader or self.bus).follow_replies(self.route, Platform.DISCORD):
-                if reply.final and reply.in_reply_to in run_ids:
+                if wanted(reply) and reply.in_reply_to in run_ids and reply.in_reply_to not in found:
                     found[reply.in_reply_to] = reply
                     if len(found) == len(run_ids):
                         return

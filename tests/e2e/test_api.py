@@ -74,12 +74,14 @@ async def test_queries_answer_with_the_cores_reply(api):
 async def test_without_a_good_token_every_route_is_401_with_one_sentence(api):
     for headers in ({}, {"Authorization": "Basic YWRhOnB3"}, {"Authorization": "Bearer"},
                     {"Authorization": "Bearer " + "x" * 500}):
-        response = await api.http.get("/v1/leaderboards", headers=headers)
+        response = await api.http.get("/v1/leaderboards/vectoradd/mine", headers=headers)
         status, code, message = problem(response)
         assert (status, code) == (401, "unauthenticated") and "kernelrank login" in message
         assert response.headers["www-authenticate"].startswith("Bearer")
     status, code, message = problem(await api.get("/v1/leaderboards", token="kr_unknown"))
-    assert (status, code) == (401, "unauthenticated") and "not valid" in message
+    assert (status, code) == (401, "unauthenticated") and "not valid" in message    # a bad token is no visitor
+    public = await api.http.get("/v1/leaderboards")                 # rankings are public: no header, a visitor
+    assert public.status_code == 200 and public.json()["data"]["leaderboards"][0]["name"] == "vectoradd"
     refused = await api.http.post("/v1/submissions", files={"file": ("k.py", b"x")})
     assert refused.status_code == 401
     assert api.system.store.stats().submissions == 0
@@ -108,9 +110,11 @@ async def test_statuses_follow_the_refusal(api):
     assert accepted.status_code == 202
     theirs = decode(Reply, accepted.content).data["submission_id"]
     bob = await token_of(api.system, "bob")
-    status, code, message = problem(await api.get(f"/v1/submissions/{theirs}", token=bob))
-    assert (status, code) == (403, "forbidden") and "someone else's" in message and "def custom_kernel" not in message
-    assert (await api.get(f"/v1/submissions/{theirs}")).status_code == 200
+    public = await api.get(f"/v1/submissions/{theirs}", token=bob)          # someone else's: what is public only
+    assert public.status_code == 200 and "someone else's" in public.text and "def custom_kernel" not in public.text
+    assert not public.json()["data"]["details"] and api.system.store.submission_detail(theirs) is not None
+    own = await api.get(f"/v1/submissions/{theirs}")
+    assert own.status_code == 200 and own.json()["data"]["details"] and "def custom_kernel" in own.text
 
     for _ in range(2):
         assert (await api.submit()).status_code == 202
@@ -136,10 +140,20 @@ async def test_submissions_as_a_form_or_as_json(api):
              ({"json": ["k.py"]}, 400, "invalid"),
              ({"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, "invalid"),
              ({"data": {"leaderboard": "vectoradd"}, "files": {"other": ("k.py", b"x")}}, 400, "invalid"),
-             ({"json": {"file_name": "k.py", "source": "x", "gpus": "CPU"}}, 400, "invalid")]
+             ({"json": {"file_name": "k.py", "source": "x", "gpus": "CPU"}}, 400, "invalid"),
+             # once answered 500: JSON nested deeply (30,000 fits this body limit), a lone surrogate escape
+             ({"content": b"[" * 30_000 + b"]" * 30_000, "headers": {"Content-Type": "application/json"}}, 400,
+              "invalid"),
+             ({"content": b'{"file_name": "k.py", "leaderboard": "vectoradd", "source": "x = \\ud800"}',
+               "headers": {"Content-Type": "application/json"}}, 400, "invalid")]
     for options, status, code in cases:
         headers = {**api.auth(), **options.pop("headers", {})}
         assert problem(await api.http.post("/v1/submissions", headers=headers, **options))[:2] == (status, code)
+    nested = await api.http.post("/v1/link", content=b'{"code":' + b"[" * 30_000 + b"]" * 30_000 + b"}",
+                                 headers={**api.auth(), "Content-Type": "application/json"})
+    assert problem(nested)[:2] == (400, "invalid") and "nests JSON too deeply" in problem(nested)[2]
+    lone = await api.http.post("/v1/link", content=b'{"code": "\\udc80"}', headers=api.auth())
+    assert problem(lone)[:2] == (400, "invalid") and "lone surrogate" in problem(lone)[2]
     refused = await api.submit(source="", leaderboard="vectoradd")          # the core's own checks still apply
     assert problem(refused)[:2] == (400, "invalid") and "empty" in problem(refused)[2]
     assert api.system.store.stats().submissions == 2
@@ -219,13 +233,15 @@ async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
         await bus.close()
 
 
-def test_the_api_serves_the_registry_routes_and_health_only():
+def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
     from core.contracts.registry import COMMANDS
 
     served = {(method, route.path) for route in create_app(None, Settings()).routes for method in route.methods
               if method != "HEAD"}
     declared = {(route.method, route.path) for spec in COMMANDS for route in spec.routes}
-    assert served == declared | {("GET", "/v1/health")}
+    pages = {("GET", "/"), ("GET", "/leaderboards/{leaderboard}/{gpu}"), ("GET", "/people/{person:int}"),
+             ("GET", "/submissions/{id:int}"), ("GET", "/sign-in"), ("POST", "/sign-in"), ("POST", "/sign-out")}
+    assert served == declared | {("GET", "/v1/health")} | pages and not any(p.startswith("/v1") for _, p in pages)
 
 
 async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):

@@ -58,7 +58,9 @@ async def test_eval_code_task_template_and_submission_carry_files(make_system):
     assert [p.filename for p in detail.parts if p.kind is PartKind.CODE] == ["mine.py"]
 
     listing = await system.ask("ada", CommandKind.LIST)
-    assert listing.data["leaderboards"] == [{"name": "vectoradd", "gpus": ["CPU"], "deadline": None}]
+    assert listing.data["leaderboards"] == [{"name": "vectoradd", "gpus": ["CPU"], "deadline": None,
+                                             "about": "Add two fp32 vectors into the output buffer that comes with "
+                                                      "the input.", "submissions": 1, "people": 1}]
 
 
 async def test_history_of_another_person_on_the_same_platform(make_system):
@@ -107,16 +109,16 @@ async def test_a_ranked_report_compares_each_shape_with_the_authors_previous_bes
 
     system = await make_system(FakeRunner(result_for=timed))
     first = await system.submit("ada", f"{CORRECT}# score=20\n", leaderboard="vectoradd")
-    (report,) = (await system.finals(run_ids(first))).values()
+    (report,) = (await system.details(run_ids(first))).values()
     assert "Against your previous best" not in "\n".join(p.text for p in report.parts)   # nothing to compare yet
     second = await system.submit("ada", f"{CORRECT}# score=10\n", leaderboard="vectoradd")
-    (report,) = (await system.finals(run_ids(second))).values()
+    (report,) = (await system.details(run_ids(second))).values()
     tables = [p for p in report.parts if p.kind is PartKind.TABLE]
     (changes,) = [t for t in tables if t.headers[0] == "shape" and "change" in t.headers]
     assert changes.headers[2] == f"your best before (#{first.data['submission_id']})"
     assert [row[3] for row in changes.rows] == ["-50.0%", "-50.0%"] and changes.rows[0][0] == "size=4096"
     # a slower run is compared with the best, which is still the second one
     third = await system.submit("ada", f"{CORRECT}# score=30\n", leaderboard="vectoradd")
-    (report,) = (await system.finals(run_ids(third))).values()
+    (report,) = (await system.details(run_ids(third))).values()
     (changes,) = [p for p in report.parts if p.kind is PartKind.TABLE and "change" in p.headers]
     assert changes.headers[2] == f"your best before (#{second.data['submission_id']})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import stat
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 from api_kit import REPO, SUBMISSIONS, kernelrank, serving_api, token_of
 
 from core.contracts.config import Settings
+from core.contracts.messages import CommandKind
 from runners.fake import FakeRunner
 from runners.local import LocalRunner
 
@@ -104,3 +106,19 @@ async def test_the_client_never_loads_nats(make_system, nats_url, tmp_path):
                                                         stdout=asyncio.subprocess.PIPE)
             out = (await asyncio.wait_for(proc.communicate(), 60))[0].decode()
             assert "LOADED [] CODE 0" in out, out
+
+
+async def test_link_and_unlink_from_the_terminal(make_system, nats_url, tmp_path):
+    system = await make_system(FakeRunner(), admins=["discord:root"])
+    issued = await system.ask("root", CommandKind.ISSUE_TOKEN, name="grace")
+    async with serving_api(system.settings, nats_url) as url:
+        signed_in = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": issued.data["token"]}
+        code, out = await kernelrank(tmp_path, "link", **signed_in)
+        assert code == 0 and "/leaderboard link" in out, out
+        (shown,) = set(re.findall(r"\b[A-HJ-NP-Z2-9]{8}\b", out))
+        linked = await system.ask("grace-discord", CommandKind.LINK, code=shown)
+        assert linked.data["accounts"] == ["cli:grace", "discord:grace-discord"], linked.parts
+        code, out = await kernelrank(tmp_path, "link", shown, **signed_in)
+        assert code == 1 and "already used" in out
+        code, out = await kernelrank(tmp_path, "unlink", **signed_in)
+        assert code == 0 and "2 people again" in out, out

@@ -40,7 +40,9 @@ async def test_correct_and_wrong_kernels_through_the_real_harness(make_system):
     (good_reply,) = [finals[r] for r in run_ids(good)]
     assert good_reply.data["status"] == "passed" and good_reply.data["score_us"] > 0
     assert "New #1!" in texts(good_reply)
-    assert any(p.kind is PartKind.TABLE and "median" in p.headers for p in good_reply.parts)
+    assert not any(p.kind is PartKind.TABLE for p in good_reply.parts)       # in chat the figures are private
+    mine = await system.ask("ada", CommandKind.SUBMISSION, id=str(good.data["submission_id"]))
+    assert any(p.kind is PartKind.TABLE and "median" in p.headers for p in mine.parts)
     (bad_reply,) = [finals[r] for r in run_ids(bad)]
     assert bad_reply.data["status"] == "failed" and bad_reply.tone is Tone.ERROR
 
@@ -151,5 +153,7 @@ async def test_a_dead_lettered_run_is_stored_as_failed_and_the_user_is_told(make
     assert stored is not None and stored.state != "done"
     await system.service._on_dead(job, 3)
     (reply,) = (await system.finals({run["run_id"]})).values()
-    assert reply.data["status"] == "error" and "failed 3 times" in texts(reply)
+    assert reply.data["status"] == "error" and "could not run" in texts(reply)
+    told = await system.ask("ada", CommandKind.SUBMISSION, id=str(accepted.data["submission_id"]))   # the why
+    assert "failed 3 times" in texts(told)
     assert system.store.run(run["run_id"]).status == "error"

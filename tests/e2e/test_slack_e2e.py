@@ -58,7 +58,9 @@ async def test_a_kernel_from_slack_is_judged_and_ranked(make_system, fake):
             words = text_of(report.params)
             assert report.params["text"].startswith(f"<@{who}>")
             assert "ranked passed" in words and "*Score*" in words and "µs" in words
-            assert "95% CI" in words                                     # the per-shape table
+            assert "95% CI" not in words                                 # the per-shape table: the author's
+            shown_to = [c for c in fake.calls_to("chat.postEphemeral", user=who) if "95% CI" in text_of(c.params)]
+            assert shown_to, f"{who} never saw the per-shape table"
         assert "New #1!" in text_of(by_mention.params) or "New #1!" in text_of(by_form.params)
 
         shown = fake.response_url("show")

@@ -6,6 +6,10 @@ number, a member picker for a person, a menu for choices) and described by its h
 (``show-personal``) is a command of its own with the same callback. Leaderboard and GPU options autocomplete.
 A file argument (``admin create``'s problem) is an attachment option, downloaded and sent as the command's attachment.
 Submitting keeps its own module (``commands.submit``): a file, a GPU menu and a thread are more than a query.
+
+A Discord option has one name, so the spellings people bring from the anchor's bot (``SECOND_NAMES``:
+``leaderboard_name``) are second, optional options beside the registry's own: ``/leaderboard show
+leaderboard_name:vectoradd`` works, and the registry's option becomes optional where the second one can stand in.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from adapters.discord.options import gpu_names, leaderboard_names
 from adapters.discord.services import Services
 from core.contracts.registry import COMMANDS, Arg, ArgKind, Spec
 
-AUTOCOMPLETED = {"leaderboard": leaderboard_names, "gpu": gpu_names}
+AUTOCOMPLETED = {"leaderboard": leaderboard_names, "leaderboard_name": leaderboard_names, "gpu": gpu_names}
+SECOND_NAMES = ("leaderboard_name",)        # argument aliases that get an option of their own in Discord
 
 
 def register(groups: dict[str, app_commands.Group], svc: Services) -> None:
@@ -38,10 +43,14 @@ def register(groups: dict[str, app_commands.Group], svc: Services) -> None:
 
 def command_for(spec: Spec, name: str, svc: Services) -> app_commands.Command:
     command = app_commands.Command(name=name, description=_short(spec.about), callback=_callback(spec, svc))
-    for arg in spec.args:
-        if arg.name in AUTOCOMPLETED:
-            command.autocomplete(arg.name)(AUTOCOMPLETED[arg.name](svc.catalogue))
+    for option in (option for arg in spec.args for option in (arg.name, *second_names(arg))):
+        if option in AUTOCOMPLETED:
+            command.autocomplete(option)(AUTOCOMPLETED[option](svc.catalogue))
     return command
+
+
+def second_names(arg: Arg) -> tuple[str, ...]:
+    return tuple(alias for alias in arg.aliases if alias in SECOND_NAMES)
 
 
 def _callback(spec: Spec, svc: Services):
@@ -49,7 +58,7 @@ def _callback(spec: Spec, svc: Services):
         args: dict[str, str] = {}
         file = None
         for arg in spec.args:
-            value = options.get(arg.name)
+            value = next((options[n] for n in (arg.name, *second_names(arg)) if options.get(n) is not None), None)
             if value is None:
                 continue
             if arg.kind is ArgKind.FILE:             # the attached file travels as the command's attachment
@@ -63,15 +72,20 @@ def _callback(spec: Spec, svc: Services):
         await svc.query(itx, spec.kind, public=not spec.private, file=file, **args)
 
     parameters = [inspect.Parameter("itx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
-    parameters += [inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg),
-                                     default=inspect.Parameter.empty if arg.required else None)
-                   for arg in sorted(spec.args, key=lambda a: not a.required)]    # Discord lists required first
+    required = [arg for arg in spec.args if arg.required and not second_names(arg)]     # Discord lists them first
+    optional = [arg for arg in spec.args if arg not in required]
+    parameters += [inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg, True))
+                   for arg in required]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg, False),
+                                     default=None) for arg in optional for name in (arg.name, *second_names(arg))]
     callback.__signature__ = inspect.Signature(parameters)
-    callback.__discord_app_commands_param_description__ = {arg.name: _short(arg.help) for arg in spec.args}
+    callback.__discord_app_commands_param_description__ = {
+        **{arg.name: _short(arg.help) for arg in spec.args},
+        **{name: _short(f"{arg.help} (the same as {arg.name})") for arg in spec.args for name in second_names(arg)}}
     return callback
 
 
-def _annotation(arg: Arg) -> Any:
+def _annotation(arg: Arg, required: bool) -> Any:
     if arg.choices:
         kind: Any = Literal[arg.choices]       # a menu of the choices
     elif arg.kind is ArgKind.NUMBER:
@@ -82,7 +96,7 @@ def _annotation(arg: Arg) -> Any:
         kind = discord.Attachment
     else:
         kind = str
-    return kind if arg.required else kind | None
+    return kind if required else kind | None
 
 
 def _subgroup(group: app_commands.Group, words: tuple[str, ...]) -> app_commands.Group:

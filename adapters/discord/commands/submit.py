@@ -48,6 +48,7 @@ def register(group: app_commands.Group, svc: Services) -> None:
         command = app_commands.Command(name=mode, description=f"{description}: attach your kernel file",
                                        callback=_callback(svc, mode))
         command.autocomplete("leaderboard")(leaderboard_names(svc.catalogue))
+        command.autocomplete("leaderboard_name")(leaderboard_names(svc.catalogue))
         command.autocomplete("gpu")(gpu_names(svc.catalogue))
         submit.add_command(command)
 
@@ -55,10 +56,11 @@ def register(group: app_commands.Group, svc: Services) -> None:
 def _callback(svc: Services, mode: str):
     @app_commands.describe(script="Your kernel: a .py file defining custom_kernel, or a .cu file",
                            leaderboard="The leaderboard (default: the file's #!POPCORN leaderboard line)",
-                           gpu="The GPU to run on (asked when the leaderboard offers several)")
+                           gpu="The GPUs to run on, like H100 or H100,A100 (asked when there are several)",
+                           leaderboard_name="The leaderboard (the same as leaderboard)")
     async def submit(itx: discord.Interaction, script: discord.Attachment, leaderboard: str | None = None,
-                     gpu: str | None = None) -> None:
-        await run_submission(svc, itx, mode, script, leaderboard or "", gpu or "")
+                     gpu: str | None = None, leaderboard_name: str | None = None) -> None:
+        await run_submission(svc, itx, mode, script, leaderboard or leaderboard_name or "", gpu or "")
 
     return submit
 

@@ -39,7 +39,8 @@ async def test_start_logs_in_registers_commands_and_identifies_with_the_guilds_i
     assert set(submit) == {"test", "benchmark", "ranked", "profile"} and subcommands["submit"]["type"] == 2
     assert [(opt["name"], opt["type"], opt.get("required", False), opt.get("autocomplete", False))
             for opt in submit["ranked"]["options"]] == [
-        ("script", 11, True, False), ("leaderboard", 3, False, True), ("gpu", 3, False, True)]
+        ("script", 11, True, False), ("leaderboard", 3, False, True), ("gpu", 3, False, True),
+        ("leaderboard_name", 3, False, True)]
     (admin,) = [c for c in fake.commands[o.GUILD_ID] if c["name"] == "admin"]
     assert str(admin["default_member_permissions"]) == str(o.MANAGE_GUILD) and admin["dm_permission"] is False
 

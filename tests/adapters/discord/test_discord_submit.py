@@ -18,7 +18,8 @@ MESSAGES = "/channels/{channel}/messages"
 
 def reports(fake, channel_id: str) -> list[dict]:
     """Messages in a channel that carry a run report (an embed titled with the submission)."""
-    return [m for m in fake.channel_messages(channel_id) if m["embeds"] and "on CPU" in m["embeds"][0].get("title", "")]
+    return [m for m in fake.channel_messages(channel_id) if m["embeds"] and "on CPU" in m["embeds"][0].get("title", "")
+            and "Details of" not in m["embeds"][0]["title"]]                   # the author's details are apart
 
 
 async def test_a_ranked_submission_gets_a_private_answer_a_thread_live_status_and_a_report(make_system, make_bot):
@@ -117,6 +118,10 @@ async def test_in_a_direct_message_the_report_replies_to_the_status_message(make
     status = bot.fake.channel_messages(interaction.payload["channel_id"])[0]
     assert report["message_reference"]["message_id"] == status["id"]
     assert not bot.fake.calls_to("POST", MESSAGES + "/{message}/threads")
+    # no private thread in a direct message: the details come as a direct message (here, the same conversation)
+    (details,) = await bot.fake.wait_for(lambda f: [m for m in f.channel_messages(interaction.payload["channel_id"])
+                                                    if m["embeds"] and "Details of" in m["embeds"][0].get("title", "")])
+    assert bot.fake.calls_to("POST", "/users/@me/channels") and "Ran on" in json.dumps(details)
 
 
 async def test_inside_a_thread_no_new_thread_is_opened(make_system, make_bot):

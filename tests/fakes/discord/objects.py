@@ -38,7 +38,7 @@ MEMBER = VIEW_CHANNEL | SEND_MESSAGES | EMBED_LINKS | ATTACH_FILES | READ_MESSAG
 BOT_PERMISSIONS = MEMBER
 
 # Channel types.
-GUILD_TEXT, DM, GUILD_ANNOUNCEMENT, PUBLIC_THREAD = 0, 1, 5, 11
+GUILD_TEXT, DM, GUILD_ANNOUNCEMENT, PUBLIC_THREAD, PRIVATE_THREAD = 0, 1, 5, 11, 12
 
 _lock = threading.Lock()
 _sequence = itertools.count()
@@ -154,8 +154,9 @@ def message(message_id: str, channel_id: str, *, author: dict[str, Any] = BOT_US
     return data
 
 
-def thread(thread_id: str, parent: dict[str, Any], name: str, archive_minutes: int) -> dict[str, Any]:
-    return {"id": thread_id, "type": PUBLIC_THREAD, "guild_id": parent.get("guild_id"), "parent_id": parent["id"],
+def thread(thread_id: str, parent: dict[str, Any], name: str, archive_minutes: int,
+           kind: int = PUBLIC_THREAD) -> dict[str, Any]:
+    return {"id": thread_id, "type": kind, "guild_id": parent.get("guild_id"), "parent_id": parent["id"],
             "owner_id": BOT_ID, "name": name, "last_message_id": None, "rate_limit_per_user": 0, "message_count": 0,
             "member_count": 1, "total_message_sent": 0, "flags": 0, "applied_tags": [],
             "thread_metadata": {"archived": False, "auto_archive_duration": archive_minutes,

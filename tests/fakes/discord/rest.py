@@ -57,6 +57,7 @@ class RestRoutes:
             ("DELETE", "/channels/{channel}/messages/{message}", self.message, True),
             ("POST", "/channels/{channel}/messages/{message}/threads", self.thread_from_message, True),
             ("POST", "/channels/{channel}/threads", self.thread, True),
+            ("POST", "/users/@me/channels", self.open_dm, True),
         ]
         for version in (9, 10):
             for method, route, handler, bot_auth in routes:
@@ -298,14 +299,30 @@ class RestRoutes:
 
     async def thread(self, request: web.Request, body: dict, files: list) -> Result:
         channel, failure = self._channel(request)
-        return failure or await self._open_thread(channel, o.snowflake(), body)
+        if failure:
+            return failure
+        if channel.get("type") == o.DM:              # as Discord: no threads in a direct message
+            return error(400, 50024, "Cannot execute action on this channel type")
+        return await self._open_thread(channel, o.snowflake(), body)
+
+    async def open_dm(self, request: web.Request, body: dict, files: list) -> Result:
+        """The bot's direct-message channel with a user: the one that exists, or a new one."""
+        recipient = str(body.get("recipient_id") or "")
+        found = next((c for c in self.fake.channels.values() if c.get("type") == o.DM
+                      and any(u.get("id") == recipient for u in c.get("recipients") or [])), None)
+        if found is None:
+            found = {"id": o.snowflake(), "type": o.DM, "last_message_id": None, "flags": 0,
+                     "recipients": [{"id": recipient, "username": "user"}]}
+            self.fake.channels[found["id"]] = found
+        return 200, found, None
 
     async def _open_thread(self, parent: dict, thread_id: str, body: dict) -> Result:
         name = str(body.get("name") or "")
         if not 1 <= len(name) <= THREAD_NAME:
             return error(400, 50035, "Invalid Form Body", {"name": {"_errors": [
                 {"code": "BASE_TYPE_BAD_LENGTH", "message": f"Must be between 1 and {THREAD_NAME} in length."}]}})
-        created = o.thread(thread_id, parent, name, int(body.get("auto_archive_duration") or 1440))
+        kind = o.PRIVATE_THREAD if body.get("type") == o.PRIVATE_THREAD else o.PUBLIC_THREAD
+        created = o.thread(thread_id, parent, name, int(body.get("auto_archive_duration") or 1440), kind)
         self.fake.channels[thread_id] = created
         if thread_id in self.fake.messages:
             self.fake.messages[thread_id]["thread"] = created

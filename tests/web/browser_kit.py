@@ -1,0 +1,68 @@
+"""A real headless Chromium (Debian's ``chromium`` and ``chromedriver``) driven by Selenium, used from async tests.
+
+Selenium blocks, and the API under test runs on the test's event loop, so every browser call runs in a thread.
+``browser_or_skip`` says exactly what is missing where the browser cannot run (no package, no driver).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from typing import Any
+
+CHROMIUM = "/usr/bin/chromium"
+DRIVER = "/usr/bin/chromedriver"
+
+
+def missing() -> str | None:
+    """Why no browser can run here, or None."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[dev]')"
+    for path, package in ((CHROMIUM, "chromium"), (DRIVER, "chromium-driver")):
+        if not shutil.which(path):
+            return f"{path} is missing: apt-get install {package} (make .venv/.system-packages does)"
+    return None
+
+
+class Browser:
+    def __init__(self, width: int = 1100, height: int = 900) -> None:
+        from selenium import webdriver
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={width},{height}", "--lang=en-US"):
+            options.add_argument(flag)
+        self.driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=DRIVER))
+
+    async def get(self, url: str) -> None:
+        await asyncio.to_thread(self.driver.get, url)
+
+    async def script(self, source: str, *args: Any) -> Any:
+        return await asyncio.to_thread(self.driver.execute_script, source, *args)
+
+    async def text(self) -> str:
+        return await self.script("return document.body.innerText")
+
+    async def sign_in(self, base: str, token: str, next_path: str) -> None:
+        """Fill in the sign-in form and submit it, as a person would."""
+        from selenium.webdriver.common.by import By
+
+        await self.get(f"{base}/sign-in?next={next_path}")
+        field = await asyncio.to_thread(self.driver.find_element, By.ID, "token")
+        await asyncio.to_thread(field.send_keys, token)
+        button = await asyncio.to_thread(self.driver.find_element, By.CSS_SELECTOR, "form.sign-in button")
+        await asyncio.to_thread(button.click)
+        for _ in range(100):
+            if await self.script("return document.readyState") == "complete" and \
+                    "/sign-in" not in await asyncio.to_thread(lambda: self.driver.current_url):
+                return
+            await asyncio.sleep(0.05)
+
+    async def screenshot(self, path: str) -> None:
+        await asyncio.to_thread(self.driver.save_screenshot, path)
+
+    def close(self) -> None:
+        self.driver.quit()

@@ -1,0 +1,49 @@
+"""A running kernelrank for the browser tests: NATS, the core, a worker (tests.e2e's ``make_system``) and the API
+process on a free port, with two of Ada's submissions and one of Bob's stored and judged; and a real browser."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import pytest
+from browser_kit import Browser, missing
+
+from runners.fake import FakeRunner
+from tests.e2e.api_kit import serving_api, token_of
+from tests.e2e.conftest import make_system, problems  # noqa: F401  (a real core, NATS and worker)
+
+KERNEL = "def custom_kernel(data):\n    a, b = data\n    return a + b\n"
+FASTER = "def custom_kernel(data):\n    a, b = data\n    return a.add(b)  # faster\n"
+
+
+@dataclass
+class Site:
+    url: str
+    system: object
+    tokens: dict[str, str]
+    submissions: dict[str, list[int]]
+    person_ids: dict[str, int]
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    if reason := missing():
+        pytest.skip(f"no browser for the web tests: {reason}")
+    running = Browser()
+    yield running
+    running.close()
+
+
+@pytest.fixture
+async def site(make_system) -> AsyncIterator[Site]:  # noqa: F811
+    system = await make_system(FakeRunner())
+    submitted: dict[str, list[int]] = {"ada": [], "bob": []}
+    for user, source in (("ada", KERNEL), ("bob", KERNEL + "# bob\n"), ("ada", FASTER)):
+        accepted = await system.submit(user, source, leaderboard="vectoradd")
+        await system.finals({run["run_id"] for run in accepted.data["runs"]})
+        submitted[user].append(accepted.data["submission_id"])
+    tokens = {user: await token_of(system, user) for user in ("ada", "bob")}
+    people = {user: system.store.find_person("discord", user) for user in ("ada", "bob")}
+    async with serving_api(system.settings, system.settings.nats_url) as url:
+        yield Site(url, system, tokens, submitted, people)
