@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from dataclasses import dataclass
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
@@ -66,3 +67,14 @@ class Browser:
 
     def close(self) -> None:
         self.driver.quit()
+
+
+@dataclass
+class Site:
+    """A running kernelrank the pages are read from, and who has what on it."""
+
+    url: str
+    system: object
+    tokens: dict[str, str]
+    submissions: dict[str, list[int]]
+    person_ids: dict[str, int]

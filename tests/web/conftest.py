@@ -4,10 +4,9 @@ process on a free port, with two of Ada's submissions and one of Bob's stored an
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 
 import pytest
-from browser_kit import Browser, missing
+from browser_kit import Browser, Site, missing
 
 from runners.fake import FakeRunner
 from tests.e2e.api_kit import serving_api, token_of
@@ -15,15 +14,6 @@ from tests.e2e.conftest import make_system, problems  # noqa: F401  (a real core
 
 KERNEL = "def custom_kernel(data):\n    a, b = data\n    return a + b\n"
 FASTER = "def custom_kernel(data):\n    a, b = data\n    return a.add(b)  # faster\n"
-
-
-@dataclass
-class Site:
-    url: str
-    system: object
-    tokens: dict[str, str]
-    submissions: dict[str, list[int]]
-    person_ids: dict[str, int]
 
 
 @pytest.fixture

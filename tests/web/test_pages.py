@@ -7,8 +7,7 @@ import dataclasses
 import re
 from datetime import UTC, datetime, timedelta
 
-from browser_kit import Browser
-from conftest import Site
+from browser_kit import Browser, Site
 
 # WCAG 2 contrast ratio of each element's text against the first opaque background behind it.
 CONTRAST = """
