@@ -1,6 +1,11 @@
 """Wall seconds per ranked evaluation, and the score's CV, of plain-PyTorch references in fresh processes.
 
     python bench/ranked_wall.py [--runs 5] [--device cpu] [--root CHECKOUT] vectoradd grayscale matmul histogram
+    python bench/ranked_wall.py --device cuda tests/conformance/problems/histogram_py    # a folder by path
+
+A name is a folder under ROOT/problems with its solution in ``solutions/correct/pytorch.py``; a path (it holds a
+"/") is a public-format problem folder whose solution is the first ``.py`` in
+``tests/conformance/solutions/<its name>/correct`` (the conformance suite's layout).
 
 Each evaluation goes through one warm harness server, as a runner's would; "wall" is job handed over to
 result received. ``--root`` measures another checkout's harness and problems instead of this one's (for
@@ -32,9 +37,8 @@ def main() -> int:
     summary = {}
     with HarnessServer() as server:
         for name in args.problems:
-            folder = args.root / "problems" / name
+            folder, solution = _problem_and_solution(args.root, name)
             problem = load_problem(folder)
-            solution = folder / "solutions" / "correct" / "pytorch.py"
             walls, scores = [], []
             for _ in range(args.runs):
                 job = EvalJob(problem=problem, submission_name=solution.name, submission_source=solution.read_text(),
@@ -54,6 +58,15 @@ def main() -> int:
                              "median_wall_s": round(statistics.median(walls), 2), "cv": cv}
     print(json.dumps(summary))
     return 0
+
+
+def _problem_and_solution(root: Path, name: str) -> tuple[Path, Path]:
+    if "/" not in name:
+        folder = root / "problems" / name
+        return folder, folder / "solutions" / "correct" / "pytorch.py"
+    folder = root / name
+    solutions = root / "tests" / "conformance" / "solutions" / folder.name / "correct"
+    return folder, sorted(solutions.glob("*.py"))[0]
 
 
 if __name__ == "__main__":
