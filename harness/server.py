@@ -56,6 +56,7 @@ _PRELOAD_WORDS = {"triton": ("triton",), "torch.utils.cpp_extension": ("cpp_exte
 START_TIMEOUT_S = 300.0     # import torch: about 4 s on a GPU host, far more on a cold disk
 BACKSTOP_S = 60.0           # beyond the mode's own limit (enforced by the server) before the caller gives up
 CLOSE_WAIT_S = 5.0
+SERVER_NICE = -10           # jobs run at 0 (harness.sandbox): a fork bomb cannot starve the supervisor's watch
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -264,6 +265,8 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         log.error("the harness server opened %s while preloading: forked children could not use CUDA", opened)
         return
     linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+    with contextlib.suppress(OSError):      # root only: the watch keeps its pace while a job hogs the cores
+        os.setpriority(os.PRIO_PROCESS, 0, SERVER_NICE)
     if removed := staging.remove_orphans():
         log.info("removed %d stages that killed harness servers left behind", removed)
     link = _Link(socket.socket(fileno=fd))

@@ -357,11 +357,12 @@ class _Watch:
             return
         limits = self.launch.limits
         usage = processes.usage(os.getpid(), table)
-        if usage.tasks >= limits.tasks:
+        if usage.tasks >= limits.tasks or len(usage.processes) > limits.processes:
             self._stop(Failure(FailureKind.RESOURCE_LIMIT, f"The submission ran {len(usage.processes)} processes "
                                                            f"with {usage.tasks} threads in all, reaching the limit "
-                                                           f"of {limits.tasks}, and was stopped while {where}. Do "
-                                                           "not start processes or threads in a loop."))
+                                                           f"of {limits.processes} processes or {limits.tasks} "
+                                                           f"threads, and was stopped while {where}. Do not start "
+                                                           "processes or threads in a loop."))
         elif self.meter.latest_bytes > limits.memory_mb * 2**20:
             self._stop(Failure(FailureKind.OUT_OF_MEMORY, f"The submission's processes used more than "
                                                           f"{limits.memory_mb} MB of host memory and were stopped "
