@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import importlib
 import logging
 import os
@@ -259,7 +260,8 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
     if (arch := gpu_arch()) is not None:        # in-job extension builds target this GPU only
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", arch.torch)
     # the worker side (timing, checks, modes) is imported here, once, before any fork
-    from harness import supervisor
+    from harness import supervisor, worker
+    from harness.zygote import Zygote
 
     if opened := _gpu_devices_open():
         log.error("the harness server opened %s while preloading: forked children could not use CUDA", opened)
@@ -277,10 +279,14 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         return
     if not capability.isolated:
         log.warning("evaluations are not isolated: %s", capability.reason)
+    zygote = Zygote(worker.child_entry)       # before any job: every evaluation is forked from it (harness.zygote)
     link.send({"t": "ready", "sandbox": capability.describe()})
-    while (request := link.next_request()) is not None:
-        result = _handle(request, link, capability, supervisor.run_job)
-        link.send({"t": "result", "result": result.to_dict()})
+    try:
+        while (request := link.next_request()) is not None:
+            result = _handle(request, link, capability, functools.partial(supervisor.run_job, zygote=zygote))
+            link.send({"t": "result", "result": result.to_dict()})
+    finally:
+        zygote.close()
 
 
 class _Link:

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from harness import brackets, builds, checking, modes, sandbox
+from harness import brackets, builds, checking, modes, sandbox, zygote
 from harness.channel import Outbox
 from harness.codec import to_jsonable
 from harness.device import system_info
@@ -43,6 +43,15 @@ from harness.staging import Stage
 
 REQUIRES_CUDA = re.compile(r"^#!kernelrank\s+requires\s+cuda\b", re.MULTILINE | re.IGNORECASE)
 HARNESS_BUG_EXIT = 70
+
+def child_entry(channel_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
+    """Entry of a child of the zygote (harness.zygote): its job arrives first on its channel, then child_main."""
+    try:
+        handed = zygote.receive(channel_fd)
+    except BaseException:
+        os._exit(HARNESS_BUG_EXIT)
+    child_main(handed["job"], handed["launch"], handed["nonce"], channel_fd, stdout_fd, stderr_fd)
+
 
 def child_main(job: EvalJob, launch: sandbox.Launch, nonce: str, channel_fd: int, stdout_fd: int,
                stderr_fd: int) -> NoReturn:
