@@ -78,6 +78,7 @@ class HarnessServer:
         self.start_timeout_s = start_timeout_s
         self.sandbox_policy = sandbox_policy or os.environ.get("KERNELRANK_SANDBOX") or "auto"
         self.sandbox = ""                      # how the server isolates jobs, once it has started
+        self.zygote = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._reader = RecordReader()
@@ -119,6 +120,7 @@ class HarnessServer:
             self.close()
             raise HarnessStartError(str(ready.get("message") or f"the harness server said {ready!r}"))
         self.sandbox = str(ready.get("sandbox", ""))
+        self.zygote = int(ready.get("zygote") or 0)     # the server's one process between jobs (harness.zygote)
 
     def close(self) -> None:
         if self._sock is not None:
@@ -280,7 +282,7 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
     if not capability.isolated:
         log.warning("evaluations are not isolated: %s", capability.reason)
     zygote = Zygote(worker.child_entry)       # before any job: every evaluation is forked from it (harness.zygote)
-    link.send({"t": "ready", "sandbox": capability.describe()})
+    link.send({"t": "ready", "sandbox": capability.describe(), "zygote": zygote.pid})
     try:
         while (request := link.next_request()) is not None:
             result = _handle(request, link, capability, functools.partial(supervisor.run_job, zygote=zygote))

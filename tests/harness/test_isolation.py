@@ -61,16 +61,16 @@ def test_the_only_extra_descriptor_is_the_private_channel(evaluate_fixture):
 def test_every_job_gets_a_fresh_process_namespace(evaluate_fixture, harness_server):
     if "not isolated" in harness_server.sandbox:
         pytest.skip(f"this host cannot sandbox: {harness_server.sandbox}")
-    for _ in range(2):        # the worker under its namespace's init, and nothing else (of this job or another)
-        report = _spy_report(evaluate_fixture("spy"))
-        assert (report["pid"], report["processes"]) == (2, [1, 2])
+    for _ in range(2):        # the judge under its namespace's init, the runner (the submission) under the judge,
+        report = _spy_report(evaluate_fixture("spy"))       # and nothing else (of this job or another)
+        assert (report["pid"], report["processes"]) == (3, [1, 2, 3])
 
 
 def test_whatever_the_submission_started_is_killed(evaluate_fixture, harness_server):
     result = evaluate_fixture("spawns_child")
     assert result.status is Status.PASSED, result.failure
     assert result.sandbox.leftovers == 1
-    assert processes.descendants(harness_server._process.pid) == []
+    assert processes.descendants(harness_server._process.pid, spare=harness_server.zygote) == []
 
 
 def _eventually_dead(stat: Path, within_s: float = 10.0) -> bool:

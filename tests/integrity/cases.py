@@ -162,6 +162,13 @@ CATALOGUE = [
          (F.WRONG_OUTPUT, F.ESCAPED_TIMING, F.UNTRUSTED_TIME), "", cuda=True),
     Case("c24_write_channel.py", "C10", "anything on the judge's link that is not the harness's answer",
          (F.TAMPERING,), "protocol"),
+    # the same on a GPU (bench/integrity_gpu.py): CUDA IPC answers, the bracket as the judge's measure
+    Case("c24_heap_forgery.py", "C10", "no channel in the runner (CUDA)", (F.CRASH,), "exited with code 0", cuda=True),
+    Case("c24_forged_time.py", "C9", "the judge's bracket around a CUDA call", (F.UNTRUSTED_TIME,),
+         "shorter than the work took", cuda=True),
+    Case("c24_patched_comparison.py", "C9", "the checker in the judge (CUDA)", (F.WRONG_OUTPUT,), "mismatched",
+         cuda=True),
+    Case("c24_write_channel.py", "C10", "the judge's link (CUDA)", (F.TAMPERING,), "protocol", cuda=True),
 ]
 
 _SOLUTIONS = "problems/{}/solutions/correct/{}"
