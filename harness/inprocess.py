@@ -24,7 +24,7 @@ from harness.failures import Verdict, kernel_failure
 from harness.judge_link import CALIBRATION_CALLS, Answer
 from harness.monitor import CallMonitor
 from harness.result import FailureKind
-from harness.timing import CallTiming, make_timer
+from harness.timing import make_timer, run_call
 
 _clock_ns = time.perf_counter_ns
 ReferenceFunctions = tuple[Callable[..., Any], Callable[[Any], Any], Callable[[Any, Any], tuple[bool, str]]]
@@ -70,12 +70,7 @@ class InProcessRunner:
         kernel = _nothing if empty else self.kernel
         started = _clock_ns()
         try:
-            if not timed:
-                output, timing = self.timer.untimed(lambda: kernel(data)), CallTiming(0.0, 0.0)
-            elif host:
-                output, timing = self.timer.time_host_call(lambda: kernel(data))
-            else:
-                output, timing = self.timer.time_call(lambda: kernel(data))
+            output, timing = run_call(self.timer, lambda: kernel(data), timed, host)
         except BaseException as exc:
             raise kernel_failure(exc, during) from None
         bracket_us = (_clock_ns() - started) / 1000

@@ -29,14 +29,15 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from harness import extension_builds, sandbox, seccomp, transport
+from harness.checking import Rejection
 from harness.codec import to_jsonable
 from harness.compile_time import CompileClock
-from harness.failures import Verdict, classify, kernel_failure, summary, user_traceback
+from harness.failures import Verdict, classify, kernel_failure, rejected, summary, user_traceback
 from harness.guard import Guard
 from harness.job import EvalJob
 from harness.monitor import CallMonitor
 from harness.result import FailureKind
-from harness.timing import CallTiming, Timer, make_timer
+from harness.timing import Timer, make_timer, run_call
 
 ENTRY_POINT = "custom_kernel"
 KEEP_ALIVE = 3  # calls whose inputs and outputs stay alive, so their addresses are not recycled
@@ -161,12 +162,9 @@ class Runner:
         (kernel, data, request), self.pending = self.pending, None
         during = str(request.get("during", "a call"))
         try:
-            if not request.get("timed"):
-                output, timing = self.timer.untimed(lambda: _ready(kernel)(data)), CallTiming(0.0, 0.0)
-            elif request.get("host"):
-                output, timing = self.timer.time_host_call(lambda: _ready(kernel)(data))
-            else:
-                output, timing = self.timer.time_call(lambda: _ready(kernel)(data))
+            output, timing = run_call(
+                self.timer, lambda: _ready(kernel)(data), bool(request.get("timed")), bool(request.get("host"))
+            )
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from a submission are its failures too
             raise kernel_failure(exc, during) from None
         self.alive.append((data, output))
@@ -175,12 +173,8 @@ class Runner:
             value = transport.pack({"output": output, "inputs": data}, answer)
         except transport.TransportError as exc:
             self._untampered(during)
-            raise Verdict(
-                FailureKind.BAD_OUTPUT_TYPE,
-                f"custom_kernel returned a value the harness cannot check "
-                f"during {during}: {exc}. Return plain torch.Tensor objects, or tuples, lists and dicts of "
-                "them (a lazy output would compute after the timer).",
-            ) from None
+            why = f"the output holds {exc}; return plain torch.Tensor objects (a lazy output computes after the timer)"
+            raise rejected(Rejection(FailureKind.BAD_OUTPUT_TYPE, "plain-tensor", False, why), during) from None
         staged_at = {s.data_ptr(): i for i, s in self.staged.items()}
         described = [
             {"cpu": s.nbytes()}

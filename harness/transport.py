@@ -118,7 +118,7 @@ def pack(value: Any, storages: Storages, depth: int = 0) -> Any:
     """A JSON description of ``value``; its tensors' storages are appended to ``storages`` (deduplicated)."""
     if isinstance(value, torch.Tensor):
         if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
-            raise TransportError(f"a {type(value).__qualname__} cannot be handed over; plain tensors only")
+            raise TransportError(f"a {type(value).__module__}.{type(value).__qualname__}, a tensor subclass")
         storage = value.untyped_storage()
         index = next((i for i, s in enumerate(storages) if _same(s, storage)), None)
         if index is None:
@@ -154,7 +154,7 @@ def pack(value: Any, storages: Storages, depth: int = 0) -> Any:
         return {"dtype": str(value).removeprefix("torch.")}
     if isinstance(value, _SCALARS):
         return {"value": value}
-    raise TransportError(f"a {type(value).__module__}.{type(value).__qualname__} cannot be handed over")
+    raise TransportError(f"a {type(value).__module__}.{type(value).__qualname__}, which cannot be handed over")
 
 
 def unpack(meta: Any, storages: list[torch.UntypedStorage], rebuild_classes: bool = False, depth: int = 0) -> Any:
