@@ -20,7 +20,7 @@ from pathlib import Path
 
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 SWEEP_GRACE_S = 2.0
-SWEEP_WAIT_S = 5.0
+SWEEP_WAIT_S = 30.0       # ends as soon as all are gone; 200 dying torch processes took over 10 s on a busy 2-core host
 EXACT_PROCESSES = 8
 SAMPLED_PROCESSES = 8
 

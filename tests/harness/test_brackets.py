@@ -32,9 +32,9 @@ def test_a_time_far_below_what_the_call_spent_is_named():
 
 
 def test_the_answers_bytes_are_allowed_for():
-    allowed = brackets.allowance([10.0], [0.0], "cpu")
-    reported, spent = [100.0] * 5, [100.0 + 10.0 + 1000.0] * 5                 # 1 ms moving 1 MB at 1 GB/s
-    assert brackets.unaccounted(reported, spent, [1_000_000] * 5, allowed) is None
+    allowed = brackets.allowance([10.0], [0.0], "cuda")
+    reported, spent = [100.0] * 5, [100.0 + 10.0 + 1000.0] * 5                 # 1 ms moving 100 kB
+    assert brackets.unaccounted(reported, spent, [100_000] * 5, allowed) is None
     assert brackets.unaccounted(reported, spent, [0] * 5, allowed) is not None
 
 

@@ -90,13 +90,16 @@ def _eventually_dead(stat: Path, within_s: float = 10.0) -> bool:
 def test_a_forged_record_on_the_result_pipe_is_tampering(evaluate_fixture):
     result = evaluate_fixture("forge_record", Mode.RANKED)
     assert (result.status, result.failure.kind) == (Status.FAILED, FailureKind.TAMPERING)
-    assert "record the harness did not write" in result.failure.message
+    assert "judge's protocol" in result.failure.message      # the runner's only descriptor leads to the judge
 
 
 @pytest.mark.parametrize("submission", ["patches_checker", "patches_timer", "patches_at_import"])
 def test_patching_the_checker_or_the_timer_gains_nothing(evaluate_fixture, submission):
     result = evaluate_fixture(submission, Mode.BENCHMARK)
-    assert (result.status, result.failure.kind) == (Status.FAILED, FailureKind.TAMPERING), result.failure
+    # the runner's guard names a patch of what it can see; the checker and the reference are not there to patch
+    # (importing reference.py fails) and the judge's checker, untouched, rejects what a patched one would pass
+    assert result.status is not Status.PASSED, result.failure
+    assert result.failure.kind in (FailureKind.TAMPERING, FailureKind.WRONG_OUTPUT, FailureKind.IMPORT_ERROR)
     assert result.score_us is None and result.shapes == []
 
 
