@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import signal
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from harness import liveness, roofline, stats
 from harness.codec import DecodeError, from_jsonable
 from harness.device import Peaks, peaks_for
-from harness.failures import describe, status_for
+from harness.failures import describe, process_ended, status_for
 from harness.job import EvalJob
 from harness.problem import TaskSpec
 from harness.result import (
@@ -180,17 +179,9 @@ def _exit_failure(ending: Ending) -> Failure | None:
     status, where = ending.exit_status, ending.where()
     if status is None:
         return Failure(FailureKind.CRASH, f"The submission's process could not be stopped after {where}.")
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        name = signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
-        hint = " The system may have run out of memory." if number == signal.SIGKILL else ""
-        return Failure(FailureKind.CRASH, f"The submission's process was killed by {name} "
-                       f"({signal.strsignal(number)}) while {where}.{hint} The log below shows the last output.")
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-    if ending.final and code == 0:
+    if ending.final and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return None
-    return Failure(FailureKind.CRASH, f"The submission's process exited with code {code} while {where}, before the "
-                   "harness had a verdict. A submission must not call sys.exit() or os._exit().")
+    return process_ended(status, f"while {where}")
 
 
 def read_log(path: Path) -> str:

@@ -7,6 +7,8 @@ from outside: a signal, a timeout, a flood) into the result's ``Failure`` and pi
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import socket
 import time
 import traceback
@@ -25,7 +27,8 @@ _HARNESS_DIR = str(Path(__file__).resolve().parent)
 
 # Kinds where the submission ran but its answer or its timing was not acceptable.
 _FAILED_KINDS = frozenset({FailureKind.WRONG_OUTPUT, FailureKind.BAD_OUTPUT_TYPE, FailureKind.ESCAPED_TIMING,
-                           FailureKind.IMPLAUSIBLE_TIME, FailureKind.TAMPERING, FailureKind.HELD_FOR_REVIEW})
+                           FailureKind.IMPLAUSIBLE_TIME, FailureKind.UNTRUSTED_TIME,
+                           FailureKind.TAMPERING, FailureKind.HELD_FOR_REVIEW})
 _CUDA_ERROR_MARKS = ("cuda error", "illegal memory access", "device-side assert", "unspecified launch failure",
                      "misaligned address", "illegal instruction", "cublas_status", "cudnn_status",
                      "acceleratorerror")
@@ -151,6 +154,19 @@ def problem_failure(exc: BaseException, function: str, during: str | None, devic
         return verdict
     return Verdict(FailureKind.INVALID_PROBLEM, f"The problem's {what} ({summary(exc)}). This is a fault of the "
                    "problem, not of your submission; tell the leaderboard's maintainers.", user_traceback(exc))
+
+
+def process_ended(status: int, when: str) -> Failure:
+    """The crash of a process of the submission's with wait ``status``, ``when`` it happened ("while ...")."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        name = signal.Signals(number).name if number in signal.valid_signals() else f"signal {number}"
+        hint = " The system may have run out of memory." if number == signal.SIGKILL else ""
+        return Failure(FailureKind.CRASH, f"The submission's process was killed by {name} "
+                       f"({signal.strsignal(number)}) {when}.{hint} The log below shows the last output.")
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    return Failure(FailureKind.CRASH, f"The submission's process exited with code {code} {when}, before the "
+                   "harness had a verdict. A submission must not call sys.exit() or os._exit().")
 
 
 def user_traceback(exc: BaseException) -> str:

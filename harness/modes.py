@@ -1,4 +1,4 @@
-"""The four evaluation modes, run inside the worker once the submission is imported.
+"""The four evaluation modes, run by the judge once the runner has imported the submission.
 
 test       every test spec once; a per-test verdict with the checker's message
 benchmark  every benchmark shape checked once (the gate, before any timing), then per shape: warm-up
@@ -8,16 +8,18 @@ ranked     the tests, then the same as benchmark on secret-seeded inputs, with e
 profile    every benchmark shape checked once, then the torch profiler's top kernels over a few more
            calls (not checked: the table must show the submission's work only)
 
-Every call gets a never-seen input made outside the timed interval; the last few stay alive so their
-addresses are not handed out again. A checked output is judged right after its call, before the next call
-can reuse its memory (CUDA graphs do). Tiny CUDA shapes also get a graph-replay time
-(``harness.graph_timing``). Raw timings go to the supervisor, which computes the statistics outside this
-process. Procedure: ``docs/timing.md``; what a check may reject: ``harness.checking``.
+Every call gets a never-seen input made by the judge outside the timed interval and run in the runner
+(``harness.judge_link``); the last few stay alive so their addresses are not handed out again. A checked
+output is judged in the judge's own memory right after its call. Every reported time must fit the judge's
+bracket, and each shape's times must account for the brackets (``harness.brackets``). Raw timings go to
+the supervisor, which computes the statistics outside this process. Procedure: ``docs/timing.md``; what a
+check may reject: ``harness.checking``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import random
 import statistics
@@ -28,25 +30,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
-from harness import checking, ncu, profiling
+from harness import brackets, checking, ncu, profiling
 from harness.channel import Outbox
 from harness.codec import to_jsonable
-from harness.compile_time import used_torch_compile
-from harness.failures import Verdict, checker_failure, describe, kernel_failure, problem_failure, rejected
-from harness.graph_timing import GRAPH_THRESHOLD_US, GraphTiming, copy_into, graph_replay_us
-from harness.guard import Guard
+from harness.failures import Verdict, checker_failure, describe, problem_failure, rejected
+from harness.judge_link import Answer, Runner
 from harness.problem import TaskSpec
 from harness.result import FailureKind, Mode
 from harness.seeds import SeedPlan
 from harness.stats import StopRule, ci_target
-from harness.timing import CallTiming, Timer, calibrate_sync_gap, warm_up_device
+from harness.timing import CallTiming
 
 WARMUP_CALLS = 5
 WARMUP_S = 0.03
 CHECK_FRACTION = 0.25          # benchmark mode: share of timed calls checked after the first
 KEEP_ALIVE = 3                 # inputs kept alive: the current one and the previous two
+WARM_UP_S = 0.2                # CUDA: busy work that lifts the clocks out of idle before anything is timed
+SYNC_GAP_CALLS = 50
 PROFILE_CALLS = 3
 PROFILE_ROWS = 15
 # A failed test does not stop the others, unless the process may be in a broken state.
@@ -87,10 +88,9 @@ class Phases:
 class Context:
     task: TaskSpec
     device: str
-    timer: Timer
     reference: Reference
-    kernel: Callable[[Any], Any]
-    guard: Guard
+    runner: Runner                         # the submission's process: every call of custom_kernel goes there
+    allowance: brackets.Allowance          # what an empty call costs between the judge's clock readings
     outbox: Outbox
     seeds: SeedPlan
     phases: Phases = field(default_factory=Phases)
@@ -136,8 +136,6 @@ def run_ranked(ctx: Context) -> None:
 def run_profile(ctx: Context) -> None:
     """ncu per shape where it can read the GPU's counters, else torch's profiler with the reason."""
     shapes = ctx.task.benchmarks_for(ctx.device)
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if ctx.device == "cuda" else [])
-    sort_by = "self_device_time_total" if ctx.device == "cuda" else "self_cpu_time_total"
     why_not_ncu = ncu.unavailable_reason() if ctx.device == "cuda" else "ncu profiles CUDA evaluations only"
     for index, spec in enumerate(shapes, 1):
         ctx.outbox.progress("profiling", index, len(shapes), describe(spec))
@@ -156,10 +154,8 @@ def run_profile(ctx: Context) -> None:
                     continue
                 why_not_ncu = entry
             inputs = [_fresh_input(ctx, spec, call, during)[0] for call in range(1, PROFILE_CALLS + 1)]
-            with profile(activities=activities) as profiler:
-                for data in inputs:
-                    _call(ctx, data, timed=False, during=during)
-            table = profiler.key_averages().table(sort_by=sort_by, row_limit=PROFILE_ROWS)
+            table = ctx.runner.profile([functools.partial(_call, ctx, data, False, during) for data in inputs],
+                                       PROFILE_ROWS)
         ctx.outbox.send("profile", entry={"spec": spec, "table": table, "note": f"no ncu summary: {why_not_ncu}"})
 
 
@@ -170,8 +166,10 @@ def _time_shapes(ctx: Context, check_all: bool) -> None:
         first_calls = [_checked_call(ctx, spec, call=0, during=_on_shape(index, len(shapes), spec), timed=True)
                        for index, spec in enumerate(shapes, 1)]
     with ctx.phases("warm-up"):
-        warm_up_device(ctx.timer)
-        ctx.outbox.send("calibration", baseline_gap_us=calibrate_sync_gap(ctx.timer))
+        if ctx.device == "cuda":
+            ctx.runner.busy(WARM_UP_S)
+        gaps = [a.timing.sync_us - a.timing.event_us for a in ctx.runner.calibrate(SYNC_GAP_CALLS)]
+        ctx.outbox.send("calibration", baseline_gap_us=statistics.median(gaps))
     for index, (spec, (expectation, first_call)) in enumerate(zip(shapes, first_calls, strict=True), 1):
         target = ci_target(ctx.task.ranking_by, len(shapes), index - 1)
         _time_shape(ctx, spec, index, len(shapes), expectation, first_call.event_us, check_all, target)
@@ -193,9 +191,9 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
         started = _clock()
         while len(warmup_us) < WARMUP_CALLS or _clock() - started < WARMUP_S:
             data, pristine = _fresh_input(ctx, spec, next(calls), during)
-            output, timing = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
-            warmup_us.append(timing.event_us)
-            alive.append((data, pristine, output))
+            answer = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
+            warmup_us.append(answer.timing.event_us)
+            alive.append((data, pristine, answer))
 
     ctx.outbox.progress("timing", index, total, describe(spec))
     rule = StopRule(ci_half_width=ci_half_width, budget_s=ctx.task.shape_budget_ms / 1000)
@@ -206,53 +204,37 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
     flushes_us: list[float] = []
     hosts_us: list[float] = []
     addresses: list[int] = []
+    spent_us: list[float] = []
+    payloads: list[int] = []
     started = _clock()
     while True:
         with ctx.phases("timing: inputs"):
             data, pristine = _fresh_input(ctx, spec, next(calls), during)
         with ctx.phases("timing: calls"):
-            output, timing = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
+            answer = _call(ctx, data, timed=True, during=during, host=expectation.on_host)
         if check_all or not samples_us or chooser.random() < CHECK_FRACTION:
             with ctx.phases("timing: checks"):
-                _verify(ctx, expectation, pristine, data, output, during)
+                _verify(ctx, expectation, pristine, answer.inputs, answer.output, during)
+        timing = answer.timing
         samples_us.append(timing.event_us)
+        spent_us.append(answer.spent_us)
+        payloads.append(answer.payload_bytes)
         sync_gaps_us.append(timing.sync_us - timing.event_us)
         clocks_mhz.append(timing.clock_mhz)
         flushes_us.append(timing.flush_us)
         hosts_us.append(timing.host_us)
-        addresses.append(_address(output))
-        alive.append((data, pristine, output))
+        addresses.append(answer.address)
+        alive.append((data, pristine, answer))
         if stop_reason := rule.decide(samples_us, _clock() - started):
             break
     ctx.phases.add("timing", _clock() - started)
-    graph = None
-    # a torch.compile'd kernel may replay CUDA graphs of its own, which cannot be captured inside another
-    if ctx.device == "cuda" and statistics.median(samples_us) < GRAPH_THRESHOLD_US and not used_torch_compile():
-        with ctx.phases("graph"):
-            graph = _graph_time(ctx, spec, data, next(calls), during)
+    if why := brackets.unaccounted(samples_us, spent_us, payloads, ctx.allowance):
+        raise Verdict(FailureKind.UNTRUSTED_TIME, f"The times reported for {during} are shorter than the work took: "
+                      f"{why}. The submission's process must not report before its work is done.")
     ctx.outbox.send("shape", spec=spec, samples_us=samples_us, first_call_us=first_call_us,
-                    sync_gaps_us=sync_gaps_us, stop_reason=stop_reason,
-                    graph_us=graph.per_call_us if graph else None, graph_checked=graph.checked if graph else None,
+                    sync_gaps_us=sync_gaps_us, stop_reason=stop_reason, graph_us=None, graph_checked=None,
                     warmup_us=warmup_us, clocks_mhz=clocks_mhz if ctx.device == "cuda" else [],
                     flushes_us=flushes_us if ctx.device == "cuda" else [], hosts_us=hosts_us, addresses=addresses)
-
-
-def _address(output: Any) -> int:
-    """Where the output's first plain tensor lives (0 when it has none): groups calls by memory placement."""
-    first = next((t for _, t in checking.tensors_of(output) if type(t) is torch.Tensor), None)
-    return int(first.data_ptr()) if first is not None else 0
-
-
-def _graph_time(ctx: Context, spec: dict[str, Any], template: Any, next_call: int,
-                during: str) -> GraphTiming | None:
-    """Graph-replay time of a tiny shape, on inputs no earlier call has seen."""
-    calls = itertools.count(next_call)
-    timing = graph_replay_us(
-        ctx.kernel, template,
-        refill=lambda static: copy_into(static, _fresh_input(ctx, spec, next(calls), during)[0]),
-        check=ctx.reference.check)
-    _check_untampered(ctx, during)
-    return timing
 
 
 def _checked_call(ctx: Context, spec: dict[str, Any], call: int, during: str,
@@ -260,9 +242,9 @@ def _checked_call(ctx: Context, spec: dict[str, Any], call: int, during: str,
     """One checked call on a fresh input; returns what the reference does with this shape, and the timing."""
     data, pristine = _fresh_input(ctx, spec, call, during)
     expectation = _expect(ctx, data, during)
-    output, timing = _call(ctx, data, timed=timed, during=during, host=expectation.on_host)
-    _verify(ctx, expectation, pristine, data, output, during)
-    return expectation, timing
+    answer = _call(ctx, data, timed=timed, during=during, host=expectation.on_host)
+    _verify(ctx, expectation, pristine, answer.inputs, answer.output, during)
+    return expectation, answer.timing
 
 
 def _fresh_input(ctx: Context, spec: dict[str, Any], call: int, during: str) -> tuple[Any, Any]:
@@ -286,43 +268,17 @@ def _expect(ctx: Context, data: Any, during: str) -> checking.Expectation:
         raise problem_failure(exc, "ref_kernel", during, ctx.device) from None
 
 
-def _call(ctx: Context, data: Any, timed: bool, during: str, host: bool = False) -> tuple[Any, CallTiming]:
-    """Call the submission once (timed or not); returns its output and the timing.
+def _call(ctx: Context, data: Any, timed: bool, during: str, host: bool = False) -> Answer:
+    """One call of the submission in the runner (timed or not), its answer copied into the judge's memory.
 
-    ``host``: the reference's output lives on the host, so the call is timed with the host's clock.
+    ``host``: the reference's output lives on the host, so the runner times the call with the host's clock.
+    A timed call's reported time must fit inside the judge's bracket (``harness.brackets``).
     """
-    kernel = _ready(ctx.kernel)
-    try:
-        if timed and host:
-            output, timing = ctx.timer.time_host_call(lambda: kernel(data))
-        elif timed:
-            output, timing = ctx.timer.time_call(lambda: kernel(data))
-        else:
-            output, timing = ctx.timer.untimed(lambda: kernel(data)), CallTiming(0.0, 0.0)
-    except BaseException as exc:      # SystemExit and KeyboardInterrupt from a submission are its failures too
-        raise kernel_failure(exc, during) from None
-    _check_untampered(ctx, during)
-    return output, timing
-
-
-def _ready(kernel: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """The kernel, waiting for JAX outputs inside the call: JAX computes asynchronously on streams of its own,
-    which the timer's events on torch's stream would not wait for."""
-    def call(data: Any) -> Any:
-        output = kernel(data)
-        for item in output if isinstance(output, (tuple, list)) else (output,):
-            if type(item).__module__.startswith(("jax", "jaxlib")) and hasattr(item, "block_until_ready"):
-                item.block_until_ready()
-        return output
-
-    return call
-
-
-def _check_untampered(ctx: Context, during: str) -> None:
-    if replaced := ctx.guard.tampered():
-        raise Verdict(FailureKind.TAMPERING,
-                      f"The submission replaced {', '.join(replaced[:5])} during {during}. The timer, the checker "
-                      "and the harness are off limits: a submission may only compute its output.")
+    answer = ctx.runner.call(data, timed=timed, host=host, during=during)
+    if timed and (why := brackets.outside(answer.timing.event_us, answer.bracket_us)):
+        raise Verdict(FailureKind.UNTRUSTED_TIME, f"The time reported for {during} cannot be true: {why}. Times come "
+                      "from the harness's timer; a submission must not report times of its own.")
+    return answer
 
 
 def _verify(ctx: Context, expectation: checking.Expectation, pristine: Any, data: Any, output: Any,

@@ -5,13 +5,10 @@ Each names the catalogue entry it defeats (the shared notes' integrity.md, C1-C2
 * **Work left running** (C7): after a call returns, no other thread may still be running the submission's
   code, and no thread the submission started may still be alive. Threads a library starts for itself
   (torch.compile's compile pool) are neither, so they pass.
-* **Stale memory** (C4): the reference's outputs die before the submission runs, and the allocator hands
-  their blocks out again; before each call a block of each such output's size is taken, filled with NaN
-  (or -1) and freed, so ``torch.empty_like`` finds poison there instead of the answer.
-* **The reference called from the submission** (C11, C20, C16): while the submission runs, the problem's
-  ``ref_kernel``, ``generate_input`` and ``check_implementation`` are tripwires. A violation is kept and
-  raised after the call too, so a submission cannot swallow it.
 * **Persisting L2** (C19, CUDA): the context's persisting-L2 limit must stay where it was.
+
+Stale reference memory (C4) and calls of the reference from the submission (C11, C16, C20) need no watch
+any more: the reference never runs in the runner's process (``harness.runner``).
 
 Violations raise ``Verdict``; ``harness.failures.kernel_failure`` passes them through unchanged.
 """
@@ -20,15 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
 import sys
 import threading
 import types
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
-
-import torch
 
 from harness.failures import Verdict
 from harness.guard import Guard
@@ -37,8 +30,6 @@ from harness.result import FailureKind
 _current_frames = sys._current_frames
 _get_ident = threading.get_ident
 _original_start = threading.Thread.start
-_empty = torch.empty
-_nan = float("nan")
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 _MAX_STACK = 64                     # frames looked at per thread
 _THREADING_FILE = threading.__file__
@@ -50,10 +41,7 @@ class CallMonitor:
     def __init__(self, submission_file: str, device: str) -> None:
         self._file = submission_file
         self._main = _get_ident()
-        self._poison: list[tuple[tuple[int, ...], torch.dtype, torch.device]] = []
         self._started_here: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-        self._violation: Verdict | None = None
-        self.in_call = False
         self._l2_limit = _persisting_l2_reader() if device == "cuda" else None
         self._l2_baseline = self._l2_limit() if self._l2_limit else None
 
@@ -71,29 +59,11 @@ class CallMonitor:
 
     @contextlib.contextmanager
     def watch(self) -> Iterator[None]:
-        """Around each stretch of submitted code (its import, each call): poison before, checks after."""
-        self._poison_freed_outputs()
-        self.in_call = True
-        try:
-            yield
-        except BaseException:
-            self.in_call = False
-            if self._violation is not None:         # it may have caught the tripwire and failed otherwise
-                raise self._violation from None
-            raise
-        self.in_call = False
+        """Around each stretch of submitted code (its import, each call): checks after it."""
+        yield
         self._check()
 
-    def _poison_freed_outputs(self) -> None:
-        while self._poison:
-            shape, dtype, device = self._poison.pop()
-            block = _empty(shape, dtype=dtype, device=device)
-            block.fill_(_nan if dtype.is_floating_point or dtype.is_complex else -1)
-            del block       # back to the allocator, poisoned
-
     def _check(self) -> None:
-        if self._violation is not None:
-            raise self._violation
         if offender := self._running_thread():
             raise Verdict(FailureKind.ESCAPED_TIMING, f"custom_kernel returned while a thread it started was still "
                           f"running ({offender}). That work happens outside the timed interval: finish it, and join "
@@ -101,37 +71,6 @@ class CallMonitor:
         if self._l2_limit is not None and (limit := self._l2_limit()) != self._l2_baseline:
             raise Verdict(FailureKind.TAMPERING, f"custom_kernel set aside {limit} bytes of persisting L2 cache, "
                           "which survives the cache flush between timed calls. Leave the persisting-L2 limit alone.")
-
-    def reference(self, fn: Callable[..., Any], name: str) -> Callable[..., Any]:
-        """``fn`` (one of the problem's functions) as a tripwire while the submission runs; the sizes of the
-        tensors it returns are remembered for poisoning."""
-        monitor = self
-
-        @functools.wraps(fn)
-        def tripwire(*args: Any, **kwargs: Any) -> Any:
-            if monitor.in_call:
-                monitor._violation = monitor._violation or Verdict(
-                    FailureKind.TAMPERING, f"The submission called the problem's {name}. A submission must compute "
-                    "its output itself, without the reference implementation, its input generator or its checker.")
-                raise monitor._violation
-            output = fn(*args, **kwargs)
-            monitor._remember(output)
-            return output
-
-        return tripwire
-
-    def guard_module(self, module: types.ModuleType, names: tuple[str, ...]) -> None:
-        """Replace the module's own functions too: ``import reference`` from a submission meets tripwires."""
-        for name in names:
-            if callable(value := getattr(module, name, None)):
-                setattr(module, name, self.reference(value, name))
-
-    def _remember(self, output: Any) -> None:
-        if isinstance(output, torch.Tensor):
-            self._poison.append((tuple(output.shape), output.dtype, output.device))
-        elif isinstance(output, (tuple, list)):
-            for item in output:
-                self._remember(item)
 
     def _running_thread(self) -> str | None:
         """Where a thread is still working for the submission, or None."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 SWEEP_GRACE_S = 2.0
-SWEEP_WAIT_S = 5.0
+SWEEP_WAIT_S = 30.0       # ends as soon as all are gone; 200 dying torch processes took over 10 s on a busy 2-core host
 EXACT_PROCESSES = 8
 SAMPLED_PROCESSES = 8
 
@@ -60,9 +60,9 @@ class MemoryMeter:
     the supervisor's loop must keep watching time, tasks and records meanwhile. ``latest_bytes`` is the last
     figure (resident sets while they stay under ``threshold_bytes``, which they bound from above)."""
 
-    def __init__(self, root: int, threshold_bytes: int, every_s: float) -> None:
+    def __init__(self, root: int, threshold_bytes: int, every_s: float, spare: int | None = None) -> None:
         self.latest_bytes = 0
-        self._root, self._threshold, self._every_s = root, threshold_bytes, every_s
+        self._root, self._threshold, self._every_s, self._spare = root, threshold_bytes, every_s, spare
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memory-meter", daemon=True)
 
@@ -76,7 +76,7 @@ class MemoryMeter:
 
     def _run(self) -> None:
         while not self._stop.wait(self._every_s):
-            measured = usage(self._root)
+            measured = usage(self._root, spare=self._spare)
             over = measured.resident_bytes > self._threshold
             self.latest_bytes = measured.memory_bytes() if over else measured.resident_bytes
 
@@ -100,8 +100,9 @@ def snapshot() -> dict[int, Process]:
     return found
 
 
-def descendants(root: int, table: dict[int, Process] | None = None) -> list[Process]:
-    """The processes below ``root`` (not ``root`` itself)."""
+def descendants(root: int, table: dict[int, Process] | None = None, spare: int | None = None) -> list[Process]:
+    """The processes below ``root`` (not ``root`` itself), except ``spare`` and those below it (the harness
+    server's zygote, which belongs to no job)."""
     table = snapshot() if table is None else table
     children: dict[int, list[Process]] = {}
     for process in table.values():
@@ -109,21 +110,23 @@ def descendants(root: int, table: dict[int, Process] | None = None) -> list[Proc
     found, todo = [], [root]
     while todo:
         for child in children.get(todo.pop(), []):
+            if child.pid == spare:
+                continue
             found.append(child)
             todo.append(child.pid)
     return found
 
 
-def usage(root: int, table: dict[int, Process] | None = None) -> Usage:
-    below = descendants(root, table)
+def usage(root: int, table: dict[int, Process] | None = None, spare: int | None = None) -> Usage:
+    below = descendants(root, table, spare)
     return Usage(processes=below, tasks=sum(p.threads for p in below), resident_bytes=sum(p.rss_bytes for p in below))
 
 
-def sweep(root: int, grace_s: float = SWEEP_GRACE_S, wait_s: float = SWEEP_WAIT_S) -> int:
+def sweep(root: int, grace_s: float = SWEEP_GRACE_S, wait_s: float = SWEEP_WAIT_S, spare: int | None = None) -> int:
     """Kill every process still below ``root`` after ``grace_s`` (processes already killed take a moment to go)
     and reap the ones that are its children; returns how many had to be killed."""
     deadline = time.monotonic() + grace_s
-    while (alive := _alive_below(root)) and time.monotonic() < deadline:
+    while (alive := _alive_below(root, spare)) and time.monotonic() < deadline:
         reap_children(root)
         time.sleep(0.01)
     killed = {p.pid for p in alive}
@@ -134,13 +137,13 @@ def sweep(root: int, grace_s: float = SWEEP_GRACE_S, wait_s: float = SWEEP_WAIT_
             kill(process.pid)
         time.sleep(0.01)
         reap_children(root)
-        alive = _alive_below(root)
+        alive = _alive_below(root, spare)
     reap_children(root)
     return len(killed)
 
 
-def _alive_below(root: int) -> list[Process]:
-    return [p for p in descendants(root) if not _zombie(p.pid)]
+def _alive_below(root: int, spare: int | None) -> list[Process]:
+    return [p for p in descendants(root, spare=spare) if not _zombie(p.pid)]
 
 
 def reap_children(parent: int, keep: int | None = None, table: dict[int, Process] | None = None) -> None:

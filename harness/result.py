@@ -51,6 +51,7 @@ class FailureKind(enum.StrEnum):
     ESCAPED_TIMING = "escaped_timing"        # work ran outside the timed stream
     IMPLAUSIBLE_TIME = "implausible_time"    # below the speed-of-light floor, or not finite
     TAMPERING = "tampering"                  # timer/checker patched, harness state touched
+    UNTRUSTED_TIME = "untrusted_time"        # a reported time the judge's own clock cannot contain
     HELD_FOR_REVIEW = "held_for_review"      # a ranked run the static pre-check flagged (harness/precheck.py)
     RESOURCE_LIMIT = "resource_limit"        # too many processes or threads, files too large, CPU time
     UNSUPPORTED_DEVICE = "unsupported_device"

@@ -63,6 +63,9 @@ ENV_KEEP_PREFIXES = ("LC_",)
 # room: Inductor's C++ builds write temporary files of more than 64 MiB.
 FILE_SIZE_LIMIT_BYTES = 1024 * 1024 * 1024
 MAX_TASKS = 512                 # processes plus threads of one job (a 16-core torch.compile run uses ~120)
+# processes of one job (128 sleeping copies of the runner are fine, tests/integrity/hostile/forks_128.py): a
+# fork bomb of forked torch processes grows slowly on a busy host and would stay under MAX_TASKS for long
+MAX_PROCESSES = 192
 OPEN_FILES = 4096
 HOST_MEMORY_SHARE = 0.25        # one job may use at most this share of the host's memory
 SCRATCH_MB = 1024               # /tmp of a job: working directory, caches, temporary files
@@ -82,6 +85,7 @@ class Limits:
     memory_mb: int                  # proportional set size of all the job's processes (supervisor)
     cpu_s: int                      # CPU seconds per process
     tasks: int = MAX_TASKS
+    processes: int = MAX_PROCESSES
     open_files: int = OPEN_FILES
     file_bytes: int = FILE_SIZE_LIMIT_BYTES
     scratch_mb: int = SCRATCH_MB
@@ -316,6 +320,8 @@ def _set_limits(limits: Limits, capability: Capability) -> None:
 
 
 def _drop_privileges(launch: Launch) -> None:
+    with contextlib.suppress(OSError):          # the server's priority is not the job's (harness.server)
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
     if launch.capability.own_user:
         os.setgroups([])
         os.setresgid(launch.gid, launch.gid, launch.gid)

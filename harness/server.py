@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import importlib
 import logging
 import os
@@ -56,6 +57,7 @@ _PRELOAD_WORDS = {"triton": ("triton",), "torch.utils.cpp_extension": ("cpp_exte
 START_TIMEOUT_S = 300.0     # import torch: about 4 s on a GPU host, far more on a cold disk
 BACKSTOP_S = 60.0           # beyond the mode's own limit (enforced by the server) before the caller gives up
 CLOSE_WAIT_S = 5.0
+SERVER_NICE = -10           # jobs run at 0 (harness.sandbox): a fork bomb cannot starve the supervisor's watch
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -76,6 +78,7 @@ class HarnessServer:
         self.start_timeout_s = start_timeout_s
         self.sandbox_policy = sandbox_policy or os.environ.get("KERNELRANK_SANDBOX") or "auto"
         self.sandbox = ""                      # how the server isolates jobs, once it has started
+        self.zygote = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._reader = RecordReader()
@@ -117,6 +120,7 @@ class HarnessServer:
             self.close()
             raise HarnessStartError(str(ready.get("message") or f"the harness server said {ready!r}"))
         self.sandbox = str(ready.get("sandbox", ""))
+        self.zygote = int(ready.get("zygote") or 0)     # the server's one process between jobs (harness.zygote)
 
     def close(self) -> None:
         if self._sock is not None:
@@ -258,12 +262,15 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
     if (arch := gpu_arch()) is not None:        # in-job extension builds target this GPU only
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", arch.torch)
     # the worker side (timing, checks, modes) is imported here, once, before any fork
-    from harness import author_eval, supervisor
+    from harness import author_eval, supervisor, worker
+    from harness.zygote import Zygote
 
     if opened := _gpu_devices_open():
         log.error("the harness server opened %s while preloading: forked children could not use CUDA", opened)
         return
     linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+    with contextlib.suppress(OSError):      # root only: the watch keeps its pace while a job hogs the cores
+        os.setpriority(os.PRIO_PROCESS, 0, SERVER_NICE)
     if removed := staging.remove_orphans():
         log.info("removed %d stages that killed harness servers left behind", removed)
     link = _Link(socket.socket(fileno=fd))
@@ -274,10 +281,15 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         return
     if not capability.isolated:
         log.warning("evaluations are not isolated: %s", capability.reason)
-    link.send({"t": "ready", "sandbox": capability.describe()})
-    while (request := link.next_request()) is not None:
-        result = _handle(request, link, capability, supervisor.run_job, author_eval.run_job)
-        link.send({"t": "result", "result": result.to_dict()})
+    zygote = Zygote(worker.child_entry)       # before any job: every evaluation is forked from it (harness.zygote)
+    link.send({"t": "ready", "sandbox": capability.describe(), "zygote": zygote.pid})
+    try:
+        while (request := link.next_request()) is not None:
+            result = _handle(request, link, capability, functools.partial(supervisor.run_job, zygote=zygote),
+                             author_eval.run_job)      # an author's evaluator is exec'd: no memory is inherited
+            link.send({"t": "result", "result": result.to_dict()})
+    finally:
+        zygote.close()
 
 
 class _Link:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness import builds, precheck, processes, toolchain, worker
+from harness import builds, precheck, processes, toolchain
 from harness.assembly import Ending, build_result
 from harness.builder import BUILDS_PER_JOB, BuildProcess, Builds, build_cache, build_cu, compile_failure
 from harness.builds import BuildOutcome
@@ -39,6 +39,7 @@ from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, San
 from harness.sandbox import Capability, Launch, Limits
 from harness.seeds import SeedRefused, SeedSource, run_key
 from harness.staging import Stage, StagingError
+from harness.zygote import Zygote, hand_over
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,10 @@ class Caller(Protocol):
         """Records that arrived (``{"op": "key", "key": hex}``); None once the caller is gone."""
 
 
-def run_job(job: EvalJob, capability: Capability, emit: Emit | None = None,
+def run_job(job: EvalJob, capability: Capability, zygote: Zygote, emit: Emit | None = None,
             caller: Caller | None = None) -> EvalResult:
-    """Evaluate ``job`` in a fresh, sandboxed child; ``emit`` receives {"t": "started" | "progress", ...}.
+    """Evaluate ``job`` in a fresh, sandboxed child of ``zygote``; ``emit`` receives {"t": "started" | "progress",
+    ...}.
 
     With a ``caller``, a ranked run waits for its key from it and ends if it goes away; without one the key
     is made here from ``job.secret_seed``.
@@ -92,7 +94,7 @@ def run_job(job: EvalJob, capability: Capability, emit: Emit | None = None,
         if caller is None:
             seeds.set_key(run_key(job.secret_seed))
         launch = Launch.plan(capability, limits, stage)
-        ending, leftovers = _supervise(job, launch, seeds, emit or (lambda record: None), caller, job_builds)
+        ending, leftovers = _supervise(job, launch, seeds, zygote, emit or (lambda record: None), caller, job_builds)
         result = build_result(job, ending, stage, time.monotonic() - started)
         if compiled is not None:
             result.compile_s += compiled.seconds
@@ -121,7 +123,7 @@ def _first_calls(job: EvalJob) -> list[dict[str, Any]]:
     return calls
 
 
-def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
+def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, zygote: Zygote, emit: Emit,
                caller: Caller | None, job_builds: Builds) -> tuple[Ending, int]:
     nonce = secrets.token_hex(16)
     ours, theirs = socket.socketpair()        # non-inheritable: processes the child execs do not get it
@@ -129,15 +131,16 @@ def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
     stdout_fd = os.open(launch.stage.stdout_path, flags, 0o600)
     stderr_fd = os.open(launch.stage.stderr_path, flags, 0o600)
     child_job = dataclasses.replace(job, secret_seed=None, memory_limit_mb=launch.limits.memory_mb)
-    pid = os.fork()
-    if pid == 0:
-        worker.child_main(child_job, launch, nonce, theirs.fileno(), stdout_fd, stderr_fd)
-    theirs.close()
-    for fd in (stdout_fd, stderr_fd):
-        os.close(fd)
+    try:
+        pid = zygote.spawn((theirs.fileno(), stdout_fd, stderr_fd))   # a process that never held a job
+    finally:
+        theirs.close()
+        for fd in (stdout_fd, stderr_fd):
+            os.close(fd)
+    hand_over(ours, job=child_job, launch=launch, nonce=nonce)      # the job reaches it only now
     ours.setblocking(False)       # a child that stops reading must not stall the watch
-    meter = processes.MemoryMeter(os.getpid(), launch.limits.memory_mb * 2**20, MEMORY_CHECK_S)
-    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller, job_builds)
+    meter = processes.MemoryMeter(os.getpid(), launch.limits.memory_mb * 2**20, MEMORY_CHECK_S, spare=zygote.pid)
+    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller, job_builds, zygote.pid)
     try:
         with meter:
             emit({"t": "started", "pid": pid})
@@ -148,7 +151,7 @@ def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, emit: Emit,
             watch.building.kill()
         processes.kill(pid)
         ours.close()
-    survivors = processes.sweep(os.getpid())      # nothing of the job may outlive it
+    survivors = processes.sweep(os.getpid(), spare=zygote.pid)      # nothing of the job may outlive it
     if survivors:
         log.warning("killed %d processes of run %s that outlived its sandbox", survivors, job.run_id)
     return ending, max(watch.leftovers, survivors)     # without namespaces, the survivors are the leftovers
@@ -184,6 +187,7 @@ class _Watch:
     emit: Emit
     caller: Caller | None
     builds: Builds
+    zygote: int                                                       # below the server, but no job's
     ending: Ending = field(default_factory=Ending)
     reader: RecordReader = field(default_factory=RecordReader)
     waiting: deque[dict[str, Any]] = field(default_factory=deque)     # seed requests before the key came
@@ -358,12 +362,13 @@ class _Watch:
             self._stop(late)
             return
         limits = self.launch.limits
-        usage = processes.usage(os.getpid(), table)
-        if usage.tasks >= limits.tasks:
+        usage = processes.usage(os.getpid(), table, spare=self.zygote)
+        if usage.tasks >= limits.tasks or len(usage.processes) > limits.processes:
             self._stop(Failure(FailureKind.RESOURCE_LIMIT, f"The submission ran {len(usage.processes)} processes "
                                                            f"with {usage.tasks} threads in all, reaching the limit "
-                                                           f"of {limits.tasks}, and was stopped while {where}. Do "
-                                                           "not start processes or threads in a loop."))
+                                                           f"of {limits.processes} processes or {limits.tasks} "
+                                                           f"threads, and was stopped while {where}. Do not start "
+                                                           "processes or threads in a loop."))
         elif self.meter.latest_bytes > limits.memory_mb * 2**20:
             self._stop(Failure(FailureKind.OUT_OF_MEMORY, f"The submission's processes used more than "
                                                           f"{limits.memory_mb} MB of host memory and were stopped "

@@ -201,6 +201,13 @@ def make_timer(device: str) -> Timer:
     raise ValueError(f"no timer for device {device!r}; use 'cuda' or 'cpu'.")
 
 
+def run_call(timer: Timer, fn: Callable[[], T], timed: bool, host: bool) -> tuple[T, CallTiming]:
+    """``fn`` once: untimed (waiting for the device), timed with the host's clock (``host``), or timed."""
+    if not timed:
+        return timer.untimed(fn), CallTiming(0.0, 0.0)
+    return timer.time_host_call(fn) if host else timer.time_call(fn)
+
+
 def calibrate_sync_gap(timer: Timer, calls: int = 50) -> float:
     """Median ``sync_us - event_us`` of an empty call: the gap an honest submission shows, in us."""
     if calls < 1:

@@ -1,15 +1,17 @@
-"""The submission's side of an evaluation, inside the forked, sandboxed child.
+"""The judge: the trusted side of an evaluation, inside the forked, sandboxed child.
 
-Order matters: torch is already imported (by the harness server, before the fork), then the device is
-picked, the timer built and the problem's reference bound, and only then is the submission imported,
-so whatever it patches, the harness keeps the originals; every call of the submission is watched by
-``harness.monitor``. Everything goes to the supervisor as records on the private channel; the child
-always ends with ``os._exit`` and never returns into the server.
+Order matters: torch is already imported (by the harness server, before the fork). The judge first forks
+the runner (``harness.runner``, reached through ``harness.judge_link``), which will hold the submission
+and nothing else; then it picks the device, measures what an empty call to the runner costs, binds the
+problem's reference and removes reference.py from disk, and only then lets the runner import the
+submission. Inputs, the secret-seeded generation, reference outputs, the problem's checker, every verdict
+and every admitted time stay here (``harness.modes``). Everything goes to the supervisor as records on the
+private channel, which the runner never holds; the child always ends with ``os._exit`` and never returns
+into the server.
 """
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import dataclasses
 import faulthandler
@@ -19,47 +21,36 @@ import os
 import random
 import re
 import sys
-import time
 import traceback
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import torch
 
-from harness import builds, checking, extension_builds, modes, sandbox
+from harness import brackets, builds, checking, modes, sandbox, zygote
 from harness.channel import Outbox
 from harness.codec import to_jsonable
-from harness.compile_time import CompileClock
-from harness.cu_module import CuModule
 from harness.device import system_info
-from harness.failures import Verdict, classify, problem_failure, summary, user_traceback
-from harness.graph_timing import bind_torch
-from harness.guard import Guard
+from harness.failures import Verdict, problem_failure, summary
+from harness.inprocess import InProcessRunner
 from harness.job import EvalJob
-from harness.monitor import CallMonitor
+from harness.judge_link import Runner, RunnerLink
 from harness.problem import CHECKER_ARGS
 from harness.result import FailureKind
 from harness.seeds import SeedPlan
 from harness.staging import Stage
-from harness.timing import Timer, make_timer
 
-ENTRY_POINT = "custom_kernel"
 REQUIRES_CUDA = re.compile(r"^#!kernelrank\s+requires\s+cuda\b", re.MULTILINE | re.IGNORECASE)
 HARNESS_BUG_EXIT = 70
 
-# What the timer and the checkers reach at run time, besides the harness's and the problem's modules.
-_WATCHED = [
-    (time, ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns")),
-    (builtins, ("isinstance", "type", "len", "bool", "float", "getattr", "all", "any", "zip")),
-    (torch, ("allclose", "isclose", "equal", "isfinite", "isnan", "isinf", "abs", "device", "no_grad", "Tensor")),
-    (torch.Tensor, ("clone", "copy_", "zero_", "__eq__", "__ne__", "__bool__", "all", "any", "item", "to", "abs",
-                    "isnan", "isfinite", "isposinf", "isneginf", "sum", "data_ptr")),
-    (torch.testing, ("assert_close",)),
-    (torch.cuda, ("synchronize", "Event", "current_stream", "Stream")),
-    (torch.cuda.Event, None),
-]
+def child_entry(channel_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
+    """Entry of a child of the zygote (harness.zygote): its job arrives first on its channel, then child_main."""
+    try:
+        handed = zygote.receive(channel_fd)
+    except BaseException:
+        os._exit(HARNESS_BUG_EXIT)
+    child_main(handed["job"], handed["launch"], handed["nonce"], channel_fd, stdout_fd, stderr_fd)
 
 
 def child_main(job: EvalJob, launch: sandbox.Launch, nonce: str, channel_fd: int, stdout_fd: int,
@@ -104,10 +95,12 @@ def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
     """Evaluate, then send exactly one final record (after a failure record when it failed)."""
     outbox.progress("starting")
     phases = modes.Phases()
-    compiles = CompileClock(on_compile=lambda: outbox.progress("compiling"))
+    # first: the runner must start from a process that holds no reference, no seed and no CUDA context
+    runner: Runner = InProcessRunner(job.problem.submission_name) if job.problem.task.lang == "cu" else \
+        RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
     try:
         with phases("prepare"):
-            ctx = prepare(job, stage, outbox, compiles)
+            ctx = prepare(job, stage, outbox, runner)
         ctx.phases = phases
         modes.run(job.mode, ctx)
     except Verdict as verdict:
@@ -119,64 +112,39 @@ def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
             "message": f"The harness itself failed ({summary(exc)}). This is not your submission's fault; "
                        "please report it to the kernelrank maintainers.",
             "log_tail": "".join(traceback.format_exception(exc))[-4000:]})
-    outbox.send("accounting", compile_s=compiles.seconds(), phases_s=phases.seconds)
+    compile_s = 0.0
+    with contextlib.suppress(Verdict, OSError):
+        compile_s = runner.compile_seconds()
+    runner.close()                  # before the final record: nothing of the job may outlive the judge
+    outbox.send("accounting", compile_s=compile_s, phases_s=phases.seconds)
     outbox.send("final")
 
 
-def prepare(job: EvalJob, stage: Stage, outbox: Outbox, compiles: CompileClock) -> modes.Context:
+def prepare(job: EvalJob, stage: Stage, outbox: Outbox, runner: Runner) -> modes.Context:
     device = pick_device(job)
-    if device == "cpu":
-        sandbox.limit_address_space(job.memory_limit_mb)
+    runner.start(device)
     outbox.send("system", system=to_jsonable(system_info(device)))
-    timer = make_timer(device)
-    if device == "cuda":
-        bind_torch()            # graph timing's torch callables, bound before the submission can patch them
-    monitor = CallMonitor(str(stage.workdir / job.problem.submission_name), device)
-    timer.watch(monitor.watch)
-    if job.problem.task.lang == "cu":
-        guard = _guard([], timer)
-        monitor.install(guard)
-        with monitor.watch():           # loading runs the submission's static initialisers
-            reference, kernel = load_cu_module(stage.workdir / builds.CU_MODULE)
+    # the exchange's own cost, measured while the runner holds only the harness (brackets.Allowance)
+    empty = runner.calibrate()
+    allowance = brackets.allowance([a.spent_us for a in empty], [a.timing.event_us for a in empty], device)
+    if isinstance(runner, InProcessRunner):
+        reference = modes.Reference(*runner.load_cu(stage.workdir / builds.CU_MODULE))
     else:
-        reference, problem_modules = bind_reference(job, stage, device)
-        reference = _arm(monitor, reference, stage)
-        guard = _guard(problem_modules, timer)
-        monitor.install(guard)
-        extension_builds.install(outbox)
-        compiles.install()
-        with monitor.watch():
-            kernel = import_submission(job.problem.submission_name)
-    if replaced := guard.tampered():
-        raise Verdict(FailureKind.TAMPERING, f"Importing the submission replaced {', '.join(replaced[:5])}. The "
-                      "timer, the checker and the harness are off limits: a submission may only compute its output.")
+        reference = _arm(bind_reference(job, stage, device), stage)
+        runner.import_submission()
     files = {name: text.encode() for name, text in job.problem.files.items()}
     files[job.problem.submission_name] = job.submission_source.encode()
     if (module := stage.workdir / builds.CU_MODULE).is_file():
         files[builds.CU_MODULE] = module.read_bytes()
-    return modes.Context(task=job.problem.task, device=device, timer=timer, reference=reference, kernel=kernel,
-                         guard=guard, outbox=outbox, seeds=SeedPlan(outbox), files=files,
+    return modes.Context(task=job.problem.task, device=device, reference=reference, runner=runner,
+                         allowance=allowance, outbox=outbox, seeds=SeedPlan(outbox), files=files,
                          submission=job.problem.submission_name)
 
 
-def _arm(monitor: CallMonitor, reference: modes.Reference, stage: Stage) -> modes.Reference:
-    """The problem's functions as tripwires while submitted code runs, and reference.py gone from disk (C11)."""
-    names = ("generate_input", "ref_kernel", "check_implementation")
-    monitor.guard_module(sys.modules["reference"], names)
+def _arm(reference: modes.Reference, stage: Stage) -> modes.Reference:
+    """reference.py gone from disk once bound (C11): the runner imports the submission only after this."""
     (stage.workdir / "reference.py").unlink(missing_ok=True)
-    return modes.Reference(*(monitor.reference(getattr(reference, field), name)
-                             for field, name in zip(("generate_input", "ref_kernel", "check"), names, strict=True)))
-
-
-def load_cu_module(path: Path) -> tuple[modes.Reference, Callable[[Any], Any]]:
-    """The built .cu module's problem functions and custom_kernel (``harness.cu_module``)."""
-    try:
-        module = CuModule(path)
-    except OSError as exc:
-        raise Verdict(FailureKind.IMPORT_ERROR, f"The compiled submission could not be loaded ({exc}). Check that "
-                      "it defines custom_kernel for the problem's input_t and output_t.") from None
-    generate_input, ref_kernel, check, kernel = module.functions()
-    return modes.Reference(generate_input, ref_kernel, check), kernel
+    return reference
 
 
 def pick_device(job: EvalJob) -> str:
@@ -205,8 +173,8 @@ def pick_device(job: EvalJob) -> str:
     return device
 
 
-def bind_reference(job: EvalJob, stage: Stage, device: str) -> tuple[modes.Reference, list[types.ModuleType]]:
-    """Import the problem's reference.py from the staged files; returns its functions and the staged modules."""
+def bind_reference(job: EvalJob, stage: Stage, device: str) -> modes.Reference:
+    """Import the problem's reference.py from the staged files; returns its functions."""
     for name in [*job.problem.files, job.problem.submission_name]:
         sys.modules.pop(Path(name).stem, None)       # never reuse a same-named module from elsewhere
     try:
@@ -219,12 +187,8 @@ def bind_reference(job: EvalJob, stage: Stage, device: str) -> tuple[modes.Refer
                       "tell the leaderboard's maintainers.")
     generate_input, ref_kernel, check = (getattr(module, n) for n in names)
     first_format = job.problem.task.checker_args == CHECKER_ARGS[1]
-    reference = modes.Reference(adapt_generate_input(generate_input) if first_format else generate_input,
-                                ref_kernel, adapt_checker(check, ref_kernel, first_format))
-    workdir = str(stage.workdir)
-    staged = [m for m in list(sys.modules.values())
-              if str(getattr(m, "__file__", None) or "").startswith(workdir)]
-    return reference, staged
+    return modes.Reference(adapt_generate_input(generate_input) if first_format else generate_input,
+                           ref_kernel, adapt_checker(check, ref_kernel, first_format))
 
 
 def adapt_checker(check: Callable[..., Any], ref_kernel: Callable[[Any], Any],
@@ -266,34 +230,3 @@ def adapt_generate_input(generate_input: Callable[..., Any]) -> Callable[..., An
         return generate_input(**{k: v for k, v in spec.items() if takes_any or k in parameters})
 
     return generate
-
-
-def import_submission(file_name: str) -> Callable[[Any], Any]:
-    """Import the staged submission; syntax errors, import errors and a missing entry point become verdicts."""
-    module_name = Path(file_name).stem
-    try:
-        module = importlib.import_module(module_name)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}" + (f" of {Path(exc.filename).name}" if exc.filename else "")
-        raise Verdict(FailureKind.SYNTAX_ERROR, f"The submission has a syntax error at {where}: {exc.msg}. Fix it "
-                      "and submit again.", "".join(traceback.format_exception_only(exc))) from None
-    except BaseException as exc:      # a submission may raise SystemExit at import
-        kind = classify(exc)
-        kind = FailureKind.IMPORT_ERROR if kind is FailureKind.EXCEPTION else kind
-        raise Verdict(kind, f"Importing the submission raised {summary(exc)}. Check its imports and top-level "
-                      "code; the traceback below shows where.", user_traceback(exc)) from None
-    kernel = getattr(module, ENTRY_POINT, None)
-    if not callable(kernel):
-        raise Verdict(FailureKind.MISSING_ENTRY_POINT, f"The submission defines no function {ENTRY_POINT}(data). "
-                      f"Define it: it receives the input that generate_input builds and returns the output.")
-    return kernel
-
-
-def _guard(problem_modules: list[types.ModuleType], timer: Timer) -> Guard:
-    guard = Guard()
-    harness_modules = [m for name, m in list(sys.modules.items()) if name == "harness" or name.startswith("harness.")]
-    for module in problem_modules + harness_modules:
-        guard.watch_module(module)
-    for owner, names in _WATCHED:
-        guard.watch(owner, names, label=getattr(owner, "__name__", None))
-    return guard.watch(timer, label="timer")

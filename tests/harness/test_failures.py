@@ -83,7 +83,7 @@ def test_input_mutation_fails_even_with_the_right_answer(evaluate_fixture):
 
 def test_segfault_is_a_crash_with_the_python_stack(evaluate_fixture):
     failure = _failed(evaluate_fixture("segfault"), FailureKind.CRASH, Status.ERROR)
-    assert "SIGSEGV" in failure.message and "testing 1 of 3" in failure.message
+    assert "SIGSEGV" in failure.message and "test 1 of 3" in failure.message
     assert "Segmentation fault" in failure.log_tail
 
 

@@ -17,6 +17,7 @@ def params(cases: list[Case]) -> list[object]:
 
 
 def nothing_left(server: HarnessServer) -> list[int]:
-    """Processes still running below the harness server (there must be none between jobs)."""
+    """Processes still running below the harness server (there must be none between jobs but its zygote)."""
     assert server._process is not None and server.running, "the harness server died"
-    return [p.pid for p in processes.descendants(server._process.pid)]
+    assert server.zygote, "the harness server named no zygote"
+    return [p.pid for p in processes.descendants(server._process.pid, spare=server.zygote)]

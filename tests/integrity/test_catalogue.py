@@ -13,7 +13,9 @@ from harness import Mode, Status
 def test_every_cheat_is_caught_for_the_right_reason(case: Case, run_case, harness_server):
     result = run_case(case)
     assert (why := case.judge(result)) is None, why
-    assert result.status is not Status.PASSED or case.entry in ("C1", "C6"), "a cheat passed"
+    # C1 may pass by being honest; C6 is a timing case; asking seeds ahead has nothing to ask in the runner
+    assert result.status is not Status.PASSED or case.entry in ("C1", "C6") or case.name == "c16_seed_ahead", \
+        "a cheat passed"
     assert nothing_left(harness_server) == []
 
 

@@ -85,7 +85,8 @@ def test_the_view_is_read_only_private_and_offline(harness_server, other_stage):
     assert report["write"] == {"workdir": "ok", "tmp": "ok", "extension-cache": "ok", "harness": "errno 30",
                                "site-packages": "errno 30", "usr": "errno 30"}
     assert report["network"] == "errno 101"                  # no interface but a loopback that is down
-    assert report["processes"] == [1, 2] and report["hostname"] == "kernelrank-job"
+    # the namespace's init, the judge and the runner (where the probe runs): nothing of the host
+    assert report["processes"] == [1, 2, 3] and report["hostname"] == "kernelrank-job"
     assert report["capabilities"] == "0000000000000000" and report["no_new_privs"] == "1"
     assert {"home", "var", "run", "srv", "mnt"}.isdisjoint(report["root"])
     assert report["environ"]["HOME"] == "/tmp/home" and report["environ"]["TORCH_EXTENSIONS_DIR"].startswith("/tmp/")
@@ -210,7 +211,7 @@ def test_a_server_that_is_not_root_sandboxes_in_a_user_namespace(tmp_path):
         writes = {"workdir": "planted.txt", "site-packages": _writes()["site-packages"], "usr": "/usr/planted.txt"}
         report = _report(server.evaluate(_job("look_around", fill={"WRITES": writes})))
     assert report["uid"] == NOBODY and report["capabilities"] == "0000000000000000"
-    assert report["processes"] == [1, 2] and report["network"] == "errno 101"
+    assert report["processes"] == [1, 2, 3] and report["network"] == "errno 101"
     assert report["write"] == {"workdir": "ok", "site-packages": "errno 30", "usr": "errno 30"}
 
 

@@ -1,0 +1,69 @@
+"""Values between the judge and the runner (harness.transport): what crosses, and what is refused."""
+
+from __future__ import annotations
+
+import collections
+import socket
+
+import pytest
+import torch
+
+from harness import transport
+
+
+def _round_trip(value, rebuild_classes=False):
+    storages: transport.Storages = []
+    meta = transport.pack(value, storages)
+    copies = transport.cpu_storages([bytearray(b) for b in transport.cpu_blobs(storages)])
+    return transport.unpack(meta, copies, rebuild_classes)
+
+
+def test_nested_values_cross_and_shared_memory_stays_shared():
+    a = torch.arange(12, dtype=torch.float32)
+    view = a[2:8].view(2, 3)
+    back = _round_trip({"a": a, "view": view, "pair": (1, 2.5, None, "x"), "dtype": torch.float16})
+    assert torch.equal(back["a"], a) and torch.equal(back["view"], view)
+    assert back["pair"] == (1, 2.5, None, "x") and back["dtype"] is torch.float16
+    back["a"][3] = -1                           # one storage on the other side too
+    assert back["view"][0, 1] == -1
+
+
+Pair = collections.namedtuple("Pair", "left right")
+
+
+def test_namedtuples_come_back_as_their_class_only_where_asked():
+    pair = Pair(torch.ones(2), torch.zeros(2))
+    assert type(_round_trip(pair)) is tuple
+    assert type(_round_trip(pair, rebuild_classes=True)) is Pair
+    assert transport.unpack({"namedtuple": ["os", "system"], "items": []}, []) == ()     # the judge imports nothing
+
+
+class Lazy(torch.Tensor):
+    pass
+
+
+@pytest.mark.parametrize("value", [torch.ones(2).as_subclass(Lazy), object(), {(1, 2): 3}])
+def test_what_cannot_be_checked_is_refused(value):
+    with pytest.raises(transport.TransportError):
+        transport.pack(value, [])
+
+
+@pytest.mark.parametrize("meta", [{"tensor": {"storage": 0, "offset": 0, "size": [100], "stride": [1],
+                                              "dtype": "float32"}},
+                                  {"tensor": {"storage": 5, "offset": 0, "size": [1], "stride": [1],
+                                              "dtype": "float32"}},
+                                  {"dtype": "os"}, {"value": [1, 2]}, "tuple"])
+def test_malformed_descriptions_are_refused(meta):
+    storage = torch.zeros(4, dtype=torch.uint8).untyped_storage()
+    with pytest.raises(transport.TransportError):
+        transport.unpack(meta, [storage])
+
+
+def test_a_link_refuses_more_bytes_than_allowed():
+    ours, theirs = socket.socketpair()
+    sender, receiver = transport.Link(ours, 1 << 20), transport.Link(theirs, 16)
+    sender.send({"t": "done"}, [b"x" * 17])
+    with pytest.raises(transport.TransportError):
+        receiver.receive(timeout_s=5)
+    ours.close()
+    theirs.close()
