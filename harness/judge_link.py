@@ -36,6 +36,7 @@ from harness.timing import CallTiming
 _clock_ns = time.perf_counter_ns
 CLOSE_WAIT_S = 5.0
 CALIBRATION_CALLS = 40
+CALIBRATION_ELEMENTS = 256          # the calibration's input: small, so its transfer costs next to nothing
 # failure kinds a runner may report about itself; anything else it claims reads as an exception
 _RUNNER_KINDS = frozenset(
     {
@@ -76,7 +77,7 @@ class Runner(Protocol):
     def start(self, device: str) -> None: ...
     def import_submission(self) -> None: ...
     def calibrate(self, calls: int = ...) -> list[Answer]: ...
-    def call(self, data: Any, timed: bool, host: bool, during: str, empty: bool = False) -> Answer: ...
+    def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer: ...
     def busy(self, seconds: float) -> None: ...
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str: ...
     def compile_seconds(self) -> float: ...
@@ -123,9 +124,12 @@ class RunnerLink:
         return float(value) if isinstance(value, (int, float)) and value >= 0 else 0.0
 
     def calibrate(self, calls: int = CALIBRATION_CALLS) -> list[Answer]:
-        """Empty timed calls: before the submission is imported they measure the exchange alone (the allowance);
+        """Timed calls of the harness's own (a small input in, a fresh output like it back, through every step a
+        real call takes): before the submission is imported they measure the exchange alone (the allowance);
         after it, the runner's own sync gap."""
-        return [self.call(None, timed=True, host=False, during="the calibration", empty=True) for _ in range(calls)]
+        probe = torch.zeros(CALIBRATION_ELEMENTS, device=self.device)
+        return [self.call(probe, timed=True, host=False, during="the calibration", calibration=True)
+                for _ in range(calls)]
 
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:
         """Torch's profiler table of ``calls`` (judge calls of the runner), profiled in the runner."""
@@ -135,21 +139,21 @@ class RunnerLink:
         record, _ = self._ask({"op": "profile", "rows": rows}, "profiled")
         return str(record.get("table", ""))[:100_000]
 
-    def call(self, data: Any, timed: bool, host: bool, during: str, empty: bool = False) -> Answer:
+    def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer:
         """Stage the call (outside the bracket), then bracket go -> the answer."""
-        request: dict[str, Any] = {"op": "stage", "timed": timed, "host": host, "during": during}
+        request: dict[str, Any] = {"op": "stage", "timed": timed, "host": host, "during": during,
+                                   "calibration": calibration}
         blobs: list[memoryview] = []
-        if not empty:
-            storages: transport.Storages = []
-            try:
-                request["value"] = transport.pack(data, storages)
-            except transport.TransportError as exc:
-                raise Verdict(
-                    FailureKind.INVALID_PROBLEM,
-                    f"The problem's input cannot be handed to the submission's "
-                    f"process ({exc}); tell the leaderboard's maintainers.",
-                ) from None
-            request["storages"], blobs = self._stage(storages)
+        storages: transport.Storages = []
+        try:
+            request["value"] = transport.pack(data, storages)
+        except transport.TransportError as exc:
+            raise Verdict(
+                FailureKind.INVALID_PROBLEM,
+                f"The problem's input cannot be handed to the submission's "
+                f"process ({exc}); tell the leaderboard's maintainers.",
+            ) from None
+        request["storages"], blobs = self._stage(storages)
         self.link.send(request, blobs)
         self._receive("staged", during)
         self._opening_ns = 0

@@ -98,8 +98,8 @@ CATALOGUE = [
          "wrong output"),
     Case("c04_stale_memory.py", "C4", "freed reference outputs poisoned before each call (CUDA caching allocator)",
          (F.WRONG_OUTPUT,), "wrong output", cuda=True),
-    Case("c05_side_stream.py", "C5", "device-wide post-sync marker vs event time; pre-check", (F.ESCAPED_TIMING,),
-         "escaped the timed stream", Mode.BENCHMARK, cuda=True),
+    Case("c05_side_stream.py", "C5", "device-wide post-sync marker vs event time; the judge's bracket; pre-check",
+         (F.ESCAPED_TIMING, F.UNTRUSTED_TIME), "", Mode.BENCHMARK, cuda=True),
     Case("c06_async_work.py", "C6", "CUDA events and a device sync: queued work is timed", (PASSED,),
          mode=Mode.BENCHMARK, cuda=True, check=_timed_in_full),
     Case("c07_background_thread.py", "C7", "after each call no thread may still run the submission's code",
@@ -159,7 +159,8 @@ CATALOGUE = [
     Case("c24_done_early.py", "C7", "the judge copies the output when the runner answers", (F.WRONG_OUTPUT,),
          "mismatched"),
     Case("c24_done_early_cuda.py", "C5", "the judge waits for the runner's stream and copies the output then",
-         (F.WRONG_OUTPUT, F.ESCAPED_TIMING, F.UNTRUSTED_TIME), "", cuda=True),
+         # or its own timer fails on events that never completed (seen on an H200): not passed either way
+         (F.WRONG_OUTPUT, F.ESCAPED_TIMING, F.UNTRUSTED_TIME, F.EXCEPTION), "", cuda=True),
     Case("c24_write_channel.py", "C10", "anything on the judge's link that is not the harness's answer",
          (F.TAMPERING,), "protocol"),
     # the same on a GPU (bench/integrity_gpu.py): CUDA IPC answers, the bracket as the judge's measure
