@@ -195,7 +195,14 @@ _ADMIN = Migration("roles, bans, invalidations and limits", (
         per_minute INTEGER NOT NULL)""",
 ))
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN)
+# A leaderboard's deadline is closed like a challenge: its own one-leaderboard challenge, marked with its name (the
+# title may change: a reopened leaderboard's past round keeps its results under a dated title).
+_DEADLINES = Migration("leaderboards' own challenges", (
+    "ALTER TABLE challenges ADD COLUMN deadline_of VARCHAR",
+))
+
+MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN,
+                                     _DEADLINES)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
