@@ -30,7 +30,7 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if not boards:
         return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin creates one with "
                                                        "`admin create NAME --problem PATH`.")],
-                     data={"leaderboards": []})
+                     data={"leaderboards": [], "pools": list(deps.gpu_pools)})
     now = deps.now()
     rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline, now), b.submissions, b.people,
              b.description.strip().splitlines()[0][:60] if b.description.strip() else ""] for b in boards]
@@ -40,7 +40,8 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                                           "deadline": b.deadline.isoformat() if b.deadline else None,
                                           "opens": b.opens_at.isoformat() if b.opens_at else None,
                                           "version": b.version}
-                                         for b in boards]})
+                                         for b in boards],
+                        "pools": list(deps.gpu_pools)})         # what a new leaderboard may run on
 
 
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
