@@ -31,10 +31,13 @@ async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: 
         own = None
     if own is None:
         if deadline is not None:
-            await deps.db.write(store.add, Challenge(
-                title=await _free_title(lb, deadline, deps), leaderboards=[lb.name],
-                opens_at=min(lb.opens_at or now, deadline), closes_at=deadline, announce=_channels(reply_to, deps),
-                created_by=lb.created_by, deadline_of=lb.name), now)
+            opens = min(lb.opens_at or now, deadline)
+            added = await deps.db.write(store.add, Challenge(
+                title=await _free_title(lb, deadline, deps), leaderboards=[lb.name], opens_at=opens,
+                closes_at=deadline, announce=_channels(reply_to, deps), created_by=lb.created_by,
+                deadline_of=lb.name), now)
+            if opens <= now:         # open already, as the command's answer says: no "is open" news on top
+                await deps.db.write(store.done, added.id, "open", now)
         return
     if deadline is None:
         if own.cancelled_at is None:

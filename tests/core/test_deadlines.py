@@ -23,17 +23,31 @@ async def test_a_deadline_alone_is_closed_verified_and_crowned_once_in_the_admin
     [own] = (await ask(deps, "ada", CommandKind.CHALLENGES)).data["challenges"]
     assert (own["title"], own["state"], own["leaderboards"]) == ("vectoradd", "open", ["vectoradd"])
     await scheduler.tick()
-    assert kinds(published) == [("open", "discord:c1")]                  # the channel the command came from
+    assert published == []                          # open already: the command's answer said so, no news on top
 
     clock.now = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
     await tick_answering(scheduler, jobs, {"ada.py": result(10.0)})
-    assert kinds(published) == [("open", "discord:c1"), ("close", "discord:c1")]
+    assert kinds(published) == [("close", "discord:c1")]                 # in the channel the command came from
     assert "🥇" in str(published[-1].parts) and "Ada" in str(published[-1].parts)
     await Scheduler(deps, scheduler.publish).tick()                      # a restarted core's scheduler
-    assert len(published) == 2
+    assert len(published) == 1
     shown = (await ask(deps, "ada", CommandKind.CHALLENGE, title="vectoradd")).data
     assert [(e["name"], e["verdict"]) for e in shown["results"]["boards"][0]["podium"]] == [("Ada", "verified")]
     assert "1 🥇" in str((await ask(deps, "ada", CommandKind.SHOW, leaderboard="vectoradd")).parts)
+
+
+async def test_a_later_opening_is_announced_then_the_close(env) -> None:
+    deps, jobs, clock, published, scheduler = env
+    await ask(deps, "boss", CommandKind.BOARD_UPDATE, leaderboard="vectoradd", opens="2026-11-23 12:00",
+              deadline="2026-11-24 12:00")
+    clock.now = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+    await scheduler.tick()
+    assert kinds(published) == [("open", "discord:c1")] and "vectoradd is open" in published[0].title
+    clock.now = datetime(2026, 11, 24, 11, 0, tzinfo=UTC)
+    await scheduler.tick()
+    clock.now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+    await tick_answering(scheduler, jobs, {})                           # nobody ranked: nothing to re-run
+    assert [a for a, _ in kinds(published)] == ["open", "remind-1h", "close"]   # 24 h before is its opening
 
 
 async def test_reopen_starts_a_new_round_and_an_admins_challenge_or_a_delete_takes_over(env) -> None:
