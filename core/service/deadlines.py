@@ -21,6 +21,7 @@ from storage.records import Challenge, Leaderboard
 
 
 async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: bool = False) -> None:
+    """Make the leaderboard's own challenge match ``lb`` as just saved (or deleted); ``reply_to``: where from."""
     store, now = deps.db.store.challenges, deps.now()
     own = await deps.db.read(store.deadline_of, lb.name)
     deadline = None if deleted or await _in_a_challenge(lb.name, deps) else lb.deadline
