@@ -62,6 +62,15 @@ class AdminRecords:
         with self._reading() as cur:
             return dict(cur.execute("SELECT person_id, per_minute FROM rate_limits").fetchall())
 
+    def set_board_limit(self, leaderboard: str, per_minute: int) -> None:
+        with self._writing() as cur:
+            cur.execute("""INSERT INTO leaderboard_rate_limits VALUES (?, ?) ON CONFLICT DO UPDATE
+                           SET per_minute = excluded.per_minute""", [leaderboard, per_minute])
+
+    def board_limits(self) -> dict[str, int]:
+        with self._reading() as cur:
+            return dict(cur.execute("SELECT leaderboard, per_minute FROM leaderboard_rate_limits").fetchall())
+
     def invalidate(self, submission_id: int, reason: str) -> bool:
         """Take the submission out of every ranking (it stays, marked with ``reason``); False if there is none."""
         with self._writing("outcomes") as cur:        # the rankings' lane: entries are recomputed in it

@@ -20,7 +20,7 @@ from storage.records import Challenge
 
 Cursor = duckdb.DuckDBPyConnection
 _COLUMNS = """id, title, leaderboards, opens_at::TIMESTAMP, closes_at::TIMESTAMP, announce, created_by,
-              cancelled_at::TIMESTAMP, results,
+              cancelled_at::TIMESTAMP, results, deadline_of,
               (SELECT list(action) FROM challenge_actions a WHERE a.challenge_id = c.id AND a.done_at IS NOT NULL)"""
 
 
@@ -32,19 +32,20 @@ class Challenges:
     def add(self, ch: Challenge, now: datetime) -> Challenge:
         with self._writing() as cur:
             (new_id,) = cur.execute(
-                """INSERT INTO challenges (title, leaderboards, opens_at, closes_at, announce, created_by, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                """INSERT INTO challenges (title, leaderboards, opens_at, closes_at, announce, created_by, created_at,
+                                         deadline_of)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
                 [ch.title, ch.leaderboards, as_utc(ch.opens_at), as_utc(ch.closes_at), ch.announce, ch.created_by,
-                 as_utc(now)]).fetchone()
+                 as_utc(now), ch.deadline_of]).fetchone()
         return replace(ch, id=new_id)
 
     def update(self, ch: Challenge) -> None:
-        """Store its settings, cancellation and results (its scheduled actions are kept by ``started``/``done``)."""
+        """Store its title, settings, cancellation and results (``started``/``done`` keep its scheduled actions)."""
         with self._writing() as cur:
             cur.execute(
-                """UPDATE challenges SET leaderboards = ?, opens_at = ?, closes_at = ?, announce = ?,
+                """UPDATE challenges SET title = ?, leaderboards = ?, opens_at = ?, closes_at = ?, announce = ?,
                           cancelled_at = ?, results = ? WHERE id = ?""",
-                [ch.leaderboards, as_utc(ch.opens_at), as_utc(ch.closes_at), ch.announce,
+                [ch.title, ch.leaderboards, as_utc(ch.opens_at), as_utc(ch.closes_at), ch.announce,
                  ch.cancelled_at and as_utc(ch.cancelled_at), None if ch.results is None else json.dumps(ch.results),
                  ch.id])
 
@@ -52,6 +53,13 @@ class Challenges:
         with self._reading() as cur:
             row = cur.execute(f"SELECT {_COLUMNS} FROM challenges c WHERE lower(title) = lower(?)",
                               [title]).fetchone()
+        return row and _challenge(row)
+
+    def deadline_of(self, leaderboard: str) -> Challenge | None:
+        """The latest of the leaderboard's own challenges (the one that follows its deadline)."""
+        with self._reading() as cur:
+            row = cur.execute(f"SELECT {_COLUMNS} FROM challenges c WHERE lower(deadline_of) = lower(?) "
+                              "ORDER BY id DESC LIMIT 1", [leaderboard]).fetchone()
         return row and _challenge(row)
 
     def listed(self) -> list[Challenge]:
@@ -95,9 +103,11 @@ class Challenges:
 
 
 def _challenge(row: Any) -> Challenge:
-    (id_, title, leaderboards, opens_at, closes_at, announce, created_by, cancelled_at, results, done) = row
+    (id_, title, leaderboards, opens_at, closes_at, announce, created_by, cancelled_at, results, deadline_of,
+     done) = row
     return Challenge(id=id_, title=title, leaderboards=list(leaderboards), opens_at=as_utc(opens_at),
                      closes_at=as_utc(closes_at), announce=list(announce), created_by=created_by,
                      cancelled_at=cancelled_at and as_utc(cancelled_at),
-                     results=None if results is None else json.loads(results), done=frozenset(done or ()))
+                     results=None if results is None else json.loads(results), done=frozenset(done or ()),
+                     deadline_of=deadline_of)
 

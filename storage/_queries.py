@@ -150,18 +150,19 @@ def people_named(cur: Cursor, name: str) -> list[tuple[int, str]]:
                           ORDER BY id""", [name]).fetchall()
 
 
-def recent_runs(cur: Cursor, since: datetime) -> list[tuple[int, str, datetime]]:
-    """(person_id, gpu, submitted at) of every run submitted since ``since``, oldest first: what rate limits count.
+def recent_runs(cur: Cursor, since: datetime) -> list[tuple[int, str, str, datetime]]:
+    """(person_id, leaderboard, gpu, submitted at) of every run submitted since ``since``, oldest first: what rate
+    limits count.
 
     Both tables are filtered on their insertion-ordered ``created_at``, so DuckDB's zone maps skip every row group
     but the newest: the cost stays flat however many runs are stored.
     """
     rows = cur.execute(
-        """SELECT s.person_id, r.gpu, s.created_at::TIMESTAMP
+        """SELECT s.person_id, s.leaderboard, r.gpu, s.created_at::TIMESTAMP
            FROM submissions s JOIN runs r ON r.submission_id = s.id
            WHERE s.created_at >= $since AND r.created_at >= $since
            ORDER BY s.created_at""", {"since": since}).fetchall()
-    return [(person_id, gpu, as_utc(at)) for person_id, gpu, at in rows]
+    return [(person_id, board, gpu, as_utc(at)) for person_id, board, gpu, at in rows]
 
 
 def history(cur: Cursor, leaderboard: str, person_id: int, gpu: str | None, limit: int) -> list[HistoryRow]:

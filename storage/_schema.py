@@ -212,8 +212,21 @@ _LINKS = Migration("person links", (
 ))
 
 
+# A leaderboard's deadline is closed like a challenge: its own one-leaderboard challenge, marked with its name (the
+# title may change: a reopened leaderboard's past round keeps its results under a dated title).
+_DEADLINES = Migration("leaderboards' own challenges", (
+    "ALTER TABLE challenges ADD COLUMN deadline_of VARCHAR",
+))
+
+# A leaderboard's own rate limit (``admin limit LEADERBOARD N/min``): everyone's runs on it together, per GPU.
+_BOARD_LIMITS = Migration("leaderboards' rate limits", (
+    """CREATE TABLE leaderboard_rate_limits (
+        leaderboard VARCHAR PRIMARY KEY,
+        per_minute INTEGER NOT NULL)""",
+))
+
 MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN,
-                                    _LINKS)
+                                     _LINKS, _DEADLINES, _BOARD_LIMITS)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

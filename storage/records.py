@@ -242,6 +242,7 @@ class Challenge:
     cancelled_at: datetime | None = None
     results: dict[str, Any] | None = None   # set at the close: frozen standings and the verified podium
     done: frozenset[str] = frozenset()   # scheduled actions done ("open", "remind-1h", "close")
+    deadline_of: str | None = None       # the leaderboard whose own deadline this is (None: scheduled by an admin)
 
 
 @dataclass(frozen=True)

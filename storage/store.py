@@ -324,8 +324,9 @@ class Store:
         with self._reading() as cur:
             return _queries.unfinished_runs(cur)
 
-    def recent_runs(self, since: datetime) -> list[tuple[int, str, datetime]]:
-        """(person_id, gpu, submitted at) of every run submitted since ``since``, oldest first (rate limits)."""
+    def recent_runs(self, since: datetime) -> list[tuple[int, str, str, datetime]]:
+        """(person_id, leaderboard, gpu, submitted at) of every run submitted since ``since``, oldest first (rate
+        limits)."""
         with self._reading() as cur:
             return _queries.recent_runs(cur, as_utc(since))
 

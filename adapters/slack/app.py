@@ -1,6 +1,6 @@
 """The Bolt app: the Slack adapter's listeners, wired to their dependencies, and the Web API client.
 
-``build_app`` registers one module per feature (slash command, form, mentions, buttons) and a global
+``build_app`` registers one module per feature (slash command, forms, mentions, buttons) and a global
 middleware that lets each Events API delivery through once: Slack sends an event again when it did not
 see a 2xx within 3 s (and Socket Mode after a reconnect), and Bolt does not deduplicate. The event id is
 claimed in the delivery ledger, so a retry is dropped even when it reaches another process or a
@@ -23,7 +23,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import actions, mentions, modal, slash
+from adapters.slack import actions, create_form, mentions, modal, slash
 from adapters.slack.config import SlackConfig
 from adapters.slack.deps import Deps
 from core.contracts.bus import BusError
@@ -62,6 +62,7 @@ def build_app(deps: Deps) -> AsyncApp:
 
     slash.register(app, deps)
     modal.register(app, deps)
+    create_form.register(app, deps)
     mentions.register(app, deps)
     actions.register(app, deps)
     _acknowledge_the_rest(app)

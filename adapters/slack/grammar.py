@@ -42,7 +42,8 @@ SUBMIT_USAGE = "[MODE] [LEADERBOARD] [GPU ...]"     # typed in any order (parse_
 def _subcommand(spec: Spec) -> Subcommand:
     typed = [a for a in spec.args if spec.submission or a.kind is not ArgKind.FILE]   # a file comes attached
     required = next((i for i, arg in enumerate(typed) if not arg.required), len(typed))
-    about = (f"{spec.about} (opens a form; or mention me with the file)" if spec.submission else
+    form = spec.submission or any(a.kind is ArgKind.FILE and a.required for a in spec.args)   # admin create
+    about = (f"{spec.about} (opens a form; or mention me with the file)" if form else
              f"{spec.about} (mention me with the file attached)" if len(typed) < len(spec.args) else spec.about)
     usage = " ".join(a.name.upper() if a.required else f"[{a.name.upper()}]" for a in typed)
     return Subcommand(spec.name, spec.kind, tuple(a.name for a in typed), required, about, spec.private,

@@ -66,30 +66,30 @@ def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str)
     picked = [g for g in gpus if g.lower() in {c.lower() for c in chosen.gpus}] or (gpus if len(gpus) == 1 else [])
     mode = chosen.mode if chosen.mode in MODES else DEFAULT_MODE
     board_select: dict[str, Any] = {"type": "static_select", "action_id": BOARD_ACTION,
-                                    "placeholder": _plain("Choose a leaderboard"),
-                                    "options": [_option(b["name"]) for b in boards]}
+                                    "placeholder": plain("Choose a leaderboard"),
+                                    "options": [option(b["name"]) for b in boards]}
     if board:
-        board_select["initial_option"] = _option(board["name"])
+        board_select["initial_option"] = option(board["name"])
     gpu_select: dict[str, Any] = {"type": "multi_static_select", "action_id": GPUS_ACTION,
-                                  "placeholder": _plain("Choose GPUs"),
-                                  "options": [_option(g) for g in gpus[:MAX_OPTIONS]]}
+                                  "placeholder": plain("Choose GPUs"),
+                                  "options": [option(g) for g in gpus[:MAX_OPTIONS]]}
     if picked:
-        gpu_select["initial_options"] = [_option(g) for g in picked]
+        gpu_select["initial_options"] = [option(g) for g in picked]
     return {
         "type": "modal", "callback_id": CALLBACK_ID, "private_metadata": metadata,
-        "title": _plain("Submit a kernel"), "submit": _plain("Submit"), "close": _plain("Cancel"),
+        "title": plain("Submit a kernel"), "submit": plain("Submit"), "close": plain("Cancel"),
         "blocks": [
-            {"type": "input", "block_id": FILE_BLOCK, "label": _plain("Kernel file (.py or .cu)"),
+            {"type": "input", "block_id": FILE_BLOCK, "label": plain("Kernel file (.py or .cu)"),
              "element": {"type": "file_input", "action_id": FILE_ACTION, "filetypes": ["py", "cu"], "max_files": 1}},
             {"type": "input", "block_id": BOARD_BLOCK, "optional": True, "dispatch_action": True,
-             "label": _plain("Leaderboard"), "element": board_select,
-             "hint": _plain("Leave empty to use the file's #!POPCORN leaderboard line.")},
+             "label": plain("Leaderboard"), "element": board_select,
+             "hint": plain("Leave empty to use the file's #!POPCORN leaderboard line.")},
             # The block id names the leaderboard, so GPUs picked for another one are not carried over.
             {"type": "input", "block_id": f"{GPUS_BLOCK}.{board['name'] if board else ''}"[:255], "optional": True,
-             "label": _plain("GPUs"), "element": gpu_select},
-            {"type": "input", "block_id": MODE_BLOCK, "label": _plain("Mode"),
-             "element": {"type": "static_select", "action_id": MODE_ACTION, "initial_option": _option(mode),
-                         "options": [_option(m) for m in MODES]}},
+             "label": plain("GPUs"), "element": gpu_select},
+            {"type": "input", "block_id": MODE_BLOCK, "label": plain("Mode"),
+             "element": {"type": "static_select", "action_id": MODE_ACTION, "initial_option": option(mode),
+                         "options": [option(m) for m in MODES]}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": "UTF-8 source, a .py file defining "
                                               "`custom_kernel` or a .cu file. Results arrive in a thread here."}]},
         ],
@@ -123,7 +123,7 @@ def register(app: AsyncApp, deps: Deps) -> None:
             return
         await ack()
         user = body.get("user") or {}
-        metadata = _metadata(view)
+        metadata = view_metadata(view)
         actor = await deps.identities.actor(user.get("id", ""), user.get("name") or user.get("username") or "")
         where = ThreadAnswer(deps.poster, str(metadata.get("channel") or actor.user_id),
                              str(metadata.get("thread") or ""), actor.user_id)
@@ -152,7 +152,7 @@ def register(app: AsyncApp, deps: Deps) -> None:
             log.info("views.update of the submit form skipped: %s", exc.response.get("error"))
 
 
-def _metadata(view: dict[str, Any]) -> dict[str, Any]:
+def view_metadata(view: dict[str, Any]) -> dict[str, Any]:
     try:
         found = json.loads(view.get("private_metadata") or "{}")
     except ValueError:
@@ -160,9 +160,9 @@ def _metadata(view: dict[str, Any]) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _option(value: str) -> dict[str, Any]:
-    return {"text": _plain(value[:75]), "value": value[:150]}
+def option(value: str) -> dict[str, Any]:
+    return {"text": plain(value[:75]), "value": value[:150]}
 
 
-def _plain(text: str) -> dict[str, Any]:
+def plain(text: str) -> dict[str, Any]:
     return {"type": "plain_text", "text": text, "emoji": True}

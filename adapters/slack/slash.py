@@ -1,8 +1,8 @@
 """The slash command (``/kernelrank`` by default): one noun, one subcommand per action.
 
-It acknowledges at once (Slack allows 3 s), then works: ``submit`` opens the form, ``help`` and unknown
-subcommands print the usage, and every other subcommand asks the core and answers through the
-command's ``response_url``, visible to the asker alone.
+It acknowledges at once (Slack allows 3 s), then works: ``submit`` and ``admin create`` open their forms,
+``help`` and unknown subcommands print the usage, and every other subcommand asks the core and answers through
+the command's ``response_url``, visible to the asker alone.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from adapters.slack.answers import SlashAnswer
+from adapters.slack.create_form import open_create_form
 from adapters.slack.deps import Deps
 from adapters.slack.dispatch import run_query, unknown_usage_reply
 from adapters.slack.grammar import parse, parse_submit
@@ -42,5 +43,9 @@ def register(app: AsyncApp, deps: Deps) -> None:
                 return
             await open_submit_form(deps, trigger_id=command.get("trigger_id", ""), actor=actor, channel=channel,
                                    thread="", args=args, answer=answer)
+            return
+        if invocation.sub.kind is CommandKind.BOARD_CREATE:      # no file in a slash command: a form asks for it
+            await open_create_form(deps, trigger_id=command.get("trigger_id", ""), actor=actor, channel=channel,
+                                   invocation=invocation, answer=answer)
             return
         await run_query(deps, invocation, actor, reply_to, answer)

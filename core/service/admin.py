@@ -63,16 +63,33 @@ async def invalidate(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
+    """A person's own limit, or a leaderboard's for everyone together when ``person`` names a leaderboard."""
     rate = re.fullmatch(r"\s*(\d+)\s*(?:/\s*min)?\s*", str(cmd.args.get("rate") or ""))
     if rate is None or not 1 <= int(rate.group(1)) <= 10_000:
         raise UserError("Give the limit as submissions per minute, like 5/min.")
-    person, who = await _person(cmd, deps)
     per_minute = int(rate.group(1))
+    board = await deps.boards.get(str(cmd.args.get("person") or "").strip())
+    if board is not None:
+        name = board.leaderboard.name
+        await deps.db.write(deps.db.store.admin.set_board_limit, name, per_minute)
+        await read_limits(deps)
+        await _audit(deps, caller, "limit", {"leaderboard": name, "per_minute": per_minute})
+        return reply(cmd, "Rate limit", [report.text(f"{name} takes {per_minute} submissions a minute per GPU, "
+                                                     "everyone's together.")],
+                     data={"leaderboard": name, "per_minute": per_minute})
+    person, who = await _person(cmd, deps)
     await deps.db.write(deps.db.store.admin.set_limit, person, per_minute)
-    deps.limiter.own = await deps.db.read(deps.db.store.admin.limits)
+    await read_limits(deps)
     await _audit(deps, caller, "limit", {"person": person, "per_minute": per_minute})
     return reply(cmd, "Rate limit", [report.text(f"{who} may submit {per_minute} times a minute per GPU.")],
                  data={"person_id": person, "per_minute": per_minute})
+
+
+async def read_limits(deps: Deps) -> None:
+    """The people's and leaderboards' own limits, from the store into the limiter."""
+    deps.limiter.own = await deps.db.read(deps.db.store.admin.limits)
+    boards = await deps.db.read(deps.db.store.admin.board_limits)
+    deps.limiter.boards = {name.lower(): per_minute for name, per_minute in boards.items()}
 
 
 async def audit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -90,7 +107,7 @@ async def audit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def _person(cmd: Command, deps: Deps) -> tuple[int, str]:
     who = str(cmd.args.get("person") or "").strip()
     if not who:
-        raise UserError("Name the person: discord:ID, slack:ID or their name.")
+        raise UserError("Name the person (discord:ID, slack:ID or their name) or the leaderboard.")
     return await other_person(cmd, deps, who), str(cmd.args.get("person_name") or who)
 
 

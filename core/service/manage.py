@@ -16,6 +16,7 @@ from core.contracts import report
 from core.contracts.errors import Forbidden, UserError, shown
 from core.contracts.messages import Command, Reply, Tone
 from core.service.args import choose_gpus, leaderboard, moment_arg, reply
+from core.service.deadlines import keep_in_step
 from core.service.deps import Deps
 from core.service.leaderboards import leaderboard_for, offered_pools
 from core.service.pending import Pending
@@ -101,6 +102,7 @@ async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     await deps.db.write(deps.db.store.audit, caller.signature, "leaderboard delete",
                         {"leaderboard": old.name, "purge": purge, "submissions_erased": erased})
     deps.boards.forget(old.name)
+    await keep_in_step(old, cmd.reply_to, deps, deleted=True)
     words = (f"**{old.name}** was erased with its {erased} submissions." if purge else
              f"**{old.name}** was deleted: it is hidden, and its history is kept.")
     return reply(cmd, f"{old.name} deleted", [report.text(words)],

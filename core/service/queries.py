@@ -33,7 +33,7 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if not boards:
         return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin creates one with "
                                                        "`admin create NAME --problem PATH`.")],
-                     data={"leaderboards": []})
+                     data={"leaderboards": [], "pools": list(deps.gpu_pools)})
     now = deps.now()
     rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline, now), b.submissions, b.people,
              report.clip(b.description.strip().splitlines()[0], 60) if b.description.strip() else ""]
@@ -45,7 +45,8 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                                           "deadline": b.deadline.isoformat() if b.deadline else None,
                                           "opens": b.opens_at.isoformat() if b.opens_at else None,
                                           "version": b.version, "about": b.description.strip(),
-                                          "submissions": b.submissions, "people": b.people} for b in boards]})
+                                          "submissions": b.submissions, "people": b.people} for b in boards],
+                        "pools": list(deps.gpu_pools)})         # what a new leaderboard may run on
 
 
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:

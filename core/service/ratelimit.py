@@ -1,4 +1,5 @@
-"""Rate limits per person and GPU, counted from the stored submissions so that they survive a restart.
+"""Rate limits per person and GPU, and per leaderboard and GPU, counted from the stored submissions so that they
+survive a restart.
 
 The window lives in memory, filled from the database the first time a submission is checked (one query over
 the last minute's runs, which DuckDB's zone maps keep cheap however many runs are stored), and kept up to date
@@ -19,24 +20,30 @@ from datetime import datetime, timedelta
 from core.contracts.errors import RateLimited
 
 WINDOW = timedelta(seconds=60)
-SWEEP_AT = 10_000              # (person, GPU) windows kept before the empty ones are dropped
-Loader = Callable[[datetime], Awaitable[list[tuple[int, str, datetime]]]]   # since -> [(person, gpu, submitted at)]
+SWEEP_AT = 10_000              # windows kept before the empty ones are dropped
+Loader = Callable[[datetime], Awaitable[list[tuple[int, str, str, datetime]]]]  # since -> [(person, leaderboard,
+                                                                                #           gpu, submitted at)]
+Key = tuple[str, int | str, str]   # ("person", person id, GPU) or ("board", leaderboard, GPU): one window each
 
 
 class RateLimiter:
     """At most ``per_minute`` runs per person on each GPU in any 60 seconds (a person's own limit, set by an admin
-    with ``admin limit``, instead where there is one)."""
+    with ``admin limit PERSON``, instead where there is one); and where an admin set one with ``admin limit
+    LEADERBOARD``, at most that many runs of everyone together on each GPU of the leaderboard."""
 
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
         self.own: dict[int, int] | None = None          # person -> their own limit; None until read from the store
-        self._seen: dict[tuple[int, str], deque[datetime]] = defaultdict(deque)
+        self.boards: dict[str, int] = {}                # leaderboard (lower case) -> its limit, read with ``own``
+        self._seen: dict[Key, deque[datetime]] = defaultdict(deque)
         self._commands: dict[str, datetime] = {}       # command id -> when it was counted, within the window
         self._loaded = False
         self._loading = asyncio.Lock()
 
-    async def check(self, person_id: int, gpus: list[str], now: datetime, load: Loader, command_id: str = "") -> None:
-        """Count one run on each of ``gpus`` for the person, or raise ``RateLimited`` (and count nothing)."""
+    async def check(self, person_id: int, gpus: list[str], now: datetime, load: Loader, command_id: str = "",
+                    leaderboard: str = "") -> None:
+        """Count one run on each of ``gpus`` of ``leaderboard`` for the person, or raise ``RateLimited`` (and count
+        nothing)."""
         if not self._loaded:
             await self._load(now, load)
         if len(self._seen) > SWEEP_AT:
@@ -46,29 +53,34 @@ class RateLimiter:
         counted_at = self._commands.get(command_id)
         if counted_at is not None and counted_at > now - WINDOW:
             return
-        windows = [self._window(person_id, gpu, now) for gpu in gpus]
+        mine = [self._window(("person", person_id, gpu), now) for gpu in gpus]
         limit = (self.own or {}).get(person_id, self.per_minute)
-        for gpu, window in zip(gpus, windows, strict=True):
+        for gpu, window in zip(gpus, mine, strict=True):
             if len(window) >= limit:
-                wait = max(1, math.ceil((window[0] + WINDOW - now).total_seconds()))
-                raise RateLimited(f"You have made {limit} submissions to {gpu} in the last minute; "
-                                  f"try again in {wait} s.", retry_after_s=wait)
-        for window in windows:
+                raise _refusal(f"You have made {limit} submissions to {gpu} in the last minute", window, now)
+        board_limit = self.boards.get(leaderboard.lower())      # kept counting without one: one may be set later
+        theirs = [self._window(("board", leaderboard.lower(), gpu), now) for gpu in gpus]
+        for gpu, window in zip(gpus, theirs, strict=True):
+            if board_limit is not None and len(window) >= board_limit:
+                raise _refusal(f"{leaderboard} has had {board_limit} submissions to {gpu} in the last minute, its "
+                               "limit for everyone together", window, now)
+        for window in mine + theirs:
             window.append(now)
         if command_id:
             self._commands[command_id] = now
 
-    def uncount(self, person_id: int, gpus: list[str], at: datetime, command_id: str = "") -> None:
+    def uncount(self, person_id: int, gpus: list[str], at: datetime, command_id: str = "",
+                leaderboard: str = "") -> None:
         """Take back what ``check`` counted at ``at``: the submission was a repeat of a stored one, or not stored."""
         if command_id and self._commands.get(command_id) == at:
             del self._commands[command_id]
-        for gpu in gpus:
-            window = self._seen.get((person_id, gpu))
+        for key in [k for gpu in gpus for k in (("person", person_id, gpu), ("board", leaderboard.lower(), gpu))]:
+            window = self._seen.get(key)
             if window and at in window:
                 window.remove(at)
 
-    def _window(self, person_id: int, gpu: str, now: datetime) -> deque[datetime]:
-        window = self._seen[(person_id, gpu)]
+    def _window(self, key: Key, now: datetime) -> deque[datetime]:
+        window = self._seen[key]
         while window and window[0] <= now - WINDOW:
             window.popleft()
         return window
@@ -77,6 +89,12 @@ class RateLimiter:
         async with self._loading:
             if self._loaded:
                 return
-            for person_id, gpu, at in await load(now - WINDOW):
-                self._seen[(person_id, gpu)].append(at)
+            for person_id, leaderboard, gpu, at in await load(now - WINDOW):
+                self._seen[("person", person_id, gpu)].append(at)
+                self._seen[("board", leaderboard.lower(), gpu)].append(at)
             self._loaded = True
+
+
+def _refusal(what: str, window: deque[datetime], now: datetime) -> RateLimited:
+    wait = max(1, math.ceil((window[0] + WINDOW - now).total_seconds()))
+    return RateLimited(f"{what}; try again in {wait} s.", retry_after_s=wait)

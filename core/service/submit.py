@@ -12,6 +12,7 @@ from core.contracts import report
 from core.contracts.commands import decode_source, normalise_mode, parse_headers
 from core.contracts.errors import Forbidden, UserError
 from core.contracts.messages import Command, Reply, new_id
+from core.service.admin import read_limits
 from core.service.args import choose_gpus, leaderboard
 from core.service.deps import Deps
 from core.service.jobs import run_job
@@ -42,8 +43,9 @@ async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise Forbidden(f"An admin has stopped you from submitting ({reason}); ask an admin if you think this is "
                         "wrong.")
     if deps.limiter.own is None:
-        deps.limiter.own = await deps.db.read(deps.db.store.admin.limits)
-    await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since), cmd.id)
+        await read_limits(deps)
+    await deps.limiter.check(person, gpus, now, lambda since: deps.db.read(deps.db.store.recent_runs, since), cmd.id,
+                             lb.name)
     chat_user = cmd.actor.user_id if cmd.actor.platform in CHAT_PLATFORMS else ""
     reply_to = dataclasses.replace(cmd.reply_to, user=cmd.reply_to.user or chat_user)
     try:
@@ -52,10 +54,10 @@ async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             source=source, mode=mode, runs=[(new_id(), gpu) for gpu in gpus], reply_to=to_jsonable(reply_to),
             created_at=now))
     except BaseException:
-        deps.limiter.uncount(person, gpus, now, cmd.id)
+        deps.limiter.uncount(person, gpus, now, cmd.id, lb.name)
         raise
     if not stored.created:      # the command came again after it was handled: answer from what is stored
-        deps.limiter.uncount(person, gpus, now)
+        deps.limiter.uncount(person, gpus, now, leaderboard=lb.name)
         if any(run_id not in deps.runs.in_flight for run_id, _ in stored.runs) and \
                 withdrawn(await deps.db.read(deps.db.store.submission_detail, stored.id)):
             raise UserError(REFUSED_AGAIN)

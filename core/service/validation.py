@@ -17,6 +17,7 @@ from core.contracts import report
 from core.contracts.bus import BusError
 from core.contracts.errors import UserError
 from core.contracts.messages import Reply, RunResult, Tone, new_id
+from core.service.deadlines import keep_in_step
 from core.service.deps import Deps
 from core.service.jobs import run_job
 from core.service.leaderboards import Board
@@ -48,13 +49,15 @@ def source(problem: Problem) -> str:
 
 
 async def save(pending: Pending, deps: Deps, now: datetime) -> None:
-    """Store the leaderboard, note it in the audit log, and make every command see it at once."""
+    """Store the leaderboard, note it in the audit log, make every command see it at once, and keep its deadline's
+    close scheduled."""
     await deps.db.write(deps.db.store.save_leaderboard, pending.leaderboard, now)
     await deps.db.write(deps.db.store.audit, pending.actor, f"leaderboard {pending.action}",
                         {"leaderboard": pending.leaderboard.name, "version": pending.leaderboard.version,
                          "gpus": list(pending.leaderboard.gpus),
                          "deadline": pending.leaderboard.deadline and pending.leaderboard.deadline.isoformat()})
     deps.boards.forget(pending.leaderboard.name)
+    await keep_in_step(pending.leaderboard, pending.reply_to, deps)
 
 
 async def finished(result: RunResult, deps: Deps) -> Reply | None:

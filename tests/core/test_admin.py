@@ -116,3 +116,26 @@ async def test_a_persons_own_limit_and_the_audit_log(deps) -> None:
     log = await ask(deps, "boss", CommandKind.AUDIT, since="2000-01-01 00:00")
     assert [(r["who"], r["what"]) for r in log.data["rows"]] == [("Boss (person 2)", "limit")]
     assert (await ask(deps, "ada", CommandKind.AUDIT)).data["error"] == "forbidden"
+
+
+async def test_a_leaderboards_own_limit_counts_everyone_and_holds_after_a_restart(deps) -> None:
+    refused = await ask(deps, "ada", CommandKind.LIMIT, person="vectoradd", rate="2/min")
+    assert refused.data["error"] == "forbidden"
+    set_ = await ask(deps, "boss", CommandKind.LIMIT, person="vectoradd", rate="2/min")
+    assert set_.data == {"leaderboard": "vectoradd", "per_minute": 2}, set_.parts
+    for user in ("ada", "bob"):
+        assert "submission_id" in (await ask(deps, user, CommandKind.SUBMIT, attachment=KERNEL,
+                                             leaderboard="vectoradd")).data
+    limited = await ask(deps, "cy", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
+    assert limited.data["error"] == "rate_limited"
+    assert "vectoradd has had 2 submissions to CPU in the last minute" in limited.parts[0].text
+
+    restarted = build_deps(deps.db, deps.settings, deps.publish_job, now=deps.now, gpu_pools=("CPU",))
+    try:                                          # a fresh core: the limit and the count come from DuckDB
+        again = await ask(restarted, "cy", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
+        assert again.data["error"] == "rate_limited", again.parts
+    finally:
+        await restarted.writer.close()
+    log = await ask(deps, "boss", CommandKind.AUDIT, since="2000-01-01 00:00")
+    assert [(r["what"], r["detail"]) for r in log.data["rows"]] == [("limit", {"leaderboard": "vectoradd",
+                                                                              "per_minute": 2})]

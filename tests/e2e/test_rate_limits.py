@@ -44,12 +44,26 @@ async def test_the_window_slides_per_person_and_gpu():
     await limiter.check(1, ["H100"], at(60.5), nothing_stored)        # the first one has left the window
 
 
+async def test_a_leaderboards_own_limit_counts_everyone_together_per_gpu():
+    limiter = RateLimiter(per_minute=10)
+    limiter.boards = {"weekly": 2}
+    await limiter.check(1, ["H100"], at(0), nothing_stored, leaderboard="weekly")
+    await limiter.check(2, ["H100"], at(10), nothing_stored, leaderboard="Weekly")
+    with pytest.raises(RateLimited) as refused:
+        await limiter.check(3, ["H100"], at(20), nothing_stored, leaderboard="weekly")
+    assert refused.value.retry_after_s == 40 and "weekly has had 2 submissions to H100" in str(refused.value)
+    await limiter.check(3, ["A100"], at(20), nothing_stored, leaderboard="weekly")   # another GPU: its own window
+    await limiter.check(3, ["H100"], at(20), nothing_stored, leaderboard="other")    # another leaderboard: no limit
+    limiter.uncount(2, ["H100"], at(10), leaderboard="weekly")                       # a repeat, taken back
+    await limiter.check(3, ["H100"], at(21), nothing_stored, leaderboard="weekly")
+
+
 async def test_what_was_stored_before_counts_and_is_read_once():
     reads: list[datetime] = []
 
-    async def stored(since: datetime) -> list[tuple[int, str, datetime]]:
+    async def stored(since: datetime) -> list[tuple[int, str, str, datetime]]:
         reads.append(since)
-        return [(1, "H100", at(-50)), (1, "H100", at(-20)), (7, "H100", at(-20))]
+        return [(1, "add", "H100", at(-50)), (1, "add", "H100", at(-20)), (7, "add", "H100", at(-20))]
 
     limiter = RateLimiter(per_minute=2)
     await asyncio.gather(limiter.check(8, ["H100"], at(0), stored), limiter.check(9, ["H100"], at(0), stored))

@@ -1,6 +1,7 @@
 """Leaderboards managed from Slack: the real Bolt app against the fake Slack Web API, a real core and a CPU worker
-that runs the problem's reference. A mention carries the problem's archive (``@kernelrank admin create ...``);
-close and delete are slash commands; a participant is refused in one sentence."""
+that runs the problem's reference. A mention carries the problem's archive (``@kernelrank admin create ...``), or
+``/kernelrank admin create NAME`` opens a form with a file input and the GPU multi-select; close and delete are
+slash commands; a participant is refused in one sentence."""
 
 from __future__ import annotations
 
@@ -48,7 +49,6 @@ async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_wi
     system = await make_system(LocalRunner(), admins=["slack:U0ALICE"])
     problem = identity_archive()
     async with running_slack(system.settings.nats_url, fake) as slack:
-        assert "needs a file" in await slash(slack, fake, "admin create weekly")
         bob = payloads.app_mention("<@U0KRBOT> admin create weekly", user="U0BOB",
                                    files=[fake.add_file(problem.name, problem.content, user="U0BOB",
                                                         mimetype="application/gzip")])
@@ -68,3 +68,46 @@ async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_wi
         assert "--confirm weekly" in await slash(slack, fake, "admin delete weekly")
         assert "its history is kept" in await slash(slack, fake, "admin delete weekly confirm=weekly")
         assert "no leaderboard" in await slash(slack, fake, "show weekly")
+
+
+async def create_by_form(slack, fake: FakeSlack, text: str, problem_file: dict, gpus: list[str],
+                         user: str = "U0ALICE", deadline: str | None = None) -> dict:
+    """``/kernelrank TEXT`` by ``user``, then the form it opened, submitted with the file, ``gpus`` and ``deadline``
+    (as Slack sends a text input: its value, what was typed or left of the pre-filled one); the view."""
+    opened_before = len(fake.calls_to("views.open"))
+    await slack.sender.command(payloads.slash_command(text, user=user, user_name=user.lower(),
+                                                      response_url=fake.response_url()))
+    for _ in range(300):
+        if len(fake.calls_to("views.open")) > opened_before:
+            break
+        await asyncio.sleep(0.1)
+    view = {**fake.calls_to("views.open")[-1].params["view"], "id": f"V0{user}", "hash": "1.h"}
+    values = {"kr_problem": {"problem": payloads.file_value(problem_file)},
+              "kr_create_gpus": {"gpus": payloads.multi_select_value(gpus)},
+              "kr_deadline": {"deadline": {"type": "plain_text_input", "value": deadline}}}
+    await slack.sender.interaction(payloads.view_submission(view, values, user=user, user_name=user.lower()))
+    return view
+
+
+@pytest.mark.slow
+async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_the_gpu_multi_select(make_system,
+                                                                                                    fake):
+    system = await make_system(LocalRunner(), pools=["CPU", "H100"], admins=["slack:U0ALICE"])
+    problem = identity_archive()
+    async with running_slack(system.settings.nats_url, fake) as slack:
+        bob_file = fake.add_file(problem.name, problem.content, user="U0BOB", mimetype="application/gzip")
+        await create_by_form(slack, fake, "admin create weekly", bob_file, ["CPU"], user="U0BOB")
+        await until_said(fake, "Only admins and leaderboard creators can use `admin create`")
+        assert not system.store.leaderboard_name_taken("weekly")
+
+        view = await create_by_form(slack, fake, "admin create weekly deadline=2099-01-01T12:00",
+                                    fake.add_file(problem.name, problem.content, mimetype="application/gzip"),
+                                    ["CPU"], deadline="2099-01-01 12:00")
+        blocks = {b.get("block_id"): b for b in view["blocks"]}
+        menu = blocks["kr_create_gpus"]["element"]
+        assert menu["type"] == "multi_static_select" and [o["value"] for o in menu["options"]] == ["CPU", "H100"]
+        assert blocks["kr_problem"]["element"]["type"] == "file_input" and not blocks["kr_create_gpus"].get("optional")
+        assert blocks["kr_deadline"]["element"]["initial_value"] == "2099-01-01T12:00"
+        await until_said(fake, "its reference now runs once in test mode on CPU")
+        [ready] = await until_said(fake, "(version 1) was created")
+        assert ready.params.get("channel") == "C0GENERAL" and "runs on CPU until 2099-01-01 12:00" in str(ready.params)

@@ -88,18 +88,20 @@ async def test_every_command_shows_something(make_system, fake):
         asking = payloads.event_callback(payloads.app_mention("<@U0KRBOT> show vectoradd CPU"))
         await step("A message `@kernelrank show vectoradd CPU` in a channel", lambda: slack.sender.event(asking),
                    lambda since: any(c.method == "chat.postMessage" for c in fake.calls[since:]))
-        await step("`/kernelrank admin create weekly` (a file is needed)", command(slack, "admin create weekly"),
-                   answered)
-        for who, text, done, title in (
-                ("U0BOB", "admin create weekly", "Only admins", "by a participant: refused"),
-                ("U0ALICE", "admin create weekly deadline=2099-01-01T18:00", "was created",
-                 "by an admin: its reference runs once on the worker, then it opens")):
-            problem = fake.add_file("identity.tar.gz", identity_archive().content, user=who,
-                                    mimetype="application/gzip")
-            event = payloads.event_callback(payloads.app_mention(f"<@U0KRBOT> {text}", user=who, files=[problem]))
-            await step(f"A message `@kernelrank {text}` with `identity.tar.gz` attached ({title})",
-                       lambda event=event: slack.sender.event(event),
-                       lambda since, done=done: any(done in str(c.params) for c in fake.calls[since:]))
+        problem = fake.add_file("identity.tar.gz", identity_archive().content, user="U0BOB",
+                                mimetype="application/gzip")
+        event = payloads.event_callback(payloads.app_mention("<@U0KRBOT> admin create weekly", user="U0BOB",
+                                                             files=[problem]))
+        await step("A message `@kernelrank admin create weekly` with `identity.tar.gz` attached (by a participant: "
+                   "refused)", lambda: slack.sender.event(event),
+                   lambda since: any("Only admins" in str(c.params) for c in fake.calls[since:]))
+        await step("`/kernelrank admin create weekly deadline=2099-01-01T18:00` (by an admin: a form for the "
+                   "problem's file and the GPUs)", command(slack, "admin create weekly deadline=2099-01-01T18:00"),
+                   lambda since: any(c.method == "views.open" for c in fake.calls[since:]))
+        view = {**fake.calls_to("views.open")[-1].params["view"], "id": "V0CREATE", "hash": "1.h"}
+        await step("The form submitted with `identity.tar.gz` attached and CPU chosen (its reference runs once on "
+                   "the worker, then it opens)", create_form(slack, view),
+                   lambda since: any("was created" in str(c.params) for c in fake.calls[since:]))
         for text in ("admin close weekly", "admin delete weekly", "admin delete weekly confirm=weekly"):
             await step(f"`/kernelrank {text}`", command(slack, text), answered)
     target = os.environ.get("KERNELRANK_SLACK_TRANSCRIPT")
@@ -113,6 +115,14 @@ def command(slack: RunningSlack, text: str) -> Callable[[], Awaitable[object]]:
 
 def submit_form(slack: RunningSlack, view: dict) -> Callable[[], Awaitable[object]]:
     values = form_values(slack.fake.add_file("vectoradd.py", CORRECT), mode="ranked")
+    return lambda: slack.sender.interaction(payloads.view_submission(view, values))
+
+
+def create_form(slack: RunningSlack, view: dict) -> Callable[[], Awaitable[object]]:
+    problem = slack.fake.add_file("identity.tar.gz", identity_archive().content, mimetype="application/gzip")
+    values = {"kr_problem": {"problem": payloads.file_value(problem)},
+              "kr_create_gpus": {"gpus": payloads.multi_select_value(["CPU"])},
+              "kr_deadline": {"deadline": {"type": "plain_text_input", "value": "2099-01-01 18:00"}}}
     return lambda: slack.sender.interaction(payloads.view_submission(view, values))
 
 

@@ -13,7 +13,8 @@ from storage._schema import MIGRATIONS, Migration, migrate
 
 TABLES = {"api_tokens", "people", "identities", "leaderboards", "code_blobs", "submissions", "runs", "shape_results",
           "personal_bests", "audit_log", "schema_migrations", "leaderboard_versions",
-          "challenges", "challenge_actions", "teams", "roles", "bans", "rate_limits", "person_links"}
+          "challenges", "challenge_actions", "teams", "roles", "bans", "rate_limits", "person_links",
+          "leaderboard_rate_limits"}
 
 
 def test_a_new_file_gets_every_migration(db_path: Path) -> None:

@@ -4,7 +4,8 @@ A registry command appears as ``/leaderboard WORDS``, or, when its first word is
 (a second word becomes a subgroup: ``/admin token issue``), with one option per argument, typed by its kind (a
 number, a member picker for a person, a menu for choices) and described by its help. Each alias of a command
 (``show-personal``) is a command of its own with the same callback. Leaderboard and GPU options autocomplete.
-A file argument (``admin create``'s problem) is an attachment option, downloaded and sent as the command's attachment.
+A file argument (``admin create``'s problem) is an attachment option, downloaded and sent as the command's attachment;
+``/admin create`` with no GPU named asks for them in a menu of the pools the workers serve (``gpu_picker``).
 Submitting keeps its own module (``commands.submit``): a file, a GPU menu and a thread are more than a query.
 
 A Discord option has one name, so the spellings people bring from the anchor's bot (``SECOND_NAMES``:
@@ -23,10 +24,12 @@ from discord import app_commands
 from adapters.discord.identity import display_name
 from adapters.discord.options import gpu_names, leaderboard_names
 from adapters.discord.services import Services
+from core.contracts.messages import CommandKind
 from core.contracts.registry import COMMANDS, Arg, ArgKind, Spec
 
 AUTOCOMPLETED = {"leaderboard": leaderboard_names, "leaderboard_name": leaderboard_names, "gpu": gpu_names}
 SECOND_NAMES = ("leaderboard_name",)        # argument aliases that get an option of their own in Discord
+GPU_MENU = {CommandKind.BOARD_CREATE}     # with no GPU named, a menu of the pools served (the anchor's create)
 
 
 def register(groups: dict[str, app_commands.Group], svc: Services) -> None:
@@ -69,7 +72,7 @@ def _callback(spec: Spec, svc: Services):
                     args.update({arg.name: str(value.id), f"{arg.name}_name": display_name(value)})
                 continue
             args[arg.name] = str(value)
-        await svc.query(itx, spec.kind, public=not spec.private, file=file, **args)
+        await svc.query(itx, spec.kind, public=not spec.private, file=file, gpu_menu=spec.kind in GPU_MENU, **args)
 
     parameters = [inspect.Parameter("itx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
     required = [arg for arg in spec.args if arg.required and not second_names(arg)]     # Discord lists them first

@@ -18,13 +18,13 @@ thread even after the interaction's 15 minutes.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import discord
 from discord import app_commands
 from discord.utils import escape_markdown, escape_mentions
 
+from adapters.discord.gpu_picker import pick_gpus
 from adapters.discord.identity import actor_of, display_name, reply_to_of
 from adapters.discord.options import gpu_names, leaderboard_names
 from adapters.discord.respond import Refusal, answer, defer
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 
 MODES = {"test": "Check correctness only", "benchmark": "Check, then time it (not ranked)",
          "ranked": "Check, time it and rank it", "profile": "Check, then profile it"}
-PICK_TIMEOUT_S = 180.0
 CANNOT_POST = ("I cannot post in this channel, so your results would have nowhere to go; submit in another channel, "
                "or ask a server admin to let me send messages here.")
 THREAD_CHANNELS = (discord.ChannelType.text, discord.ChannelType.news)
@@ -85,7 +84,8 @@ async def run_submission(svc: Services, itx: discord.Interaction, mode: str, scr
     if not gpus and not headers.gpus and board:
         offered = await svc.catalogue.gpus_of(actor, board)
         if len(offered) > 1:
-            gpus = await _pick_gpus(itx, board, offered)
+            gpus = await pick_gpus(itx, f"**{board}** runs on {', '.join(offered)}: which should run your kernel?",
+                                   offered, "submit", "Submitting to")
             if not gpus:
                 return
     channel = itx.channel_id
@@ -117,43 +117,6 @@ async def run_submission(svc: Services, itx: discord.Interaction, mode: str, scr
             log.warning("could not open the thread for submission %s: %s", number, exc)
     reply.parts.append(Part(kind=PartKind.TEXT, text=where))
     await answer(itx, reply)
-
-
-class GpuPicker(discord.ui.View):
-    """A menu of the leaderboard's GPUs, for the submitter alone; ``chosen`` resolves with their pick."""
-
-    def __init__(self, owner_id: int, gpus: tuple[str, ...]) -> None:
-        super().__init__(timeout=PICK_TIMEOUT_S)
-        self.owner_id = owner_id
-        self.chosen: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
-        menu = discord.ui.Select(custom_id="kernelrank:submit:gpus", placeholder="Choose one or more GPUs",
-                                 min_values=1, max_values=len(gpus),
-                                 options=[discord.SelectOption(label=g, value=g) for g in gpus])
-        menu.callback = self._picked
-        self.menu = menu
-        self.add_item(menu)
-
-    async def interaction_check(self, itx: discord.Interaction) -> bool:
-        return itx.user.id == self.owner_id
-
-    async def _picked(self, itx: discord.Interaction) -> None:
-        values = list(self.menu.values)
-        await itx.response.edit_message(content=f"Submitting to {', '.join(values)}…", view=None)
-        if not self.chosen.done():
-            self.chosen.set_result(values)
-        self.stop()
-
-
-async def _pick_gpus(itx: discord.Interaction, board: str, gpus: tuple[str, ...]) -> list[str]:
-    picker = GpuPicker(itx.user.id, gpus)
-    await itx.edit_original_response(content=f"**{board}** runs on {', '.join(gpus)}: which should run your kernel?",
-                                     view=picker)
-    try:
-        return await asyncio.wait_for(picker.chosen, PICK_TIMEOUT_S)
-    except TimeoutError:
-        await itx.edit_original_response(content="No GPU was chosen within 3 minutes, so nothing was submitted; run "
-                                                 "the command again.", view=None)
-        return []
 
 
 def _check_can_post(itx: discord.Interaction) -> None:

@@ -130,10 +130,13 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
                 await _finished(fake, wait_for)
         return run
 
-    async def pick_gpu():
+    async def pick_gpu(purpose: str = "submit"):
         menu_message = next(m for m in reversed(list(fake.messages.values())) if m["components"])
-        await fake.inject(payloads.select(menu_message, "kernelrank:submit:gpus", ["CPU"]))
-        await _finished(fake, "submission #2 ")
+        await fake.inject(payloads.select(menu_message, f"kernelrank:{purpose}:gpus", ["CPU"]))
+        if purpose == "submit":
+            await _finished(fake, "submission #2 ")
+        else:
+            await _shown(fake, "was created")
 
     async def create(options: dict, user: dict = payloads.ADA, wait_for: str = ""):
         archive = io.BytesIO()
@@ -144,8 +147,7 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
         await fake.inject(payloads.slash(fake, ["admin", "create"], options, user=user,
                                          attachments={"problem": upload}))
         if wait_for:
-            await fake.wait_for(lambda f: any(wait_for in (m.get("content") or "") + str(m.get("embeds"))
-                                              for m in f.messages.values()), 300)
+            await _shown(fake, wait_for)
 
     lb = {"leaderboard": "vectoradd"}
     weekly = {"leaderboard": "weekly"}
@@ -176,9 +178,11 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
         ("/leaderboard token", slash(["leaderboard", "token"])),
         ("/admin create name: weekly problem: identity.tar.gz (by a participant: refused)",
          lambda: create({"name": "weekly"}, user=payloads.BOB)),
-        ("/admin create name: weekly problem: identity.tar.gz gpu: CPU deadline: 2099-01-01 18:00 (by an admin: "
-         "its reference runs once on the worker, then it opens)",
-         lambda: create({"name": "weekly", "gpu": "CPU", "deadline": "2099-01-01 18:00"}, wait_for="was created")),
+        ("/admin create name: weekly problem: identity.tar.gz deadline: 2099-01-01 18:00 (by an admin, no GPU "
+         "named: a menu of the pools the workers serve)",
+         lambda: create({"name": "weekly", "deadline": "2099-01-01 18:00"})),
+        ("(picks CPU in the menu: its reference runs once on the worker, then it opens)",
+         lambda: pick_gpu("create")),
         ("/admin update leaderboard: weekly deadline: 2099-01-08 18:00",
          slash(["admin", "update"], {**weekly, "deadline": "2099-01-08 18:00"})),
         ("/admin close leaderboard: weekly", slash(["admin", "close"], weekly)),
@@ -245,6 +249,12 @@ async def _finished(fake: FakeDiscord, status: str, timeout_s: float = 300.0) ->
                    for m in f.messages.values())
 
     await fake.wait_for(done, timeout_s)
+
+
+async def _shown(fake: FakeDiscord, words: str, timeout_s: float = 300.0) -> None:
+    """Wait until a message shows ``words``."""
+    await fake.wait_for(lambda f: any(words in (m.get("content") or "") + str(m.get("embeds"))
+                                      for m in f.messages.values()), timeout_s)
 
 
 async def _settle(fake: FakeDiscord, quiet_s: float = 3.0, limit_s: float = 120.0) -> None:

@@ -61,7 +61,7 @@ def _body(call: Call) -> str:
             if block.get("type") == "input":
                 element = block.get("element") or {}
                 chosen = (element.get("initial_option") or {}).get("value") or ", ".join(
-                    o["value"] for o in element.get("initial_options") or [])
+                    o["value"] for o in element.get("initial_options") or []) or element.get("initial_value")
                 options = ", ".join(o["value"] for o in element.get("options") or [])
                 lines.append(f"- {block['label']['text']}: {element.get('type')}"
                              + (f" [{options}]" if options else "") + (f" = {chosen}" if chosen else ""))
