@@ -25,19 +25,23 @@ from core.contracts.config import Settings
 from core.contracts.messages import CommandKind, Reply, Tone
 from core.contracts.registry import BY_KIND, COMMANDS, ArgKind, Route, Spec, find
 
-NOT_RUNNING = ("kernelrank is not running here: start it with `kernelrank up`, or set KERNELRANK_API_URL to where "
-               "it runs and run `kernelrank login`.")
-NO_TOKEN = ("This needs your personal token: get one with `/leaderboard token` in Discord or `/kernelrank token` "
-            "in Slack (or from an admin), then run `kernelrank login`.")
+NOT_RUNNING = (
+    "kernelrank is not running here: start it with `kernelrank up`, or set KERNELRANK_API_URL to where "
+    "it runs and run `kernelrank login`."
+)
+NO_TOKEN = (
+    "This needs your personal token: get one with `/leaderboard token` in Discord or `/kernelrank token` "
+    "in Slack (or from an admin), then run `kernelrank login`."
+)
 SHORT_FLAGS = {"leaderboard": "-l", "gpu": "-g", "mode": "-m", "user": "-u"}
 # What only a terminal has: options about this machine, not the command
 TERMINAL_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], Any]] = {
     "submit": lambda p: p.add_argument("--no-wait", action="store_true", help="return once the submission is queued"),
-    "template": lambda p: p.add_argument("--output", "-o", type=Path, default=None,
-                                         help="write the template to this file"),
+    "template": lambda p: p.add_argument(
+        "--output", "-o", type=Path, default=None, help="write the template to this file"
+    ),
     "task": lambda p: p.add_argument("--all", action="store_true", help="print every file, not only their names"),
-    "eval-code": lambda p: p.add_argument("--all", action="store_true",
-                                          help="print every file, not only their names"),
+    "eval-code": lambda p: p.add_argument("--all", action="store_true", help="print every file, not only their names"),
 }
 
 
@@ -59,7 +63,7 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
             if spec.submission:
                 return _submit(api, args, colour)
             values = {arg.name: getattr(args, arg.name) for arg in spec.args}
-            for arg in spec.args:                # a file argument goes packed (a folder as a .tar.gz)
+            for arg in spec.args:  # a file argument goes packed (a folder as a .tar.gz)
                 if arg.kind is ArgKind.FILE and values[arg.name] is not None:
                     values[arg.name] = file_argument(values[arg.name])
             reply = api.call(pick_route(spec, values), values)
@@ -71,7 +75,7 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
     except PackError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 2
-    listed = spec.name in ("task", "eval-code") and not args.all      # files by name; --all prints them
+    listed = spec.name in ("task", "eval-code") and not args.all  # files by name; --all prints them
     print(render(reply, colour, f"`kernelrank {' '.join([command, *argv])} --all` prints them." if listed else ""))
     if getattr(args, "output", None):
         args.output.write_text(reply.data.get("source", ""))
@@ -101,8 +105,10 @@ def parser_for(spec: Spec) -> argparse.ArgumentParser:
 
 def pick_route(spec: Spec, args: dict[str, Any]) -> Route:
     """The route whose implied arguments the command's match (``token revoke`` is DELETE), else the first."""
-    return next((route for route in spec.routes if route.fixed and all(args.get(k) == v for k, v in
-                                                                         route.fixed.items())), spec.routes[0])
+    return next(
+        (route for route in spec.routes if route.fixed and all(args.get(k) == v for k, v in route.fixed.items())),
+        spec.routes[0],
+    )
 
 
 def usage_lines() -> list[str]:
@@ -113,23 +119,34 @@ def usage_lines() -> list[str]:
 
 
 def _usage(spec: Spec) -> str:
-    shown = [(arg.name.upper() if arg.required else f"[{arg.name.upper()}]") if arg.is_positional
-             else f"[--{arg.name}]" for arg in spec.args]
+    shown = [
+        (arg.name.upper() if arg.required else f"[{arg.name.upper()}]") if arg.is_positional else f"[--{arg.name}]"
+        for arg in spec.args
+    ]
     return " ".join([spec.name, *shown])
 
 
 def _unknown(words: list[str]) -> int:
     near = [spec for spec in COMMANDS if spec.words[0] == words[0].lower()]
-    print(f"kernelrank: {' '.join(words[:3])!r} is not a command. "
-          + ("Did you mean one of these?\n" + "\n".join(f"  kernelrank {_usage(s)}" for s in near) if near else
-             "`kernelrank --help` lists the commands."), file=sys.stderr)
+    print(
+        f"kernelrank: {' '.join(words[:3])!r} is not a command. "
+        + (
+            "Did you mean one of these?\n" + "\n".join(f"  kernelrank {_usage(s)}" for s in near)
+            if near
+            else "`kernelrank --help` lists the commands."
+        ),
+        file=sys.stderr,
+    )
     return 2
 
 
 def _login_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernelrank login", description="Keep your personal token for this client.")
-    parser.add_argument("--url", default="", help="the API's address (default: KERNELRANK_API_URL, or the "
-                                                   "kernelrank started on this host)")
+    parser.add_argument(
+        "--url",
+        default="",
+        help="the API's address (default: KERNELRANK_API_URL, or the kernelrank started on this host)",
+    )
     return parser
 
 
@@ -138,9 +155,14 @@ def _submit(api: Api, args: argparse.Namespace, colour: bool) -> int:
         content = args.file.read_bytes()
     except OSError as exc:
         raise SystemExit(f"kernelrank: cannot read {args.file}: {exc.strerror}.") from None
-    replies = api.submit(args.file.name, content, leaderboard=args.leaderboard or "", gpus=args.gpu,
-                         mode=args.mode or "",
-                         follow=not args.no_wait)
+    replies = api.submit(
+        args.file.name,
+        content,
+        leaderboard=args.leaderboard or "",
+        gpus=args.gpu,
+        mode=args.mode or "",
+        follow=not args.no_wait,
+    )
     accepted = next(replies)
     print(render(accepted, colour))
     return 0 if args.no_wait else _follow(replies, accepted, colour)
@@ -190,6 +212,8 @@ def _login(args: argparse.Namespace, settings: Settings) -> int:
         print(f"kernelrank login: {exc}", file=sys.stderr)
         return 1
     where = save_login(url, token)
-    print(f"Signed in to {url} as {me.data.get('display_name', 'you')}; the token is kept in {where} "
-          "(readable by you alone).")
+    print(
+        f"Signed in to {url} as {me.data.get('display_name', 'you')}; the token is kept in {where} "
+        "(readable by you alone)."
+    )
     return 0

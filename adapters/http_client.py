@@ -16,7 +16,7 @@ from httpx_sse import SSEError, connect_sse
 from core.contracts.messages import DecodeError, Reply, decode
 from core.contracts.registry import Route
 
-STREAM_READ_S = 60.0           # the API sends a keep-alive every 15 s while a run is quiet
+STREAM_READ_S = 60.0  # the API sends a keep-alive every 15 s while a run is quiet
 
 
 class ApiError(Exception):
@@ -34,8 +34,12 @@ def path(*parts: str) -> str:
 class Api:
     def __init__(self, url: str, token: str, timeout_s: float = 10.0) -> None:
         self.url = url
-        self._client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
-                                    timeout=httpx.Timeout(timeout_s + 5, connect=5.0), follow_redirects=False)
+        self._client = httpx.Client(
+            base_url=url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(timeout_s + 5, connect=5.0),
+            follow_redirects=False,
+        )
 
     def __enter__(self) -> Api:
         return self
@@ -56,16 +60,19 @@ class Api:
         """Ask through one of the registry's routes: its path filled from ``args``, the rest as query parameters
         (or, for a POST, a JSON body). The arguments the route implies itself are not sent."""
         values = {name: value for name, value in args.items() if value is not None and name not in route.fixed}
-        parts = [str(values.pop(part[1:-1], "")) if part.startswith("{") else part
-                 for part in route.path.removeprefix("/v1/").split("/")]
+        parts = [
+            str(values.pop(part[1:-1], "")) if part.startswith("{") else part
+            for part in route.path.removeprefix("/v1/").split("/")
+        ]
         if route.method == "POST":
             return self.post(path(*parts), values)
         if route.method == "DELETE":
             return self.delete(path(*parts), **values)
         return self.get(path(*parts), **values)
 
-    def submit(self, file_name: str, content: bytes, *, leaderboard: str, gpus: list[str], mode: str,
-               follow: bool) -> Iterator[Reply]:
+    def submit(
+        self, file_name: str, content: bytes, *, leaderboard: str, gpus: list[str], mode: str, follow: bool
+    ) -> Iterator[Reply]:
         """The acceptance, then (when ``follow``) every progress update and report until the last run's report."""
         files = {"file": (file_name, content, "text/plain")}
         data = {"leaderboard": leaderboard, "mode": mode, "gpu": gpus}
@@ -74,8 +81,15 @@ class Api:
             return
         timeout = httpx.Timeout(STREAM_READ_S, connect=5.0)
         try:
-            with connect_sse(self._client, "POST", path("submissions"), files=files, data=data, timeout=timeout,
-                             headers={"Accept": "text/event-stream"}) as events:
+            with connect_sse(
+                self._client,
+                "POST",
+                path("submissions"),
+                files=files,
+                data=data,
+                timeout=timeout,
+                headers={"Accept": "text/event-stream"},
+            ) as events:
                 if not events.response.headers.get("content-type", "").startswith("text/event-stream"):
                     events.response.read()
                     yield self._reply(events.response)
@@ -87,8 +101,10 @@ class Api:
                         yield self._decoded(event.data.encode())
         except (httpx.HTTPError, SSEError) as exc:
             raise self._unreachable(exc) from exc
-        raise ApiError("The API closed the stream before the last report; `kernelrank mine LEADERBOARD` shows how "
-                       "your submission went.")
+        raise ApiError(
+            "The API closed the stream before the last report; `kernelrank mine LEADERBOARD` shows how "
+            "your submission went."
+        )
 
     def _send(self, method: str, route: str, **options: Any) -> httpx.Response:
         try:
@@ -105,22 +121,30 @@ class Api:
         try:
             return decode(Reply, payload)
         except DecodeError as exc:
-            raise ApiError(f"The API at {self.url} answered in a form this client cannot read; is "
-                           "KERNELRANK_API_URL right, and is the client as new as the server?") from exc
+            raise ApiError(
+                f"The API at {self.url} answered in a form this client cannot read; is "
+                "KERNELRANK_API_URL right, and is the client as new as the server?"
+            ) from exc
 
     def _refusal(self, response: httpx.Response) -> ApiError:
         try:
             problem = response.json()["error"]
             return ApiError(str(problem["message"]), str(problem.get("code", "")), response.status_code)
         except (ValueError, KeyError, TypeError):
-            return ApiError(f"The API at {self.url} answered HTTP {response.status_code}; is KERNELRANK_API_URL "
-                            "right?", status=response.status_code)
+            return ApiError(
+                f"The API at {self.url} answered HTTP {response.status_code}; is KERNELRANK_API_URL right?",
+                status=response.status_code,
+            )
 
     def _unreachable(self, exc: Exception) -> ApiError:
         if isinstance(exc, httpx.ConnectError):
-            return ApiError(f"kernelrank is not running at {self.url}: start it with `kernelrank up`, or set "
-                            "KERNELRANK_API_URL to where it runs.", "unavailable")
+            return ApiError(
+                f"kernelrank is not running at {self.url}: start it with `kernelrank up`, or set "
+                "KERNELRANK_API_URL to where it runs.",
+                "unavailable",
+            )
         if isinstance(exc, httpx.TimeoutException):
             return ApiError(f"The API at {self.url} did not answer in time; try again in a minute.", "unavailable")
-        return ApiError(f"The connection to {self.url} failed ({type(exc).__name__}); try again in a minute.",
-                        "unavailable")
+        return ApiError(
+            f"The connection to {self.url} failed ({type(exc).__name__}); try again in a minute.", "unavailable"
+        )

@@ -30,8 +30,10 @@ def file_argument(path: Path) -> dict[str, str]:
         except OSError as exc:
             raise PackError(f"cannot read {path}: {exc.strerror}.") from None
     if len(content) > MAX_PROBLEM_BYTES:
-        raise PackError(f"{path} packs to {len(content) // 1024:,} KiB; the most kernelrank takes is "
-                        f"{MAX_PROBLEM_BYTES // 1024 // 1024} MiB. Leave out data files the problem can generate.")
+        raise PackError(
+            f"{path} packs to {len(content) // 1024:,} KiB; the most kernelrank takes is "
+            f"{MAX_PROBLEM_BYTES // 1024 // 1024} MiB. Leave out data files the problem can generate."
+        )
     return file_value(name, content)
 
 

@@ -30,7 +30,7 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 FENCE = "```"
 ELLIPSIS = "…"
-MAX_FENCE_LINE = 24        # a longer opening fence line (odd language tag) is reopened as a bare fence
+MAX_FENCE_LINE = 24  # a longer opening fence line (odd language tag) is reopened as a bare fence
 
 
 def tone_icon(tone: Tone) -> str:
@@ -44,9 +44,10 @@ def strip_markup(text: str) -> str:
 
 def monospace_table(headers: Sequence[str], rows: Sequence[Sequence[str]], max_cell: int = 40) -> str:
     """Columns padded to their widest cell; cells longer than ``max_cell`` end in an ellipsis."""
+
     def cell(value: object) -> str:
         text = str(value).replace("\n", " ")
-        return text if len(text) <= max_cell else text[:max_cell - 1] + ELLIPSIS
+        return text if len(text) <= max_cell else text[: max_cell - 1] + ELLIPSIS
 
     grid = [[cell(h) for h in headers], *[[cell(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) if i < len(row) else 0 for row in grid) for i in range(len(headers))]
@@ -61,21 +62,21 @@ def split_text(text: str, limit: int) -> list[str]:
     A chunk that ends inside a code fence is closed with a fence and the next chunk reopens it, so each
     chunk renders on its own. A single line longer than a chunk allows is cut hard.
     """
-    reserve = len(FENCE) + 1                           # room to close a fence at the end of any chunk
-    piece_max = limit - reserve - MAX_FENCE_LINE - 1   # a reopened fence line plus one piece always fit
+    reserve = len(FENCE) + 1  # room to close a fence at the end of any chunk
+    piece_max = limit - reserve - MAX_FENCE_LINE - 1  # a reopened fence line plus one piece always fit
     if piece_max < 8:
         raise ValueError(f"limit {limit} is too small to split text into renderable chunks")
     chunks: list[str] = []
     lines: list[str] = []
     length = 0
-    fence = ""                 # the fence line to reopen with while the chunk so far is inside a code block
+    fence = ""  # the fence line to reopen with while the chunk so far is inside a code block
 
     def emit() -> None:
         chunks.append("\n".join(lines) + ("\n" + FENCE if fence else ""))
 
     for line in text.split("\n"):
         for start in range(0, max(len(line), 1), piece_max):
-            piece = line[start:start + piece_max]
+            piece = line[start : start + piece_max]
             if lines and length + 1 + len(piece) + reserve > limit:
                 emit()
                 lines = [fence] if fence else []
@@ -94,7 +95,7 @@ def pages(rows: Sequence[Sequence[str]], per_page: int) -> list[list[Sequence[st
     """Rows cut into pages of ``per_page`` (at least one page, possibly empty)."""
     if per_page < 1:
         raise ValueError("per_page must be at least 1")
-    return [list(rows[i:i + per_page]) for i in range(0, len(rows), per_page)] or [[]]
+    return [list(rows[i : i + per_page]) for i in range(0, len(rows), per_page)] or [[]]
 
 
 def table_pages(headers: Sequence[str], rows: Sequence[Sequence[str]], limit: int, max_cell: int = 40) -> list[str]:
@@ -111,7 +112,7 @@ def table_pages(headers: Sequence[str], rows: Sequence[Sequence[str]], limit: in
     page: list[str] = []
     length = head_len
     for line in body:
-        line = line[:limit - head_len - 1]
+        line = line[: limit - head_len - 1]
         if page and length + 1 + len(line) > limit:
             result.append("\n".join(head + page))
             page, length = [], head_len
@@ -127,7 +128,7 @@ def chart_png(part: Part, width_in: float = 8.0, height_in: float = 4.0) -> byte
         raise ValueError(f"chart_png needs a chart part, not {part.kind.value}")
     import matplotlib
 
-    matplotlib.use("Agg")                        # no display on a server
+    matplotlib.use("Agg")  # no display on a server
     from matplotlib import pyplot as plt
 
     series: dict[str, tuple[list, list[float]]] = {}

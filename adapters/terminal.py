@@ -72,8 +72,10 @@ def _chart(part: Part) -> str:
         spark = "".join(_SPARKS[round((v - low) / (high - low) * 7) if high > low else 0] for v in values)
         days = [_day(x) for x, _ in points]
         span = days[0] if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
-        lines.append(f"  {name.ljust(width)}  {spark}  {format_us(points[0][1])} → {format_us(points[-1][1])} "
-                     f"over {len(points)} run{'s' if len(points) != 1 else ''}, {span}")
+        lines.append(
+            f"  {name.ljust(width)}  {spark}  {format_us(points[0][1])} → {format_us(points[-1][1])} "
+            f"over {len(points)} run{'s' if len(points) != 1 else ''}, {span}"
+        )
     return "\n".join(lines)
 
 

@@ -50,8 +50,13 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "core.launch.main", *args], cwd=REPO, env=env,
-                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "core.launch.main", *args],
+        cwd=REPO,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 async def ready(bus: Bus, api_url_file: Path) -> str:
@@ -84,18 +89,27 @@ async def measure(url: str, api_url_file: Path, args: argparse.Namespace, env: d
         async def over_nats() -> None:
             nonlocal serial
             serial += 1
-            cmd = submit_command(ACTOR, ReplyTo(Platform.DISCORD, "bench"), "k.py", KERNEL + f"# {serial}\n".encode(),
-                                 leaderboard="vectoradd")
+            cmd = submit_command(
+                ACTOR,
+                ReplyTo(Platform.DISCORD, "bench"),
+                "k.py",
+                KERNEL + f"# {serial}\n".encode(),
+                leaderboard="vectoradd",
+            )
             reply = await bus.request(cmd, timeout_s=30)
             if reply.tone is Tone.ERROR:
                 raise RuntimeError(reply.parts[0].text)
 
         async with httpx.AsyncClient(base_url=api, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+
             async def over_http() -> None:
                 nonlocal serial
                 serial += 1
-                response = await http.post("/v1/submissions", data={"leaderboard": "vectoradd"},
-                                           files={"file": ("k.py", KERNEL + f"# {serial}\n".encode())})
+                response = await http.post(
+                    "/v1/submissions",
+                    data={"leaderboard": "vectoradd"},
+                    files={"file": ("k.py", KERNEL + f"# {serial}\n".encode())},
+                )
                 if response.status_code != 202:
                     raise RuntimeError(response.text)
 
@@ -105,11 +119,16 @@ async def measure(url: str, api_url_file: Path, args: argparse.Namespace, env: d
             async def list_http() -> None:
                 (await http.get("/v1/leaderboards")).raise_for_status()
 
-            samples: dict[str, list[float]] = {name: [] for name in ("submit/nats", "submit/http", "list/nats",
-                                                                     "list/http")}
+            samples: dict[str, list[float]] = {
+                name: [] for name in ("submit/nats", "submit/http", "list/nats", "list/http")
+            }
             for index in range(args.warmup + args.count):
-                pairs = (("submit/nats", over_nats), ("submit/http", over_http), ("list/nats", list_nats),
-                         ("list/http", list_http))
+                pairs = (
+                    ("submit/nats", over_nats),
+                    ("submit/http", over_http),
+                    ("list/nats", list_nats),
+                    ("list/http", list_http),
+                )
                 for name, call in pairs if index % 2 else reversed(pairs):
                     took = await timed(call)
                     if index >= args.warmup:
@@ -118,8 +137,13 @@ async def measure(url: str, api_url_file: Path, args: argparse.Namespace, env: d
         cli_env = {**env, "KERNELRANK_API_URL": api, "KERNELRANK_TOKEN": token}
         for _ in range(args.cli_runs):
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "core.launch.main", "list"], cwd=REPO, env=cli_env, check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [sys.executable, "-m", "core.launch.main", "list"],
+                cwd=REPO,
+                env=cli_env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             cli.append((time.perf_counter() - started) * 1e3)
         samples["`kernelrank list` process"] = cli
     finally:
@@ -138,9 +162,16 @@ def main() -> None:
     shutil.copytree(PROBLEM, work / "problems" / "vectoradd")
     nats = EmbeddedNats()
     url = nats.start(work / "run", work / "nats")
-    env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(work / "var"),
-           "KERNELRANK_PROBLEMS_DIR": str(work / "problems"), "KERNELRANK_GPUS": "CPU", "KERNELRANK_API_PORT": "0",
-           "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000000", "KERNELRANK_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "KERNELRANK_NATS_URL": url,
+        "KERNELRANK_HOME": str(work / "var"),
+        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
+        "KERNELRANK_GPUS": "CPU",
+        "KERNELRANK_API_PORT": "0",
+        "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000000",
+        "KERNELRANK_LOG_LEVEL": "WARNING",
+    }
     core = start(["core"], env, work / "core.log")
     api = start(["api"], env, work / "api.log")
     try:
@@ -157,8 +188,9 @@ def main() -> None:
     if out := os.environ.get("OUT"):
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "api_bench.md").write_text("\n".join(lines) + "\n")
-        (Path(out) / "api_bench.json").write_text(json.dumps(
-            [{"path": name, "n": n, "p50_ms": p50, "p95_ms": p95} for name, n, p50, p95 in rows], indent=2))
+        (Path(out) / "api_bench.json").write_text(
+            json.dumps([{"path": name, "n": n, "p50_ms": p50, "p95_ms": p95} for name, n, p50, p95 in rows], indent=2)
+        )
 
 
 if __name__ == "__main__":

@@ -44,14 +44,19 @@ from core.contracts.messages import Actor, CommandKind, Platform, Reply, ReplyTo
 from core.launch.natsserver import EmbeddedNats  # noqa: E402
 from storage import Store  # noqa: E402
 
-USERS = 50                  # people submitting; each is created once, then cached by the core
+USERS = 50  # people submitting; each is created once, then cached by the core
 KERNEL = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
 PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "core.launch.main", *args], cwd=REPO, env=env,
-                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "core.launch.main", *args],
+        cwd=REPO,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def cpu_s(pid: int) -> float:
@@ -73,9 +78,13 @@ class Client:
 
     async def submit(self) -> tuple[float, Reply]:
         self.serial += 1
-        cmd = submit_command(Actor(Platform.DISCORD, f"user{self.serial % USERS}"),
-                             ReplyTo(Platform.DISCORD, self.route), "k.py",
-                             KERNEL + f"# variant {self.serial}\n".encode(), leaderboard="vectoradd")
+        cmd = submit_command(
+            Actor(Platform.DISCORD, f"user{self.serial % USERS}"),
+            ReplyTo(Platform.DISCORD, self.route),
+            "k.py",
+            KERNEL + f"# variant {self.serial}\n".encode(),
+            leaderboard="vectoradd",
+        )
         started = time.perf_counter()
         reply = await self.bus.request(cmd, timeout_s=60)
         if not reply.data.get("runs"):
@@ -124,10 +133,12 @@ async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> t
                 await asyncio.sleep(0.1)
 
         latency = Client(bus, "latency")
-        await latency.submit()                                    # warm-up
+        await latency.submit()  # warm-up
         samples = [(await latency.submit())[0] for _ in range(args.latency)]
-        rows += [("submit-to-accepted p50 (sequential)", f"{percentile(samples, 0.50):.1f} ms"),
-                 ("submit-to-accepted p95 (sequential)", f"{percentile(samples, 0.95):.1f} ms")]
+        rows += [
+            ("submit-to-accepted p50 (sequential)", f"{percentile(samples, 0.50):.1f} ms"),
+            ("submit-to-accepted p95 (sequential)", f"{percentile(samples, 0.95):.1f} ms"),
+        ]
 
         sustained = Client(bus, "sustained")
         cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
@@ -137,11 +148,17 @@ async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> t
         finals = await sustained.finals(run_ids(accepted), idle_s=1.0)
         stored_s = time.perf_counter() - started - 1.0
         cpu_ms = {name: (cpu_s(pid) - cpu_before[name]) * 1e3 / args.sustained for name, pid in pids.items()}
-        rows += [(f"sustained: {args.sustained} submissions, {args.in_flight} in flight",
-                  f"{args.sustained / accepted_s:.0f} /s accepted"),
-                 ("  ... results stored and replied", f"{len(finals) / stored_s:.0f} /s"),
-                 ("  ... CPU per submission (submit to reply)",
-                  ", ".join(f"{name} {ms:.2f} ms" for name, ms in cpu_ms.items()))]
+        rows += [
+            (
+                f"sustained: {args.sustained} submissions, {args.in_flight} in flight",
+                f"{args.sustained / accepted_s:.0f} /s accepted",
+            ),
+            ("  ... results stored and replied", f"{len(finals) / stored_s:.0f} /s"),
+            (
+                "  ... CPU per submission (submit to reply)",
+                ", ".join(f"{name} {ms:.2f} ms" for name, ms in cpu_ms.items()),
+            ),
+        ]
 
         burst = Client(bus, "burst")
         started = time.perf_counter()
@@ -149,23 +166,35 @@ async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> t
         burst_ids = run_ids(replies)
         counts = await burst.finals(burst_ids)
         elapsed = time.perf_counter() - started
-        rows += [(f"burst of {args.burst}: accepted", f"{len(burst_ids)} runs, all replied within {elapsed:.1f} s"),
-                 ("  ... final replies exactly once", f"{sum(c == 1 for c in counts.values())} of {len(burst_ids)}"
-                                                      f" (missing {len(burst_ids - counts.keys())}, "
-                                                      f"duplicated {sum(c > 1 for c in counts.values())})")]
+        rows += [
+            (f"burst of {args.burst}: accepted", f"{len(burst_ids)} runs, all replied within {elapsed:.1f} s"),
+            (
+                "  ... final replies exactly once",
+                f"{sum(c == 1 for c in counts.values())} of {len(burst_ids)}"
+                f" (missing {len(burst_ids - counts.keys())}, "
+                f"duplicated {sum(c > 1 for c in counts.values())})",
+            ),
+        ]
 
         if args.preload_runs:
-            show = query_command(Actor(Platform.DISCORD, "bench"), ReplyTo(Platform.DISCORD, "q"), CommandKind.SHOW,
-                                 leaderboard="board-3", gpu="H100", limit=10)
+            show = query_command(
+                Actor(Platform.DISCORD, "bench"),
+                ReplyTo(Platform.DISCORD, "q"),
+                CommandKind.SHOW,
+                leaderboard="board-3",
+                gpu="H100",
+                limit=10,
+            )
             await bus.request(show)
             times = []
             for _ in range(args.queries):
                 started = time.perf_counter()
                 await bus.request(show, timeout_s=10)
                 times.append((time.perf_counter() - started) * 1e3)
-            rows += [(f"show top 10 via core, {args.preload_runs:,} runs stored: p50",
-                      f"{percentile(times, .5):.1f} ms"),
-                     ("  ... p95", f"{percentile(times, .95):.1f} ms")]
+            rows += [
+                (f"show top 10 via core, {args.preload_runs:,} runs stored: p50", f"{percentile(times, 0.5):.1f} ms"),
+                ("  ... p95", f"{percentile(times, 0.95):.1f} ms"),
+            ]
         rows.append(("core resident memory after the run", f"{rss_mib(pids['core']):.0f} MiB"))
         return rows, burst_ids
     finally:
@@ -190,20 +219,30 @@ def main() -> None:
     if args.preload_runs:
         started = time.perf_counter()
         bulk_load(db, args.preload_runs)
-        with Store(db) as store:                  # personal bests from the loaded runs: show reads a full board
+        with Store(db) as store:  # personal bests from the loaded runs: show reads a full board
             entries = store.rebuild_rankings()
-        print(f"preloaded {args.preload_runs:,} runs ({entries:,} ranking entries) in "
-              f"{time.perf_counter() - started:.1f} s", flush=True)
+        print(
+            f"preloaded {args.preload_runs:,} runs ({entries:,} ranking entries) in "
+            f"{time.perf_counter() - started:.1f} s",
+            flush=True,
+        )
     nats = EmbeddedNats()
     url = nats.start(work / "run", work / "nats")
-    env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(work / "var"),
-           "KERNELRANK_PROBLEMS_DIR": str(work / "problems"), "KERNELRANK_GPUS": "CPU",
-           "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000000", "KERNELRANK_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "KERNELRANK_NATS_URL": url,
+        "KERNELRANK_HOME": str(work / "var"),
+        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
+        "KERNELRANK_GPUS": "CPU",
+        "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000000",
+        "KERNELRANK_LOG_LEVEL": "WARNING",
+    }
     core = start(["core"], env, work / "core.log")
     worker = start(["worker", "--gpu", "CPU", "--backend", "fake", "--concurrency", "256"], env, work / "worker.log")
     try:
-        rows, burst_ids = asyncio.run(measure(url, args, {"core": core.pid, "nats-server": nats._proc.pid,
-                                                          "worker": worker.pid}))
+        rows, burst_ids = asyncio.run(
+            measure(url, args, {"core": core.pid, "nats-server": nats._proc.pid, "worker": worker.pid})
+        )
     finally:
         for proc in (worker, core):
             proc.send_signal(signal.SIGTERM)
@@ -219,8 +258,9 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "load": load, "args": vars(args) | {"json": str(args.json)}},
-                                        indent=1))
+        args.json.write_text(
+            json.dumps({"rows": rows, "load": load, "args": vars(args) | {"json": str(args.json)}}, indent=1)
+        )
     shutil.rmtree(work, ignore_errors=True)
 
 

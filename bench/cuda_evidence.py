@@ -52,8 +52,15 @@ report = Report(name="cuda_evidence", title="CUDA evidence")
 
 def job(folder: Path, solution: Path, mode: Mode = Mode.RANKED, problem: Any = None) -> EvalJob:
     problem = problem or load_problem(folder)
-    return EvalJob(problem=problem, submission_name=solution.name, submission_source=solution.read_text(),
-                   mode=mode, device="cuda", secret_seed=SECRET, run_id=f"evidence-{solution.stem}")
+    return EvalJob(
+        problem=problem,
+        submission_name=solution.name,
+        submission_source=solution.read_text(),
+        mode=mode,
+        device="cuda",
+        secret_seed=SECRET,
+        run_id=f"evidence-{solution.stem}",
+    )
 
 
 def python_gpu_solutions() -> list[Path]:
@@ -70,6 +77,7 @@ def section_a(server: HarnessServer) -> None:
     solutions = sorted(PROBLEMS.glob("*_cu/solutions/*/*.cu")) + python_gpu_solutions()
     try:
         import jax  # noqa: F401
+
         has_jax = True
     except ImportError:
         has_jax = False
@@ -87,18 +95,48 @@ def section_a(server: HarnessServer) -> None:
             ok = ok and expected is not None and kind == expected.group(1)
         if not ok:
             missed.append(f"a: {path.relative_to(PROBLEMS)} {result.status.value} {kind}")
-        body.append([str(path.relative_to(PROBLEMS)), label, result.status.value, kind,
-                     f"{result.score_us:.2f}" if result.score_us else "-", f"{result.compile_s:.1f}",
-                     f"{time.monotonic() - started:.1f}", "ok" if ok else "MISMATCH"])
-    report.table("a) ranked verdicts",
-                 ["solution", "label", "status", "failure", "score us", "compile s", "wall s", "check"], body)
+        body.append(
+            [
+                str(path.relative_to(PROBLEMS)),
+                label,
+                result.status.value,
+                kind,
+                f"{result.score_us:.2f}" if result.score_us else "-",
+                f"{result.compile_s:.1f}",
+                f"{time.monotonic() - started:.1f}",
+                "ok" if ok else "MISMATCH",
+            ]
+        )
+    report.table(
+        "a) ranked verdicts",
+        ["solution", "label", "status", "failure", "score us", "compile s", "wall s", "check"],
+        body,
+    )
 
 
 def eval_once(env: dict[str, str]) -> tuple[float, str]:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "core.launch.main", "eval", str(INLINE), "--problem",
-                           str(PROBLEMS / "vectoradd"), "--mode", "ranked", "--device", "cuda", "--json"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=400)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core.launch.main",
+            "eval",
+            str(INLINE),
+            "--problem",
+            str(PROBLEMS / "vectoradd"),
+            "--mode",
+            "ranked",
+            "--device",
+            "cuda",
+            "--json",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     wall = time.monotonic() - started
     try:
         status = json.loads(done.stdout)["status"]
@@ -122,21 +160,30 @@ async def service_once(url: str, route: str, secrets: Path) -> tuple[float, str]
             for reply in batch:
                 replies.put_nowait(reply)
 
-        for _ in range(120):          # the core makes the streams when it starts
+        for _ in range(120):  # the core makes the streams when it starts
             try:
-                await bus.consume_replies(Platform.DISCORD, on_replies, poll_s=0.1)   # as the Discord adapter reads
+                await bus.consume_replies(Platform.DISCORD, on_replies, poll_s=0.1)  # as the Discord adapter reads
                 break
             except BusError:
                 await asyncio.sleep(1)
-        for _ in range(120):          # ... and serves commands once it has recovered
+        for _ in range(120):  # ... and serves commands once it has recovered
             try:
-                await bus.request(query_command(Actor(Platform.DISCORD, "evidence"), ReplyTo(Platform.DISCORD, route),
-                                                CommandKind.LIST), timeout_s=10)
+                await bus.request(
+                    query_command(
+                        Actor(Platform.DISCORD, "evidence"), ReplyTo(Platform.DISCORD, route), CommandKind.LIST
+                    ),
+                    timeout_s=10,
+                )
                 break
             except BusError:
                 await asyncio.sleep(1)
-        cmd = submit_command(Actor(Platform.DISCORD, "evidence"), ReplyTo(Platform.DISCORD, route), INLINE.name,
-                             INLINE.read_bytes(), leaderboard="vectoradd")
+        cmd = submit_command(
+            Actor(Platform.DISCORD, "evidence"),
+            ReplyTo(Platform.DISCORD, route),
+            INLINE.name,
+            INLINE.read_bytes(),
+            leaderboard="vectoradd",
+        )
         started = time.monotonic()
         reply = await bus.request(cmd, timeout_s=60)
         run_ids = {run["run_id"] for run in reply.data.get("runs", [])}
@@ -153,7 +200,7 @@ async def service_once(url: str, route: str, secrets: Path) -> tuple[float, str]
 def section_b(gpu_pool: str) -> None:
     body = []
     work = Path(tempfile.mkdtemp(prefix="kernelrank-cuda-evidence-"))
-    python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))   # carried wheels too
+    python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))  # carried wheels too
     env = {**os.environ, "KERNELRANK_BUILD_CACHE": str(work / "cache-eval"), "PYTHONPATH": python_path}
     for attempt in ("first", "repeat"):
         wall, status = eval_once(env)
@@ -166,22 +213,42 @@ def section_b(gpu_pool: str) -> None:
     shutil.copytree(PROBLEMS / "vectoradd", work / "problems" / "vectoradd")
     shutil.copy(PROBLEMS / "utils.py", work / "problems" / "utils.py")
     nats = EmbeddedNats()
-    secrets = work / "var" / "secrets"              # as `kernelrank up` does: every role logs in with its own
+    secrets = work / "var" / "secrets"  # as `kernelrank up` does: every role logs in with its own
     url = nats.start(work / "run", work / "nats", embedded_server_config(secrets))
-    service_env = {**env, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(work / "var"),
-                   "KERNELRANK_PROBLEMS_DIR": str(work / "problems"), "KERNELRANK_GPUS": gpu_pool,
-                   "KERNELRANK_BUILD_CACHE": str(work / "cache-service"), "KERNELRANK_LOG_LEVEL": "WARNING"}
+    service_env = {
+        **env,
+        "KERNELRANK_NATS_URL": url,
+        "KERNELRANK_HOME": str(work / "var"),
+        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
+        "KERNELRANK_GPUS": gpu_pool,
+        "KERNELRANK_BUILD_CACHE": str(work / "cache-service"),
+        "KERNELRANK_LOG_LEVEL": "WARNING",
+    }
     processes = []
     for args in (["core"], ["worker", "--gpu", gpu_pool, "--backend", "local"]):
-        with open(work / f"{args[0]}.log", "w") as log:         # the child keeps its own copy of the descriptor
-            processes.append(subprocess.Popen([sys.executable, "-m", "core.launch.main", *args], cwd=REPO, env=service_env,
-                                              stdout=log, stderr=subprocess.STDOUT))
+        with open(work / f"{args[0]}.log", "w") as log:  # the child keeps its own copy of the descriptor
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "core.launch.main", *args],
+                    cwd=REPO,
+                    env=service_env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
     try:
         time.sleep(5)
         for attempt in ("first", "repeat"):
             wall, status = asyncio.run(service_once(url, "evidence", secrets))
-            body.append(["service (NATS, core, local worker)", attempt, status[:60], f"{wall:.1f}",
-                         f"<= {TARGETS_S[attempt]:.0f}"])
+            body.append(
+                [
+                    "service (NATS, core, local worker)",
+                    attempt,
+                    status[:60],
+                    f"{wall:.1f}",
+                    f"<= {TARGETS_S[attempt]:.0f}",
+                ]
+            )
             if wall > TARGETS_S[attempt]:
                 missed.append(f"b: service {attempt} {wall:.1f} s")
     finally:
@@ -189,18 +256,21 @@ def section_b(gpu_pool: str) -> None:
             process.send_signal(signal.SIGTERM)
             process.wait(60)
         nats.stop()
-        if out := os.environ.get("OUT"):          # the services' logs, for when a figure looks wrong
+        if out := os.environ.get("OUT"):  # the services' logs, for when a figure looks wrong
             for name in ("core.log", "worker.log"):
                 shutil.copy(work / name, Path(out) / f"service-{name}")
-    report.table("b) inline-CUDA vectoradd, ranked, cold cache then repeat",
-                 ["path", "run", "status", "wall s", "target"], body)
+    report.table(
+        "b) inline-CUDA vectoradd, ranked, cold cache then repeat", ["path", "run", "status", "wall s", "target"], body
+    )
 
 
 def section_c(server: HarnessServer) -> None:
     folder = PROBLEMS / "vectoradd_cu"
     result = server.evaluate(job(folder, folder / "solutions" / "correct" / "half2_add.cu", Mode.PROFILE))
-    body = [[json.dumps(e.spec), e.tool, e.note or "-", f"{e.report.size_bytes} B" if e.report else "-"]
-            for e in result.profiles]
+    body = [
+        [json.dumps(e.spec), e.tool, e.note or "-", f"{e.report.size_bytes} B" if e.report else "-"]
+        for e in result.profiles
+    ]
     report.table("c) profile mode, vectoradd_cu", ["shape", "tool", "note", "report"], body)
     for entry in result.profiles:
         print(entry.table)
@@ -235,17 +305,31 @@ def custom_kernel(data):
 def section_d(server: HarnessServer) -> None:
     problem = load_problem(PROBLEMS / "vectoradd")
     files = dict(problem.files)
-    files["reference.py"] = files["reference.py"].replace(
-        "check_implementation = make_match_reference(ref_kernel, rtol=RTOL, atol=ATOL)", "") + LAX_CHECK
-    lax = dataclasses.replace(problem, name="vectoradd-lax", files=files,
-                              task=dataclasses.replace(problem.task, strict_output=True))
+    files["reference.py"] = (
+        files["reference.py"].replace(
+            "check_implementation = make_match_reference(ref_kernel, rtol=RTOL, atol=ATOL)", ""
+        )
+        + LAX_CHECK
+    )
+    lax = dataclasses.replace(
+        problem, name="vectoradd-lax", files=files, task=dataclasses.replace(problem.task, strict_output=True)
+    )
     work = Path(tempfile.mkdtemp(prefix="kernelrank-floor-"))
     (work / "skipper.py").write_text(SKIPPER)
     result = server.evaluate(job(PROBLEMS / "vectoradd", work / "skipper.py", problem=lax))
     kind = result.failure.kind.value if result.failure else "-"
-    report.table("d) speed of light", ["submission", "status", "failure", "message"],
-                 [["skipper.py (1 element of N)", result.status.value, kind,
-                   (result.failure.message if result.failure else "")[:160]]])
+    report.table(
+        "d) speed of light",
+        ["submission", "status", "failure", "message"],
+        [
+            [
+                "skipper.py (1 element of N)",
+                result.status.value,
+                kind,
+                (result.failure.message if result.failure else "")[:160],
+            ]
+        ],
+    )
     if kind != "implausible_time":
         missed.append(f"d: the skipper got {result.status.value} {kind}")
 
@@ -262,12 +346,15 @@ def main() -> int:
     wanted = sys.argv[sys.argv.index("--sections") + 1] if "--sections" in sys.argv else "abcd"
     started = time.monotonic()
     with HarnessServer() as server:
-        for name, section in (("a", lambda: section_a(server)), ("c", lambda: section_c(server)),
-                              ("d", lambda: section_d(server))):
+        for name, section in (
+            ("a", lambda: section_a(server)),
+            ("c", lambda: section_c(server)),
+            ("d", lambda: section_d(server)),
+        ):
             try:
                 if name in wanted:
                     section()
-            except Exception as exc:            # one broken section must not hide the others
+            except Exception as exc:  # one broken section must not hide the others
                 missed.append(f"{name}: broke: {type(exc).__name__}: {exc}")
     try:
         if "b" in wanted:

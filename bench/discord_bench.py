@@ -39,8 +39,13 @@ PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "core.launch.main", *args], cwd=REPO, env=env, stdout=log.open("w"),
-                            stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "core.launch.main", *args],
+        cwd=REPO,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -60,29 +65,54 @@ class Timings:
         self.fake = fake
 
     def defer_ms(self, interaction: Interaction) -> float | None:
-        call = next((c for c in self.fake.calls if c.extra.get("interaction") == interaction.id
-                     and c.route.endswith("/callback")), None)
+        call = next(
+            (
+                c
+                for c in self.fake.calls
+                if c.extra.get("interaction") == interaction.id and c.route.endswith("/callback")
+            ),
+            None,
+        )
         return None if call is None else 1000 * (call.at - interaction.received)
 
     def answer_ms(self, interaction: Interaction) -> float | None:
         """Until the answer is shown: the edit of the deferred message, or a private followup (an error)."""
-        call = next((c for c in self.fake.calls if c.extra.get("interaction") == interaction.id
-                     and c.method in ("PATCH", "POST") and c.route.startswith("/webhooks")), None)
+        call = next(
+            (
+                c
+                for c in self.fake.calls
+                if c.extra.get("interaction") == interaction.id
+                and c.method in ("PATCH", "POST")
+                and c.route.startswith("/webhooks")
+            ),
+            None,
+        )
         return None if call is None else 1000 * (call.at - interaction.received)
 
     def failed(self, interactions: list[Interaction]) -> int:
         """Interactions answered with an error (a private followup) instead of their result."""
-        return sum(1 for i in interactions if any(c.extra.get("interaction") == i.id and c.method == "POST"
-                                                  and c.route == "/webhooks/{application}/{token}"
-                                                  for c in self.fake.calls))
+        return sum(
+            1
+            for i in interactions
+            if any(
+                c.extra.get("interaction") == i.id
+                and c.method == "POST"
+                and c.route == "/webhooks/{application}/{token}"
+                for c in self.fake.calls
+            )
+        )
 
     async def settled(self, interactions: list[Interaction], timeout_s: float = 300.0) -> None:
         await self.fake.wait_for(lambda f: all(self.answer_ms(i) is not None for i in interactions), timeout_s)
 
 
 def summary(name: str, values: list[float]) -> list[tuple[str, str]]:
-    return [(f"{name} p50 / p95 / max", f"{percentile(values, 50):.0f} / {percentile(values, 95):.0f} / "
-                                        f"{max(values):.0f} ms")]
+    return [
+        (
+            f"{name} p50 / p95 / max",
+            f"{percentile(values, 50):.0f} / {percentile(values, 95):.0f} / {max(values):.0f} ms",
+        )
+    ]
 
 
 async def run(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -96,19 +126,34 @@ async def run(args: argparse.Namespace) -> list[tuple[str, str]]:
     try:
         with EmbeddedNats() as nats:
             url = nats.start(home / "run", home / "store")
-            env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(home / "var"),
-                   "KERNELRANK_PROBLEMS_DIR": str(home / "problems"), "KERNELRANK_GPUS": "CPU",
-                   "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000", "PYTHONPATH": str(REPO)}
+            env = {
+                **os.environ,
+                "KERNELRANK_NATS_URL": url,
+                "KERNELRANK_HOME": str(home / "var"),
+                "KERNELRANK_PROBLEMS_DIR": str(home / "problems"),
+                "KERNELRANK_GPUS": "CPU",
+                "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000",
+                "PYTHONPATH": str(REPO),
+            }
             procs.append(start(["core"], env, home / "core.log"))
-            procs.append(start(["worker", "--gpu", "CPU", "--backend", "fake", "--concurrency", "8"], env,
-                               home / "worker.log"))
-            bot = start(["discord"], {**env, "DISCORD_TOKEN": fake.bot_token, "KERNELRANK_DISCORD_API_BASE":
-                                      fake.api_base, "KERNELRANK_DISCORD_GUILDS": o.GUILD_ID}, home / "discord.log")
+            procs.append(
+                start(["worker", "--gpu", "CPU", "--backend", "fake", "--concurrency", "8"], env, home / "worker.log")
+            )
+            bot = start(
+                ["discord"],
+                {
+                    **env,
+                    "DISCORD_TOKEN": fake.bot_token,
+                    "KERNELRANK_DISCORD_API_BASE": fake.api_base,
+                    "KERNELRANK_DISCORD_GUILDS": o.GUILD_ID,
+                },
+                home / "discord.log",
+            )
             procs.append(bot)
             await fake.wait_identified(120)
             await fake.wait_for(lambda f: f.commands.get(o.GUILD_ID), 60)
             timings = Timings(fake)
-            while True:                                   # until the core answers (it starts beside the bot)
+            while True:  # until the core answers (it starts beside the bot)
                 warm = await fake.inject(payloads.slash(fake, ["leaderboard", "list"]))
                 await timings.settled([warm])
                 if not timings.failed([warm]):
@@ -120,12 +165,14 @@ async def run(args: argparse.Namespace) -> list[tuple[str, str]]:
                 interaction = await fake.inject(payloads.slash(fake, ["leaderboard", "list"]))
                 await timings.settled([interaction])
                 sequential.append(interaction)
-            rows += summary(f"list, one at a time ({args.sequential}): acknowledged",
-                            [timings.defer_ms(i) for i in sequential])
+            rows += summary(
+                f"list, one at a time ({args.sequential}): acknowledged", [timings.defer_ms(i) for i in sequential]
+            )
             rows += summary("  ... answered", [timings.answer_ms(i) for i in sequential])
 
-            burst = await asyncio.gather(*(fake.inject(payloads.slash(fake, ["leaderboard", "list"]))
-                                           for _ in range(args.burst)))
+            burst = await asyncio.gather(
+                *(fake.inject(payloads.slash(fake, ["leaderboard", "list"])) for _ in range(args.burst))
+            )
             await timings.settled(burst)
             rows += summary(f"list, burst of {args.burst}: acknowledged", [timings.defer_ms(i) for i in burst])
             rows += summary("  ... answered", [timings.answer_ms(i) for i in burst])
@@ -133,17 +180,34 @@ async def run(args: argparse.Namespace) -> list[tuple[str, str]]:
             loop = asyncio.get_running_loop()
             began = loop.time()
             users = [o.user(str(1300000000000005000 + n), f"user{n}", f"User {n}") for n in range(args.submissions)]
-            submissions = await asyncio.gather(*(fake.inject(payloads.slash(
-                fake, ["leaderboard", "submit", "ranked"], {"leaderboard": "vectoradd"}, user=user,
-                attachments={"script": fake.add_attachment(f"k{n}.py", KERNEL)})) for n, user in enumerate(users)))
+            submissions = await asyncio.gather(
+                *(
+                    fake.inject(
+                        payloads.slash(
+                            fake,
+                            ["leaderboard", "submit", "ranked"],
+                            {"leaderboard": "vectoradd"},
+                            user=user,
+                            attachments={"script": fake.add_attachment(f"k{n}.py", KERNEL)},
+                        )
+                    )
+                    for n, user in enumerate(users)
+                )
+            )
             await timings.settled(submissions)
-            rows += summary(f"submit, burst of {args.submissions}: acknowledged",
-                            [timings.defer_ms(i) for i in submissions])
+            rows += summary(
+                f"submit, burst of {args.submissions}: acknowledged", [timings.defer_ms(i) for i in submissions]
+            )
             rows += summary("  ... private answer (queued as #id)", [timings.answer_ms(i) for i in submissions])
 
             def reports(f: FakeDiscord) -> int:
-                return sum(1 for m in f.messages.values() if m["embeds"] and "on CPU" in m["embeds"][0].get(
-                    "title", "") and f.channels.get(m["channel_id"], {}).get("type") == o.PUBLIC_THREAD)
+                return sum(
+                    1
+                    for m in f.messages.values()
+                    if m["embeds"]
+                    and "on CPU" in m["embeds"][0].get("title", "")
+                    and f.channels.get(m["channel_id"], {}).get("type") == o.PUBLIC_THREAD
+                )
 
             await fake.wait_for(lambda f: reports(f) >= args.submissions, 300)
             rows.append((f"  ... all {args.submissions} reports in their threads", f"{loop.time() - began:.1f} s"))

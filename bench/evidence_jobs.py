@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))     # run from a checkout, no install needed
+sys.path.insert(0, str(REPO))  # run from a checkout, no install needed
 
 from evidence_report import say  # noqa: E402
 
@@ -28,15 +28,15 @@ from harness import EvalJob, EvalResult, HarnessServer, Mode, Problem  # noqa: E
 from harness.worker import REQUIRES_CUDA  # noqa: E402 - the harness's own reading of the CUDA header
 
 PROBLEMS = REPO / "problems"
-SECRET_SEED = 20261121             # one leaderboard's secret: every ranked job of this run shares it
-JOB_TIMEOUT_S = 120.0              # per-evaluation limit for this run (task.yml says up to 300 s)
+SECRET_SEED = 20261121  # one leaderboard's secret: every ranked job of this run shares it
+JOB_TIMEOUT_S = 120.0  # per-evaluation limit for this run (task.yml says up to 300 s)
 
 
 @dataclass
 class Evaluation:
     solution: Path
     result: EvalResult
-    wall_s: float          # from handing the job to the server to holding its result
+    wall_s: float  # from handing the job to the server to holding its result
 
     @property
     def kind(self) -> str:
@@ -49,21 +49,33 @@ class Evaluator:
     def __init__(self, server: HarnessServer, device: str) -> None:
         self.server, self.device = server, device
 
-    def evaluate(self, problem: Problem, solution: Path, mode: Mode = Mode.RANKED,
-                 shape_budget_ms: float | None = None) -> Evaluation:
+    def evaluate(
+        self, problem: Problem, solution: Path, mode: Mode = Mode.RANKED, shape_budget_ms: float | None = None
+    ) -> Evaluation:
         """``shape_budget_ms`` shortens the timed loops where only the verdict matters."""
-        task = dataclasses.replace(problem.task, ranked_timeout=min(problem.task.ranked_timeout, JOB_TIMEOUT_S),
-                                   benchmark_timeout=min(problem.task.benchmark_timeout, JOB_TIMEOUT_S),
-                                   shape_budget_ms=shape_budget_ms or problem.task.shape_budget_ms)
-        job = EvalJob(problem=dataclasses.replace(problem, task=task), submission_name=solution.name,
-                      submission_source=solution.read_text(), mode=mode, device=self.device,
-                      secret_seed=SECRET_SEED, run_id=f"evidence-{problem.name}-{solution.stem}")
+        task = dataclasses.replace(
+            problem.task,
+            ranked_timeout=min(problem.task.ranked_timeout, JOB_TIMEOUT_S),
+            benchmark_timeout=min(problem.task.benchmark_timeout, JOB_TIMEOUT_S),
+            shape_budget_ms=shape_budget_ms or problem.task.shape_budget_ms,
+        )
+        job = EvalJob(
+            problem=dataclasses.replace(problem, task=task),
+            submission_name=solution.name,
+            submission_source=solution.read_text(),
+            mode=mode,
+            device=self.device,
+            secret_seed=SECRET_SEED,
+            run_id=f"evidence-{problem.name}-{solution.stem}",
+        )
         started = time.perf_counter()
         result = self.server.evaluate(job)
         evaluation = Evaluation(solution, result, time.perf_counter() - started)
         score = f"score {result.score_us:.2f} us" if result.score_us is not None else f"kind {evaluation.kind}"
-        say(f"  {problem.name}/{solution.name} {mode.value}: {result.status.value}, {score}, "
-            f"wall {evaluation.wall_s:.2f} s")
+        say(
+            f"  {problem.name}/{solution.name} {mode.value}: {result.status.value}, {score}, "
+            f"wall {evaluation.wall_s:.2f} s"
+        )
         return evaluation
 
 
@@ -100,8 +112,9 @@ def problem_modules(problem: str) -> Iterator[ModuleType]:
 
 def load_kernel(solution: Path) -> Callable[[Any], Any]:
     """``custom_kernel`` of an honest solution (inside ``problem_modules``, so its ``task`` import works)."""
-    spec = importlib.util.spec_from_file_location(f"evidence_{solution.parent.parent.parent.name}_{solution.stem}",
-                                                  solution)
+    spec = importlib.util.spec_from_file_location(
+        f"evidence_{solution.parent.parent.parent.name}_{solution.stem}", solution
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -31,12 +31,12 @@ def say(*parts: object) -> None:
 class Report:
     """What the run found: figures for JSON, tables for the terminal and markdown, and what went wrong."""
 
-    name: str = "gpu_evidence"                            # the files written: NAME.json and NAME.md
-    title: str = "GPU evidence"                           # the markdown file's heading
+    name: str = "gpu_evidence"  # the files written: NAME.json and NAME.md
+    title: str = "GPU evidence"  # the markdown file's heading
     figures: dict[str, Any] = field(default_factory=dict)
     markdown: list[str] = field(default_factory=list)
-    broken: list[str] = field(default_factory=list)       # sections that raised
-    mismatches: list[str] = field(default_factory=list)   # verdicts other than expected
+    broken: list[str] = field(default_factory=list)  # sections that raised
+    mismatches: list[str] = field(default_factory=list)  # verdicts other than expected
 
     def table(self, title: str, headers: list[str], rows: list[list[Any]]) -> None:
         cells = [[cell(value) for value in row] for row in rows]
@@ -45,8 +45,14 @@ class Report:
         say("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
         for row in cells:
             say("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
-        self.markdown += [f"### {title}", "", "| " + " | ".join(headers) + " |",
-                          "|" + "---|" * len(headers), *("| " + " | ".join(row) + " |" for row in cells), ""]
+        self.markdown += [
+            f"### {title}",
+            "",
+            "| " + " | ".join(headers) + " |",
+            "|" + "---|" * len(headers),
+            *("| " + " | ".join(row) + " |" for row in cells),
+            "",
+        ]
 
     def note(self, text: str) -> None:
         say(text)
@@ -62,12 +68,12 @@ class Report:
 
     def write(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        summary = {"broken_sections": self.broken, "mismatches": self.mismatches,
-                   "elapsed_s": elapsed_s()}
+        summary = {"broken_sections": self.broken, "mismatches": self.mismatches, "elapsed_s": elapsed_s()}
         (folder / f"{self.name}.json").write_text(json.dumps({**self.figures, "summary": summary}, indent=1))
         command = " ".join(["python3", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
-        (folder / f"{self.name}.md").write_text("\n".join([f"# {self.title}", "", f"Command: `{command}`", "",
-                                                           *self.markdown]))
+        (folder / f"{self.name}.md").write_text(
+            "\n".join([f"# {self.title}", "", f"Command: `{command}`", "", *self.markdown])
+        )
         say(f"wrote {folder / f'{self.name}.json'} and {folder / f'{self.name}.md'}")
 
 

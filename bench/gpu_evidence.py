@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))     # run from a checkout, no install needed
+sys.path.insert(0, str(REPO))  # run from a checkout, no install needed
 
 from harness import EvalResult, FailureKind, HarnessServer, Mode, Problem, Status, load_problem  # noqa: E402
 
@@ -57,10 +57,10 @@ from evidence_report import Report, cell, elapsed_s, listed, percent, say  # noq
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NOISE_PROBLEMS = ("vectoradd", "matmul", "grayscale")
-TIME_BUDGET_S = 400.0              # section c starts no evaluation after this (the target is < 8 min)
-GAP_NOTE = 0.05                    # harness vs do_bench gaps above this are marked
-ADVANTAGE_LIMIT = 0.10             # a patched timer may not beat the honest score by more than this
-TINY_SPEC = {"size": 1024, "seed": 7001}   # a vectoradd shape whose event time is mostly fixed cost
+TIME_BUDGET_S = 400.0  # section c starts no evaluation after this (the target is < 8 min)
+GAP_NOTE = 0.05  # harness vs do_bench gaps above this are marked
+ADVANTAGE_LIMIT = 0.10  # a patched timer may not beat the honest score by more than this
+TINY_SPEC = {"size": 1024, "seed": 7001}  # a vectoradd shape whose event time is mostly fixed cost
 
 
 # ---- sections -------------------------------------------------------------------------------------------
@@ -77,25 +77,58 @@ def noise(report: Report, evaluator: Evaluator, runs: int) -> dict[str, list[Eva
         walls = [e.wall_s for e in done]
         cv = statistics.stdev(scores) / statistics.fmean(scores) if len(scores) > 1 else None
         spread = max(scores) / min(scores) if scores else None
-        run1 = [{"spec": s.spec, "median_us": s.median_us, "n": s.n, "stop": s.stop_reason,
-                 "ci_low_us": s.ci_low_us, "ci_high_us": s.ci_high_us} for s in done[0].result.shapes]
-        figures = {"solution": solution.name, "statuses": [e.result.status.value for e in done], "scores_us": scores,
-                   "walls_s": walls, "cv": cv, "max_over_min": spread, "max_wall_s": max(walls), "run1_shapes": run1}
+        run1 = [
+            {
+                "spec": s.spec,
+                "median_us": s.median_us,
+                "n": s.n,
+                "stop": s.stop_reason,
+                "ci_low_us": s.ci_low_us,
+                "ci_high_us": s.ci_high_us,
+            }
+            for s in done[0].result.shapes
+        ]
+        figures = {
+            "solution": solution.name,
+            "statuses": [e.result.status.value for e in done],
+            "scores_us": scores,
+            "walls_s": walls,
+            "cv": cv,
+            "max_over_min": spread,
+            "max_wall_s": max(walls),
+            "run1_shapes": run1,
+        }
         report.figures.setdefault("a_noise", {})[name] = figures
-        rows.append([name, solution.name, f"{len(scores)}/{runs}", " ".join(f"{s:.2f}" for s in scores),
-                     percent(cv), spread, " ".join(f"{w:.1f}" for w in walls), max(walls)])
+        rows.append(
+            [
+                name,
+                solution.name,
+                f"{len(scores)}/{runs}",
+                " ".join(f"{s:.2f}" for s in scores),
+                percent(cv),
+                spread,
+                " ".join(f"{w:.1f}" for w in walls),
+                max(walls),
+            ]
+        )
         for run, evaluation in enumerate(done, 1):
             if failure := evaluation.result.failure:
-                report.note(f"a) {name} run {run}: {evaluation.result.status.value}, {failure.kind.value}: "
-                            f"{failure.message}")
+                report.note(
+                    f"a) {name} run {run}: {evaluation.result.status.value}, {failure.kind.value}: {failure.message}"
+                )
         for stats in done[0].result.shapes:
             half_width = (stats.ci_high_us - stats.ci_low_us) / (2 * stats.median_us)
-            shape_rows.append([name, _spec(stats.spec), stats.median_us, stats.n, percent(half_width),
-                               stats.stop_reason])
-    report.table("a) ranked score across fresh processes", ["problem", "solution", "passed", "scores us", "CV",
-                 "max/min", "walls s", "max wall s"], rows)
-    report.table("a) per-shape medians, run 1", ["problem", "shape", "median us", "n", "CI half-width", "stop"],
-                 shape_rows)
+            shape_rows.append(
+                [name, _spec(stats.spec), stats.median_us, stats.n, percent(half_width), stats.stop_reason]
+            )
+    report.table(
+        "a) ranked score across fresh processes",
+        ["problem", "solution", "passed", "scores us", "CV", "max/min", "walls s", "max wall s"],
+        rows,
+    )
+    report.table(
+        "a) per-shape medians, run 1", ["problem", "shape", "median us", "n", "CI half-width", "stop"], shape_rows
+    )
     return evaluations
 
 
@@ -108,7 +141,7 @@ def sm_clocks_during(fn: Callable[[], Any]) -> tuple[Any, float | None]:
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(torch_device_index())
-    except Exception:              # no NVML here: the figure is simply absent
+    except Exception:  # no NVML here: the figure is simply absent
         return fn(), None
     samples: list[int] = []
     done = threading.Event()
@@ -154,25 +187,57 @@ def versus_do_bench(report: Report, evaluations: dict[str, list[Evaluation]]) ->
                 call = functools.partial(kernel, data)
                 theirs, theirs_mhz = sm_clocks_during(lambda c=call: do_bench(c, return_mode="median") * 1000)
                 paced, paced_mhz = sm_clocks_during(
-                    lambda c=call: statistics.median(timer.time_call(c)[1].event_us for _ in range(100)))
+                    lambda c=call: statistics.median(timer.time_call(c)[1].event_us for _ in range(100))
+                )
                 ours = harness_median.get(_spec(spec))
                 gap = ours / theirs - 1 if ours is not None else None
                 mark = "gap > 5 %" if gap is not None and abs(gap) > GAP_NOTE else ""
                 rows.append([name, _spec(spec), ours, theirs, percent(gap), theirs_mhz, paced, paced_mhz, mark])
-                figures.append({"problem": name, "spec": spec, "harness_us": ours, "do_bench_us": theirs, "gap": gap,
-                                "do_bench_sm_mhz": theirs_mhz, "paced_us": paced, "paced_sm_mhz": paced_mhz})
+                figures.append(
+                    {
+                        "problem": name,
+                        "spec": spec,
+                        "harness_us": ours,
+                        "do_bench_us": theirs,
+                        "gap": gap,
+                        "do_bench_sm_mhz": theirs_mhz,
+                        "paced_us": paced,
+                        "paced_sm_mhz": paced_mhz,
+                    }
+                )
                 del data
         torch.cuda.empty_cache()
     report.figures["b_do_bench"] = figures
-    report.table("b) harness median (run 1) vs triton do_bench median", ["problem", "shape", "harness us",
-                 "do_bench us", "gap", "do_bench SM MHz", "paced us (same input)", "paced SM MHz", "note"], rows)
-    report.note("Both flush L2 before every call. do_bench queues calls back to back; the harness (and the "
-                "'paced' column: the harness timer on do_bench's one input, synchronising around every call) "
-                "leaves the GPU idle between calls. The SM clock columns show whether sustained load lowered it.")
+    report.table(
+        "b) harness median (run 1) vs triton do_bench median",
+        [
+            "problem",
+            "shape",
+            "harness us",
+            "do_bench us",
+            "gap",
+            "do_bench SM MHz",
+            "paced us (same input)",
+            "paced SM MHz",
+            "note",
+        ],
+        rows,
+    )
+    report.note(
+        "Both flush L2 before every call. do_bench queues calls back to back; the harness (and the "
+        "'paced' column: the harness timer on do_bench's one input, synchronising around every call) "
+        "leaves the GPU idle between calls. The SM clock columns show whether sustained load lowered it."
+    )
 
 
-def verdicts(report: Report, evaluator: Evaluator, section: str = "c", shape_budget_ms: float | None = None,
-             budget_s: float = TIME_BUDGET_S, only: set[str] | None = None) -> None:
+def verdicts(
+    report: Report,
+    evaluator: Evaluator,
+    section: str = "c",
+    shape_budget_ms: float | None = None,
+    budget_s: float = TIME_BUDGET_S,
+    only: set[str] | None = None,
+) -> None:
     """Section c (or ``section``): every shipped solution (of the problems in ``only``, when given) in ranked
     mode, verdict against its label; no evaluation starts ``budget_s`` seconds into the run."""
     rows, figures = [], []
@@ -184,23 +249,47 @@ def verdicts(report: Report, evaluator: Evaluator, section: str = "c", shape_bud
             for solution in sorted((task_file.parent / "solutions" / label).glob("*.py")):
                 expected = _expected(label, solution, problem, evaluator.device)
                 if elapsed_s() > budget_s:
-                    rows.append([problem.name, f"{label}/{solution.name}", expected, "skipped", "time budget", "",
-                                 None])
+                    rows.append(
+                        [problem.name, f"{label}/{solution.name}", expected, "skipped", "time budget", "", None]
+                    )
                     continue
                 evaluation = evaluator.evaluate(problem, solution, shape_budget_ms=shape_budget_ms)
                 ok = _matches(expected, evaluation.result)
                 if not ok:
                     report.mismatches.append(f"{section}) {problem.name}/{label}/{solution.name}")
-                rows.append([problem.name, f"{label}/{solution.name}", expected, evaluation.result.status.value,
-                             evaluation.kind, "ok" if ok else "MISMATCH", evaluation.result.compile_s])
-                figures.append({"problem": problem.name, "solution": f"{label}/{solution.name}", "expected": expected,
-                                "status": evaluation.result.status.value, "kind": evaluation.kind, "ok": ok,
-                                "wall_s": evaluation.wall_s, "compile_s": evaluation.result.compile_s})
+                rows.append(
+                    [
+                        problem.name,
+                        f"{label}/{solution.name}",
+                        expected,
+                        evaluation.result.status.value,
+                        evaluation.kind,
+                        "ok" if ok else "MISMATCH",
+                        evaluation.result.compile_s,
+                    ]
+                )
+                figures.append(
+                    {
+                        "problem": problem.name,
+                        "solution": f"{label}/{solution.name}",
+                        "expected": expected,
+                        "status": evaluation.result.status.value,
+                        "kind": evaluation.kind,
+                        "ok": ok,
+                        "wall_s": evaluation.wall_s,
+                        "compile_s": evaluation.result.compile_s,
+                    }
+                )
     report.figures[f"{section}_verdicts"] = figures
-    report.table(f"{section}) every shipped solution, ranked mode", ["problem", "solution", "expected", "status",
-                 "failure kind", "verdict", "compile s"], rows)
-    report.note(f"{section}) mismatches: {sum(not f['ok'] for f in figures)} of {len(figures)} evaluated "
-                f"({len(rows) - len(figures)} skipped)")
+    report.table(
+        f"{section}) every shipped solution, ranked mode",
+        ["problem", "solution", "expected", "status", "failure kind", "verdict", "compile s"],
+        rows,
+    )
+    report.note(
+        f"{section}) mismatches: {sum(not f['ok'] for f in figures)} of {len(figures)} evaluated "
+        f"({len(rows) - len(figures)} skipped)"
+    )
 
 
 def _expected(label: str, solution: Path, problem: Problem, device: str) -> str:
@@ -228,14 +317,35 @@ def cheats(report: Report, evaluator: Evaluator, honest_scores: list[float]) -> 
         if not ok:
             report.mismatches.append(f"d) {fixture.name}")
         speedup = honest / result.score_us - 1 if honest and result.score_us else None
-        rows.append([fixture.name, wanted, result.status.value, evaluation.kind, result.score_us, percent(speedup),
-                     "ok" if ok else "MISMATCH"])
-        figures.append({"fixture": fixture.name, "expected": wanted, "status": result.status.value,
-                        "kind": evaluation.kind, "score_us": result.score_us, "honest_us": honest, "ok": ok,
-                        "message": result.failure.message if result.failure else ""})
+        rows.append(
+            [
+                fixture.name,
+                wanted,
+                result.status.value,
+                evaluation.kind,
+                result.score_us,
+                percent(speedup),
+                "ok" if ok else "MISMATCH",
+            ]
+        )
+        figures.append(
+            {
+                "fixture": fixture.name,
+                "expected": wanted,
+                "status": result.status.value,
+                "kind": evaluation.kind,
+                "score_us": result.score_us,
+                "honest_us": honest,
+                "ok": ok,
+                "message": result.failure.message if result.failure else "",
+            }
+        )
     report.figures["d_cheats"] = figures
-    report.table(f"d) cheats on vectoradd (honest score {cell(honest)} us)", ["fixture", "expected", "status",
-                 "failure kind", "score us", "speed-up vs honest", "verdict"], rows)
+    report.table(
+        f"d) cheats on vectoradd (honest score {cell(honest)} us)",
+        ["fixture", "expected", "status", "failure kind", "score us", "speed-up vs honest", "verdict"],
+        rows,
+    )
 
 
 def _cheat_verdict(fixture: Path, result: EvalResult, honest: float | None, device: str) -> tuple[str, bool]:
@@ -244,13 +354,21 @@ def _cheat_verdict(fixture: Path, result: EvalResult, honest: float | None, devi
     if device == "cpu" and requires_cuda(fixture):
         return FailureKind.UNSUPPORTED_DEVICE.value, kind is FailureKind.UNSUPPORTED_DEVICE
     if fixture.stem == "side_stream":
-        return ("failed: escaped_timing or wrong_output",
-                result.status is Status.FAILED and kind in (FailureKind.ESCAPED_TIMING, FailureKind.WRONG_OUTPUT))
+        return (
+            "failed: escaped_timing or wrong_output",
+            result.status is Status.FAILED and kind in (FailureKind.ESCAPED_TIMING, FailureKind.WRONG_OUTPUT),
+        )
     if fixture.stem == "patch_elapsed":
-        no_gain = (result.passed and honest is not None and result.score_us is not None
-                   and result.score_us >= honest * (1 - ADVANTAGE_LIMIT))
-        return (f"tampering, or at most {ADVANTAGE_LIMIT:.0%} faster than honest",
-                kind is FailureKind.TAMPERING or no_gain)
+        no_gain = (
+            result.passed
+            and honest is not None
+            and result.score_us is not None
+            and result.score_us >= honest * (1 - ADVANTAGE_LIMIT)
+        )
+        return (
+            f"tampering, or at most {ADVANTAGE_LIMIT:.0%} faster than honest",
+            kind is FailureKind.TAMPERING or no_gain,
+        )
     return "not passed", not result.passed
 
 
@@ -275,29 +393,44 @@ def graph_timing(report: Report, evaluator: Evaluator) -> None:
                 with torch.device("cuda"):
                     return reference.generate_input(**{**spec, "seed": next(seeds)})
 
-            return graph_replay_us(kernel, fresh(), refill=lambda static: copy_into(static, fresh()),
-                                   check=reference.check_implementation)
+            return graph_replay_us(
+                kernel, fresh(), refill=lambda static: copy_into(static, fresh()), check=reference.check_implementation
+            )
 
         kernel = load_kernel(solution)
         for spec in specs:
             timing = measure(kernel, spec)
             stats = event_median.get(_spec(spec))
-            row = {"spec": spec, "event_median_us": stats.median_us if stats else None,
-                   "harness_graph_us": stats.graph_us if stats else None,
-                   "graph_us": timing.per_call_us if timing else None,
-                   "checked": timing.checked if timing else None, "replays": timing.replays if timing else None}
+            row = {
+                "spec": spec,
+                "event_median_us": stats.median_us if stats else None,
+                "harness_graph_us": stats.graph_us if stats else None,
+                "graph_us": timing.per_call_us if timing else None,
+                "checked": timing.checked if timing else None,
+                "replays": timing.replays if timing else None,
+            }
             figures.append(row)
-            rows.append([solution.name, _spec(spec), row["event_median_us"], row["graph_us"], row["checked"],
-                         row["replays"], row["harness_graph_us"], "" if timing and timing.checked else "CHECK"])
+            rows.append(
+                [
+                    solution.name,
+                    _spec(spec),
+                    row["event_median_us"],
+                    row["graph_us"],
+                    row["checked"],
+                    row["replays"],
+                    row["harness_graph_us"],
+                    "" if timing and timing.checked else "CHECK",
+                ]
+            )
 
         def syncing(data: Any) -> Any:
-            torch.cuda.synchronize()        # not allowed while a graph is captured: graph timing must decline
+            torch.cuda.synchronize()  # not allowed while a graph is captured: graph timing must decline
             return kernel(data)
 
         remembered: list[Any] = []
 
         def stale(data: Any) -> Any:
-            if not remembered:              # computes once (the warm-up), then returns the same tensor
+            if not remembered:  # computes once (the warm-up), then returns the same tensor
                 remembered.append(kernel(data))
             return remembered[0]
 
@@ -307,12 +440,24 @@ def graph_timing(report: Report, evaluator: Evaluator) -> None:
             if got != wanted:
                 report.mismatches.append(f"e) {name}")
             figures.append({"control": name, "expected": wanted, "got": got})
-            rows.append([name, _spec(TINY_SPEC), None, timing.per_call_us if timing else None, got, None, None,
-                         "" if got == wanted else "CHECK"])
+            rows.append(
+                [
+                    name,
+                    _spec(TINY_SPEC),
+                    None,
+                    timing.per_call_us if timing else None,
+                    got,
+                    None,
+                    None,
+                    "" if got == wanted else "CHECK",
+                ]
+            )
     report.figures["e_graph"] = figures
-    report.table("e) vectoradd: event-timed median (harness) vs graph replay per call (cold L2, flush subtracted)",
-                 ["kernel", "shape", "event median us", "graph us", "checked", "replays", "harness graph_us", ""],
-                 rows)
+    report.table(
+        "e) vectoradd: event-timed median (harness) vs graph replay per call (cold L2, flush subtracted)",
+        ["kernel", "shape", "event median us", "graph us", "checked", "replays", "harness graph_us", ""],
+        rows,
+    )
 
 
 def _spec(spec: dict[str, Any]) -> str:
@@ -324,8 +469,10 @@ def system(report: Report, device: str) -> None:
 
     info = system_info(device)
     report.figures["system"] = dataclasses.asdict(info)
-    report.note(f"GPU {info.gpu_name or '(none)'} | driver {info.driver or '-'} | CUDA {info.cuda or '-'} | "
-                f"torch {info.torch} | triton {info.triton or '-'} | L2 {info.l2_bytes} B | python {info.python}")
+    report.note(
+        f"GPU {info.gpu_name or '(none)'} | driver {info.driver or '-'} | CUDA {info.cuda or '-'} | "
+        f"torch {info.torch} | triton {info.triton or '-'} | L2 {info.l2_bytes} B | python {info.python}"
+    )
 
 
 # ---- main -----------------------------------------------------------------------------------------------
@@ -333,16 +480,21 @@ def system(report: Report, device: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cpu-dry-run", action="store_true",
-                        help="run sections a, c and d on the CPU with 2 evaluations each (no GPU needed)")
+    parser.add_argument(
+        "--cpu-dry-run",
+        action="store_true",
+        help="run sections a, c and d on the CPU with 2 evaluations each (no GPU needed)",
+    )
     args = parser.parse_args(argv)
     # INFO: graph timing says why it declined a kernel
     logging.basicConfig(level=logging.INFO, format="  log %(levelname)s %(name)s: %(message)s")
     import torch
 
     if not args.cpu_dry_run and not torch.cuda.is_available():
-        say("bench/gpu_evidence.py needs a CUDA GPU and none is visible; run it on a GPU machine, "
-            "or pass --cpu-dry-run to check the script on this one.")
+        say(
+            "bench/gpu_evidence.py needs a CUDA GPU and none is visible; run it on a GPU machine, "
+            "or pass --cpu-dry-run to check the script on this one."
+        )
         return 2
     device, runs = ("cpu", 2) if args.cpu_dry_run else ("cuda", 5)
     report = Report()
@@ -359,8 +511,10 @@ def main(argv: list[str] | None = None) -> int:
             report.run_section("e) graph timing", lambda: graph_timing(report, evaluator))
         report.run_section("c) verdicts", lambda: verdicts(report, evaluator))
     elapsed = elapsed_s()
-    report.note(f"Summary: {len(report.broken)} broken section(s){listed(report.broken)}, "
-                f"{len(report.mismatches)} unexpected verdict(s){listed(report.mismatches)}, {elapsed:.0f} s in all.")
+    report.note(
+        f"Summary: {len(report.broken)} broken section(s){listed(report.broken)}, "
+        f"{len(report.mismatches)} unexpected verdict(s){listed(report.mismatches)}, {elapsed:.0f} s in all."
+    )
     if out := os.environ.get("OUT"):
         report.write(Path(out))
     return 1 if report.broken or report.mismatches else 0

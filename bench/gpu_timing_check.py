@@ -17,7 +17,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # run from a checkout, no install needed
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install needed
 
 import torch  # noqa: E402
 
@@ -27,15 +27,14 @@ from harness.timing import Timer, calibrate_sync_gap, make_timer, warm_up_device
 
 CALLS = 200
 SIZES_MIB = (8, 32, 256)
-AGREE = 0.05                 # CudaTimer vs do_bench, and before vs after the patch
+AGREE = 0.05  # CudaTimer vs do_bench, and before vs after the patch
 
 
 def medians(timer: Timer, fn, calls: int = CALLS) -> tuple[float, float]:
     """(median event time, median sync gap) in us over ``calls`` timed calls, after one untimed call."""
     timer.untimed(fn)
     timings = [timer.time_call(fn)[1] for _ in range(calls)]
-    return (statistics.median(t.event_us for t in timings),
-            statistics.median(t.sync_us - t.event_us for t in timings))
+    return (statistics.median(t.event_us for t in timings), statistics.median(t.sync_us - t.event_us for t in timings))
 
 
 def verdict(ok: bool) -> str:
@@ -71,12 +70,16 @@ def side_stream(timer: Timer, baseline_us: float) -> None:
             torch.mm(a, a, out=c)
         return c
 
-    for name, fn, should_escape in (("side stream", escaping_kernel, True),
-                                    ("timed stream", partial(torch.mm, a, a, out=c), False)):
+    for name, fn, should_escape in (
+        ("side stream", escaping_kernel, True),
+        ("timed stream", partial(torch.mm, a, a, out=c), False),
+    ):
         event, gap = medians(timer, fn, calls=20)
         escaped = escaped_timing(gap, baseline_us, event)
-        print(f"4096^2 mm on the {name:<12}: event {event:>9.1f} us, sync gap {gap:>9.1f} us, "
-              f"escaped_timing={escaped}  {verdict(escaped == should_escape)}")
+        print(
+            f"4096^2 mm on the {name:<12}: event {event:>9.1f} us, sync gap {gap:>9.1f} us, "
+            f"escaped_timing={escaped}  {verdict(escaped == should_escape)}"
+        )
 
 
 def patched_timer(timer: Timer) -> None:
@@ -84,29 +87,36 @@ def patched_timer(timer: Timer) -> None:
     fn = partial(torch.mul, x, 2, out=torch.empty_like(x))
     before, _ = medians(timer, fn)
     originals = torch.cuda.Event.elapsed_time, torch.cuda.synchronize
-    torch.cuda.Event.elapsed_time = lambda self, end_event: 1e-3        # what a cheating submission does
+    torch.cuda.Event.elapsed_time = lambda self, end_event: 1e-3  # what a cheating submission does
     torch.cuda.synchronize = lambda device=None: None
     try:
         after, _ = medians(timer, fn)
         fooled, _ = medians(make_timer("cuda"), fn, calls=20)
     finally:
         torch.cuda.Event.elapsed_time, torch.cuda.synchronize = originals
-    print(f"patched Event.elapsed_time + synchronize: CudaTimer {before:.1f} -> {after:.1f} us "
-          f"({after / before - 1:+.1%})  {verdict(abs(after / before - 1) <= AGREE)}; "
-          f"a timer built after the patch reads {fooled:.1f} us")
+    print(
+        f"patched Event.elapsed_time + synchronize: CudaTimer {before:.1f} -> {after:.1f} us "
+        f"({after / before - 1:+.1%})  {verdict(abs(after / before - 1) <= AGREE)}; "
+        f"a timer built after the patch reads {fooled:.1f} us"
+    )
 
 
 def main() -> int:
     if not torch.cuda.is_available():
-        print("gpu_timing_check needs a CUDA GPU, and torch sees none here (torch.cuda.is_available() is "
-              "False); run it on a GPU machine.", file=sys.stderr)
+        print(
+            "gpu_timing_check needs a CUDA GPU, and torch sees none here (torch.cuda.is_available() is "
+            "False); run it on a GPU machine.",
+            file=sys.stderr,
+        )
         return 2
     timer = make_timer("cuda")
     warm_up_device(timer)
     info = system_info("cuda")
-    print(f"{info.gpu_name} | driver {info.driver or '?'} | CUDA {info.cuda} | torch {info.torch} | "
-          f"triton {info.triton or '-'} | L2 {info.l2_bytes} B | flush {timer.flush_bytes} B | "
-          f"SM clock {info.sm_clock_mhz or '?'} MHz")
+    print(
+        f"{info.gpu_name} | driver {info.driver or '?'} | CUDA {info.cuda} | torch {info.torch} | "
+        f"triton {info.triton or '-'} | L2 {info.l2_bytes} B | flush {timer.flush_bytes} B | "
+        f"SM clock {info.sm_clock_mhz or '?'} MHz"
+    )
     baseline = calibrate_sync_gap(timer)
     print(f"sync-gap baseline of an empty call: {baseline:.1f} us\n")
     compare_with_do_bench(timer)

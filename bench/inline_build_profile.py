@@ -75,28 +75,47 @@ def load_inline_arguments(solution: Path) -> dict[str, Any]:
 
 
 def section_a() -> None:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), "?")
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "?",
+    )
     nvcc = toolchain.nvcc() or "nvcc"
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1:]
     torch_s, _ = timed([sys.executable, "-c", "import torch"])
     cuda_s, _ = timed([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda')"])
     import torch
 
-    report.table("a) machine", ["what", "value"], [
-        ["cpu", cpu], ["cores", os.cpu_count()], ["nvcc", " ".join(version)], ["torch", torch.__version__],
-        ["gpu", torch.cuda.get_device_name()], ["fresh process: import torch", f"{torch_s:.2f} s"],
-        ["fresh process: import torch + first CUDA tensor", f"{cuda_s:.2f} s"]])
+    report.table(
+        "a) machine",
+        ["what", "value"],
+        [
+            ["cpu", cpu],
+            ["cores", os.cpu_count()],
+            ["nvcc", " ".join(version)],
+            ["torch", torch.__version__],
+            ["gpu", torch.cuda.get_device_name()],
+            ["fresh process: import torch", f"{torch_s:.2f} s"],
+            ["fresh process: import torch + first CUDA tensor", f"{cuda_s:.2f} s"],
+        ],
+    )
 
 
 def section_b(arguments: dict[str, Any], arch: toolchain.Arch, folder: Path) -> None:
-    script = ("import json, sys, time\nfrom torch.utils.cpp_extension import load_inline\n"
-              "arguments = json.loads(sys.argv[1])\nstarted = time.monotonic()\n"
-              "load_inline(**arguments, build_directory=sys.argv[2])\nprint(time.monotonic() - started)")
+    script = (
+        "import json, sys, time\nfrom torch.utils.cpp_extension import load_inline\n"
+        "arguments = json.loads(sys.argv[1])\nstarted = time.monotonic()\n"
+        "load_inline(**arguments, build_directory=sys.argv[2])\nprint(time.monotonic() - started)"
+    )
     env = {**os.environ, "TORCH_CUDA_ARCH_LIST": arch.torch, "MAX_JOBS": str(os.cpu_count())}
     wall, done = timed([sys.executable, "-c", script, json.dumps(arguments), str(folder)], env=env)
-    body = [["whole process (import torch, build, load)", f"{wall:.1f}"],
-            ["load_inline call", _seconds(done.stdout) or done.stderr[-300:]]]
+    body = [
+        ["whole process (import torch, build, load)", f"{wall:.1f}"],
+        ["load_inline call", _seconds(done.stdout) or done.stderr[-300:]],
+    ]
     for line in (folder / ".ninja_log").read_text().splitlines()[1:]:
         start_ms, end_ms, _, output, _ = line.split("\t")
         body.append([f"ninja: {output}", f"{(int(end_ms) - int(start_ms)) / 1000:.1f}"])
@@ -125,8 +144,10 @@ def section_c(folder: Path) -> None:
     body.append(["g++ main.cpp", f"{wall:.1f}"])
     header = next(Path(p) for p in flags.split() if Path(p, "torch", "extension.h").is_file()) / "torch"
     (folder / "pch" / "torch").mkdir(parents=True)
-    wall, done = timed(f"{cxx} {flags} -x c++-header {shlex.quote(str(header / 'extension.h'))} "
-                       "-o pch/torch/extension.h.gch", cwd=folder)
+    wall, done = timed(
+        f"{cxx} {flags} -x c++-header {shlex.quote(str(header / 'extension.h'))} -o pch/torch/extension.h.gch",
+        cwd=folder,
+    )
     body.append(["g++ precompile torch/extension.h", f"{wall:.1f}" if not done.returncode else done.stderr[-300:]])
     wall, done = timed(f"{cxx} -Ipch -Winvalid-pch {flags} -c main.cpp -o pch.o", cwd=folder)
     body.append(["g++ main.cpp with it", f"{wall:.1f}" if not done.returncode else done.stderr[-300:]])
@@ -143,8 +164,11 @@ def light_sources(folder: Path) -> tuple[str, str]:
     (the same rewrite as ``harness.builds.light_options``, applied to the files torch generated)."""
     from harness import builds
 
-    main = (folder / "main.cpp").read_text().replace("#include <torch/extension.h>",
-                                                     "\n".join(builds.LIGHT_CPP_HEADERS), 1)
+    main = (
+        (folder / "main.cpp")
+        .read_text()
+        .replace("#include <torch/extension.h>", "\n".join(builds.LIGHT_CPP_HEADERS), 1)
+    )
     (folder / "light_main.cpp").write_text(builds.lighten(main))
     (folder / "light_cuda.cu").write_text(builds.lighten((folder / "cuda.cu").read_text()))
     return "light_main.cpp", "light_cuda.cu"
@@ -159,8 +183,15 @@ def csv_rows(path: Path) -> list[list[str]]:
 
 def timeline(server: HarnessServer, solution: Path, label: str) -> list[list[Any]]:
     problem = load_problem(VECTORADD)
-    job = EvalJob(problem=problem, submission_name=solution.name, submission_source=solution.read_text(),
-                  mode=Mode.RANKED, device="cuda", secret_seed=20261124, run_id=f"profile-{solution.stem}")
+    job = EvalJob(
+        problem=problem,
+        submission_name=solution.name,
+        submission_source=solution.read_text(),
+        mode=Mode.RANKED,
+        device="cuda",
+        secret_seed=20261124,
+        run_id=f"profile-{solution.stem}",
+    )
     started = time.monotonic()
     marks: list[tuple[float, str]] = []
 
@@ -186,33 +217,45 @@ def section_d(cache: Path) -> None:
     started = time.monotonic()
     server.close()
     body.append(["server", f"{time.monotonic() - started:.2f}", "closed"])
-    report.table("d) ranked evaluations through one harness server (seconds since each began)",
-                 ["run", "at s", "event"], body)
+    report.table(
+        "d) ranked evaluations through one harness server (seconds since each began)", ["run", "at s", "event"], body
+    )
 
 
 def section_e(work: Path) -> None:
     """First and repeat ranked runs of the inline-CUDA solution through `kernelrank eval` and the service."""
     solution = SOLUTIONS / "cuda_inline.py"
-    kernelrank = [sys.executable, "-m", "core.launch.main"]      # works without an installed entry point
+    kernelrank = [sys.executable, "-m", "core.launch.main"]  # works without an installed entry point
     pythonpath = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")]))
     env = {**os.environ, "PYTHONPATH": pythonpath, "KERNELRANK_BUILD_CACHE": str(work / "eval-cache")}
     body = []
     for label in ("first", "repeat"):
-        wall, done = timed([*kernelrank, "eval", str(solution), "--problem", str(VECTORADD), "--mode", "ranked",
-                            "--json"], env=env, cwd=REPO)
+        wall, done = timed(
+            [*kernelrank, "eval", str(solution), "--problem", str(VECTORADD), "--mode", "ranked", "--json"],
+            env=env,
+            cwd=REPO,
+        )
         body.append([f"kernelrank eval, {label}", f"{wall:.1f}", _verdict(done.stdout)])
     home = work / "home"
-    env = {**env, "KERNELRANK_HOME": str(home), "KERNELRANK_PROBLEMS_DIR": str(REPO / "problems"),
-           "KERNELRANK_BUILD_CACHE": str(work / "service-cache"), "KERNELRANK_API_PORT": "0"}
+    env = {
+        **env,
+        "KERNELRANK_HOME": str(home),
+        "KERNELRANK_PROBLEMS_DIR": str(REPO / "problems"),
+        "KERNELRANK_BUILD_CACHE": str(work / "service-cache"),
+        "KERNELRANK_API_PORT": "0",
+    }
     up = subprocess.Popen([*kernelrank, "up"], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 180
         while not (home / "run" / "api.token").is_file() and time.monotonic() < deadline and up.poll() is None:
             time.sleep(0.5)
-        time.sleep(5)             # the worker's harness server warms up after the API answers
+        time.sleep(5)  # the worker's harness server warms up after the API answers
         for label in ("first", "repeat"):
-            wall, done = timed([*kernelrank, "submit", str(solution), "--leaderboard", "vectoradd", "--mode",
-                                "ranked"], env=env, cwd=REPO)
+            wall, done = timed(
+                [*kernelrank, "submit", str(solution), "--leaderboard", "vectoradd", "--mode", "ranked"],
+                env=env,
+                cwd=REPO,
+            )
             words = [w for w in ("passed", "failed", "timed out", "could not run") if w in done.stdout]
             body.append([f"service (up + submit), {label}", f"{wall:.1f}", (words or [done.stderr[-200:]])[0]])
     finally:

@@ -28,21 +28,24 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests" / "integrity")]     # run from a checkout, no install needed
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "integrity")]  # run from a checkout, no install needed
 
 from cases import CATALOGUE, HONEST, HOSTILE, Case  # noqa: E402
 
 from harness import HarnessServer  # noqa: E402
 
-TIME_BUDGET_S = 420.0           # no case starts after this
+TIME_BUDGET_S = 420.0  # no case starts after this
 SLOW_CPU = {"h05_torch_compile"}
 
 
 def plan(cpu_only: bool, cuda_only: bool = False) -> list[tuple[str, Case]]:
     groups = [("cheat", CATALOGUE), ("honest", HONEST), ("hostile", HOSTILE)]
     cuda = [] if cpu_only else [(group, c) for group, cases in groups for c in cases if c.cuda]
-    cpu = [] if cuda_only else [(group, c) for group, cases in groups for c in cases
-                                if not c.cuda and c.name not in SLOW_CPU]
+    cpu = (
+        []
+        if cuda_only
+        else [(group, c) for group, cases in groups for c in cases if not c.cuda and c.name not in SLOW_CPU]
+    )
     return cuda + cpu
 
 
@@ -71,13 +74,16 @@ def main() -> int:
                 why = case.judge(result)
                 got = result.failure.kind.value if result.failure else result.status.value
                 details.append({"case": case.name, "entry": case.entry, "cuda": case.cuda, "result": result.to_dict()})
-            except Exception as exc:              # a broken case must not hide the others
+            except Exception as exc:  # a broken case must not hide the others
                 why, got = f"{type(exc).__name__}: {exc}", "raised"
             seconds = time.monotonic() - began
             rows.append((group, case, got, why or "", why is None, seconds))
             mark = "ok  " if why is None else "FAIL"
-            print(f"{mark} {group:7} {case.entry:12.12} {case.name:32.32} {'cuda' if case.cuda else 'cpu':4} "
-                  f"{got:18.18} {seconds:6.1f} s  {why or ''}", flush=True)
+            print(
+                f"{mark} {group:7} {case.entry:12.12} {case.name:32.32} {'cuda' if case.cuda else 'cpu':4} "
+                f"{got:18.18} {seconds:6.1f} s  {why or ''}",
+                flush=True,
+            )
     table = _table(rows)
     summary = _summary(rows)
     print("\n" + table + "\n\n" + summary, flush=True)
@@ -91,8 +97,10 @@ def _table(rows: list[tuple[str, Case, str, str, bool, float]]) -> str:
     lines = ["| group | entry | case | device | expected | got | ok | s |", "|---|---|---|---|---|---|---|---|"]
     for group, case, got, why, ok, seconds in rows:
         expected = " or ".join(str(e) for e in case.expect)
-        lines.append(f"| {group} | {case.entry} | {case.name} | {'cuda' if case.cuda else 'cpu'} | {expected} | "
-                     f"{got} | {'yes' if ok else 'NO: ' + why[:120]} | {seconds:.1f} |")
+        lines.append(
+            f"| {group} | {case.entry} | {case.name} | {'cuda' if case.cuda else 'cpu'} | {expected} | "
+            f"{got} | {'yes' if ok else 'NO: ' + why[:120]} | {seconds:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -102,8 +110,10 @@ def _summary(rows: list[tuple[str, Case, str, str, bool, float]]) -> str:
         return sum(ran), len(ran)
 
     cheats, honest, hostile = count("cheat"), count("honest"), count("hostile")
-    return (f"cheats caught (or no gain): {cheats[0]} of {cheats[1]}; honest solutions passing unflagged: "
-            f"{honest[0]} of {honest[1]}; hostile inputs handled: {hostile[0]} of {hostile[1]}")
+    return (
+        f"cheats caught (or no gain): {cheats[0]} of {cheats[1]}; honest solutions passing unflagged: "
+        f"{honest[0]} of {honest[1]}; hostile inputs handled: {hostile[0]} of {hostile[1]}"
+    )
 
 
 if __name__ == "__main__":

@@ -27,17 +27,30 @@ def main() -> None:
     with HarnessServer() as server:
         for index in range(1, runs + 1):
             started = time.perf_counter()
-            result = server.evaluate(EvalJob(problem=problem, submission_name="pytorch.py", submission_source=source,
-                                             mode=Mode.RANKED, device="cuda", secret_seed=20261121))
+            result = server.evaluate(
+                EvalJob(
+                    problem=problem,
+                    submission_name="pytorch.py",
+                    submission_source=source,
+                    mode=Mode.RANKED,
+                    device="cuda",
+                    secret_seed=20261121,
+                )
+            )
             wall = time.perf_counter() - started
             medians = " ".join(f"{s.median_us:8.2f}" for s in result.shapes)
-            print(f"run {index:2d}  {result.status.value}  score {result.score_us or 0:8.2f} us  wall {wall:5.2f} s"
-                  f"  medians {medians}", flush=True)
+            print(
+                f"run {index:2d}  {result.status.value}  score {result.score_us or 0:8.2f} us  wall {wall:5.2f} s"
+                f"  medians {medians}",
+                flush=True,
+            )
             if result.score_us:
                 scores.append(result.score_us)
     if len(scores) > 1:
-        print(f"CV {100 * statistics.stdev(scores) / statistics.mean(scores):.2f} %  "
-              f"max/min {max(scores) / min(scores):.3f}")
+        print(
+            f"CV {100 * statistics.stdev(scores) / statistics.mean(scores):.2f} %  "
+            f"max/min {max(scores) / min(scores):.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,14 @@ def main() -> int:
     args = parser.parse_args()
     problem = load_problem(args.problem)
     source = args.solution.read_text()
-    job = EvalJob(problem=problem, submission_name=problem.submission_name, submission_source=source,
-                  mode=Mode(args.mode), device=args.device, secret_seed=20261121)
+    job = EvalJob(
+        problem=problem,
+        submission_name=problem.submission_name,
+        submission_source=source,
+        mode=Mode(args.mode),
+        device=args.device,
+        secret_seed=20261121,
+    )
     stage = Stage.create(problem, source)
     records: list[dict] = []
     read_fd, write_fd = os.pipe()

@@ -28,8 +28,12 @@ def main() -> int:
     parser.add_argument("problems", nargs="+", help="problem folders under ROOT/problems")
     parser.add_argument("--runs", type=int, default=5, help="fresh evaluations per problem (default 5)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
-                        help="the checkout whose harness and problems to measure (default: this one)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(__file__).resolve().parents[1],
+        help="the checkout whose harness and problems to measure (default: this one)",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(args.root.resolve()))
     from harness import EvalJob, HarnessServer, Mode, load_problem
@@ -41,8 +45,14 @@ def main() -> int:
             problem = load_problem(folder)
             walls, scores = [], []
             for _ in range(args.runs):
-                job = EvalJob(problem=problem, submission_name=solution.name, submission_source=solution.read_text(),
-                              mode=Mode.RANKED, device=args.device, secret_seed=20261121)
+                job = EvalJob(
+                    problem=problem,
+                    submission_name=solution.name,
+                    submission_source=solution.read_text(),
+                    mode=Mode.RANKED,
+                    device=args.device,
+                    secret_seed=20261121,
+                )
                 started = time.perf_counter()
                 result = server.evaluate(job)
                 walls.append(time.perf_counter() - started)
@@ -51,11 +61,16 @@ def main() -> int:
                     continue
                 scores.append(result.score_us)
                 samples = " ".join(str(s.n) for s in result.shapes)
-                print(f"{name:10s} wall {walls[-1]:5.2f} s  score {result.score_us:9.2f} us  samples {samples}",
-                      flush=True)
+                print(
+                    f"{name:10s} wall {walls[-1]:5.2f} s  score {result.score_us:9.2f} us  samples {samples}",
+                    flush=True,
+                )
             cv = statistics.stdev(scores) / statistics.fmean(scores) if len(scores) > 1 else None
-            summary[name] = {"walls_s": [round(w, 2) for w in walls],
-                             "median_wall_s": round(statistics.median(walls), 2), "cv": cv}
+            summary[name] = {
+                "walls_s": [round(w, 2) for w in walls],
+                "median_wall_s": round(statistics.median(walls), 2),
+                "cv": cv,
+            }
     print(json.dumps(summary))
     return 0
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))     # run from a checkout, no install needed
+sys.path.insert(0, str(REPO))  # run from a checkout, no install needed
 
 from core.contracts.gpus import KNOWN_POOLS, pool_for  # noqa: E402 - plain module, no bus or database
 from harness.job import EvalJob  # noqa: E402
@@ -46,28 +46,46 @@ VECTORADD = REPO / "problems" / "vectoradd"
 
 
 def identity_job(submission: str, mode: Mode) -> EvalJob:
-    return EvalJob(problem=load_problem(IDENTITY), submission_name=submission,
-                   submission_source=(IDENTITY / submission).read_text(), mode=mode, device="auto",
-                   run_id=f"bench-{uuid.uuid4().hex[:8]}")
+    return EvalJob(
+        problem=load_problem(IDENTITY),
+        submission_name=submission,
+        submission_source=(IDENTITY / submission).read_text(),
+        mode=mode,
+        device="auto",
+        run_id=f"bench-{uuid.uuid4().hex[:8]}",
+    )
 
 
 def vectoradd_job(device: str) -> EvalJob:
-    return EvalJob(problem=load_problem(VECTORADD), submission_name="pytorch.py",
-                   submission_source=(VECTORADD / "solutions" / "correct" / "pytorch.py").read_text(),
-                   mode=Mode.RANKED, device=device, secret_seed=20261121, run_id=f"bench-{uuid.uuid4().hex[:8]}")
+    return EvalJob(
+        problem=load_problem(VECTORADD),
+        submission_name="pytorch.py",
+        submission_source=(VECTORADD / "solutions" / "correct" / "pytorch.py").read_text(),
+        mode=Mode.RANKED,
+        device=device,
+        secret_seed=20261121,
+        run_id=f"bench-{uuid.uuid4().hex[:8]}",
+    )
 
 
 def case(name: str, reply: dict[str, Any], wall_s: float, want_device: str) -> dict[str, Any]:
     decoded = read_answer(reply)
     result = decoded.result
     ok = result is not None and result.passed and result.system.device == want_device
-    if ok and want_device == "cuda":          # nvidia-smi's name and torch's name are the same GPU type
+    if ok and want_device == "cuda":  # nvidia-smi's name and torch's name are the same GPU type
         ok = bool(decoded.gpu_name) and pool_for(decoded.gpu_name) == pool_for(result.system.gpu_name)
-    return {"case": name, "ok": ok, "gpu_seen": decoded.gpu_name, "device": result.system.device if result else "-",
-            "status": result.status.value if result else f"error: {decoded.error}",
-            "score_us": result.score_us if result else None, "elapsed_s": round(decoded.elapsed_s, 1),
-            "wall_s": round(wall_s, 1), "failure": result.failure.message if result and result.failure else "",
-            "answer": _slim(reply)}
+    return {
+        "case": name,
+        "ok": ok,
+        "gpu_seen": decoded.gpu_name,
+        "device": result.system.device if result else "-",
+        "status": result.status.value if result else f"error: {decoded.error}",
+        "score_us": result.score_us if result else None,
+        "elapsed_s": round(decoded.elapsed_s, 1),
+        "wall_s": round(wall_s, 1),
+        "failure": result.failure.message if result and result.failure else "",
+        "answer": _slim(reply),
+    }
 
 
 def run_entry(name: str, job: EvalJob, want_device: str) -> dict[str, Any]:
@@ -79,12 +97,19 @@ def run_workflow_step(job: EvalJob, want_device: str, workdir: Path) -> dict[str
     out = workdir / f"answer-{job.run_id}.json"
     env = {**os.environ, "KERNELRANK_PAYLOAD": encode_payload(payload_for(job)), "PYTHONPATH": str(REPO)}
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "harness.remote", "--payload-env", "KERNELRANK_PAYLOAD",
-                           "--output", str(out)], env=env, cwd=workdir, capture_output=True, text=True, timeout=400)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.remote", "--payload-env", "KERNELRANK_PAYLOAD", "--output", str(out)],
+        env=env,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     if not out.exists():
         return {"case": "b) workflow step", "ok": False, "status": f"no answer file: {done.stderr[-400:]}"}
-    return case("b) workflow step: vectoradd ranked", json.loads(out.read_text()), time.monotonic() - started,
-                want_device)
+    return case(
+        "b) workflow step: vectoradd ranked", json.loads(out.read_text()), time.monotonic() - started, want_device
+    )
 
 
 def run_modal_body(job: EvalJob, want_device: str) -> dict[str, Any]:
@@ -93,15 +118,23 @@ def run_modal_body(job: EvalJob, want_device: str) -> dict[str, Any]:
     from runners import modal_app
 
     started = time.monotonic()
-    return case("c) Modal body run_job: identity test", modal_app.run_job(payload_for(job)),
-                time.monotonic() - started, want_device)
+    return case(
+        "c) Modal body run_job: identity test",
+        modal_app.run_job(payload_for(job)),
+        time.monotonic() - started,
+        want_device,
+    )
 
 
 def pool_check(seen: str) -> dict[str, Any]:
     """The GPU maps to one of the pools the Modal app offers, so its runs are checked against the right one."""
     pool = pool_for(seen) if seen else ""
-    return {"case": "d) pool of this GPU", "ok": not seen or pool in KNOWN_POOLS,
-            "status": f"{seen or 'no GPU'} -> pool {pool or '-'}", "gpu_seen": seen}
+    return {
+        "case": "d) pool of this GPU",
+        "ok": not seen or pool in KNOWN_POOLS,
+        "status": f"{seen or 'no GPU'} -> pool {pool or '-'}",
+        "gpu_seen": seen,
+    }
 
 
 def _slim(reply: dict[str, Any]) -> dict[str, Any]:
@@ -123,11 +156,14 @@ def main() -> int:
     device = "cpu" if args.cpu_dry_run else "cuda"
     workdir = Path(os.environ.get("OUT") or "/tmp") / "remote-runner-work"
     workdir.mkdir(parents=True, exist_ok=True)
-    rows = [run_entry("a) entry: identity python test", identity_job("submission.py", Mode.TEST), device),
-            run_entry("a) entry: identity python benchmark", identity_job("submission.py", Mode.BENCHMARK), device)]
+    rows = [
+        run_entry("a) entry: identity python test", identity_job("submission.py", Mode.TEST), device),
+        run_entry("a) entry: identity python benchmark", identity_job("submission.py", Mode.BENCHMARK), device),
+    ]
     if not args.cpu_dry_run:
-        rows.append(run_entry("a) entry: identity inline CUDA test", identity_job("submission_cuda.py", Mode.TEST),
-                              device))
+        rows.append(
+            run_entry("a) entry: identity inline CUDA test", identity_job("submission_cuda.py", Mode.TEST), device)
+        )
     rows.append(run_workflow_step(vectoradd_job(device), device, workdir))
     rows.append(run_modal_body(identity_job("submission.py", Mode.TEST), device))
     rows.append(pool_check(seen))
@@ -136,9 +172,11 @@ def main() -> int:
     print(f"{'case':44} {'ok':3} {'device':6} {'elapsed':>8} {'wall':>6}  status / score / GPU seen")
     for row in rows:
         score = f" score {row['score_us']:.2f} us" if row.get("score_us") else ""
-        print(f"{row['case'][:44]:44} {'yes' if row['ok'] else 'NO':3} {row.get('device', '-'):6} "
-              f"{row.get('elapsed_s', 0):>7}s {row.get('wall_s', 0):>5}s  {row['status']}{score} "
-              f"[{row.get('gpu_seen') or '-'}] {row.get('failure', '')[:120]}")
+        print(
+            f"{row['case'][:44]:44} {'yes' if row['ok'] else 'NO':3} {row.get('device', '-'):6} "
+            f"{row.get('elapsed_s', 0):>7}s {row.get('wall_s', 0):>5}s  {row['status']}{score} "
+            f"[{row.get('gpu_seen') or '-'}] {row.get('failure', '')[:120]}"
+        )
     if out := os.environ.get("OUT"):
         Path(out, "remote_runner_gpu.json").write_text(json.dumps(rows, indent=1, default=str))
     return 0 if all(row["ok"] for row in rows) else 1

@@ -36,12 +36,16 @@ def _quantiles(seconds: list[float]) -> tuple[float, float]:
 
 
 def per_job(policy: str, jobs: int) -> tuple[str, list[float]]:
-    job = EvalJob(problem=load_problem(REPO / "tests" / "fixtures" / "harness" / "vectoradd"),
-                  submission_name="submission.py", submission_source=SUBMISSION.read_text(), mode=Mode.TEST,
-                  device="cpu")
+    job = EvalJob(
+        problem=load_problem(REPO / "tests" / "fixtures" / "harness" / "vectoradd"),
+        submission_name="submission.py",
+        submission_source=SUBMISSION.read_text(),
+        mode=Mode.TEST,
+        device="cpu",
+    )
     walls = []
     with HarnessServer(sandbox_policy=policy) as server:
-        server.evaluate(job)                  # the first job pays for nothing the others do not
+        server.evaluate(job)  # the first job pays for nothing the others do not
         for _ in range(jobs):
             started = time.perf_counter()
             result = server.evaluate(job)
@@ -63,8 +67,21 @@ def bwrap_command() -> list[str] | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return None
-    return [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
-            "--die-with-parent", *IMPORT_TORCH]
+    return [
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--unshare-all",
+        "--die-with-parent",
+        *IMPORT_TORCH,
+    ]
 
 
 def main() -> None:
@@ -75,7 +92,7 @@ def main() -> None:
     for policy in ("namespaces", "limits"):
         try:
             described, walls = per_job(policy, args.jobs)
-        except Exception as exc:          # a host without namespaces, or a private interpreter under root
+        except Exception as exc:  # a host without namespaces, or a private interpreter under root
             rows.append((f"a) job, {policy}", "-", "-", f"not available: {exc}"))
             continue
         median, p90 = _quantiles(walls)
@@ -94,8 +111,14 @@ def main() -> None:
         processes.usage(1)
         scans.append(time.perf_counter() - started)
     median, p90 = _quantiles(scans)
-    rows.append(("c) /proc scan", f"{median * 1000:.1f} ms", f"{p90 * 1000:.1f} ms",
-                 f"{len(processes.snapshot())} processes on the host"))
+    rows.append(
+        (
+            "c) /proc scan",
+            f"{median * 1000:.1f} ms",
+            f"{p90 * 1000:.1f} ms",
+            f"{len(processes.snapshot())} processes on the host",
+        )
+    )
     print(f"{'what':32} {'median':>9} {'p90':>9}  note")
     for what, med, high, note in rows:
         print(f"{what:32} {med:>9} {high:>9}  {note}")

@@ -60,8 +60,12 @@ class Slack:
     async def post(self, body: str, content_type: str, headers: dict[str, str] | None = None) -> float:
         """Seconds until the adapter's HTTP answer (which must be 200)."""
         ts = str(int(time.time()))
-        sent = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts,
-                "X-Slack-Signature": payloads.signature(SECRET, ts, body), **(headers or {})}
+        sent = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": payloads.signature(SECRET, ts, body),
+            **(headers or {}),
+        }
         began = time.perf_counter()
         async with self.session.post(self.url, data=body.encode(), headers=sent) as response:
             await response.read()
@@ -99,17 +103,45 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, str]:
     nats = EmbeddedNats()
     url = nats.start(work / "run", work / "nats")
     fake_port, adapter_port = 18000 + os.getpid() % 1000, 19000 + os.getpid() % 1000
-    env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(work / "var"),
-           "KERNELRANK_PROBLEMS_DIR": str(problems), "KERNELRANK_GPUS": "CPU", "KERNELRANK_LOG_LEVEL": "WARNING",
-           "KERNELRANK_RATE_LIMIT_PER_MINUTE": "1000000", "SLACK_BOT_TOKEN": BOT, "SLACK_APP_TOKEN": APP,
-           "SLACK_SIGNING_SECRET": SECRET, "KERNELRANK_SLACK_API_URL": f"http://127.0.0.1:{fake_port}/api/",
-           "KERNELRANK_SLACK_HTTP_PORT": str(adapter_port), "PYTHONPATH": str(REPO)}
-    fake = subprocess.Popen([sys.executable, "-m", "tests.fakes.slack", "--port", str(fake_port), "--record",
-                             str(record), "--bot-token", BOT, "--app-token", APP], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "KERNELRANK_NATS_URL": url,
+        "KERNELRANK_HOME": str(work / "var"),
+        "KERNELRANK_PROBLEMS_DIR": str(problems),
+        "KERNELRANK_GPUS": "CPU",
+        "KERNELRANK_LOG_LEVEL": "WARNING",
+        "KERNELRANK_RATE_LIMIT_PER_MINUTE": "1000000",
+        "SLACK_BOT_TOKEN": BOT,
+        "SLACK_APP_TOKEN": APP,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "KERNELRANK_SLACK_API_URL": f"http://127.0.0.1:{fake_port}/api/",
+        "KERNELRANK_SLACK_HTTP_PORT": str(adapter_port),
+        "PYTHONPATH": str(REPO),
+    }
+    fake = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.fakes.slack",
+            "--port",
+            str(fake_port),
+            "--record",
+            str(record),
+            "--bot-token",
+            BOT,
+            "--app-token",
+            APP,
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     fake.stdout.readline()
-    procs = [start(["core"], env, work / "core.log"), start(["worker", "--gpu", "CPU", "--backend", "fake"], env,
-                                                            work / "worker.log")]
+    procs = [
+        start(["core"], env, work / "core.log"),
+        start(["worker", "--gpu", "CPU", "--backend", "fake"], env, work / "worker.log"),
+    ]
     adapter = start(["slack"], env, work / "slack.log")
     procs.append(adapter)
     figures: dict[str, str] = {}
@@ -125,45 +157,61 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, str]:
 
             async def command(index: int) -> float:
                 name = f"bench{index}"
-                form = payloads.slash_command("list", user=f"U{index % 50:05d}",
-                                              response_url=f"{fake_api}/commands/T0KERNEL/{name}/x")
+                form = payloads.slash_command(
+                    "list", user=f"U{index % 50:05d}", response_url=f"{fake_api}/commands/T0KERNEL/{name}/x"
+                )
                 sent_at[name] = time.time()
                 return await slack.post(urlencode(form), "application/x-www-form-urlencoded")
 
             acks = await bounded(args.commands, args.in_flight, command)
-            await wait_for(lambda: sum(r["method"] == "response_url" for r in records(record)) >= args.commands + 1,
-                           120)
-            answered = [r["at"] - sent_at[r["params"]["url"].split("/")[-2]] for r in records(record)
-                        if r["method"] == "response_url" and r["params"]["url"].split("/")[-2] in sent_at]
+            await wait_for(
+                lambda: sum(r["method"] == "response_url" for r in records(record)) >= args.commands + 1, 120
+            )
+            answered = [
+                r["at"] - sent_at[r["params"]["url"].split("/")[-2]]
+                for r in records(record)
+                if r["method"] == "response_url" and r["params"]["url"].split("/")[-2] in sent_at
+            ]
             figures.update(_stats("slash command: HTTP 200", acks))
             figures.update(_stats("slash command: answer on response_url", answered))
 
             # 2. mentions with a kernel, each also retried
             files = []
             for index in range(args.submissions):
-                async with session.post(f"{fake_api}/_fake/files/k{index}.py?user=U{index % 50:05d}",
-                                        data=KERNEL) as response:
+                async with session.post(
+                    f"{fake_api}/_fake/files/k{index}.py?user=U{index % 50:05d}", data=KERNEL
+                ) as response:
                     files.append(await response.json())
-            mentions = [payloads.app_mention("<@U0KRBOT> test vectoradd", user=f"U{i % 50:05d}", files=[files[i]])
-                        for i in range(args.submissions)]
+            mentions = [
+                payloads.app_mention("<@U0KRBOT> test vectoradd", user=f"U{i % 50:05d}", files=[files[i]])
+                for i in range(args.submissions)
+            ]
             thread_sent: dict[str, float] = {}
 
             async def mention(index: int) -> float:
                 envelope = payloads.event_callback(mentions[index], event_id=f"EvBENCH{index:06d}")
                 thread_sent[mentions[index]["ts"]] = time.time()
                 took = await slack.post(json.dumps(envelope), "application/json")
-                await slack.post(json.dumps(envelope), "application/json",
-                                 {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
+                await slack.post(
+                    json.dumps(envelope),
+                    "application/json",
+                    {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"},
+                )
                 return took
 
             acks = await bounded(args.submissions, args.in_flight, mention)
 
             def reports() -> list[dict]:
-                return [r for r in records(record) if r["method"] == "chat.postMessage"
-                        and r["params"].get("thread_ts") in thread_sent and "test passed" in r["params"]["text"]]
+                return [
+                    r
+                    for r in records(record)
+                    if r["method"] == "chat.postMessage"
+                    and r["params"].get("thread_ts") in thread_sent
+                    and "test passed" in r["params"]["text"]
+                ]
 
             await wait_for(lambda: len(reports()) >= args.submissions, 300)
-            await asyncio.sleep(2)       # anything doubled would arrive now
+            await asyncio.sleep(2)  # anything doubled would arrive now
             firsts = {}
             for r in records(record):
                 thread = r["params"].get("thread_ts")
@@ -174,14 +222,19 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, str]:
                 per_thread[r["params"]["thread_ts"]] += 1
             figures.update(_stats("mention with a file: HTTP 200", acks))
             figures.update(_stats("mention: first message in the thread", list(firsts.values())))
-            figures.update(_stats("mention: report in the thread", [r["at"] - thread_sent[r["params"]["thread_ts"]]
-                                                                    for r in reports()]))
+            figures.update(
+                _stats(
+                    "mention: report in the thread",
+                    [r["at"] - thread_sent[r["params"]["thread_ts"]] for r in reports()],
+                )
+            )
             doubled = sum(n > 1 for n in per_thread.values())
             missing = sum(n == 0 for n in per_thread.values())
             downloads = sum(r["method"] == "file.download" for r in records(record))
             figures["reports exactly once (retries sent for every mention)"] = (
                 f"{args.submissions - doubled - missing} of {args.submissions} (doubled {doubled}, missing {missing},"
-                f" files downloaded {downloads})")
+                f" files downloaded {downloads})"
+            )
             figures["adapter resident memory"] = f"{rss_mib(adapter.pid):.0f} MiB"
     finally:
         for proc in procs:
@@ -229,8 +282,9 @@ def _stored_submissions(work: Path) -> int:
 
 def _stats(name: str, seconds: list[float]) -> dict[str, str]:
     ms = [s * 1000 for s in seconds]
-    return {name: f"p50 {percentile(ms, 0.5):.0f} ms, p95 {percentile(ms, 0.95):.0f} ms, "
-                  f"max {max(ms):.0f} ms (n={len(ms)})"}
+    return {
+        name: f"p50 {percentile(ms, 0.5):.0f} ms, p95 {percentile(ms, 0.95):.0f} ms, max {max(ms):.0f} ms (n={len(ms)})"
+    }
 
 
 def main() -> None:

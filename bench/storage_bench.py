@@ -34,7 +34,7 @@ PEOPLE = 2_000
 BOARDS = [f"board-{i}" for i in range(10)]
 GPUS = ["H100", "A100", "L4"]
 DAYS = 180
-SOURCES = 20_000          # distinct kernel files; submissions reuse them as people resubmit
+SOURCES = 20_000  # distinct kernel files; submissions reuse them as people resubmit
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -42,9 +42,17 @@ def bulk_load(path: Path, runs: int) -> None:
     """Create the schema through Store, then fill it with INSERT ... SELECT over range() in SQL."""
     with Store(path) as store:
         for board in BOARDS:
-            store.upsert_leaderboard(Leaderboard(name=board, description=f"{board} kernels", problem={"name": board},
-                                                 problem_sha="0" * 64, gpus=GPUS, ranking_by="geom",
-                                                 secret_seed=1234))
+            store.upsert_leaderboard(
+                Leaderboard(
+                    name=board,
+                    description=f"{board} kernels",
+                    problem={"name": board},
+                    problem_sha="0" * 64,
+                    gpus=GPUS,
+                    ranking_by="geom",
+                    secret_seed=1234,
+                )
+            )
     submissions = runs // 2
     seconds_apart = DAYS * 86_400 / submissions
     con = duckdb.connect(str(path))
@@ -94,7 +102,7 @@ def bulk_load(path: Path, runs: int) -> None:
 @dataclass
 class Timing:
     wall_ms: list[float]
-    cpu_ms: list[float]   # this process's CPU time, DuckDB's threads included: what the call costs on an idle host
+    cpu_ms: list[float]  # this process's CPU time, DuckDB's threads included: what the call costs on an idle host
 
 
 def timed(call: Callable[[], object], repeats: int) -> Timing:
@@ -114,13 +122,29 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 
 def eval_result(score_us: float) -> EvalResult:
-    shapes = [ShapeStats(spec={"size": 1 << (20 + k)}, n=200, median_us=score_us, mean_us=score_us,
-                         trimmed_mean_us=score_us, std_us=0.5, ci_low_us=score_us - 1, ci_high_us=score_us + 1,
-                         min_us=score_us - 2, p10_us=score_us - 1, p90_us=score_us + 1, max_us=score_us + 5,
-                         first_call_us=score_us * 3, achieved_gbps=1500.0, peak_fraction=0.45)
-              for k in range(4)]
-    return EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="board-0", shapes=shapes, score_us=score_us,
-                      gpu_s=2.0)
+    shapes = [
+        ShapeStats(
+            spec={"size": 1 << (20 + k)},
+            n=200,
+            median_us=score_us,
+            mean_us=score_us,
+            trimmed_mean_us=score_us,
+            std_us=0.5,
+            ci_low_us=score_us - 1,
+            ci_high_us=score_us + 1,
+            min_us=score_us - 2,
+            p10_us=score_us - 1,
+            p90_us=score_us + 1,
+            max_us=score_us + 5,
+            first_call_us=score_us * 3,
+            achieved_gbps=1500.0,
+            peak_fraction=0.45,
+        )
+        for k in range(4)
+    ]
+    return EvalResult(
+        status=Status.PASSED, mode=Mode.RANKED, problem="board-0", shapes=shapes, score_us=score_us, gpu_s=2.0
+    )
 
 
 def write_throughput(store: Store, batch: int, batches: int, tag: str) -> tuple[float, float]:
@@ -130,14 +154,27 @@ def write_throughput(store: Store, batch: int, batches: int, tag: str) -> tuple[
     wall, cpu = time.perf_counter(), time.process_time()
     for b in range(batches):
         now = datetime.now(UTC)
-        items = [NewSubmission(command_id=f"{tag}-{b}-{i}", person_id=person_id, leaderboard="board-0",
-                               file_name="submission.py", source=f"def custom_kernel(data):  # {tag} {b} {i}\n",
-                               mode="ranked", runs=[(f"{tag}-run-{b}-{i}", "H100")], reply_to={"platform": "cli"},
-                               created_at=now)
-                 for i in range(batch)]
+        items = [
+            NewSubmission(
+                command_id=f"{tag}-{b}-{i}",
+                person_id=person_id,
+                leaderboard="board-0",
+                file_name="submission.py",
+                source=f"def custom_kernel(data):  # {tag} {b} {i}\n",
+                mode="ranked",
+                runs=[(f"{tag}-run-{b}-{i}", "H100")],
+                reply_to={"platform": "cli"},
+                created_at=now,
+            )
+            for i in range(batch)
+        ]
         store.add_submissions(items)
-        store.record_results([ResultRecord(run_id=item.runs[0][0], result=result, worker="bench", attempts=1,
-                                           finished_at=now) for item in items])
+        store.record_results(
+            [
+                ResultRecord(run_id=item.runs[0][0], result=result, worker="bench", attempts=1, finished_at=now)
+                for item in items
+            ]
+        )
     count = batch * batches
     return count / (time.perf_counter() - wall), count / (time.process_time() - cpu)
 
@@ -178,35 +215,58 @@ def main() -> None:
             n = args.queries
             rows.append(("ranking(board, gpu, limit=10)", timed(lambda: store.ranking(board(), gpu(), 10), n)))
             rows.append(("ranking(board, gpu) all people", timed(lambda: store.ranking(board(), gpu()), n)))
-            rows.append(("rank_of(board, gpu, person)",
-                         timed(lambda: store.rank_of(board(), gpu(), someone()), n)))
+            rows.append(("rank_of(board, gpu, person)", timed(lambda: store.rank_of(board(), gpu(), someone()), n)))
             rows.append(("history(board, person)", timed(lambda: store.history(board(), someone()), n)))
-            rows.append(("best_over_time(board, person, gpu)",
-                         timed(lambda: store.best_over_time(board(), someone(), gpu()), n)))
+            rows.append(
+                (
+                    "best_over_time(board, person, gpu)",
+                    timed(lambda: store.best_over_time(board(), someone(), gpu()), n),
+                )
+            )
             rows.append(("cross_gpu(board)", timed(lambda: store.cross_gpu(board()), n)))
-            rows.append(("count_submissions_since(1 h)",
-                         timed(lambda: store.count_submissions_since(
-                             someone(), START + timedelta(days=DAYS) - timedelta(hours=1)), n)))
+            rows.append(
+                (
+                    "count_submissions_since(1 h)",
+                    timed(
+                        lambda: store.count_submissions_since(
+                            someone(), START + timedelta(days=DAYS) - timedelta(hours=1)
+                        ),
+                        n,
+                    ),
+                )
+            )
             rows.append(("stats()", timed(store.stats, max(10, n // 10))))
             rss_after_queries = rss_mib()
-            writes = [(f"write: add_submissions+record_results, {args.batch} a call",
-                       write_throughput(store, args.batch, max(1, 4000 // args.batch), "batched")),
-                      ("write: the same, 1 a call", write_throughput(store, 1, 300, "single"))]
+            writes = [
+                (
+                    f"write: add_submissions+record_results, {args.batch} a call",
+                    write_throughput(store, args.batch, max(1, 4000 // args.batch), "batched"),
+                ),
+                ("write: the same, 1 a call", write_throughput(store, 1, 300, "single")),
+            ]
             rss_end = rss_mib()
         size_mib = path.stat().st_size / 2**20
 
-    print(f"storage bench: {stored_runs:,} runs loaded in {load_s:.1f} s, {entries:,} ranking entries rebuilt in "
-          f"{rebuild_s:.1f} s; file {size_mib:.0f} MiB")
+    print(
+        f"storage bench: {stored_runs:,} runs loaded in {load_s:.1f} s, {entries:,} ranking entries rebuilt in "
+        f"{rebuild_s:.1f} s; file {size_mib:.0f} MiB"
+    )
     print(f"{'query':<38} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8} {'cpu p50':>8}")
     for name, timing in rows:
-        print(f"{name:<38} {percentile(timing.wall_ms, 0.5):8.1f} {percentile(timing.wall_ms, 0.95):8.1f} "
-              f"{statistics.fmean(timing.wall_ms):8.1f} {percentile(timing.cpu_ms, 0.5):8.1f}")
+        print(
+            f"{name:<38} {percentile(timing.wall_ms, 0.5):8.1f} {percentile(timing.wall_ms, 0.95):8.1f} "
+            f"{statistics.fmean(timing.wall_ms):8.1f} {percentile(timing.cpu_ms, 0.5):8.1f}"
+        )
     for name, (per_wall_s, per_cpu_s) in writes:
         print(f"{name:<38} {per_wall_s:8.0f} submissions/s ({per_cpu_s:.0f} per CPU second)")
-    print(f"host: {os.cpu_count()} cores, 1-min load average {load_before:.1f} at start and "
-          f"{os.getloadavg()[0]:.1f} at the end (other work on the host inflates every figure)")
-    print(f"RSS after queries {rss_after_queries[0]:.0f} MiB, after writes {rss_end[0]:.0f} MiB "
-          f"(peak {rss_end[1]:.0f} MiB)")
+    print(
+        f"host: {os.cpu_count()} cores, 1-min load average {load_before:.1f} at start and "
+        f"{os.getloadavg()[0]:.1f} at the end (other work on the host inflates every figure)"
+    )
+    print(
+        f"RSS after queries {rss_after_queries[0]:.0f} MiB, after writes {rss_end[0]:.0f} MiB "
+        f"(peak {rss_end[1]:.0f} MiB)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,16 +29,30 @@ sys.path.insert(0, str(REPO / "tests" / "web"))
 
 from browser_kit import Browser, missing  # noqa: E402
 
-KERNELS = ("def custom_kernel(data):\n    a, b = data\n    return a + b\n",
-           "import torch\n\n\ndef custom_kernel(data):\n    a, b = data\n    return torch.add(a, b)\n")
+KERNELS = (
+    "def custom_kernel(data):\n    a, b = data\n    return a + b\n",
+    "import torch\n\n\ndef custom_kernel(data):\n    a, b = data\n    return torch.add(a, b)\n",
+)
 
 
 def start(home: Path) -> subprocess.Popen:
-    env = {**os.environ, "KERNELRANK_HOME": str(home), "KERNELRANK_API_PORT": "0", "KERNELRANK_USER": "ada",
-           "KERNELRANK_PROBLEMS_DIR": str(REPO / "problems"), "PYTHONPATH": str(REPO)}
+    env = {
+        **os.environ,
+        "KERNELRANK_HOME": str(home),
+        "KERNELRANK_API_PORT": "0",
+        "KERNELRANK_USER": "ada",
+        "KERNELRANK_PROBLEMS_DIR": str(REPO / "problems"),
+        "PYTHONPATH": str(REPO),
+    }
     env = {k: v for k, v in env.items() if not k.startswith(("DISCORD_", "SLACK_"))}
-    return subprocess.Popen([sys.executable, "-m", "core.launch.main", "up", "--backend", "fake"], cwd=home, env=env,
-                            stdout=(home / "up.log").open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "core.launch.main", "up", "--backend", "fake"],
+        cwd=home,
+        env=env,
+        stdout=(home / "up.log").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def wait_for(path: Path, proc: subprocess.Popen, timeout_s: float = 120) -> str:
@@ -56,8 +70,10 @@ def submit_and_wait(url: str, token: str) -> tuple[list[int], int]:
     with httpx.Client(base_url=url, headers=auth, timeout=30) as http:
         ids = []
         for source in KERNELS:
-            accepted = http.post("/v1/submissions", json={"file_name": "add.py", "source": source,
-                                                          "leaderboard": "vectoradd", "gpus": ["CPU"]})
+            accepted = http.post(
+                "/v1/submissions",
+                json={"file_name": "add.py", "source": source, "leaderboard": "vectoradd", "gpus": ["CPU"]},
+            )
             accepted.raise_for_status()
             ids.append(accepted.json()["data"]["submission_id"])
         for submission in ids:

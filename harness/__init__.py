@@ -15,8 +15,17 @@ from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, Sta
 _FROM_SERVER = ("HarnessServer", "HarnessStartError", "evaluate")
 
 __all__ = [
-    "EvalJob", "EvalResult", "Failure", "FailureKind", "Mode", "Problem", "ProblemError", "Progress", "Status",
-    "load_problem", *_FROM_SERVER,
+    "EvalJob",
+    "EvalResult",
+    "Failure",
+    "FailureKind",
+    "Mode",
+    "Problem",
+    "ProblemError",
+    "Progress",
+    "Status",
+    "load_problem",
+    *_FROM_SERVER,
 ]
 
 

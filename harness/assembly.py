@@ -34,18 +34,18 @@ from harness.staging import Stage
 
 log = logging.getLogger(__name__)
 
-LOG_LIMIT_BYTES = 64 * 1024      # captured stdout/stderr kept per stream: the head and the tail
+LOG_LIMIT_BYTES = 64 * 1024  # captured stdout/stderr kept per stream: the head and the tail
 LOG_HEAD_BYTES = 8 * 1024
-TAIL_CHARS = 3000                # log tail shown under a failure that has no traceback of its own
+TAIL_CHARS = 3000  # log tail shown under a failure that has no traceback of its own
 
 
 @dataclass
 class Ending:
     """How the child's run ended, as seen from outside."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)   # the worker's records, progress excluded
-    final: bool = False                 # the worker's final record arrived
-    exit_status: int | None = None      # os.waitpid status; None when the child could not be reaped
+    records: list[dict[str, Any]] = field(default_factory=list)  # the worker's records, progress excluded
+    final: bool = False  # the worker's final record arrived
+    exit_status: int | None = None  # os.waitpid status; None when the child could not be reaped
     stopped_for: Failure | None = None  # why the supervisor stopped the child, if it did
     last_progress: dict[str, Any] | None = None
 
@@ -56,16 +56,25 @@ class Ending:
 
 def build_result(job: EvalJob, ending: Ending, stage: Stage, wall_s: float) -> EvalResult:
     task = job.problem.task
-    result = EvalResult(status=Status.PASSED, mode=job.mode, problem=job.problem.name, ranking_by=task.ranking_by,
-                        stdout=read_log(stage.stdout_path), stderr=read_log(stage.stderr_path), wall_s=wall_s)
+    result = EvalResult(
+        status=Status.PASSED,
+        mode=job.mode,
+        problem=job.problem.name,
+        ranking_by=task.ranking_by,
+        stdout=read_log(stage.stdout_path),
+        stderr=read_log(stage.stderr_path),
+        wall_s=wall_s,
+    )
     reported = timing = None
     try:
         reported, raw_shapes, baseline_gap_us = _read_records(result, ending.records)
         timing = _add_shapes(result, task, raw_shapes, baseline_gap_us)
     except (DecodeError, KeyError, TypeError, ValueError) as exc:
         log.warning("malformed worker record: %s", exc)
-        reported = Failure(FailureKind.TAMPERING, "The result channel carried a record the harness cannot read, so "
-                                                  "the evaluation has no verdict.")
+        reported = Failure(
+            FailureKind.TAMPERING,
+            "The result channel carried a record the harness cannot read, so the evaluation has no verdict.",
+        )
     failure = ending.stopped_for or reported or _exit_failure(ending) or timing
     if failure is None and result.shapes:
         result.score_us = stats.score([_ranked_us(task, s) for s in result.shapes], task.ranking_by)
@@ -77,8 +86,9 @@ def build_result(job: EvalJob, ending: Ending, stage: Stage, wall_s: float) -> E
     return result
 
 
-def _read_records(result: EvalResult, records: list[dict[str, Any]]
-                  ) -> tuple[Failure | None, list[dict[str, Any]], float | None]:
+def _read_records(
+    result: EvalResult, records: list[dict[str, Any]]
+) -> tuple[Failure | None, list[dict[str, Any]], float | None]:
     """Fill the result from the worker's records; returns its failure, raw shapes and sync-gap baseline."""
     reported, shapes, baseline = None, [], None
     for record in records:
@@ -103,8 +113,9 @@ def _read_records(result: EvalResult, records: list[dict[str, Any]]
     return reported, shapes, baseline
 
 
-def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, Any]],
-                baseline_gap_us: float | None) -> Failure | None:
+def _add_shapes(
+    result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, Any]], baseline_gap_us: float | None
+) -> Failure | None:
     """Per-shape statistics and roofline figures; the first timing the harness must reject, if any.
 
     Escaped work is reported before an impossible time: a side stream shows as both (the small shapes fall
@@ -113,12 +124,16 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
     peaks = peaks_for(result.system.gpu_name) if result.system.gpu_name else None
     escaped = implausible = None
     for index, raw in enumerate(raw_shapes, 1):
-        shape = stats.shape_stats(dict(raw["spec"]), [float(s) for s in raw["samples_us"]],
-                                  float(raw["first_call_us"]), [float(g) for g in raw["sync_gaps_us"]],
-                                  str(raw["stop_reason"]))
+        shape = stats.shape_stats(
+            dict(raw["spec"]),
+            [float(s) for s in raw["samples_us"]],
+            float(raw["first_call_us"]),
+            [float(g) for g in raw["sync_gaps_us"]],
+            str(raw["stop_reason"]),
+        )
         if raw.get("graph_checked"):
             shape.graph_us = float(raw["graph_us"])
-        elif raw.get("graph_checked") is False:     # the replays did not compute the output: no time shown
+        elif raw.get("graph_checked") is False:  # the replays did not compute the output: no time shown
             shape.flags.append("graph_replay_mismatch")
         _add_diagnostics(shape, raw)
         shape.flags += stats.stability_flags(shape, result.system.max_sm_clock_mhz or None)
@@ -128,15 +143,23 @@ def _add_shapes(result: EvalResult, task: TaskSpec, raw_shapes: list[dict[str, A
         where = f"benchmark shape {index} ({describe(shape.spec)})"
         if baseline_gap_us is not None and stats.escaped_timing(shape.sync_gap_us, baseline_gap_us, shape.median_us):
             shape.flags.append("escaped_timing")
-            escaped = escaped or Failure(FailureKind.ESCAPED_TIMING, (
-                f"Work escaped the timed stream on {where}: after the call's end event the device stayed busy for "
-                f"{shape.sync_gap_us:.1f} us (an empty call: {baseline_gap_us:.1f} us). Do all work on the current "
-                "stream and finish it before returning; this timing is withheld."))
+            escaped = escaped or Failure(
+                FailureKind.ESCAPED_TIMING,
+                (
+                    f"Work escaped the timed stream on {where}: after the call's end event the device stayed busy for "
+                    f"{shape.sync_gap_us:.1f} us (an empty call: {baseline_gap_us:.1f} us). Do all work on the current "
+                    "stream and finish it before returning; this timing is withheld."
+                ),
+            )
         if reason := _impossible(task, shape, peaks):
             shape.flags.append("below_speed_of_light")
-            implausible = implausible or Failure(FailureKind.IMPLAUSIBLE_TIME, (
-                f"The time measured on {where} is impossible: {reason}. It was rejected; the submission probably "
-                "skips work or hides it from the timer."))
+            implausible = implausible or Failure(
+                FailureKind.IMPLAUSIBLE_TIME,
+                (
+                    f"The time measured on {where} is impossible: {reason}. It was rejected; the submission probably "
+                    "skips work or hides it from the timer."
+                ),
+            )
         result.shapes.append(shape)
     return escaped or implausible
 
@@ -204,4 +227,4 @@ def _tail(text: str) -> str:
     if len(text) <= TAIL_CHARS:
         return text
     cut = text[-TAIL_CHARS:]
-    return cut[cut.find("\n") + 1:] if "\n" in cut else cut
+    return cut[cut.find("\n") + 1 :] if "\n" in cut else cut

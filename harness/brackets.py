@@ -27,8 +27,8 @@ RESOLUTION_US = 2.0  # CUDA events (0.5 us) against the host clock, plus roundin
 RESOLUTION_SHARE = 0.001
 # Unexplained time tolerated per median call, (absolute us, share of the reported median), per device. On CUDA:
 # what an exchange of a real call costs beyond the calibration's (0.2-0.28 ms seen on an H200 for outputs of
-# 2-512 MB: sharing a fresh allocation by IPC costs more than the calibration's small one). On the CPU the measure is CPU
-# time, which torch's thread pools inflate after every parallel region while their threads spin-wait (0.4 ms
+# 2-512 MB: sharing a fresh allocation by IPC costs more than the calibration's small one). On the CPU the measure
+# is CPU time, which torch's thread pools inflate after every parallel region while their threads spin-wait (0.4 ms
 # per call seen on an honest histogram on 2 cores): only gross lies are named there.
 SLACK = {"cpu": (2000.0, 2.0), "cuda": (400.0, 0.5)}
 HOST_BYTES_PER_US = 100.0  # the slowest the runner's answer may move through the socket (100 MB/s)

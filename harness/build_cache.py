@@ -84,7 +84,7 @@ class BuildCache:
             os.chmod(incoming, 0o755)
             try:
                 incoming.rename(folder)
-            except OSError:             # already there: another build of the same key won the race
+            except OSError:  # already there: another build of the same key won the race
                 shutil.rmtree(incoming, ignore_errors=True)
         except BaseException:
             shutil.rmtree(incoming, ignore_errors=True)
@@ -100,7 +100,7 @@ class BuildCache:
                 with contextlib.suppress(OSError):
                     stat = folder.stat()
                     if folder.name.startswith(_TEMP_PREFIX):
-                        if time.time() - stat.st_mtime > 3600:      # a build that died mid-store
+                        if time.time() - stat.st_mtime > 3600:  # a build that died mid-store
                             shutil.rmtree(folder, ignore_errors=True)
                         continue
                     size = sum(f.stat().st_size for f in folder.iterdir())

@@ -39,8 +39,8 @@ from harness.staging import Stage
 
 log = logging.getLogger(__name__)
 
-BUILD_MEMORY_MB = 16384        # nvcc and cicc on torch's headers take a few GB; capped by the host's share
-BUILDS_PER_JOB = 16            # load_inline calls one evaluation may have built for it
+BUILD_MEMORY_MB = 16384  # nvcc and cicc on torch's headers take a few GB; capped by the host's share
+BUILDS_PER_JOB = 16  # load_inline calls one evaluation may have built for it
 POLL_S = 0.05
 
 
@@ -112,9 +112,13 @@ class BuildProcess:
             tail = _tail(self._stage.stderr_path)
             return BuildOutcome(False, log=tail, message=f"The builder ended without a result (status {status})")
         try:
-            return BuildOutcome(bool(reply["ok"]), {str(name): base64.b64decode(data)
-                                                    for name, data in dict(reply["files"]).items()},
-                                str(reply["log"]), str(reply["message"]), float(reply["seconds"]))
+            return BuildOutcome(
+                bool(reply["ok"]),
+                {str(name): base64.b64decode(data) for name, data in dict(reply["files"]).items()},
+                str(reply["log"]),
+                str(reply["message"]),
+                float(reply["seconds"]),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             return BuildOutcome(False, message=f"The builder's result is unreadable ({exc})")
 
@@ -142,7 +146,7 @@ class Builds:
         if self.cache is not None and (entry := self.cache.lookup(build_key)) is not None:
             try:
                 return BuildOutcome(True, {f.name: f.read_bytes() for f in entry.iterdir()}, cached=True)
-            except OSError as exc:           # evicted in between: build again
+            except OSError as exc:  # evicted in between: build again
                 log.info("cache entry %s vanished (%s); building", build_key, exc)
         self.started += 1
         return BuildProcess(request, self.capability, timeout_s)
@@ -191,22 +195,41 @@ def build_cu(job: EvalJob, job_builds: Builds, stage: Stage) -> BuildOutcome | N
 def compile_failure(job: EvalJob, outcome: BuildOutcome, started: float) -> EvalResult:
     where = builds.first_error(outcome.log)
     message = f"{outcome.message}: {where}" if where else f"{outcome.message}."
-    result = failed_result(job, Failure(FailureKind.COMPILE_ERROR, f"{message.rstrip('.')}. Fix it and submit again; "
-                                        "the compiler's output is below.", outcome.log), started)
+    result = failed_result(
+        job,
+        Failure(
+            FailureKind.COMPILE_ERROR,
+            f"{message.rstrip('.')}. Fix it and submit again; the compiler's output is below.",
+            outcome.log,
+        ),
+        started,
+    )
     result.compile_s = outcome.seconds
     return result
 
 
-def _child(request: BuildRequest, launch: sandbox.Launch, nonce: str, channel_fd: int, stdout_fd: int,
-           stderr_fd: int, timeout_s: float) -> None:
+def _child(
+    request: BuildRequest,
+    launch: sandbox.Launch,
+    nonce: str,
+    channel_fd: int,
+    stdout_fd: int,
+    stderr_fd: int,
+    timeout_s: float,
+) -> None:
     """The builder: enter the sandbox, compile, send the files, end. Never returns into the server."""
     code = 0
     try:
         workdir = sandbox.enter(launch, channel_fd, stdout_fd, stderr_fd)
         outcome = builds.run(request, workdir, timeout_s)
         Outbox(channel_fd, nonce).send(
-            "built", ok=outcome.ok, log=outcome.log, message=outcome.message, seconds=outcome.seconds,
-            files={name: base64.b64encode(data).decode() for name, data in outcome.files.items()})
+            "built",
+            ok=outcome.ok,
+            log=outcome.log,
+            message=outcome.message,
+            seconds=outcome.seconds,
+            files={name: base64.b64encode(data).decode() for name, data in outcome.files.items()},
+        )
     except BaseException:
         code = 70
         with contextlib.suppress(Exception):

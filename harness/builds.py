@@ -22,30 +22,53 @@ from typing import Any
 
 from harness import build_cache, toolchain
 
-CU_MODULE = "kernelrank_cu_module.so"          # what a .cu build makes, and what the worker loads
-DRIVER = "kernelrank_driver.cu"                # harness/cu_driver.cu, staged under this name
+CU_MODULE = "kernelrank_cu_module.so"  # what a .cu build makes, and what the worker loads
+DRIVER = "kernelrank_driver.cu"  # harness/cu_driver.cu, staged under this name
 COMPILE_TIMEOUT_ENV = "KERNELRANK_COMPILE_TIMEOUT_S"
 COMPILE_TIMEOUT_S = 180.0
-MAX_ARTIFACT_BYTES = 40 * 2**20               # a built module travels in one channel record
+MAX_ARTIFACT_BYTES = 40 * 2**20  # a built module travels in one channel record
 LOG_CHARS = 20_000
 # nvcc flags of every .cu build: one target, optimised, a shared library on the shared CUDA runtime (the one
 # torch loaded, so the submission's work and the harness's events share the default stream), line info for ncu.
-CU_FLAGS = ("-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "--no-undefined", "-cudart", "shared",
-            "-lineinfo",
-            "--expt-relaxed-constexpr", "--extended-lambda")
+CU_FLAGS = (
+    "-std=c++20",
+    "-O3",
+    "-shared",
+    "-Xcompiler",
+    "-fPIC",
+    "-Xlinker",
+    "--no-undefined",
+    "-cudart",
+    "shared",
+    "-lineinfo",
+    "--expt-relaxed-constexpr",
+    "--extended-lambda",
+)
 # load_inline arguments a cached build accepts (anything else, e.g. build_directory, builds in the job as before).
-EXTENSION_ARGS = {"name": str, "cpp_sources": (str, list), "cuda_sources": (str, list, type(None)),
-                  "functions": (str, list, dict, type(None)), "extra_cflags": (list, type(None)),
-                  "extra_cuda_cflags": (list, type(None)), "extra_ldflags": (list, type(None)),
-                  "extra_include_paths": (list, type(None)), "with_cuda": (bool, type(None)),
-                  "is_python_module": bool, "with_pytorch_error_handling": bool, "no_implicit_headers": bool}
+EXTENSION_ARGS = {
+    "name": str,
+    "cpp_sources": (str, list),
+    "cuda_sources": (str, list, type(None)),
+    "functions": (str, list, dict, type(None)),
+    "extra_cflags": (list, type(None)),
+    "extra_cuda_cflags": (list, type(None)),
+    "extra_ldflags": (list, type(None)),
+    "extra_include_paths": (list, type(None)),
+    "with_cuda": (bool, type(None)),
+    "is_python_module": bool,
+    "with_pytorch_error_handling": bool,
+    "no_implicit_headers": bool,
+}
 _IGNORED_ARGS = ("verbose", "keep_intermediates")
 _ERROR_LINE = re.compile(r"(?m)^.*\b(error|fatal error)\b.*$")
 # The light build of a load_inline call (docs/cuda.md): torch/extension.h is the whole C++ frontend (torch/all.h:
 # nn, optim, data) plus Python bindings; the generated main.cpp needs only tensors and pybind's casters, and a
 # CUDA source only tensors, so both compile against these instead (about half nvcc's time on an H100 host).
-LIGHT_CPP_HEADERS = ("#include <torch/types.h>", "#include <torch/csrc/utils/pybind.h>",
-                     "#include <torch/csrc/Exceptions.h>")
+LIGHT_CPP_HEADERS = (
+    "#include <torch/types.h>",
+    "#include <torch/csrc/utils/pybind.h>",
+    "#include <torch/csrc/Exceptions.h>",
+)
 LIGHT_CUDA_HEADERS = ("#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>")
 FALLBACK_NOTE = "The build against light torch headers failed, so the sources were built as written."
 _EXTENSION_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"]')
@@ -53,22 +76,29 @@ _EXTENSION_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/exten
 
 @dataclass(frozen=True)
 class BuildRequest:
-    kind: str                                  # "cu" | "extension"
-    arch: str                                  # nvcc's target, e.g. "sm_90a"
-    sources: dict[str, str] = field(default_factory=dict)    # files written into the build folder
-    options: dict[str, Any] = field(default_factory=dict)    # cu: {"submission": name}; extension: load_inline's args
+    kind: str  # "cu" | "extension"
+    arch: str  # nvcc's target, e.g. "sm_90a"
+    sources: dict[str, str] = field(default_factory=dict)  # files written into the build folder
+    options: dict[str, Any] = field(default_factory=dict)  # cu: {"submission": name}; extension: load_inline's args
 
     def key(self) -> str:
-        return build_cache.key({"kind": self.kind, "arch": self.arch, "sources": self.sources,
-                                "options": self.options, "toolchain": toolchain.fingerprint()})
+        return build_cache.key(
+            {
+                "kind": self.kind,
+                "arch": self.arch,
+                "sources": self.sources,
+                "options": self.options,
+                "toolchain": toolchain.fingerprint(),
+            }
+        )
 
 
 @dataclass
 class BuildOutcome:
     ok: bool
     files: dict[str, bytes] = field(default_factory=dict)
-    log: str = ""                              # the compiler's output: warnings on success, errors on failure
-    message: str = ""                          # on failure: one sentence for the user
+    log: str = ""  # the compiler's output: warnings on success, errors on failure
+    message: str = ""  # on failure: one sentence for the user
     seconds: float = 0.0
     cached: bool = False
 
@@ -110,12 +140,19 @@ def run(request: BuildRequest, folder: Path, timeout_s: float | None = None) -> 
     try:
         outcome = builder(request, folder, timeout_s)
     except subprocess.TimeoutExpired:
-        outcome = BuildOutcome(False, message=f"The build did not finish within {timeout_s:g} s and was stopped. "
-                                              "Simplify the code (deep template instantiation, huge unrolled loops).")
+        outcome = BuildOutcome(
+            False,
+            message=f"The build did not finish within {timeout_s:g} s and was stopped. "
+            "Simplify the code (deep template instantiation, huge unrolled loops).",
+        )
     outcome.seconds = time.monotonic() - started
     if outcome.ok and sum(len(data) for data in outcome.files.values()) > MAX_ARTIFACT_BYTES:
-        return BuildOutcome(False, log=outcome.log, seconds=outcome.seconds, message=(
-            f"The built module is larger than {MAX_ARTIFACT_BYTES // 2**20} MiB; build less code."))
+        return BuildOutcome(
+            False,
+            log=outcome.log,
+            seconds=outcome.seconds,
+            message=(f"The built module is larger than {MAX_ARTIFACT_BYTES // 2**20} MiB; build less code."),
+        )
     return outcome
 
 
@@ -136,12 +173,24 @@ def first_error(log: str) -> str:
 def _cu(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
     compiler = toolchain.nvcc()
     if compiler is None:
-        return BuildOutcome(False, message="This machine has no CUDA compiler (nvcc), so .cu submissions cannot be "
-                                           "built here; choose a GPU runner with the CUDA toolkit.")
+        return BuildOutcome(
+            False,
+            message="This machine has no CUDA compiler (nvcc), so .cu submissions cannot be "
+            "built here; choose a GPU runner with the CUDA toolkit.",
+        )
     includes = [f"-I{path}" for path in (str(folder), *toolchain.library_includes())]
     libraries = ["-lcublas"] if toolchain.has_cublas() else []
-    command = [compiler, *CU_FLAGS, f"-arch={request.arch}", *includes, DRIVER, request.options["submission"],
-               "-o", CU_MODULE, *libraries]
+    command = [
+        compiler,
+        *CU_FLAGS,
+        f"-arch={request.arch}",
+        *includes,
+        DRIVER,
+        request.options["submission"],
+        "-o",
+        CU_MODULE,
+        *libraries,
+    ]
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=timeout_s)
     log = (done.stdout + done.stderr).strip()
     if done.returncode != 0 or not (folder / CU_MODULE).is_file():
@@ -154,8 +203,11 @@ def light_options(options: dict[str, Any]) -> dict[str, Any] | None:
     (the same sources otherwise); None when the call already chose its headers (``no_implicit_headers``)."""
     if options.get("no_implicit_headers"):
         return None
-    light = dict(options, no_implicit_headers=True,
-                 cpp_sources=[*LIGHT_CPP_HEADERS, *map(lighten, _sources(options.get("cpp_sources")))])
+    light = dict(
+        options,
+        no_implicit_headers=True,
+        cpp_sources=[*LIGHT_CPP_HEADERS, *map(lighten, _sources(options.get("cpp_sources")))],
+    )
     if cuda := _sources(options.get("cuda_sources")):
         light["cuda_sources"] = [*LIGHT_CUDA_HEADERS, *map(lighten, cuda)]
     return light
@@ -166,15 +218,18 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     first against light headers, then, when that fails, the sources as written."""
     from torch.utils import cpp_extension
 
-    os.environ["TORCH_CUDA_ARCH_LIST"] = toolchain.arch_named(request.arch).torch if toolchain.arch_named(
-        request.arch) else os.environ.get("TORCH_CUDA_ARCH_LIST", "")
-    os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))    # ninja compiles main.cpp and the .cu at once
-    cpp_extension._import_module_from_library = lambda *args, **kwargs: None    # build only, never import
+    os.environ["TORCH_CUDA_ARCH_LIST"] = (
+        toolchain.arch_named(request.arch).torch
+        if toolchain.arch_named(request.arch)
+        else os.environ.get("TORCH_CUDA_ARCH_LIST", "")
+    )
+    os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))  # ninja compiles main.cpp and the .cu at once
+    cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
     light = light_options(options)
     if light is not None and (outcome := _load_inline(cpp_extension, light, folder / "light")).ok:
         return outcome
-    cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)    # same name, not name_v1
+    cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)  # same name, not name_v1
     outcome = _load_inline(cpp_extension, options, folder / "build")
     if light is not None:
         outcome.log = f"{FALLBACK_NOTE}\n{outcome.log}".strip()
@@ -185,7 +240,7 @@ def _load_inline(cpp_extension: Any, options: dict[str, Any], build_directory: P
     build_directory.mkdir(exist_ok=True)
     try:
         cpp_extension.load_inline(**options, build_directory=str(build_directory), verbose=False)
-    except Exception as exc:               # torch reports a failed build as RuntimeError with the compiler output
+    except Exception as exc:  # torch reports a failed build as RuntimeError with the compiler output
         return BuildOutcome(False, log=str(exc), message=f"Building the extension {options['name']!r} failed")
     built = build_directory / f"{options['name']}.so"
     if not built.is_file():

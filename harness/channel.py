@@ -32,7 +32,7 @@ def write_record(fd: int, record: dict[str, Any]) -> None:
     """Write one record to a pipe, looping over partial writes."""
     view = memoryview(encode(record))
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def send_record(sock: socket.socket, record: dict[str, Any]) -> None:
@@ -44,7 +44,7 @@ class RecordReader:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
-        self.pending: list[dict[str, Any]] = []     # records read ahead by ``read_record``
+        self.pending: list[dict[str, Any]] = []  # records read ahead by ``read_record``
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         self._buffer += data
@@ -56,7 +56,7 @@ class RecordReader:
             end = _HEADER.size + size
             if len(self._buffer) < end:
                 break
-            body = bytes(self._buffer[_HEADER.size:end])
+            body = bytes(self._buffer[_HEADER.size : end])
             del self._buffer[:end]
             try:
                 record = json.loads(body)

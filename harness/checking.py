@@ -39,7 +39,7 @@ _sum = torch.sum
 _view_as_real = torch.view_as_real
 _no_grad = torch.no_grad
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-MAX_DEPTH = 16          # nesting followed into tuples, lists and dicts; deeper values count as leaves
+MAX_DEPTH = 16  # nesting followed into tuples, lists and dicts; deeper values count as leaves
 
 Path = tuple[Any, ...]
 Check = Callable[[Any, Any], tuple[bool, str]]
@@ -52,17 +52,17 @@ class TensorLike:
     shape: tuple[int, ...]
     dtype: torch.dtype
     device: torch.device
-    plain: bool                    # exactly torch.Tensor, no subclass
-    finite: bool                   # no NaN or Inf
+    plain: bool  # exactly torch.Tensor, no subclass
+    finite: bool  # no NaN or Inf
 
 
 @dataclass(frozen=True)
 class Expectation:
     """What the reference does with one shape's input, learnt by running it on a copy."""
 
-    output: Any                    # TensorLike, a tuple of expectations (tuple/list output), or None
+    output: Any  # TensorLike, a tuple of expectations (tuple/list output), or None
     tensors: dict[Path, TensorLike]  # the output's tensors by place
-    writable: frozenset[Path]      # input tensors the reference writes into
+    writable: frozenset[Path]  # input tensors the reference writes into
 
     @property
     def plain(self) -> bool:
@@ -77,8 +77,8 @@ class Expectation:
 @dataclass(frozen=True)
 class Rejection:
     kind: FailureKind
-    rule: str                      # "checker" or one of the harness's rules above
-    consulted: bool                # the problem's checker saw the output (and accepted it, unless rule == "checker")
+    rule: str  # "checker" or one of the harness's rules above
+    consulted: bool  # the problem's checker saw the output (and accepted it, unless rule == "checker")
     message: str
 
 
@@ -95,7 +95,7 @@ def clone_data(data: Any) -> Any:
         return _clone(data)
     if isinstance(data, Opaque):
         return data.clone()
-    if isinstance(data, tuple) and hasattr(data, "_fields"):     # a namedtuple takes its fields positionally
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a namedtuple takes its fields positionally
         return type(data)(*(clone_data(item) for item in data))
     if isinstance(data, (tuple, list)):
         return type(data)(clone_data(item) for item in data)
@@ -111,14 +111,23 @@ def expect(ref_kernel: Callable[[Any], Any], data: Any) -> Expectation:
     with _no_grad():
         output = ref_kernel(probe)
     # a write shows in the version counter (in-place and out= ops) or, for other kernels, in the bits
-    writable = frozenset(path for (path, now), (_, then), version
-                         in zip(tensors_of(probe), tensors_of(before), versions, strict=True)
-                         if now._version != version or not same_bits(now, then))
+    writable = frozenset(
+        path
+        for (path, now), (_, then), version in zip(tensors_of(probe), tensors_of(before), versions, strict=True)
+        if now._version != version or not same_bits(now, then)
+    )
     return Expectation(_structure(output), {path: _like(t) for path, t in tensors_of(output)}, writable)
 
 
-def judge(expectation: Expectation, pristine: Any, data: Any, output: Any, check: Check,
-          reference: Callable[[Any], Any], strict: bool) -> Rejection | None:
+def judge(
+    expectation: Expectation,
+    pristine: Any,
+    data: Any,
+    output: Any,
+    check: Check,
+    reference: Callable[[Any], Any],
+    strict: bool,
+) -> Rejection | None:
     """Everything that makes one call's output unacceptable, or None.
 
     ``check(pristine, output)`` is the problem's checker, normalised to ``(ok, message)``; it may raise.
@@ -126,24 +135,37 @@ def judge(expectation: Expectation, pristine: Any, data: Any, output: Any, check
     """
     if rejection := _before_checker(expectation, output, strict):
         return rejection
-    changed = changed_inputs(expectation, pristine, data, output)    # before the checker: it may write its copy
-    unforeseen = [path for path, t in tensors_of(output)
-                  if (ref := expectation.tensors.get(path)) is not None and ref.finite and not _finite(t)]
+    changed = changed_inputs(expectation, pristine, data, output)  # before the checker: it may write its copy
+    unforeseen = [
+        path
+        for path, t in tensors_of(output)
+        if (ref := expectation.tensors.get(path)) is not None and ref.finite and not _finite(t)
+    ]
     witness = clone_data(pristine) if unforeseen else None
     ok, message = check(pristine, output)
     if not ok:
         return Rejection(FailureKind.WRONG_OUTPUT, "checker", True, message)
     if changed:
-        return Rejection(FailureKind.WRONG_OUTPUT, "inputs-unchanged", True, (
-            f"custom_kernel changed {', '.join(changed)}, which the reference does not write and the output does "
-            "not share memory with. Leave the inputs as they are (writing into an output buffer that the input "
-            "provides is fine when you return it)."))
+        return Rejection(
+            FailureKind.WRONG_OUTPUT,
+            "inputs-unchanged",
+            True,
+            (
+                f"custom_kernel changed {', '.join(changed)}, which the reference does not write and the output does "
+                "not share memory with. Leave the inputs as they are (writing into an output buffer that the input "
+                "provides is fine when you return it)."
+            ),
+        )
     if unforeseen:
         with _no_grad():
             expected = dict(tensors_of(reference(witness)))
         if bad := [p for p in unforeseen if p not in expected or _finite(expected[p])]:
-            return Rejection(FailureKind.WRONG_OUTPUT, "finite-output", True,
-                             f"{_name(bad[0], 'the output')} holds NaN or Inf where the reference's output has none.")
+            return Rejection(
+                FailureKind.WRONG_OUTPUT,
+                "finite-output",
+                True,
+                f"{_name(bad[0], 'the output')} holds NaN or Inf where the reference's output has none.",
+            )
     return None
 
 
@@ -153,8 +175,11 @@ def changed_inputs(expectation: Expectation, pristine: Any, data: Any, output: A
     if [p for p, _ in before] != [p for p, _ in after]:
         return ["the structure of data"]
     shared = [span for _, t in tensors_of(output) if (span := _memory(t)) is not None]
-    return [_name(path) for (path, then), (_, now) in zip(before, after, strict=True)
-            if path not in expectation.writable and not _shares(now, shared) and not same_bits(now, then)]
+    return [
+        _name(path)
+        for (path, then), (_, now) in zip(before, after, strict=True)
+        if path not in expectation.writable and not _shares(now, shared) and not same_bits(now, then)
+    ]
 
 
 def checker_verdict(answer: Any, none_passes: bool = True) -> tuple[bool, str]:
@@ -182,7 +207,7 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same shape, dtype, device and bit patterns (so NaN matches the same NaN)."""
     if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
         return False
-    with contextlib.suppress(RuntimeError, KeyError, TypeError):   # no plain bits (sparse, quantized): values
+    with contextlib.suppress(RuntimeError, KeyError, TypeError):  # no plain bits (sparse, quantized): values
         a, b = _bits(a), _bits(b)
     return bool(_equal(a, b))
 
@@ -203,17 +228,33 @@ def _before_checker(expectation: Expectation, output: Any, strict: bool) -> Reje
     if expectation.plain and (lazy := _first_lazy(output)):
         path, value = lazy
         what = "a tensor subclass" if isinstance(value, _Tensor) else "an object that intercepts torch functions"
-        return Rejection(FailureKind.BAD_OUTPUT_TYPE, "plain-tensor", False, (
-            f"{_name(path, 'the output')} is a {type(value).__module__}.{type(value).__qualname__}, {what}; return "
-            "plain torch.Tensor objects, as the reference does (a lazy output would compute after the timer)."))
+        return Rejection(
+            FailureKind.BAD_OUTPUT_TYPE,
+            "plain-tensor",
+            False,
+            (
+                f"{_name(path, 'the output')} is a {type(value).__module__}.{type(value).__qualname__}, {what}; return "
+                "plain torch.Tensor objects, as the reference does (a lazy output would compute after the timer)."
+            ),
+        )
     for path, tensor in tensors_of(output):
         if (ref := expectation.tensors.get(path)) is not None and tensor.device != ref.device:
-            return Rejection(FailureKind.BAD_OUTPUT_TYPE, "same-device", False, (
-                f"{_name(path, 'the output')} is on {tensor.device}; the reference's is on {ref.device}. Return "
-                "the output on the device the reference uses."))
+            return Rejection(
+                FailureKind.BAD_OUTPUT_TYPE,
+                "same-device",
+                False,
+                (
+                    f"{_name(path, 'the output')} is on {tensor.device}; the reference's is on {ref.device}. Return "
+                    "the output on the device the reference uses."
+                ),
+            )
     if strict and (message := _mismatch(expectation.output, output, "the output")):
-        return Rejection(FailureKind.BAD_OUTPUT_TYPE, "strict-output", False,
-                         f"{message} This problem asks for the reference's exact structure, shapes and dtypes.")
+        return Rejection(
+            FailureKind.BAD_OUTPUT_TYPE,
+            "strict-output",
+            False,
+            f"{message} This problem asks for the reference's exact structure, shapes and dtypes.",
+        )
     return None
 
 
@@ -285,7 +326,7 @@ def _finite(t: torch.Tensor) -> bool:
         return True
     try:
         total = _sum(t, dtype=torch.complex128 if t.is_complex() else torch.float64)
-    except (RuntimeError, TypeError):            # a dtype without a float64 sum (float8): element by element
+    except (RuntimeError, TypeError):  # a dtype without a float64 sum (float8): element by element
         return bool(_isfinite(t).all())
     return bool(_isfinite(total))
 
@@ -294,7 +335,7 @@ def _is_flag(value: Any) -> bool:
     if isinstance(value, _Tensor):
         return value.dtype == torch.bool and value.numel() == 1
     kind = type(value)
-    return kind is bool or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"))   # numpy's bool
+    return kind is bool or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"))  # numpy's bool
 
 
 def _text(parts: Any) -> str:

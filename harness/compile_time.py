@@ -32,7 +32,7 @@ class CompileClock:
     def __init__(self, on_compile: Callable[[], None] | None = None) -> None:
         self._on_compile = on_compile or (lambda: None)
         self._seconds = 0.0
-        self._depth = 0          # extension builds in progress: what they trigger inside is theirs
+        self._depth = 0  # extension builds in progress: what they trigger inside is theirs
 
     def install(self) -> CompileClock:
         self._wrap_extension_loaders()
@@ -72,12 +72,12 @@ class CompileClock:
         knobs = getattr(sys.modules.get("triton"), "knobs", None)
         compilation = getattr(knobs, "compilation", None)
         if compilation is None or not hasattr(compilation, "listener"):
-            return                          # Triton absent, or older than 3.4: its compiles go uncounted
+            return  # Triton absent, or older than 3.4: its compiles go uncounted
         previous = compilation.listener
 
         def listener(*, times: Any, **details: Any) -> None:
             if self._depth == 0 and not _inside_torch_compile():
-                self._seconds += getattr(times, "total", 0) / 1e6      # Triton reports microseconds
+                self._seconds += getattr(times, "total", 0) / 1e6  # Triton reports microseconds
             if previous is not None:
                 previous(times=times, **details)
 
@@ -88,7 +88,7 @@ def _inside_torch_compile() -> bool:
     guards = sys.modules.get("torch._guards")
     try:
         return guards is not None and guards.CompileContext.current_compile_id() is not None
-    except Exception:           # an internal API: if it moves, count rather than fail
+    except Exception:  # an internal API: if it moves, count rather than fail
         return False
 
 
@@ -107,6 +107,6 @@ def _dynamo_seconds() -> float:
             spent = utils.calculate_time_spent()
             return float(spent.get("total_wall_time", spent.get("entire_frame_compile", 0.0)))
         return float(sum(utils.compilation_time_metrics.get("_compile.compile_inner", [])))
-    except Exception as exc:    # internal accounting: report 0 rather than fail the evaluation
+    except Exception as exc:  # internal accounting: report 0 rather than fail the evaluation
         log.warning("torch.compile's compile time is unreadable: %s", exc)
         return 0.0

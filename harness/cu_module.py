@@ -18,7 +18,7 @@ from typing import Any
 from harness.checking import Opaque
 
 MESSAGE_BYTES = 64 * 1024
-SEED_BITS = 31       # public CUDA references take ``int seed``: ranked seeds are folded into its range
+SEED_BITS = 31  # public CUDA references take ``int seed``: ranked seeds are folded into its range
 
 
 class CuError(RuntimeError):
@@ -66,8 +66,10 @@ class CuModule:
         if missing := [name for name in self.arguments if name not in spec]:
             raise ValueError(f"the spec {spec} lacks {', '.join(missing)}, which generate_input takes (task.h)")
         if extra := [name for name in spec if name not in self.arguments]:
-            raise ValueError(f"the spec has {', '.join(extra)}, which generate_input does not take (task.h's "
-                             f"ArgumentNames: {', '.join(self.arguments)})")
+            raise ValueError(
+                f"the spec has {', '.join(extra)}, which generate_input does not take (task.h's "
+                f"ArgumentNames: {', '.join(self.arguments)})"
+            )
         values = [_text(name, spec[name]) for name in self.arguments]
         array = (ctypes.c_char_p * len(values))(*(v.encode() for v in values))
         return CuValue(self, self.call("kr_generate_input", array), "input")
@@ -79,14 +81,23 @@ class CuModule:
 
     def check(self, pristine: CuValue, output: CuValue) -> tuple[bool, str]:
         passed, message = ctypes.c_int(0), ctypes.create_string_buffer(MESSAGE_BYTES)
-        if self.lib.kr_check(ctypes.c_void_p(pristine.pointer), ctypes.c_void_p(output.pointer),
-                             ctypes.byref(passed), message, ctypes.c_size_t(MESSAGE_BYTES)) != 0:
+        if (
+            self.lib.kr_check(
+                ctypes.c_void_p(pristine.pointer),
+                ctypes.c_void_p(output.pointer),
+                ctypes.byref(passed),
+                message,
+                ctypes.c_size_t(MESSAGE_BYTES),
+            )
+            != 0
+        ):
             raise CuError(self.lib.kr_last_error().decode(errors="replace"))
         text = message.value.decode(errors="replace")
         return bool(passed.value), text or ("" if passed.value else "check_implementation failed the output")
 
-    def functions(self) -> tuple[Callable[..., Any], Callable[[Any], Any], Callable[[Any, Any], tuple[bool, str]],
-                                 Callable[[Any], Any]]:
+    def functions(
+        self,
+    ) -> tuple[Callable[..., Any], Callable[[Any], Any], Callable[[Any, Any], tuple[bool, str]], Callable[[Any], Any]]:
         """(generate_input, ref_kernel, check, custom_kernel) for ``harness.modes``. The CUDA format's checker
         runs the reference itself, so the harness has no reference output to look at: ref_kernel gives None."""
         return self.generate_input, _no_reference_output, self.check, self.custom_kernel

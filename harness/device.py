@@ -28,15 +28,15 @@ from harness.result import SystemInfo
 log = logging.getLogger(__name__)
 
 SMI_TIMEOUT_S = 5.0
-GPU_IDLE_WAIT_S = 5.0       # the driver needs a moment to tear a dead process's context down
+GPU_IDLE_WAIT_S = 5.0  # the driver needs a moment to tear a dead process's context down
 
 
 @dataclass(frozen=True)
 class Peaks:
     """Datasheet peak rates of one GPU model: dense (no 2:4 sparsity) tensor/vector throughput."""
 
-    bandwidth_gbps: float              # DRAM bandwidth, GB/s (10^9 bytes per second)
-    tflops: dict[str, float]           # dtype name ("fp32", "tf32", "bf16", "fp16", "fp8") -> TFLOP/s
+    bandwidth_gbps: float  # DRAM bandwidth, GB/s (10^9 bytes per second)
+    tflops: dict[str, float]  # dtype name ("fp32", "tf32", "bf16", "fp16", "fp8") -> TFLOP/s
 
 
 def _hopper(bandwidth_gbps: float, fp32: float, bf16: float) -> Peaks:
@@ -54,12 +54,12 @@ def _ampere(bandwidth_gbps: float) -> Peaks:
 _PEAKS: list[tuple[str, Peaks]] = [
     (r"\bH100\b.*\bPCIe\b", _hopper(2000.0, fp32=51.0, bf16=756.0)),
     (r"\bH100\b.*\bNVL\b", _hopper(3900.0, fp32=60.0, bf16=835.5)),
-    (r"\bH100\b", _hopper(3350.0, fp32=67.0, bf16=989.5)),                 # SXM5, "NVIDIA H100 80GB HBM3"
+    (r"\bH100\b", _hopper(3350.0, fp32=67.0, bf16=989.5)),  # SXM5, "NVIDIA H100 80GB HBM3"
     (r"\bH200\b.*\bNVL\b", _hopper(4800.0, fp32=60.0, bf16=835.5)),
-    (r"\bH200\b", _hopper(4800.0, fp32=67.0, bf16=989.5)),                 # SXM
+    (r"\bH200\b", _hopper(4800.0, fp32=67.0, bf16=989.5)),  # SXM
     (r"\bA100\b.*80GB.*\bPCIe\b", _ampere(1935.0)),
-    (r"\bA100\b.*80GB", _ampere(2039.0)),                                   # SXM4 80GB
-    (r"\bA100\b", _ampere(1555.0)),                                         # 40GB, SXM4 and PCIe
+    (r"\bA100\b.*80GB", _ampere(2039.0)),  # SXM4 80GB
+    (r"\bA100\b", _ampere(1555.0)),  # 40GB, SXM4 and PCIe
     (r"\bL40S\b", Peaks(864.0, {"fp32": 91.6, "tf32": 183.0, "bf16": 362.05, "fp16": 362.05, "fp8": 733.0})),
     (r"\bL4\b", Peaks(300.0, {"fp32": 30.3, "tf32": 60.0, "bf16": 121.0, "fp16": 121.0, "fp8": 242.5})),
     (r"\bT4\b", Peaks(320.0, {"fp32": 8.1, "fp16": 65.0})),
@@ -74,8 +74,14 @@ def peaks_for(gpu_name: str) -> Peaks | None:
     """Peaks for a CUDA device name such as "NVIDIA H100 80GB HBM3": the datasheet's, with any measured figures
     from ``$KERNELRANK_PEAKS_FILE`` put over them; None when neither knows the GPU (or on CPU)."""
     datasheet = next((p for pattern, p in _PEAKS if re.search(pattern, gpu_name, re.IGNORECASE)), None)
-    measured = next((p for pattern, p in measured_peaks(os.environ.get(PEAKS_FILE_ENV, ""))
-                     if re.search(pattern, gpu_name, re.IGNORECASE)), None)
+    measured = next(
+        (
+            p
+            for pattern, p in measured_peaks(os.environ.get(PEAKS_FILE_ENV, ""))
+            if re.search(pattern, gpu_name, re.IGNORECASE)
+        ),
+        None,
+    )
     if measured is None:
         return datasheet
     if datasheet is None:
@@ -92,9 +98,16 @@ def measured_peaks(path: str) -> tuple[tuple[str, Peaks], ...]:
     try:
         with open(path) as stream:
             table = json.load(stream)
-        return tuple((str(pattern), Peaks(float(entry.get("bandwidth_gbps") or 0),
-                                          {str(k): float(v) for k, v in dict(entry.get("tflops") or {}).items()}))
-                     for pattern, entry in dict(table).items())
+        return tuple(
+            (
+                str(pattern),
+                Peaks(
+                    float(entry.get("bandwidth_gbps") or 0),
+                    {str(k): float(v) for k, v in dict(entry.get("tflops") or {}).items()},
+                ),
+            )
+            for pattern, entry in dict(table).items()
+        )
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         log.warning("measured peaks in %s are unreadable (%s); using the datasheet's", path, exc)
         return ()
@@ -112,8 +125,14 @@ def system_info(device: str) -> SystemInfo:
     """Versions and hardware of this machine for the result; GPU fields stay empty on CPU."""
     import torch
 
-    info = SystemInfo(device=device, torch=torch.__version__, triton=_package_version("triton"),
-                      python=platform.python_version(), platform=platform.platform(), cpu=_cpu_model())
+    info = SystemInfo(
+        device=device,
+        torch=torch.__version__,
+        triton=_package_version("triton"),
+        python=platform.python_version(),
+        platform=platform.platform(),
+        cpu=_cpu_model(),
+    )
     if device != "cuda":
         return info
     info.gpu_name = torch.cuda.get_device_name(torch.cuda.current_device())
@@ -209,8 +228,9 @@ def _nvml_query(query: Callable[[Any, Any], Any]) -> Any | None:
         pynvml.nvmlInit()
         try:
             gpu = _visible_gpu()
-            handle = (pynvml.nvmlDeviceGetHandleByIndex(int(gpu)) if gpu.isdigit()
-                      else pynvml.nvmlDeviceGetHandleByUUID(gpu))
+            handle = (
+                pynvml.nvmlDeviceGetHandleByIndex(int(gpu)) if gpu.isdigit() else pynvml.nvmlDeviceGetHandleByUUID(gpu)
+            )
             value = query(pynvml, handle)
         finally:
             pynvml.nvmlShutdown()

@@ -36,14 +36,15 @@ def install(outbox: Outbox) -> None:
         try:
             arguments = dict(signature.bind(*args, **kwargs).arguments)
         except TypeError:
-            return original(*args, **kwargs)          # let torch say what is wrong with the call
+            return original(*args, **kwargs)  # let torch say what is wrong with the call
         if builds.extension_request(arguments, "", {}) is None:
             return original(*args, **kwargs)
         reply = _ask(outbox, arguments)
         if "files" not in reply:
             if reply.get("error"):
-                raise RuntimeError(f"Error building extension '{arguments['name']}': {reply['error']}\n"
-                                   f"{reply.get('log', '')}")
+                raise RuntimeError(
+                    f"Error building extension '{arguments['name']}': {reply['error']}\n{reply.get('log', '')}"
+                )
             return original(*args, **kwargs)
         return _load(cpp_extension._import_module_from_library, arguments, reply["files"])
 

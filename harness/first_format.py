@@ -38,17 +38,30 @@ def load(reference: Path, name: str | None = None) -> Problem:
     except SyntaxError as exc:
         raise ProblemError(f"{reference} is not valid Python (line {exc.lineno}: {exc.msg}).") from exc
     if missing := [n for n in REQUIRED if n not in _top_level_names(tree)]:
-        raise ProblemError(f"{reference} defines no {', '.join(missing)}; a reference.py needs generate_input, "
-                           "ref_kernel and check_implementation.")
+        raise ProblemError(
+            f"{reference} defines no {', '.join(missing)}; a reference.py needs generate_input, "
+            "ref_kernel and check_implementation."
+        )
     files = {"reference.py": text, **_local_imports(tree, reference.parent, seen={reference.stem})}
     benchmarks = [{"seed": BENCHMARK_SEED}]
-    task = TaskSpec(description=ast.get_docstring(tree) or "", tests=[{"seed": seed} for seed in TEST_SEEDS],
-                    benchmarks=benchmarks, cpu_benchmarks=benchmarks, ranking_by="geom",
-                    checker_args=CHECKER_ARGS[1], default_device=False)
+    task = TaskSpec(
+        description=ast.get_docstring(tree) or "",
+        tests=[{"seed": seed} for seed in TEST_SEEDS],
+        benchmarks=benchmarks,
+        cpu_benchmarks=benchmarks,
+        ranking_by="geom",
+        checker_args=CHECKER_ARGS[1],
+        default_device=False,
+    )
     readme = reference.parent / "README.md"
     default_name = reference.parent.name if reference.name == "reference.py" else reference.stem
-    return Problem(name=name or default_name, task=task, files=files, submission_name=SUBMISSION_NAME,
-                   readme=readme.read_text() if readme.is_file() else "")
+    return Problem(
+        name=name or default_name,
+        task=task,
+        files=files,
+        submission_name=SUBMISSION_NAME,
+        readme=readme.read_text() if readme.is_file() else "",
+    )
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:

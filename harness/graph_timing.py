@@ -55,17 +55,17 @@ from harness.timing import MIN_FLUSH_BYTES
 
 log = logging.getLogger(__name__)
 
-GRAPH_THRESHOLD_US = 20.0     # shapes whose event-timed median is below this also get a graph time
-CALLS_PER_GRAPH = 10          # K: calls (and input sets) captured in one kernel graph
+GRAPH_THRESHOLD_US = 20.0  # shapes whose event-timed median is below this also get a graph time
+CALLS_PER_GRAPH = 10  # K: calls (and input sets) captured in one kernel graph
 
 
 @dataclass(frozen=True)
 class GraphTiming:
     """Per-call time of a shape from graph replays, in microseconds."""
 
-    per_call_us: float    # (median kernel-graph replay - median flush-graph replay) / calls per graph
-    replays: int          # kernel calls timed inside graph replays
-    checked: bool         # every replayed call's output matched the reference on fresh values
+    per_call_us: float  # (median kernel-graph replay - median flush-graph replay) / calls per graph
+    replays: int  # kernel calls timed inside graph replays
+    checked: bool  # every replayed call's output matched the reference on fresh values
 
 
 class _GraphReplayer:
@@ -102,14 +102,19 @@ class _GraphReplayer:
     def is_cuda_data(self, data: Any) -> bool:
         return any(tensor.is_cuda for tensor, _ in _matching_tensors(data, data, self._tensor))
 
-    def measure(self, kernel: Callable[[Any], Any], data: Any, refill: Callable[[Any], None],
-                check: Callable[[Any, Any], tuple[bool, str]], replays: int) -> GraphTiming | None:
+    def measure(
+        self,
+        kernel: Callable[[Any], Any],
+        data: Any,
+        refill: Callable[[Any], None],
+        check: Callable[[Any, Any], tuple[bool, str]],
+        replays: int,
+    ) -> GraphTiming | None:
         from harness.checking import clone_data
 
         calls = min(CALLS_PER_GRAPH, replays)
         if self._flush is None:
-            self._flush = self._empty(max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes()) // 4, dtype=self._int32,
-                                      device="cuda")
+            self._flush = self._empty(max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes()) // 4, dtype=self._int32, device="cuda")
         inputs = [clone_data(data) for _ in range(calls)]
         try:
             kernel_graph, flush_graph, outputs = self._capture_graphs(kernel, inputs)
@@ -132,7 +137,7 @@ class _GraphReplayer:
                 checked = False
                 break
         per_call_us = (statistics.median(kernel_us) - statistics.median(flush_us)) / calls
-        if not checked:         # the replays did not compute the output: say so, whatever they took
+        if not checked:  # the replays did not compute the output: say so, whatever they took
             return GraphTiming(per_call_us=max(per_call_us, 0.0), replays=len(kernel_us) * calls, checked=False)
         if not (math.isfinite(per_call_us) and per_call_us > 0):
             log.info("graph timing skipped: the call's time (%.3f us) is lost in the flush's noise", per_call_us)
@@ -154,7 +159,7 @@ class _GraphReplayer:
 
         side = self._new_stream()
         self._synchronize()
-        with self._on_stream(side):          # torch: warm up on the capture stream before capturing
+        with self._on_stream(side):  # torch: warm up on the capture stream before capturing
             for static in inputs:
                 kernel(static)
         self._synchronize()
@@ -168,7 +173,7 @@ class _GraphReplayer:
             try:
                 body()
             except BaseException:
-                with contextlib.suppress(Exception):       # the capture is invalid anyway: report body's error
+                with contextlib.suppress(Exception):  # the capture is invalid anyway: report body's error
                     self._capture_end(graph)
                 raise
             self._capture_end(graph)
@@ -214,8 +219,14 @@ def bind_torch() -> _GraphReplayer | None:
     return _GraphReplayer() if torch.cuda.is_available() else None
 
 
-def graph_replay_us(kernel: Callable[[Any], Any], data: Any, refill: Callable[[Any], None],
-                    check: Callable[[Any, Any], tuple[bool, str]], *, replays: int = 200) -> GraphTiming | None:
+def graph_replay_us(
+    kernel: Callable[[Any], Any],
+    data: Any,
+    refill: Callable[[Any], None],
+    check: Callable[[Any, Any], tuple[bool, str]],
+    *,
+    replays: int = 200,
+) -> GraphTiming | None:
     """Per-call time of ``kernel`` replayed from a CUDA graph, cold L2; None when it cannot be measured.
 
     ``data`` is a template of the input (tensors in tuples, lists and dicts; cloned into the static
@@ -266,8 +277,9 @@ def _matching_tensors(static: Any, fresh: Any, tensor_type: type) -> Iterator[tu
             yield from _matching_tensors(value, fresh[key], tensor_type)
 
 
-def _first_failure(check: Callable[[Any, Any], tuple[bool, str]], pristine: list[Any],
-                   outputs: list[Any]) -> str | None:
+def _first_failure(
+    check: Callable[[Any, Any], tuple[bool, str]], pristine: list[Any], outputs: list[Any]
+) -> str | None:
     """The first check failure's message over the calls of one replay, or None when all passed."""
     for index, (inputs, output) in enumerate(zip(pristine, outputs, strict=True)):
         try:

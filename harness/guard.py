@@ -24,7 +24,7 @@ class Guard:
     def watch(self, owner: Any, names: Iterable[str] | None = None, label: str | None = None) -> Guard:
         """Remember ``owner``'s attributes ``names`` (default: every public or private callable it holds)."""
         try:
-            namespace = vars(owner)       # a live view: later assignments show up in it
+            namespace = vars(owner)  # a live view: later assignments show up in it
         except TypeError:
             return self
         label = label or getattr(owner, "__name__", type(owner).__name__)
@@ -46,19 +46,31 @@ class Guard:
 
     def tampered(self) -> list[str]:
         """Names of everything replaced since it was watched; empty when nothing was (cheap: every call)."""
-        changed = [label for label, namespace, name, value in self._attributes
-                   if namespace.get(name, _MISSING) is not value]
-        changed += [label for label, fn, code, defaults, kwdefaults, cells in self._functions.values()
-                    if fn.__code__ is not code or fn.__defaults__ is not defaults
-                    or fn.__kwdefaults__ is not kwdefaults or (cells and not _cells_unchanged(cells))]
+        changed = [
+            label for label, namespace, name, value in self._attributes if namespace.get(name, _MISSING) is not value
+        ]
+        changed += [
+            label
+            for label, fn, code, defaults, kwdefaults, cells in self._functions.values()
+            if fn.__code__ is not code
+            or fn.__defaults__ is not defaults
+            or fn.__kwdefaults__ is not kwdefaults
+            or (cells and not _cells_unchanged(cells))
+        ]
         return changed
 
     def _remember_function(self, value: Any) -> None:
         fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
         if isinstance(fn, types.FunctionType) and id(fn) not in self._functions:
             cells = tuple((cell, _cell_value(cell)) for cell in fn.__closure__ or ())
-            self._functions[id(fn)] = (f"{fn.__module__}.{fn.__qualname__}", fn, fn.__code__, fn.__defaults__,
-                                       fn.__kwdefaults__, cells)
+            self._functions[id(fn)] = (
+                f"{fn.__module__}.{fn.__qualname__}",
+                fn,
+                fn.__code__,
+                fn.__defaults__,
+                fn.__kwdefaults__,
+                cells,
+            )
 
 
 def _dunder(name: str) -> bool:
@@ -72,7 +84,7 @@ def _is_code(value: Any) -> bool:
 def _cell_value(cell: types.CellType) -> Any:
     try:
         return cell.cell_contents
-    except ValueError:        # an empty cell
+    except ValueError:  # an empty cell
         return _MISSING
 
 

@@ -64,8 +64,9 @@ class InProcessRunner:
         return generate_input, ref_kernel, check
 
     def calibrate(self, calls: int = CALIBRATION_CALLS) -> list[Answer]:
-        return [self.call(None, timed=True, host=False, during="the calibration", calibration=True)
-                for _ in range(calls)]
+        return [
+            self.call(None, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
+        ]
 
     def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer:
         kernel = _nothing if calibration else self.kernel

@@ -36,7 +36,7 @@ from harness.timing import CallTiming
 _clock_ns = time.perf_counter_ns
 CLOSE_WAIT_S = 5.0
 CALIBRATION_CALLS = 40
-CALIBRATION_ELEMENTS = 256          # the calibration's input: small, so its transfer costs next to nothing
+CALIBRATION_ELEMENTS = 256  # the calibration's input: small, so its transfer costs next to nothing
 # failure kinds a runner may report about itself; anything else it claims reads as an exception
 _RUNNER_KINDS = frozenset(
     {
@@ -128,8 +128,9 @@ class RunnerLink:
         real call takes): before the submission is imported they measure the exchange alone (the allowance);
         after it, the runner's own sync gap."""
         probe = torch.zeros(CALIBRATION_ELEMENTS, device=self.device)
-        return [self.call(probe, timed=True, host=False, during="the calibration", calibration=True)
-                for _ in range(calls)]
+        return [
+            self.call(probe, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
+        ]
 
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:
         """Torch's profiler table of ``calls`` (judge calls of the runner), profiled in the runner."""
@@ -141,8 +142,13 @@ class RunnerLink:
 
     def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer:
         """Stage the call (outside the bracket), then bracket go -> the answer."""
-        request: dict[str, Any] = {"op": "stage", "timed": timed, "host": host, "during": during,
-                                   "calibration": calibration}
+        request: dict[str, Any] = {
+            "op": "stage",
+            "timed": timed,
+            "host": host,
+            "during": during,
+            "calibration": calibration,
+        }
         blobs: list[memoryview] = []
         storages: transport.Storages = []
         try:

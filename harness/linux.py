@@ -55,8 +55,12 @@ _libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_u
 
 
 class _MountAttr(ctypes.Structure):
-    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
-                ("userns_fd", ctypes.c_uint64)]
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
 
 
 class _CapHeader(ctypes.Structure):
@@ -77,7 +81,7 @@ def _check(result: int, what: str) -> int:
 def _syscall_number(name: str) -> int:
     numbers = _SYSCALLS.get(platform.machine())
     if numbers is None:
-        raise OSError(38, f"{name}: no system call number known for {platform.machine()}")   # ENOSYS
+        raise OSError(38, f"{name}: no system call number known for {platform.machine()}")  # ENOSYS
     return numbers[name]
 
 
@@ -106,8 +110,12 @@ def make_tree_read_only(target: str) -> None:
     """Make the mount at ``target`` and every mount below it read-only in one call (Linux 5.12+)."""
     attr = _MountAttr(attr_set=_MOUNT_ATTR_RDONLY)
     number = _syscall_number("mount_setattr")
-    _check(_libc.syscall(number, _AT_FDCWD, _path(target), _AT_RECURSIVE, ctypes.byref(attr),
-                         ctypes.c_size_t(ctypes.sizeof(attr))), f"mount_setattr {target}")
+    _check(
+        _libc.syscall(
+            number, _AT_FDCWD, _path(target), _AT_RECURSIVE, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr))
+        ),
+        f"mount_setattr {target}",
+    )
 
 
 def prctl(option: int, value: int = 0) -> None:
@@ -117,7 +125,7 @@ def prctl(option: int, value: int = 0) -> None:
 def drop_capabilities() -> None:
     """Empty the bounding set and the effective, permitted and inheritable sets of this process."""
     cap = 0
-    while True:          # the kernel's last capability number varies; EINVAL marks the end
+    while True:  # the kernel's last capability number varies; EINVAL marks the end
         try:
             prctl(PR_CAPBSET_DROP, cap)
         except OSError as exc:

@@ -28,6 +28,8 @@ def load_problem(path: str | Path, name: str | None = None) -> Problem:
     if not (folder / "task.yml").is_file():
         if (folder / "reference.py").is_file():
             return first_format.load(folder / "reference.py", name or folder.name)
-        raise ProblemError(f"{folder} has no task.yml, nor a reference.py in GPU MODE's first format; a problem "
-                           "folder needs one of them.")
+        raise ProblemError(
+            f"{folder} has no task.yml, nor a reference.py in GPU MODE's first format; a problem "
+            "folder needs one of them."
+        )
     return load_task_folder(folder, name)

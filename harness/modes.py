@@ -44,9 +44,9 @@ from harness.timing import CallTiming
 
 WARMUP_CALLS = 5
 WARMUP_S = 0.03
-CHECK_FRACTION = 0.25          # benchmark mode: share of timed calls checked after the first
-KEEP_ALIVE = 3                 # inputs kept alive: the current one and the previous two
-WARM_UP_S = 0.2                # CUDA: busy work that lifts the clocks out of idle before anything is timed
+CHECK_FRACTION = 0.25  # benchmark mode: share of timed calls checked after the first
+KEEP_ALIVE = 3  # inputs kept alive: the current one and the previous two
+WARM_UP_S = 0.2  # CUDA: busy work that lifts the clocks out of idle before anything is timed
 SYNC_GAP_CALLS = 50
 PROFILE_CALLS = 3
 PROFILE_ROWS = 15
@@ -63,7 +63,7 @@ class Reference:
 
     generate_input: Callable[..., Any]
     ref_kernel: Callable[[Any], Any]
-    check: checking.Check                  # (pristine input, output) -> (ok, message); may raise
+    check: checking.Check  # (pristine input, output) -> (ok, message); may raise
 
 
 @dataclass
@@ -89,18 +89,17 @@ class Context:
     task: TaskSpec
     device: str
     reference: Reference
-    runner: Runner                         # the submission's process: every call of custom_kernel goes there
-    allowance: brackets.Allowance          # what an empty call costs between the judge's clock readings
+    runner: Runner  # the submission's process: every call of custom_kernel goes there
+    allowance: brackets.Allowance  # what an empty call costs between the judge's clock readings
     outbox: Outbox
     seeds: SeedPlan
     phases: Phases = field(default_factory=Phases)
-    files: dict[str, bytes] = field(default_factory=dict)    # problem files and submission, for ncu's own process
+    files: dict[str, bytes] = field(default_factory=dict)  # problem files and submission, for ncu's own process
     submission: str = ""
 
 
 def run(mode: Mode, ctx: Context) -> None:
-    {Mode.TEST: run_tests, Mode.BENCHMARK: run_benchmark, Mode.RANKED: run_ranked,
-     Mode.PROFILE: run_profile}[mode](ctx)
+    {Mode.TEST: run_tests, Mode.BENCHMARK: run_benchmark, Mode.RANKED: run_ranked, Mode.PROFILE: run_profile}[mode](ctx)
 
 
 def run_tests(ctx: Context) -> None:
@@ -120,8 +119,9 @@ def run_tests(ctx: Context) -> None:
                 ctx.outbox.send("test", result={"spec": spec, "passed": True, "message": ""})
     if failed:
         first = failed[0].failure
-        raise Verdict(first.kind, f"{len(failed)} of {len(tests)} tests failed. The first: {first.message}",
-                      first.log_tail)
+        raise Verdict(
+            first.kind, f"{len(failed)} of {len(tests)} tests failed. The first: {first.message}", first.log_tail
+        )
 
 
 def run_benchmark(ctx: Context) -> None:
@@ -144,9 +144,12 @@ def run_profile(ctx: Context) -> None:
             _checked_call(ctx, spec, call=0, during=during)
         with ctx.phases("profile"):
             if why_not_ncu is None:
-                settings = {"lang": ctx.task.lang, "submission": ctx.submission,
-                            "default_device": ctx.task.default_device,
-                            "first_format": ctx.task.checker_args != "data, output"}
+                settings = {
+                    "lang": ctx.task.lang,
+                    "submission": ctx.submission,
+                    "default_device": ctx.task.default_device,
+                    "first_format": ctx.task.checker_args != "data, output",
+                }
                 public = ctx.seeds.spec_for(spec, PROFILE_CALLS + 1)
                 entry = profiling.profile_shape(ctx.files, settings, public, index)
                 if not isinstance(entry, str):
@@ -154,8 +157,9 @@ def run_profile(ctx: Context) -> None:
                     continue
                 why_not_ncu = entry
             inputs = [_fresh_input(ctx, spec, call, during)[0] for call in range(1, PROFILE_CALLS + 1)]
-            table = ctx.runner.profile([functools.partial(_call, ctx, data, False, during) for data in inputs],
-                                       PROFILE_ROWS)
+            table = ctx.runner.profile(
+                [functools.partial(_call, ctx, data, False, during) for data in inputs], PROFILE_ROWS
+            )
         ctx.outbox.send("profile", entry={"spec": spec, "table": table, "note": f"no ncu summary: {why_not_ncu}"})
 
 
@@ -163,8 +167,10 @@ def _time_shapes(ctx: Context, check_all: bool) -> None:
     shapes = ctx.task.benchmarks_for(ctx.device)
     # the correctness gate: every shape checked once before any is timed; that first call's time is kept
     with ctx.phases("gate"):
-        first_calls = [_checked_call(ctx, spec, call=0, during=_on_shape(index, len(shapes), spec), timed=True)
-                       for index, spec in enumerate(shapes, 1)]
+        first_calls = [
+            _checked_call(ctx, spec, call=0, during=_on_shape(index, len(shapes), spec), timed=True)
+            for index, spec in enumerate(shapes, 1)
+        ]
     with ctx.phases("warm-up"):
         if ctx.device == "cuda":
             ctx.runner.busy(WARM_UP_S)
@@ -179,12 +185,20 @@ def _on_shape(index: int, total: int, spec: dict[str, Any]) -> str:
     return f"benchmark shape {index} of {total} ({describe(spec)})"
 
 
-def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expectation: checking.Expectation,
-                first_call_us: float, check_all: bool, ci_half_width: float) -> None:
+def _time_shape(
+    ctx: Context,
+    spec: dict[str, Any],
+    index: int,
+    total: int,
+    expectation: checking.Expectation,
+    first_call_us: float,
+    check_all: bool,
+    ci_half_width: float,
+) -> None:
     """Warm up, then time one shape until the stop rule says enough; send the raw samples."""
     during = _on_shape(index, total, spec)
     alive: deque[tuple[Any, ...]] = deque(maxlen=KEEP_ALIVE)
-    calls = itertools.count(1)             # call 0 was the correctness gate's
+    calls = itertools.count(1)  # call 0 was the correctness gate's
     ctx.outbox.progress("warming", index, total, describe(spec))
     warmup_us: list[float] = []
     with ctx.phases("warm-up"):
@@ -197,7 +211,7 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
 
     ctx.outbox.progress("timing", index, total, describe(spec))
     rule = StopRule(ci_half_width=ci_half_width, budget_s=ctx.task.shape_budget_ms / 1000)
-    chooser = random.SystemRandom()     # which calls get checked is drawn after each call, unpredictably
+    chooser = random.SystemRandom()  # which calls get checked is drawn after each call, unpredictably
     samples_us: list[float] = []
     sync_gaps_us: list[float] = []
     clocks_mhz: list[float] = []
@@ -229,16 +243,31 @@ def _time_shape(ctx: Context, spec: dict[str, Any], index: int, total: int, expe
             break
     ctx.phases.add("timing", _clock() - started)
     if why := brackets.unaccounted(samples_us, spent_us, payloads, ctx.allowance):
-        raise Verdict(FailureKind.UNTRUSTED_TIME, f"The times reported for {during} are shorter than the work took: "
-                      f"{why}. The submission's process must not report before its work is done.")
-    ctx.outbox.send("shape", spec=spec, samples_us=samples_us, first_call_us=first_call_us,
-                    sync_gaps_us=sync_gaps_us, stop_reason=stop_reason, graph_us=None, graph_checked=None,
-                    warmup_us=warmup_us, clocks_mhz=clocks_mhz if ctx.device == "cuda" else [],
-                    flushes_us=flushes_us if ctx.device == "cuda" else [], hosts_us=hosts_us, addresses=addresses)
+        raise Verdict(
+            FailureKind.UNTRUSTED_TIME,
+            f"The times reported for {during} are shorter than the work took: "
+            f"{why}. The submission's process must not report before its work is done.",
+        )
+    ctx.outbox.send(
+        "shape",
+        spec=spec,
+        samples_us=samples_us,
+        first_call_us=first_call_us,
+        sync_gaps_us=sync_gaps_us,
+        stop_reason=stop_reason,
+        graph_us=None,
+        graph_checked=None,
+        warmup_us=warmup_us,
+        clocks_mhz=clocks_mhz if ctx.device == "cuda" else [],
+        flushes_us=flushes_us if ctx.device == "cuda" else [],
+        hosts_us=hosts_us,
+        addresses=addresses,
+    )
 
 
-def _checked_call(ctx: Context, spec: dict[str, Any], call: int, during: str,
-                  timed: bool = False) -> tuple[checking.Expectation, CallTiming]:
+def _checked_call(
+    ctx: Context, spec: dict[str, Any], call: int, during: str, timed: bool = False
+) -> tuple[checking.Expectation, CallTiming]:
     """One checked call on a fresh input; returns what the reference does with this shape, and the timing."""
     data, pristine = _fresh_input(ctx, spec, call, during)
     expectation = _expect(ctx, data, during)
@@ -276,20 +305,25 @@ def _call(ctx: Context, data: Any, timed: bool, during: str, host: bool = False)
     """
     answer = ctx.runner.call(data, timed=timed, host=host, during=during)
     if timed and (why := brackets.outside(answer.timing.event_us, answer.bracket_us)):
-        raise Verdict(FailureKind.UNTRUSTED_TIME, f"The time reported for {during} cannot be true: {why}. Times come "
-                      "from the harness's timer; a submission must not report times of its own.")
+        raise Verdict(
+            FailureKind.UNTRUSTED_TIME,
+            f"The time reported for {during} cannot be true: {why}. Times come "
+            "from the harness's timer; a submission must not report times of its own.",
+        )
     return answer
 
 
-def _verify(ctx: Context, expectation: checking.Expectation, pristine: Any, data: Any, output: Any,
-            during: str) -> None:
+def _verify(
+    ctx: Context, expectation: checking.Expectation, pristine: Any, data: Any, output: Any, during: str
+) -> None:
     """Judge one call's output: the problem's checker, and the harness's named rules around it."""
     try:
-        rejection = checking.judge(expectation, pristine, data, output, ctx.reference.check,
-                                   ctx.reference.ref_kernel, ctx.task.strict_output)
+        rejection = checking.judge(
+            expectation, pristine, data, output, ctx.reference.check, ctx.reference.ref_kernel, ctx.task.strict_output
+        )
     except Verdict:
         raise
-    except Exception as exc:          # the checker (or the reference confirming a NaN) raised
+    except Exception as exc:  # the checker (or the reference confirming a NaN) raised
         raise checker_failure(exc, during) from None
     if rejection is not None:
         raise rejected(rejection, during)

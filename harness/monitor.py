@@ -31,7 +31,7 @@ _current_frames = sys._current_frames
 _get_ident = threading.get_ident
 _original_start = threading.Thread.start
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
-_MAX_STACK = 64                     # frames looked at per thread
+_MAX_STACK = 64  # frames looked at per thread
 _THREADING_FILE = threading.__file__
 
 
@@ -65,12 +65,18 @@ class CallMonitor:
 
     def _check(self) -> None:
         if offender := self._running_thread():
-            raise Verdict(FailureKind.ESCAPED_TIMING, f"custom_kernel returned while a thread it started was still "
-                          f"running ({offender}). That work happens outside the timed interval: finish it, and join "
-                          "every thread, before returning.")
+            raise Verdict(
+                FailureKind.ESCAPED_TIMING,
+                f"custom_kernel returned while a thread it started was still "
+                f"running ({offender}). That work happens outside the timed interval: finish it, and join "
+                "every thread, before returning.",
+            )
         if self._l2_limit is not None and (limit := self._l2_limit()) != self._l2_baseline:
-            raise Verdict(FailureKind.TAMPERING, f"custom_kernel set aside {limit} bytes of persisting L2 cache, "
-                          "which survives the cache flush between timed calls. Leave the persisting-L2 limit alone.")
+            raise Verdict(
+                FailureKind.TAMPERING,
+                f"custom_kernel set aside {limit} bytes of persisting L2 cache, "
+                "which survives the cache flush between timed calls. Leave the persisting-L2 limit alone.",
+            )
 
     def _running_thread(self) -> str | None:
         """Where a thread is still working for the submission, or None."""
@@ -80,7 +86,7 @@ class CallMonitor:
                 continue
             if where := self._submission_frame(frame):
                 return where
-            if ident in started and _busy(frame):        # e.g. Thread(target=torch.mm, ...), no frame of ours
+            if ident in started and _busy(frame):  # e.g. Thread(target=torch.mm, ...), no frame of ours
                 return f"thread {started[ident].name!r}"
         return None
 

@@ -34,16 +34,24 @@ OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 THEORETICAL = "sm__maximum_warps_per_active_cycle_pct"
 STALL = re.compile(r"^smsp__average_warps?_(?:latency_)?issue_stalled_(\w+?)(?:_per_issue_active)?\.ratio$")
 _TIME_UNITS = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
-_RATE_UNITS = {"byte/second": 1e-9, "Kbyte/second": 1e-6, "Mbyte/second": 1e-3, "Gbyte/second": 1.0,
-               "Tbyte/second": 1e3}
+_RATE_UNITS = {
+    "byte/second": 1e-9,
+    "Kbyte/second": 1e-6,
+    "Mbyte/second": 1e-3,
+    "Gbyte/second": 1.0,
+    "Tbyte/second": 1e3,
+}
 
 
 def executable() -> str | None:
     found = shutil.which("ncu")
     if found:
         return found
-    for pattern in ("/usr/local/cuda/bin/ncu", "/usr/local/cuda/nsight-compute-*/ncu",
-                    "/opt/nvidia/nsight-compute/*/ncu"):
+    for pattern in (
+        "/usr/local/cuda/bin/ncu",
+        "/usr/local/cuda/nsight-compute-*/ncu",
+        "/opt/nvidia/nsight-compute/*/ncu",
+    ):
         if matches := sorted(glob.glob(pattern)):
             return matches[-1]
     return None
@@ -58,14 +66,26 @@ def unavailable_reason() -> str | None:
     except OSError:
         params = ""
     if re.search(r"RmProfilingAdminOnly:\s*1", params) and os.geteuid() != 0:
-        return ("the GPU driver lets only administrators read performance counters (RmProfilingAdminOnly=1), and "
-                "evaluations never run as one")
+        return (
+            "the GPU driver lets only administrators read performance counters (RmProfilingAdminOnly=1), and "
+            "evaluations never run as one"
+        )
     return None
 
 
 def profile_command(report: str, target: list[str]) -> list[str]:
-    command = [executable() or "ncu", "--target-processes", "all", "--clock-control", "none",
-               "--profile-from-start", "off", "--export", report, "--force-overwrite"]
+    command = [
+        executable() or "ncu",
+        "--target-processes",
+        "all",
+        "--clock-control",
+        "none",
+        "--profile-from-start",
+        "off",
+        "--export",
+        report,
+        "--force-overwrite",
+    ]
     for section in SECTIONS:
         command += ["--section", section]
     return [*command, "--metrics", ",".join(EXTRA_METRICS), *target]
@@ -90,30 +110,51 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
             continue
         cells = dict(zip(header, row, strict=True))
         unit = dict(zip(header, units, strict=False))
-        stalls = sorted(((match.group(1), value) for name, text in cells.items()
-                         if (match := STALL.match(name)) and (value := _number(text)) is not None and value > 0),
-                        key=lambda item: -item[1])
-        kernels.append(KernelProfile(
-            name=cells.get("Kernel Name", "?"),
-            duration_us=_scaled(cells.get(DURATION), unit.get(DURATION, "nsecond"), _TIME_UNITS),
-            memory_pct=_number(cells.get(MEMORY_PCT)), compute_pct=_number(cells.get(COMPUTE_PCT)),
-            dram_gbps=_scaled(cells.get(DRAM_RATE), unit.get(DRAM_RATE, "byte/second"), _RATE_UNITS),
-            occupancy_pct=_number(cells.get(OCCUPANCY)), theoretical_occupancy_pct=_number(cells.get(THEORETICAL)),
-            grid=cells.get("Grid Size", ""), block=cells.get("Block Size", ""),
-            stalls=dict(stalls[:TOP_STALLS])))
+        stalls = sorted(
+            (
+                (match.group(1), value)
+                for name, text in cells.items()
+                if (match := STALL.match(name)) and (value := _number(text)) is not None and value > 0
+            ),
+            key=lambda item: -item[1],
+        )
+        kernels.append(
+            KernelProfile(
+                name=cells.get("Kernel Name", "?"),
+                duration_us=_scaled(cells.get(DURATION), unit.get(DURATION, "nsecond"), _TIME_UNITS),
+                memory_pct=_number(cells.get(MEMORY_PCT)),
+                compute_pct=_number(cells.get(COMPUTE_PCT)),
+                dram_gbps=_scaled(cells.get(DRAM_RATE), unit.get(DRAM_RATE, "byte/second"), _RATE_UNITS),
+                occupancy_pct=_number(cells.get(OCCUPANCY)),
+                theoretical_occupancy_pct=_number(cells.get(THEORETICAL)),
+                grid=cells.get("Grid Size", ""),
+                block=cells.get("Block Size", ""),
+                stalls=dict(stalls[:TOP_STALLS]),
+            )
+        )
     return kernels
 
 
 def summary(kernels: Iterable[KernelProfile]) -> str:
     """A table for the report: one line per kernel launch."""
     header = ["kernel", "time", "memory", "compute", "DRAM", "occupancy", "top stalls"]
-    rows = [[_short(k.name), _fmt(k.duration_us, " us"), _fmt(k.memory_pct, " %"), _fmt(k.compute_pct, " %"),
-             _fmt(k.dram_gbps, " GB/s"),
-             f"{_fmt(k.occupancy_pct, '')}/{_fmt(k.theoretical_occupancy_pct, '')} %",
-             ", ".join(f"{reason} {value:.2g}" for reason, value in k.stalls.items()) or "-"] for k in kernels]
+    rows = [
+        [
+            _short(k.name),
+            _fmt(k.duration_us, " us"),
+            _fmt(k.memory_pct, " %"),
+            _fmt(k.compute_pct, " %"),
+            _fmt(k.dram_gbps, " GB/s"),
+            f"{_fmt(k.occupancy_pct, '')}/{_fmt(k.theoretical_occupancy_pct, '')} %",
+            ", ".join(f"{reason} {value:.2g}" for reason, value in k.stalls.items()) or "-",
+        ]
+        for k in kernels
+    ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-                     for row in [header, *rows])
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    )
 
 
 def _number(text: str | None) -> float | None:
@@ -133,4 +174,4 @@ def _fmt(value: float | None, unit: str) -> str:
 
 
 def _short(name: str, width: int = 48) -> str:
-    return name if len(name) <= width else name[:width - 1] + "…"
+    return name if len(name) <= width else name[: width - 1] + "…"

@@ -34,30 +34,89 @@ RULES: dict[str, tuple[str, str, bool]] = {
     "precision": ("computes in a lower precision", "C13", False),
 }
 
-_WATCHED_ROOTS = ("torch", "triton", "time", "builtins", "sys", "gc", "os", "threading", "harness", "reference",
-                  "utils", "task", "numpy", "math", "random", "inspect", "importlib", "functools")
-_STREAM_MAKERS = {"torch.cuda.Stream", "torch.cuda.ExternalStream", "torch.Stream", "torch.cuda.set_stream",
-                  "cupy.cuda.Stream", "torch.cuda.streams.Stream"}
+_WATCHED_ROOTS = (
+    "torch",
+    "triton",
+    "time",
+    "builtins",
+    "sys",
+    "gc",
+    "os",
+    "threading",
+    "harness",
+    "reference",
+    "utils",
+    "task",
+    "numpy",
+    "math",
+    "random",
+    "inspect",
+    "importlib",
+    "functools",
+)
+_STREAM_MAKERS = {
+    "torch.cuda.Stream",
+    "torch.cuda.ExternalStream",
+    "torch.Stream",
+    "torch.cuda.set_stream",
+    "cupy.cuda.Stream",
+    "torch.cuda.streams.Stream",
+}
 _MAIN_STREAMS = {"torch.cuda.current_stream", "torch.cuda.default_stream"}
-_THREAD_CALLS = re.compile(r"^(threading\.(Thread|Timer)|_thread\.start_new(_thread)?|concurrent\.futures\."
-                           r"|multiprocessing\.|os\.(fork|forkpty|posix_spawn|spawn|system|popen|exec)|subprocess\."
-                           r"|pty\.spawn|asyncio\.create_subprocess)")
-_INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "sys._current_frames",
-                  "sys.settrace", "sys.setprofile", "threading.settrace", "inspect.currentframe", "inspect.stack",
-                  "inspect.getouterframes", "inspect.trace", "sys.modules", "sys.argv", "ctypes.pythonapi"}
+_THREAD_CALLS = re.compile(
+    r"^(threading\.(Thread|Timer)|_thread\.start_new(_thread)?|concurrent\.futures\."
+    r"|multiprocessing\.|os\.(fork|forkpty|posix_spawn|spawn|system|popen|exec)|subprocess\."
+    r"|pty\.spawn|asyncio\.create_subprocess)"
+)
+_INTROSPECTION = {
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "sys._getframe",
+    "sys._current_frames",
+    "sys.settrace",
+    "sys.setprofile",
+    "threading.settrace",
+    "inspect.currentframe",
+    "inspect.stack",
+    "inspect.getouterframes",
+    "inspect.trace",
+    "sys.modules",
+    "sys.argv",
+    "ctypes.pythonapi",
+}
 _FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "__subclasses__"}
 _PROCESS_CALLS = {"os.kill", "os.killpg", "signal.signal", "signal.pthread_kill", "os.setsid", "os.setpgid"}
-_FILE_CALLS = re.compile(r"^(open|io\.open|os\.(open|listdir|scandir|walk|remove|unlink|rename|replace|stat|chmod)"
-                         r"|shutil\.\w+|glob\.\w+|numpy\.(load|save|fromfile)|torch\.(load|save))$")
+_FILE_CALLS = re.compile(
+    r"^(open|io\.open|os\.(open|listdir|scandir|walk|remove|unlink|rename|replace|stat|chmod)"
+    r"|shutil\.\w+|glob\.\w+|numpy\.(load|save|fromfile)|torch\.(load|save))$"
+)
 _PATH_METHODS = {"read_text", "read_bytes", "write_text", "write_bytes", "open", "iterdir", "unlink", "glob", "rglob"}
-_PRECISION = {"torch.float16", "torch.half", "torch.bfloat16", "triton.language.float16", "triton.language.bfloat16",
-              "torch.float8_e4m3fn", "torch.float8_e5m2"}
-_NATIVE_PATTERNS = [   # CUDA / C++ text inside strings and .cu files
-    ("side_stream", re.compile(r"cudaStreamCreate|getStreamFromPool|cudaStreamPerThread|cublasSetStream|"
-                               r"default-stream[ =]per-thread")),
+_PRECISION = {
+    "torch.float16",
+    "torch.half",
+    "torch.bfloat16",
+    "triton.language.float16",
+    "triton.language.bfloat16",
+    "torch.float8_e4m3fn",
+    "torch.float8_e5m2",
+}
+_NATIVE_PATTERNS = [  # CUDA / C++ text inside strings and .cu files
+    (
+        "side_stream",
+        re.compile(
+            r"cudaStreamCreate|getStreamFromPool|cudaStreamPerThread|cublasSetStream|"
+            r"default-stream[ =]per-thread"
+        ),
+    ),
     ("thread", re.compile(r"std::thread|pthread_create|std::async|\bfork\s*\(")),
-    ("persisting_l2", re.compile(r"PersistingL2|accessPolicyWindow|AccessPolicyWindow|cudaAccessPropertyPersisting|"
-                                 r"cu(Ctx|Device)SetLimit|cudaDeviceSetLimit")),
+    (
+        "persisting_l2",
+        re.compile(
+            r"PersistingL2|accessPolicyWindow|AccessPolicyWindow|cudaAccessPropertyPersisting|"
+            r"cu(Ctx|Device)SetLimit|cudaDeviceSetLimit"
+        ),
+    ),
     ("process_control", re.compile(r"\bptrace\b|process_vm_writev|LD_PRELOAD|/proc/self/mem|dlsym\s*\(\s*RTLD_NEXT")),
     ("monkey_patch", re.compile(r"cudaEventElapsedTime|cuEventElapsedTime")),
     ("precision", re.compile(r"__float2half|__float2bfloat16|__half\b|__nv_bfloat16")),
@@ -82,13 +141,16 @@ def check(source: str, file_name: str) -> list[Finding]:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
-            return []           # the worker reports the syntax error itself
+            return []  # the worker reports the syntax error itself
         seen += _Visitor(tree).findings()
     first: dict[str, _Seen] = {}
     for item in sorted(seen, key=lambda s: s.line):
         first.setdefault(item.rule, item)
-    return [Finding(rule=rule, line=first[rule].line, message=_message(first[rule]), hold=RULES[rule][2])
-            for rule in RULES if rule in first]
+    return [
+        Finding(rule=rule, line=first[rule].line, message=_message(first[rule]), hold=RULES[rule][2])
+        for rule in RULES
+        if rule in first
+    ]
 
 
 def hold(result: EvalResult, findings: list[Finding]) -> None:
@@ -99,9 +161,13 @@ def hold(result: EvalResult, findings: list[Finding]) -> None:
         return
     reasons = "; ".join(f.message for f in held)
     result.status = Status.FAILED
-    result.failure = Failure(FailureKind.HELD_FOR_REVIEW, (
-        f"Held for review: {reasons}. An admin decides whether this ranked score counts; if the construct is "
-        "not needed, remove it and submit again."))
+    result.failure = Failure(
+        FailureKind.HELD_FOR_REVIEW,
+        (
+            f"Held for review: {reasons}. An admin decides whether this ranked score counts; if the construct is "
+            "not needed, remove it and submit again."
+        ),
+    )
 
 
 def _message(seen: _Seen) -> str:
@@ -136,8 +202,9 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
-                alias.name.split(".")[0]
+            self.aliases[alias.asname or alias.name.split(".")[0]] = (
+                alias.name if alias.asname else alias.name.split(".")[0]
+            )
             self._imported(node, alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -166,7 +233,7 @@ class _Visitor(ast.NodeVisitor):
             if name == "delattr" or len(node.args) < 3 or not _constant(node.args[2]):
                 self.add("monkey_patch", node, f"{name}({self.qualname(node.args[0])}, ...)")
         elif name in ("importlib.import_module", "__import__") and node.args and _string(node.args[0]):
-            self._imported(node, node.args[0].value)        # type: ignore[attr-defined]
+            self._imported(node, node.args[0].value)  # type: ignore[attr-defined]
         if (path := self._file_argument(node, name)) and (path.startswith(("/", "~")) or ".." in path):
             self.add("outside_file", node, f"{name or 'Path'}({path!r})")
         if self._joins(node, name):
@@ -177,12 +244,15 @@ class _Visitor(ast.NodeVisitor):
         """The literal path a file-reading or -writing call is given, if any."""
         call = node
         inner = node.func.value if isinstance(node.func, ast.Attribute) else None
-        if isinstance(inner, ast.Call) and node.func.attr in _PATH_METHODS and \
-                self.qualname(inner.func) in ("pathlib.Path", "Path"):
-            call = inner          # Path("/etc/passwd").read_text()
+        if (
+            isinstance(inner, ast.Call)
+            and node.func.attr in _PATH_METHODS
+            and self.qualname(inner.func) in ("pathlib.Path", "Path")
+        ):
+            call = inner  # Path("/etc/passwd").read_text()
         elif not (name and _FILE_CALLS.match(name)):
             return None
-        return call.args[0].value if call.args and _string(call.args[0]) else None    # type: ignore[attr-defined]
+        return call.args[0].value if call.args and _string(call.args[0]) else None  # type: ignore[attr-defined]
 
     def _joins(self, node: ast.Call, name: str | None) -> bool:
         """The current stream waits for another one, or everything is synchronised."""
@@ -196,7 +266,7 @@ class _Visitor(ast.NodeVisitor):
         return node.func.attr == "wait_stream" and waited not in _MAIN_STREAMS
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        self.seen += _native(node.attr, node.lineno)       # libcuda.cuCtxSetLimit, libc.ptrace: C through ctypes
+        self.seen += _native(node.attr, node.lineno)  # libcuda.cuCtxSetLimit, libc.ptrace: C through ctypes
         name = self.qualname(node)
         if name in _INTROSPECTION:
             self.add("introspection", node, name)
@@ -228,11 +298,12 @@ class _Visitor(ast.NodeVisitor):
                 elif target.attr == "allow_tf32" and getattr(value, "value", False) is True:
                     self.add("precision", node, f"{self.qualname(target)} = True")
             elif isinstance(target, ast.Subscript) and (self.qualname(target.value) or "").endswith(
-                    ("sys.modules", "__dict__", "__builtins__")):
+                ("sys.modules", "__dict__", "__builtins__")
+            ):
                 self.add("monkey_patch", node, f"{self.qualname(target.value)}[...]")
 
     def visit_Expr(self, node: ast.Expr) -> None:
-        if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):    # docstrings are prose
+        if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):  # docstrings are prose
             self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -269,4 +340,3 @@ def _constant(node: ast.AST) -> bool:
 
 def _string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
-

@@ -58,41 +58,45 @@ class ProblemError(ValueError):
 
 @dataclass
 class Roofline:
-    bytes: str = "0"     # expression over the spec's args: bytes that must move through memory
-    flops: str = "0"     # expression over the spec's args: arithmetic operations
+    bytes: str = "0"  # expression over the spec's args: bytes that must move through memory
+    flops: str = "0"  # expression over the spec's args: arithmetic operations
     dtype: str = "fp32"  # lowest compute precision the checker accepts: picks the peak (harness/roofline.py)
 
 
 @dataclass
 class TaskSpec:
-    lang: str = "py"                                   # "py" | "cu"
+    lang: str = "py"  # "py" | "cu"
     description: str = ""
     tests: list[dict[str, Any]] = field(default_factory=list)
     benchmarks: list[dict[str, Any]] = field(default_factory=list)
-    test_timeout: float = 180.0                         # seconds of wall time per mode
+    test_timeout: float = 180.0  # seconds of wall time per mode
     benchmark_timeout: float = 180.0
     ranked_timeout: float = 180.0
-    ranking_by: str = "last"                            # GPU MODE's default when unset
+    ranking_by: str = "last"  # GPU MODE's default when unset
     seed: int | None = None
     multi_gpu: bool = False
     config: dict[str, Any] = field(default_factory=dict)
-    templates: dict[str, str] = field(default_factory=dict)    # language -> file name in the folder
+    templates: dict[str, str] = field(default_factory=dict)  # language -> file name in the folder
     checker_args: str = CHECKER_ARGS[0]
     # kernelrank extensions
     devices: list[str] = field(default_factory=lambda: ["cuda"])
-    default_device: bool = True      # generate_input under the evaluation's device: only when devices is declared
+    default_device: bool = True  # generate_input under the evaluation's device: only when devices is declared
     strict_output: bool = False
     cpu_benchmarks: list[dict[str, Any]] | None = None
     roofline: Roofline | None = None
     shape_budget_ms: float = 500.0
     timing: str = "events"
-    evaluator: str = "auto"          # who evaluates: EVALUATORS (the author's config.main, or kernelrank's harness)
+    evaluator: str = "auto"  # who evaluates: EVALUATORS (the author's config.main, or kernelrank's harness)
 
     def timeout_s(self, mode: Mode) -> float:
         """The whole run's wall-clock bound: a ranked run's tests have test_timeout, its timing ranked_timeout
         (each phase's own limit: ``harness.liveness``)."""
-        return {Mode.TEST: self.test_timeout, Mode.BENCHMARK: self.benchmark_timeout,
-                Mode.RANKED: self.test_timeout + self.ranked_timeout, Mode.PROFILE: self.benchmark_timeout}[mode]
+        return {
+            Mode.TEST: self.test_timeout,
+            Mode.BENCHMARK: self.benchmark_timeout,
+            Mode.RANKED: self.test_timeout + self.ranked_timeout,
+            Mode.PROFILE: self.benchmark_timeout,
+        }[mode]
 
     def benchmarks_for(self, device: str) -> list[dict[str, Any]]:
         if device == "cpu":
@@ -104,9 +108,9 @@ class TaskSpec:
 class Problem:
     name: str
     task: TaskSpec
-    files: dict[str, str]            # staged file name -> text (the submission excluded)
-    submission_name: str             # the name the submission is staged under, e.g. "submission.py"
-    templates: dict[str, str] = field(default_factory=dict)   # language -> template text
+    files: dict[str, str]  # staged file name -> text (the submission excluded)
+    submission_name: str  # the name the submission is staged under, e.g. "submission.py"
+    templates: dict[str, str] = field(default_factory=dict)  # language -> template text
     readme: str = ""
 
     @property
@@ -146,8 +150,14 @@ def load_task_folder(folder: Path, name: str | None = None) -> Problem:
     files, submission_name = _staged_files(raw.get("files"), folder, task)
     templates = _templates(folder, task.templates)
     readme_path = folder / "README.md"
-    return Problem(name=name or folder.name, task=task, files=files, submission_name=submission_name,
-                   templates=templates, readme=readme_path.read_text() if readme_path.is_file() else "")
+    return Problem(
+        name=name or folder.name,
+        task=task,
+        files=files,
+        submission_name=submission_name,
+        templates=templates,
+        readme=readme_path.read_text() if readme_path.is_file() else "",
+    )
 
 
 def _task_spec(raw: dict[str, Any], where: Path) -> TaskSpec:
@@ -199,10 +209,10 @@ def _spec(item: Any, where: Path, key: str) -> dict[str, Any]:
 def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str, str], str]:
     if not isinstance(entries, list) or not entries:
         raise ProblemError(f"{folder}/task.yml: 'files' must list {{name, source}} entries.")
-    evaluator = task.config.get("main")        # GPU MODE's own eval.py: we bring our harness, unless it is needed
+    evaluator = task.config.get("main")  # GPU MODE's own eval.py: we bring our harness, unless it is needed
     files: dict[str, str] = {}
     submission_name = ""
-    evaluator_path: Path | None = None      # read only when it must run: standard problems may not ship it
+    evaluator_path: Path | None = None  # read only when it must run: standard problems may not ship it
     for entry in entries:
         if not isinstance(entry, dict) or "name" not in entry or "source" not in entry:
             raise ProblemError(f"{folder}/task.yml: every file needs a name and a source, got {entry!r}.")
@@ -221,25 +231,31 @@ def _staged_files(entries: Any, folder: Path, task: TaskSpec) -> tuple[dict[str,
         files[str(evaluator)] = _read(evaluator_path, f"the problem's evaluator {evaluator!r}")  # type: ignore[arg-type]
         return files, submission_name
     if missing := [name for name in REQUIRED_FILES[task.lang] if name not in files]:
-        raise ProblemError(f"{folder}/task.yml: the files of a lang: {task.lang} problem must include "
-                           f"{' and '.join(missing)}.")
+        raise ProblemError(
+            f"{folder}/task.yml: the files of a lang: {task.lang} problem must include {' and '.join(missing)}."
+        )
     return files, submission_name
 
 
 def _needs_author_evaluator(task: TaskSpec, files: dict[str, str], folder: Path, has_evaluator: bool) -> bool:
     """Whether the problem's own evaluator (``config.main``) must run it; raise when neither evaluator can."""
     if task.lang != "py" or task.evaluator == "kernelrank" or ("reference.py" not in files and not has_evaluator):
-        return False                # (the last: the loader says reference.py is missing)
+        return False  # (the last: the loader says reference.py is missing)
     missing = [name for name in REFERENCE_FUNCTIONS if name not in _top_level_names(files.get("reference.py", ""))]
     if task.evaluator == "auto" and not missing:
         return False
     if has_evaluator:
         return True
-    why = (f"its reference.py lacks {', '.join(missing)}, which kernelrank's harness calls" if missing
-           else "it sets evaluator: author")
-    raise ProblemError(f"{folder}/task.yml: {why}, and config.main names no evaluator among its files, so neither "
-                       "kernelrank's harness nor the problem's own evaluator can run it. Add the missing functions, or "
-                       "stage the problem's eval.py and name it in config.main.")
+    why = (
+        f"its reference.py lacks {', '.join(missing)}, which kernelrank's harness calls"
+        if missing
+        else "it sets evaluator: author"
+    )
+    raise ProblemError(
+        f"{folder}/task.yml: {why}, and config.main names no evaluator among its files, so neither "
+        "kernelrank's harness nor the problem's own evaluator can run it. Add the missing functions, or "
+        "stage the problem's eval.py and name it in config.main."
+    )
 
 
 def _top_level_names(source: str) -> set[str]:
@@ -247,7 +263,7 @@ def _top_level_names(source: str) -> set[str]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return set(REFERENCE_FUNCTIONS)      # kernelrank's harness reports the syntax error as it runs it
+        return set(REFERENCE_FUNCTIONS)  # kernelrank's harness reports the syntax error as it runs it
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -258,7 +274,7 @@ def _top_level_names(source: str) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(t.id for t in targets if isinstance(t, ast.Name))
     if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in tree.body):
-        names.update(REFERENCE_FUNCTIONS)     # a star import may bring them: let the harness find out
+        names.update(REFERENCE_FUNCTIONS)  # a star import may bring them: let the harness find out
     return names
 
 

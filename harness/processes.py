@@ -20,7 +20,7 @@ from pathlib import Path
 
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 SWEEP_GRACE_S = 2.0
-SWEEP_WAIT_S = 30.0       # ends as soon as all are gone; 200 dying torch processes took over 10 s on a busy 2-core host
+SWEEP_WAIT_S = 30.0  # ends as soon as all are gone; 200 dying torch processes took over 10 s on a busy 2-core host
 EXACT_PROCESSES = 8
 SAMPLED_PROCESSES = 8
 
@@ -36,8 +36,8 @@ class Process:
 @dataclass(frozen=True)
 class Usage:
     processes: list[Process]
-    tasks: int             # processes and their threads: what RLIMIT_NPROC counts
-    resident_bytes: int    # resident sets summed: an upper bound of the memory they use
+    tasks: int  # processes and their threads: what RLIMIT_NPROC counts
+    resident_bytes: int  # resident sets summed: an upper bound of the memory they use
 
     def memory_bytes(self, exact: int = EXACT_PROCESSES, sampled: int = SAMPLED_PROCESSES) -> int:
         """Proportional set sizes summed. Reading one costs a walk of the process's page tables (~6 ms for a
@@ -88,15 +88,16 @@ def snapshot() -> dict[int, Process]:
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as file:     # no pathlib: this runs every 50 ms
+            with open(f"/proc/{name}/stat", "rb") as file:  # no pathlib: this runs every 50 ms
                 stat = file.read().decode(errors="replace")
         except OSError:
-            continue        # ended while we looked
+            continue  # ended while we looked
         # the command name may hold spaces and parentheses: fields start after the last ')'
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         pid = int(name)
-        found[pid] = Process(pid=pid, ppid=int(fields[1]), threads=int(fields[17]),
-                             rss_bytes=int(fields[21]) * _PAGE_BYTES)
+        found[pid] = Process(
+            pid=pid, ppid=int(fields[1]), threads=int(fields[17]), rss_bytes=int(fields[21]) * _PAGE_BYTES
+        )
     return found
 
 
@@ -156,7 +157,7 @@ def reap_children(parent: int, keep: int | None = None, table: dict[int, Process
 
 
 def kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):     # already gone
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
         os.kill(pid, signal.SIGKILL)
 
 
@@ -178,7 +179,7 @@ def _proportional_bytes(process: Process) -> int:
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return 0 if _has_rollup() else process.rss_bytes     # no smaps_rollup at all (before Linux 4.14): resident
+    return 0 if _has_rollup() else process.rss_bytes  # no smaps_rollup at all (before Linux 4.14): resident
 
 
 def _has_rollup() -> bool:

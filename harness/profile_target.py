@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-PROFILED_CALLS = 1          # ncu replays each kernel for its metrics: one call per shape is enough
+PROFILED_CALLS = 1  # ncu replays each kernel for its metrics: one call per shape is enough
 
 
 def main(folder: str, spec_json: str) -> int:
@@ -42,9 +42,11 @@ def main(folder: str, spec_json: str) -> int:
     spec = json.loads(spec_json)
     device = torch.device("cuda") if settings["default_device"] else contextlib.nullcontext()
     with device:
-        kernel(generate(**spec))                         # compiles and first-call effects, not profiled
-        inputs = [generate(**{**spec, "seed": spec.get("seed", 0) + 13 * (call + 1)}) if "seed" in spec
-                  else generate(**spec) for call in range(PROFILED_CALLS)]
+        kernel(generate(**spec))  # compiles and first-call effects, not profiled
+        inputs = [
+            generate(**{**spec, "seed": spec.get("seed", 0) + 13 * (call + 1)}) if "seed" in spec else generate(**spec)
+            for call in range(PROFILED_CALLS)
+        ]
     torch.cuda.synchronize()
     torch.cuda.profiler.start()
     for data in inputs:

@@ -20,11 +20,12 @@ from harness import ncu, rootfs
 from harness.result import ProfileEntry, ReportFile
 
 NCU_TIMEOUT_S = 120.0
-MAX_REPORT_BYTES = 8 * 2**20         # larger reports are summarised, not attached
+MAX_REPORT_BYTES = 8 * 2**20  # larger reports are summarised, not attached
 
 
-def profile_shape(files: dict[str, bytes], settings: dict[str, Any], spec: dict[str, Any],
-                  index: int) -> ProfileEntry | str:
+def profile_shape(
+    files: dict[str, bytes], settings: dict[str, Any], spec: dict[str, Any], index: int
+) -> ProfileEntry | str:
     """ncu's entry for one shape, or why there is none."""
     folder = Path(tempfile.mkdtemp(prefix="kernelrank-profile-"))
     for name, data in files.items():
@@ -34,8 +35,14 @@ def profile_shape(files: dict[str, bytes], settings: dict[str, Any], spec: dict[
     env = {**os.environ, "PYTHONPATH": str(rootfs.PACKAGE_ROOT)}
     target = [sys.executable, "-m", "harness.profile_target", str(folder), json.dumps(spec)]
     try:
-        run = subprocess.run(ncu.profile_command(str(report), target), cwd=folder, env=env, capture_output=True,
-                             text=True, timeout=NCU_TIMEOUT_S)
+        run = subprocess.run(
+            ncu.profile_command(str(report), target),
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=NCU_TIMEOUT_S,
+        )
         if run.returncode != 0 or not report.is_file():
             return f"ncu could not profile the submission ({_why(run.stdout + run.stderr)})"
         table = subprocess.run(ncu.csv_command(str(report)), capture_output=True, text=True, timeout=NCU_TIMEOUT_S)
@@ -45,11 +52,11 @@ def profile_shape(files: dict[str, bytes], settings: dict[str, Any], spec: dict[
     if not kernels:
         return "ncu profiled no kernel launched by custom_kernel"
     data = report.read_bytes()
-    attached = ReportFile(report.name, base64.b64encode(data).decode(), len(data)) \
-        if len(data) <= MAX_REPORT_BYTES else None
+    attached = (
+        ReportFile(report.name, base64.b64encode(data).decode(), len(data)) if len(data) <= MAX_REPORT_BYTES else None
+    )
     note = "" if attached else f"the report ({len(data) // 2**20} MiB) is too large to attach"
-    return ProfileEntry(spec=spec, table=ncu.summary(kernels), tool="ncu", note=note, kernels=kernels,
-                        report=attached)
+    return ProfileEntry(spec=spec, table=ncu.summary(kernels), tool="ncu", note=note, kernels=kernels, report=attached)
 
 
 def _why(output: str) -> str:

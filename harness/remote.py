@@ -36,7 +36,7 @@ from harness.server import evaluate
 
 log = logging.getLogger(__name__)
 
-PROTOCOL = 1                 # bump when payload or answer change shape; both ends check it
+PROTOCOL = 1  # bump when payload or answer change shape; both ends check it
 ERROR_TAIL_CHARS = 2000
 
 
@@ -52,11 +52,20 @@ def answer(payload: dict[str, Any], started: float | None = None) -> dict[str, A
     try:
         version = payload.get("v") if isinstance(payload, dict) else None
         if version != PROTOCOL:
-            return _failed(f"the remote runner speaks protocol {PROTOCOL} but was sent {version!r}; deploy the "
-                           "runner from the same kernelrank version as the workers", seen, started)
+            return _failed(
+                f"the remote runner speaks protocol {PROTOCOL} but was sent {version!r}; deploy the "
+                "runner from the same kernelrank version as the workers",
+                seen,
+                started,
+            )
         result = evaluate(EvalJob.from_dict(payload["job"]))
-        return {"v": PROTOCOL, "ok": True, "result": result.to_dict(), "gpu_name": seen,
-                "elapsed_s": time.monotonic() - started}
+        return {
+            "v": PROTOCOL,
+            "ok": True,
+            "result": result.to_dict(),
+            "gpu_name": seen,
+            "elapsed_s": time.monotonic() - started,
+        }
     except Exception as exc:
         log.exception("remote evaluation failed")
         detail = "".join(traceback.format_exception(exc))[-ERROR_TAIL_CHARS:]
@@ -64,8 +73,14 @@ def answer(payload: dict[str, Any], started: float | None = None) -> dict[str, A
 
 
 def _failed(error: str, seen: str, started: float, detail: str = "") -> dict[str, Any]:
-    return {"v": PROTOCOL, "ok": False, "error": error, "detail": detail, "gpu_name": seen,
-            "elapsed_s": time.monotonic() - started}
+    return {
+        "v": PROTOCOL,
+        "ok": False,
+        "error": error,
+        "detail": detail,
+        "gpu_name": seen,
+        "elapsed_s": time.monotonic() - started,
+    }
 
 
 def gpu_name() -> str:
@@ -74,8 +89,9 @@ def gpu_name() -> str:
     if not exe:
         return ""
     try:
-        out = subprocess.run([exe, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=30, check=True).stdout
+        out = subprocess.run(
+            [exe, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
     return next((line.strip() for line in out.splitlines() if line.strip()), "")
@@ -104,8 +120,13 @@ def read_answer(data: Any) -> Answer:
         raise AnswerError(f"the remote runner answered in protocol {data.get('v')!r}; this worker reads {PROTOCOL}")
     try:
         result = EvalResult.from_dict(data["result"]) if data.get("ok") else None
-        return Answer(result=result, error=str(data.get("error", "")), detail=str(data.get("detail", "")),
-                      gpu_name=str(data.get("gpu_name", "")), elapsed_s=float(data.get("elapsed_s", 0.0)))
+        return Answer(
+            result=result,
+            error=str(data.get("error", "")),
+            detail=str(data.get("detail", "")),
+            gpu_name=str(data.get("gpu_name", "")),
+            elapsed_s=float(data.get("elapsed_s", 0.0)),
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise AnswerError(f"the remote runner's answer is malformed: {exc}") from exc
 
@@ -122,8 +143,11 @@ def decode_payload(text: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """``python -m harness.remote``: the GitHub workflow's step; writes the answer as JSON."""
     parser = argparse.ArgumentParser(prog="python -m harness.remote", description=main.__doc__)
-    parser.add_argument("--payload-env", default="KERNELRANK_PAYLOAD",
-                        help="environment variable holding the encoded payload (never a command-line argument)")
+    parser.add_argument(
+        "--payload-env",
+        default="KERNELRANK_PAYLOAD",
+        help="environment variable holding the encoded payload (never a command-line argument)",
+    )
     parser.add_argument("--output", type=Path, required=True, help="where to write the answer (JSON)")
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -135,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         reply = answer(payload, started)
     args.output.write_text(json.dumps(reply))
-    print(f"kernelrank remote runner: {'evaluated' if reply['ok'] else reply['error']} on "
-          f"{reply['gpu_name'] or 'a machine without a GPU'} in {reply['elapsed_s']:.1f} s")
+    print(
+        f"kernelrank remote runner: {'evaluated' if reply['ok'] else reply['error']} on "
+        f"{reply['gpu_name'] or 'a machine without a GPU'} in {reply['elapsed_s']:.1f} s"
+    )
     return 0
 
 

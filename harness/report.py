@@ -13,7 +13,7 @@ from harness import popcorn
 from harness.failures import describe
 from harness.result import EvalResult, ShapeStats, Status
 
-OUTPUT_LINES = 20            # lines of the submission's stdout/stderr shown under the report
+OUTPUT_LINES = 20  # lines of the submission's stdout/stderr shown under the report
 _RANKING = {"geom": "geometric mean", "mean": "arithmetic mean", "last": "last shape"}
 _COLOURS = {"green": "\033[32m", "red": "\033[31m", "yellow": "\033[33m", "dim": "\033[2m", "bold": "\033[1m"}
 _RESET = "\033[0m"
@@ -23,8 +23,10 @@ _STATUS_COLOUR = {Status.PASSED: "green", Status.FAILED: "red", Status.ERROR: "r
 def render(result: EvalResult, colour: bool | None = None) -> str:
     """The report as text; ``colour`` None means colour when stdout is a terminal."""
     paint = _Paint(sys.stdout.isatty() if colour is None else colour)
-    lines = [paint("bold", f"{result.problem} · {result.mode.value} · ")
-             + paint(_STATUS_COLOUR[result.status], result.status.value.upper())]
+    lines = [
+        paint("bold", f"{result.problem} · {result.mode.value} · ")
+        + paint(_STATUS_COLOUR[result.status], result.status.value.upper())
+    ]
     author = result.measured_by == popcorn.MEASURED_BY
     if author:
         lines.append(paint("yellow", textwrap.fill(popcorn.NOTE, width=100)))
@@ -42,11 +44,20 @@ def render(result: EvalResult, colour: bool | None = None) -> str:
             lines.append(paint("dim", _indent(entry.note)))
         if entry.report is not None:
             size_mib = entry.report.size_bytes / 2**20
-            lines.append(paint("dim", _indent(f"full report attached: {entry.report.name} "
-                                              f"({size_mib:.1f} MiB; open it in Nsight Compute)")))
+            lines.append(
+                paint(
+                    "dim",
+                    _indent(
+                        f"full report attached: {entry.report.name} ({size_mib:.1f} MiB; open it in Nsight Compute)"
+                    ),
+                )
+            )
     if result.failure is not None:
-        lines += ["", paint("red", f"Failure ({result.failure.kind.value})"),
-                  _indent(textwrap.fill(result.failure.message, width=100))]
+        lines += [
+            "",
+            paint("red", f"Failure ({result.failure.kind.value})"),
+            _indent(textwrap.fill(result.failure.message, width=100)),
+        ]
         if result.failure.log_tail.strip():
             lines += [paint("dim", _indent(result.failure.log_tail.rstrip()))]
     else:
@@ -54,8 +65,11 @@ def render(result: EvalResult, colour: bool | None = None) -> str:
             if text.strip():
                 lines += ["", f"{name} (last lines)", paint("dim", _indent(_last_lines(text)))]
     if result.findings:
-        lines += ["", "Review notes (static pre-check)",
-                  *(_indent(f"{'hold' if f.hold else 'note'}: {f.message}") for f in result.findings)]
+        lines += [
+            "",
+            "Review notes (static pre-check)",
+            *(_indent(f"{'hold' if f.hold else 'note'}: {f.message}") for f in result.findings),
+        ]
     lines += ["", paint("dim", _system_line(result))]
     if result.sandbox.description:
         lines.append(paint("dim" if result.sandbox.isolated else "yellow", f"Sandbox: {result.sandbox.description}."))
@@ -89,16 +103,27 @@ def _shape_table(shapes: Sequence[ShapeStats]) -> str:
     rows = []
     for s in shapes:
         half_width = (s.ci_high_us - s.ci_low_us) / 2 / s.median_us * 100 if s.median_us > 0 else 0.0
-        row = [describe(s.spec), format_us(s.median_us), f"±{half_width:.1f}%", format_us(s.mean_us),
-               format_us(s.min_us), format_us(s.p10_us), format_us(s.p90_us), str(s.n), format_us(s.first_call_us)]
+        row = [
+            describe(s.spec),
+            format_us(s.median_us),
+            f"±{half_width:.1f}%",
+            format_us(s.mean_us),
+            format_us(s.min_us),
+            format_us(s.p10_us),
+            format_us(s.p90_us),
+            str(s.n),
+            format_us(s.first_call_us),
+        ]
         if show_graph:
             row.append(format_us(s.graph_us) if s.graph_us is not None else "-")
         if show_roofline:
             row.append(_achieved(s))
         rows.append(row)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    text = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-            for r in [header, *rows]]
+    text = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        for r in [header, *rows]
+    ]
     flagged = [f"{describe(s.spec)}: {', '.join(s.flags)}" for s in shapes if s.flags]
     return "\n".join(text + (["flags: " + "; ".join(flagged)] if flagged else []))
 
@@ -118,8 +143,17 @@ def _system_line(result: EvalResult) -> str:
     info = result.system
     machine = info.gpu_name or info.cpu or info.device
     parts = [f"{info.device}: {machine}" if machine != info.device else info.device]
-    parts += [f"{name} {version}" for name, version in (("driver", info.driver), ("CUDA", info.cuda),
-              ("torch", info.torch), ("triton", info.triton), ("python", info.python)) if version]
+    parts += [
+        f"{name} {version}"
+        for name, version in (
+            ("driver", info.driver),
+            ("CUDA", info.cuda),
+            ("torch", info.torch),
+            ("triton", info.triton),
+            ("python", info.python),
+        )
+        if version
+    ]
     if info.sm_clock_mhz:
         parts.append(f"SM {min(info.sm_clock_mhz)}-{max(info.sm_clock_mhz)} MHz")
     if result.compile_s >= 0.05:

@@ -16,13 +16,13 @@ from harness.codec import DecodeError, from_jsonable, to_jsonable
 
 SCHEMA_VERSION = 1
 # The timing procedure's version (docs/timing.md). Scores from different versions are never compared.
-METHOD_VERSION = "2026.11-2"     # -2: stop targets per shape, wall budget, unchecked warm-up, host timing
+METHOD_VERSION = "2026.11-2"  # -2: stop targets per shape, wall budget, unchecked warm-up, host timing
 
 
 class Status(enum.StrEnum):
-    PASSED = "passed"    # every check passed (and, when timed, a score was produced)
-    FAILED = "failed"    # the submission ran but was wrong, or its timing was rejected
-    ERROR = "error"      # the submission could not run (syntax, import, crash, compile, ...)
+    PASSED = "passed"  # every check passed (and, when timed, a score was produced)
+    FAILED = "failed"  # the submission ran but was wrong, or its timing was rejected
+    ERROR = "error"  # the submission could not run (syntax, import, crash, compile, ...)
     TIMEOUT = "timeout"  # the wall-clock limit of the mode was reached
 
 
@@ -41,30 +41,30 @@ class FailureKind(enum.StrEnum):
     IMPORT_ERROR = "import_error"
     COMPILE_ERROR = "compile_error"
     EXCEPTION = "exception"
-    WRONG_OUTPUT = "wrong_output"            # checker rejected the output
-    BAD_OUTPUT_TYPE = "bad_output_type"      # not a plain tensor / wrong shape, dtype, device
-    CRASH = "crash"                          # segfault, abort, os._exit, killed by a signal
-    CUDA_ERROR = "cuda_error"                # illegal memory access, launch failure, ...
+    WRONG_OUTPUT = "wrong_output"  # checker rejected the output
+    BAD_OUTPUT_TYPE = "bad_output_type"  # not a plain tensor / wrong shape, dtype, device
+    CRASH = "crash"  # segfault, abort, os._exit, killed by a signal
+    CUDA_ERROR = "cuda_error"  # illegal memory access, launch failure, ...
     OUT_OF_MEMORY = "out_of_memory"
     TIMEOUT = "timeout"
     OUTPUT_FLOOD = "output_flood"
-    ESCAPED_TIMING = "escaped_timing"        # work ran outside the timed stream
-    IMPLAUSIBLE_TIME = "implausible_time"    # below the speed-of-light floor, or not finite
-    TAMPERING = "tampering"                  # timer/checker patched, harness state touched
-    UNTRUSTED_TIME = "untrusted_time"        # a reported time the judge's own clock cannot contain
-    HELD_FOR_REVIEW = "held_for_review"      # a ranked run the static pre-check flagged (harness/precheck.py)
-    RESOURCE_LIMIT = "resource_limit"        # too many processes or threads, files too large, CPU time
+    ESCAPED_TIMING = "escaped_timing"  # work ran outside the timed stream
+    IMPLAUSIBLE_TIME = "implausible_time"  # below the speed-of-light floor, or not finite
+    TAMPERING = "tampering"  # timer/checker patched, harness state touched
+    UNTRUSTED_TIME = "untrusted_time"  # a reported time the judge's own clock cannot contain
+    HELD_FOR_REVIEW = "held_for_review"  # a ranked run the static pre-check flagged (harness/precheck.py)
+    RESOURCE_LIMIT = "resource_limit"  # too many processes or threads, files too large, CPU time
     UNSUPPORTED_DEVICE = "unsupported_device"
-    UNSUPPORTED = "unsupported"              # a feature this build does not have yet (e.g. .cu submissions)
+    UNSUPPORTED = "unsupported"  # a feature this build does not have yet (e.g. .cu submissions)
     INVALID_PROBLEM = "invalid_problem"
-    HARNESS_ERROR = "harness_error"          # our fault, never the submission's
+    HARNESS_ERROR = "harness_error"  # our fault, never the submission's
 
 
 @dataclass
 class Failure:
     kind: FailureKind
-    message: str                 # one clear paragraph, safe to show to the user
-    log_tail: str = ""           # the relevant tail of the submission's output or traceback
+    message: str  # one clear paragraph, safe to show to the user
+    log_tail: str = ""  # the relevant tail of the submission's output or traceback
 
 
 @dataclass
@@ -82,29 +82,29 @@ class ShapeStats:
     n: int
     median_us: float
     mean_us: float
-    trimmed_mean_us: float        # 10 % trimmed mean
+    trimmed_mean_us: float  # 10 % trimmed mean
     std_us: float
-    ci_low_us: float              # 95 % distribution-free CI of the median
+    ci_low_us: float  # 95 % distribution-free CI of the median
     ci_high_us: float
     min_us: float
     p10_us: float
     p90_us: float
     max_us: float
-    first_call_us: float          # first call of the shape, not scored
-    sync_gap_us: float = 0.0      # median (post-sync - end event); 0 on CPU
-    stop_reason: str = ""         # "converged" | "budget" | "cap"
+    first_call_us: float  # first call of the shape, not scored
+    sync_gap_us: float = 0.0  # median (post-sync - end event); 0 on CPU
+    stop_reason: str = ""  # "converged" | "budget" | "cap"
     achieved_gbps: float | None = None
     achieved_tflops: float | None = None
-    peak_fraction: float | None = None   # achieved / peak of the bound resource, 0..1
-    graph_us: float | None = None        # CUDA-graph replay time per call, tiny shapes only (graph_timing.py)
+    peak_fraction: float | None = None  # achieved / peak of the bound resource, 0..1
+    graph_us: float | None = None  # CUDA-graph replay time per call, tiny shapes only (graph_timing.py)
     flags: list[str] = field(default_factory=list)
     samples_us: list[float] = field(default_factory=list)
     # diagnostics of the timed calls, for finding the cause of run-to-run differences (docs/timing.md)
-    warmup_us: list[float] = field(default_factory=list)   # the warm-up calls' times, in order
-    clock_mhz: float | None = None       # median SM clock over the timed calls (CUDA: from the launch-hiding spin)
-    min_clock_mhz: float | None = None   # lowest per-call SM clock reading
-    flush_us: float | None = None        # median time of the L2 flush before each call: a memory-speed probe
-    host_us: float | None = None         # median host time inside the call: near median_us when it waits on the device
+    warmup_us: list[float] = field(default_factory=list)  # the warm-up calls' times, in order
+    clock_mhz: float | None = None  # median SM clock over the timed calls (CUDA: from the launch-hiding spin)
+    min_clock_mhz: float | None = None  # lowest per-call SM clock reading
+    flush_us: float | None = None  # median time of the L2 flush before each call: a memory-speed probe
+    host_us: float | None = None  # median host time inside the call: near median_us when it waits on the device
     address_spread: float | None = None  # max/min - 1 of the medians per output address (placement effects)
 
 
@@ -114,14 +114,14 @@ class KernelProfile:
 
     name: str
     duration_us: float | None = None
-    memory_pct: float | None = None         # memory throughput, % of the busiest memory unit's peak
-    compute_pct: float | None = None        # SM throughput, % of peak
+    memory_pct: float | None = None  # memory throughput, % of the busiest memory unit's peak
+    compute_pct: float | None = None  # SM throughput, % of peak
     dram_gbps: float | None = None
-    occupancy_pct: float | None = None      # achieved
+    occupancy_pct: float | None = None  # achieved
     theoretical_occupancy_pct: float | None = None
     grid: str = ""
     block: str = ""
-    stalls: dict[str, float] = field(default_factory=dict)    # top stall reasons: cycles per issued instruction
+    stalls: dict[str, float] = field(default_factory=dict)  # top stall reasons: cycles per issued instruction
 
 
 @dataclass
@@ -136,16 +136,16 @@ class ReportFile:
 @dataclass
 class ProfileEntry:
     spec: dict[str, Any]
-    table: str                    # the profiler's summary table, as text
+    table: str  # the profiler's summary table, as text
     tool: str = "torch.profiler"  # "ncu" or "torch.profiler"
-    note: str = ""                # why ncu was not used, when it was not
+    note: str = ""  # why ncu was not used, when it was not
     kernels: list[KernelProfile] = field(default_factory=list)
     report: ReportFile | None = None
 
 
 @dataclass
 class SystemInfo:
-    device: str = "cpu"           # "cuda" | "cpu"
+    device: str = "cpu"  # "cuda" | "cpu"
     gpu_name: str = ""
     gpu_count: int = 0
     driver: str = ""
@@ -156,28 +156,28 @@ class SystemInfo:
     platform: str = ""
     cpu: str = ""
     l2_bytes: int = 0
-    sm_clock_mhz: list[int] = field(default_factory=list)   # per shape: median SM clock of its timed calls
-    max_sm_clock_mhz: int = 0     # the highest SM clock the GPU may run at; 0 when unreadable
+    sm_clock_mhz: list[int] = field(default_factory=list)  # per shape: median SM clock of its timed calls
+    max_sm_clock_mhz: int = 0  # the highest SM clock the GPU may run at; 0 when unreadable
 
 
 @dataclass
 class Finding:
     """Something the static pre-check saw in the source (harness/precheck.py), for the admins' report."""
 
-    rule: str                     # "side_stream", "thread", "monkey_patch", ...
+    rule: str  # "side_stream", "thread", "monkey_patch", ...
     line: int
-    message: str                  # "line 12 starts threads or processes (threading.Thread; catalogue C7)"
-    hold: bool = False            # a ranked run showing it is held for review instead of ranked
+    message: str  # "line 12 starts threads or processes (threading.Thread; catalogue C7)"
+    hold: bool = False  # a ranked run showing it is held for review instead of ranked
 
 
 @dataclass
 class SandboxInfo:
     """How the submission's processes were isolated (harness/sandbox.py), and what was left afterwards."""
 
-    isolated: bool = False        # namespaces and the read-only view; False: resource limits only
-    description: str = ""         # what the sandbox was, or why it could not be, in one line
-    memory_limit_mb: int = 0      # the job's memory cap, sized from the job and the host
-    leftovers: int = 0            # processes still running when the evaluation ended (all killed)
+    isolated: bool = False  # namespaces and the read-only view; False: resource limits only
+    description: str = ""  # what the sandbox was, or why it could not be, in one line
+    memory_limit_mb: int = 0  # the job's memory cap, sized from the job and the host
+    leftovers: int = 0  # processes still running when the evaluation ended (all killed)
     gpu_idle: bool | None = None  # no compute process on the GPU after the job; None: not checked
 
 
@@ -197,8 +197,8 @@ class EvalResult:
     stderr: str = ""
     wall_s: float = 0.0
     gpu_s: float = 0.0
-    compile_s: float = 0.0       # seconds compiling (Triton JIT, load_inline, torch.compile), not timed
-    phases_s: dict[str, float] = field(default_factory=dict)   # where the wall time went, inside the evaluation
+    compile_s: float = 0.0  # seconds compiling (Triton JIT, load_inline, torch.compile), not timed
+    phases_s: dict[str, float] = field(default_factory=dict)  # where the wall time went, inside the evaluation
     findings: list[Finding] = field(default_factory=list)
     sandbox: SandboxInfo = field(default_factory=SandboxInfo)
     # "kernelrank": our timer, checks and defences; "author_evaluator": the problem's own eval.py measured and
@@ -233,7 +233,7 @@ class EvalResult:
 class Progress:
     """A progress event from a running evaluation ("timing shape 2 of 5")."""
 
-    stage: str                    # "starting" | "compiling" | "testing" | "warming" | "timing" | "profiling"
-    index: int = 0                # 1-based position within the stage, 0 when not counted
+    stage: str  # "starting" | "compiling" | "testing" | "warming" | "timing" | "profiling"
+    index: int = 0  # 1-based position within the stage, 0 when not counted
     total: int = 0
     detail: str = ""

@@ -21,8 +21,15 @@ from harness.problem import Roofline
 IMPOSSIBLE_FRACTION = 0.80
 MAX_EXPR_CHARS = 500
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_BINARY = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 _CALLS = {"min": min, "max": max}
 
@@ -56,7 +63,7 @@ def _evaluate(node: ast.AST, spec: dict[str, Any]) -> float:
         return _number(spec[node.id], f"spec arg {node.id!r}")
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         value = _BINARY[type(node.op)](_evaluate(node.left, spec), _evaluate(node.right, spec))
-        if not isinstance(value, float):        # a negative base to a fractional power is complex
+        if not isinstance(value, float):  # a negative base to a fractional power is complex
             raise ValueError(f"{ast.unparse(node)} is not a real number.")
         return value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
@@ -66,8 +73,9 @@ def _evaluate(node: ast.AST, spec: dict[str, Any]) -> float:
         if name not in _CALLS or node.keywords or len(node.args) < 2:
             raise ValueError("the only calls allowed are min(a, b, ...) and max(a, b, ...).")
         return _CALLS[name](_evaluate(arg, spec) for arg in node.args)
-    raise ValueError(f"{type(node).__name__} is not allowed; use numbers, spec args, + - * / // % **, "
-                     "parentheses, min and max.")
+    raise ValueError(
+        f"{type(node).__name__} is not allowed; use numbers, spec args, + - * / // % **, parentheses, min and max."
+    )
 
 
 def _number(value: Any, what: str) -> float:
@@ -76,8 +84,9 @@ def _number(value: Any, what: str) -> float:
     return float(value)
 
 
-def achieved(roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None,
-             dtype: str | None = None) -> tuple[float | None, float | None, float | None]:
+def achieved(
+    roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None, dtype: str | None = None
+) -> tuple[float | None, float | None, float | None]:
     """(achieved GB/s, achieved TFLOP/s, fraction of the bound resource's peak); None where not computable.
 
     The fraction is the larger of bandwidth/peak and throughput/peak of ``dtype`` (default: the roofline's).
@@ -85,8 +94,8 @@ def achieved(roofline: Roofline | None, spec: dict[str, Any], median_us: float, 
     if roofline is None or not (math.isfinite(median_us) and median_us > 0):
         return None, None, None
     moved, flops = _work(roofline, spec)
-    gbps = moved / median_us / 1e3 if moved > 0 else None          # bytes per us -> GB/s
-    tflops = flops / median_us / 1e6 if flops > 0 else None        # flops per us -> TFLOP/s
+    gbps = moved / median_us / 1e3 if moved > 0 else None  # bytes per us -> GB/s
+    tflops = flops / median_us / 1e6 if flops > 0 else None  # flops per us -> TFLOP/s
     fractions = []
     if peaks is not None:
         if gbps is not None:
@@ -97,8 +106,9 @@ def achieved(roofline: Roofline | None, spec: dict[str, Any], median_us: float, 
     return gbps, tflops, max(fractions) if fractions else None
 
 
-def speed_of_light_floor_us(roofline: Roofline | None, spec: dict[str, Any], peaks: Peaks | None,
-                            dtype: str | None = None) -> float | None:
+def speed_of_light_floor_us(
+    roofline: Roofline | None, spec: dict[str, Any], peaks: Peaks | None, dtype: str | None = None
+) -> float | None:
     """The roofline floor in us: the larger of bytes at peak bandwidth and flops at peak throughput. None when
     the roofline or the peaks are unknown."""
     if roofline is None or peaks is None:
@@ -111,8 +121,9 @@ def speed_of_light_floor_us(roofline: Roofline | None, spec: dict[str, Any], pea
     return max(times_us) if times_us else None
 
 
-def impossible_time(roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None,
-                    dtype: str | None = None) -> str | None:
+def impossible_time(
+    roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None, dtype: str | None = None
+) -> str | None:
     """Why ``median_us`` cannot be a real time (not positive and finite, or under ``IMPOSSIBLE_FRACTION`` of the
     roofline floor), as a sentence; None when it is possible."""
     if not (math.isfinite(median_us) and median_us > 0):
@@ -122,15 +133,20 @@ def impossible_time(roofline: Roofline | None, spec: dict[str, Any], median_us: 
         return None
     assert roofline is not None and peaks is not None
     moved, flops = _work(roofline, spec)
-    bound = (f"{moved:.3g} bytes at {peaks.bandwidth_gbps:.4g} GB/s"
-             if moved / (peaks.bandwidth_gbps * 1e3) >= floor_us
-             else f"{flops:.3g} operations at {peaks.tflops[dtype or roofline.dtype]:.4g} TFLOP/s")
-    return (f"{median_us:.3g} us is under {IMPOSSIBLE_FRACTION:.0%} of the {floor_us:.3g} us this GPU needs at least "
-            f"({bound}, its peak)")
+    bound = (
+        f"{moved:.3g} bytes at {peaks.bandwidth_gbps:.4g} GB/s"
+        if moved / (peaks.bandwidth_gbps * 1e3) >= floor_us
+        else f"{flops:.3g} operations at {peaks.tflops[dtype or roofline.dtype]:.4g} TFLOP/s"
+    )
+    return (
+        f"{median_us:.3g} us is under {IMPOSSIBLE_FRACTION:.0%} of the {floor_us:.3g} us this GPU needs at least "
+        f"({bound}, its peak)"
+    )
 
 
-def below_speed_of_light(roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None,
-                         dtype: str | None = None) -> bool:
+def below_speed_of_light(
+    roofline: Roofline | None, spec: dict[str, Any], median_us: float, peaks: Peaks | None, dtype: str | None = None
+) -> bool:
     """True when ``median_us`` is impossible (``impossible_time`` says why)."""
     return impossible_time(roofline, spec, median_us, peaks, dtype) is not None
 

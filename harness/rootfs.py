@@ -46,18 +46,23 @@ SHM_MB = 64
 _SKELETON_OPTIONS = "size=1m,mode=755"
 _RESERVED = ("/dev", "/proc", "/sys")
 _JOB_FOLDERS = (WORKDIR, HOME, CACHE)
-_KEPT_FLAGS = ((os.ST_NOSUID, linux.MS_NOSUID), (os.ST_NODEV, linux.MS_NODEV), (os.ST_NOEXEC, linux.MS_NOEXEC),
-               (os.ST_NOATIME, linux.MS_NOATIME), (os.ST_NODIRATIME, linux.MS_NODIRATIME),
-               (os.ST_RELATIME, linux.MS_RELATIME))
+_KEPT_FLAGS = (
+    (os.ST_NOSUID, linux.MS_NOSUID),
+    (os.ST_NODEV, linux.MS_NODEV),
+    (os.ST_NOEXEC, linux.MS_NOEXEC),
+    (os.ST_NOATIME, linux.MS_NOATIME),
+    (os.ST_NODIRATIME, linux.MS_NODIRATIME),
+    (os.ST_RELATIME, linux.MS_RELATIME),
+)
 
 
 @dataclass(frozen=True)
 class View:
     """What goes into one sandbox's filesystem."""
 
-    binds: tuple[str, ...]               # host folders shown read-only at the same path
+    binds: tuple[str, ...]  # host folders shown read-only at the same path
     symlinks: tuple[tuple[str, str], ...]  # (path, target) recreated so the host's paths still resolve
-    devices: tuple[str, ...]             # /dev entries bound from the host
+    devices: tuple[str, ...]  # /dev entries bound from the host
     scratch_mb: int
 
 
@@ -67,8 +72,16 @@ def plan_view(scratch_mb: int) -> View:
 
     The same for every job of a server (its interpreter and environment do not change): computed once."""
     environ = dict(os.environ)
-    wanted = [*SYSTEM_DIRS, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, str(HARNESS_DIR),
-              *_python_path(), *_env_dirs(environ)]
+    wanted = [
+        *SYSTEM_DIRS,
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        str(HARNESS_DIR),
+        *_python_path(),
+        *_env_dirs(environ),
+    ]
     binds: list[str] = []
     symlinks: dict[str, str] = {}
     for path in wanted:
@@ -76,13 +89,17 @@ def plan_view(scratch_mb: int) -> View:
             continue
         real = os.path.realpath(path)
         if real == SCRATCH or _under(real, _RESERVED) or _under(real, _JOB_FOLDERS):
-            continue            # the sandbox has its own /tmp, /dev, /proc and /sys, and its job's folders
+            continue  # the sandbox has its own /tmp, /dev, /proc and /sys, and its job's folders
         symlinks.update(_symlinked_prefixes(path))
         if os.path.isdir(real):
             binds.append(real)
     devices = [f"/dev/{name}" for name in DEVICE_FILES] + sorted(glob.glob("/dev/nvidia*"))
-    return View(binds=tuple(_outermost(binds)), symlinks=tuple(sorted(symlinks.items())),
-                devices=tuple(d for d in devices if os.path.exists(d)), scratch_mb=scratch_mb)
+    return View(
+        binds=tuple(_outermost(binds)),
+        symlinks=tuple(sorted(symlinks.items())),
+        devices=tuple(d for d in devices if os.path.exists(d)),
+        scratch_mb=scratch_mb,
+    )
 
 
 def build(view: View, mountpoint: str, staged: Path) -> None:
@@ -94,15 +111,16 @@ def build(view: View, mountpoint: str, staged: Path) -> None:
     _devices(root, view.devices)
     os.makedirs(root + "/sys")
     try:
-        linux.mount("/sys", root + "/sys", None, linux.MS_BIND)    # not recursive: no cgroup or debug mounts
-    except OSError:     # a user namespace may not split /sys from its (locked) submounts
+        linux.mount("/sys", root + "/sys", None, linux.MS_BIND)  # not recursive: no cgroup or debug mounts
+    except OSError:  # a user namespace may not split /sys from its (locked) submounts
         linux.mount("/sys", root + "/sys", None, linux.MS_BIND | linux.MS_REC)
     os.makedirs(root + "/proc")
     linux.mount("proc", root + "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
     os.makedirs(root + SCRATCH)
-    linux.mount("tmpfs", root + SCRATCH, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
-                f"size={view.scratch_mb}m,mode=1777")
-    _show(root, view, in_scratch=True)       # Python folders under the host's /tmp (a venv there), on top of ours
+    linux.mount(
+        "tmpfs", root + SCRATCH, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={view.scratch_mb}m,mode=1777"
+    )
+    _show(root, view, in_scratch=True)  # Python folders under the host's /tmp (a venv there), on top of ours
     shutil.copytree(staged, root + WORKDIR)
     for folder in (HOME, CACHE):
         os.makedirs(root + folder)
@@ -111,8 +129,8 @@ def build(view: View, mountpoint: str, staged: Path) -> None:
     read_only(root + "/dev", recursive=False)
     read_only(root, recursive=False)
     os.chdir(root)
-    linux.pivot_root(".", ".")          # the old root ends up on top of the new one...
-    linux.umount_detached(".")          # ...and is detached, so nothing of the host's tree stays reachable
+    linux.pivot_root(".", ".")  # the old root ends up on top of the new one...
+    linux.umount_detached(".")  # ...and is detached, so nothing of the host's tree stays reachable
     os.chdir("/")
 
 
@@ -142,13 +160,13 @@ def read_only(path: str, recursive: bool = True) -> None:
         try:
             linux.make_tree_read_only(path)
             return
-        except OSError as exc:       # before Linux 5.12, or a kernel that does not implement it (gVisor)
+        except OSError as exc:  # before Linux 5.12, or a kernel that does not implement it (gVisor)
             if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.EPERM):
                 raise
     points = _mounts_under(path) if recursive else [path]
     for point in points:
         flags = os.statvfs(point).f_flag
-        kept = sum(ms for st, ms in _KEPT_FLAGS if flags & st)     # a user namespace may not clear them
+        kept = sum(ms for st, ms in _KEPT_FLAGS if flags & st)  # a user namespace may not clear them
         linux.mount(None, point, None, linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | kept)
 
 
@@ -162,8 +180,12 @@ def _devices(root: str, devices: Iterable[str]) -> None:
         else:
             Path(target).touch()
         linux.mount(device, target, None, linux.MS_BIND | linux.MS_REC)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-                         ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"{root}/dev/{name}")
     os.makedirs(root + "/dev/shm")
     linux.mount("tmpfs", root + "/dev/shm", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={SHM_MB}m,mode=1777")

@@ -40,38 +40,66 @@ from pathlib import Path
 from harness import linux, processes, rootfs
 from harness.staging import Stage
 
-POLICIES = ("auto", "namespaces", "limits")   # auto: namespaces when the host allows them, else limits
+POLICIES = ("auto", "namespaces", "limits")  # auto: namespaces when the host allows them, else limits
 
 # Names the GPU stack, compilers and caches need; everything else (tokens, seeds, URLs) is dropped.
-ENV_KEEP = frozenset({
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR",
-    "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "CC", "CXX",
-    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH",
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-    "TORCH_HOME", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "TORCH_CUDA_ARCH_LIST",
-    "TRITON_CACHE_DIR", "TRITON_HOME", "XDG_CACHE_HOME",
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MAX_JOBS",
-    # builds and the compile cache (harness.toolchain, harness.build_cache), measured peaks (harness.device)
-    "KERNELRANK_CUDA_ARCH", "KERNELRANK_CUDA_LIBS", "KERNELRANK_BUILD_CACHE", "KERNELRANK_BUILD_CACHE_MB",
-    "KERNELRANK_COMPILE_TIMEOUT_S", "KERNELRANK_PEAKS_FILE",
-    "KERNELRANK_PROGRESS_EVERY_S",      # how often a long call reports that it still runs (harness.liveness)
-})
+ENV_KEEP = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "LD_LIBRARY_PATH",
+        "LIBRARY_PATH",
+        "CPATH",
+        "CC",
+        "CXX",
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_ORDER",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+        "TORCH_HOME",
+        "TORCH_EXTENSIONS_DIR",
+        "TORCHINDUCTOR_CACHE_DIR",
+        "TORCH_CUDA_ARCH_LIST",
+        "TRITON_CACHE_DIR",
+        "TRITON_HOME",
+        "XDG_CACHE_HOME",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "MAX_JOBS",
+        # builds and the compile cache (harness.toolchain, harness.build_cache), measured peaks (harness.device)
+        "KERNELRANK_CUDA_ARCH",
+        "KERNELRANK_CUDA_LIBS",
+        "KERNELRANK_BUILD_CACHE",
+        "KERNELRANK_BUILD_CACHE_MB",
+        "KERNELRANK_COMPILE_TIMEOUT_S",
+        "KERNELRANK_PEAKS_FILE",
+        "KERNELRANK_PROGRESS_EVERY_S",  # how often a long call reports that it still runs (harness.liveness)
+    }
+)
 ENV_KEEP_PREFIXES = ("LC_",)
 
 # Any single file the submission writes (its captured output included) stops growing here; the
 # supervisor's flood check (harness.supervisor) acts on captured output well before that. Compilers need
 # room: Inductor's C++ builds write temporary files of more than 64 MiB.
 FILE_SIZE_LIMIT_BYTES = 1024 * 1024 * 1024
-MAX_TASKS = 512                 # processes plus threads of one job (a 16-core torch.compile run uses ~120)
+MAX_TASKS = 512  # processes plus threads of one job (a 16-core torch.compile run uses ~120)
 # processes of one job (128 sleeping copies of the runner are fine, tests/integrity/hostile/forks_128.py): a
 # fork bomb of forked torch processes grows slowly on a busy host and would stay under MAX_TASKS for long
 MAX_PROCESSES = 192
 OPEN_FILES = 4096
-HOST_MEMORY_SHARE = 0.25        # one job may use at most this share of the host's memory
-SCRATCH_MB = 1024               # /tmp of a job: working directory, caches, temporary files
+HOST_MEMORY_SHARE = 0.25  # one job may use at most this share of the host's memory
+SCRATCH_MB = 1024  # /tmp of a job: working directory, caches, temporary files
 MIN_SCRATCH_MB = 256
 CPU_GRACE_S = 30
-JOB_UID_BASE = 1_900_000_000    # root servers run each job as a user of its own from this range
+JOB_UID_BASE = 1_900_000_000  # root servers run each job as a user of its own from this range
 JOB_UID_RANGE = 100_000_000
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
@@ -82,8 +110,8 @@ class SandboxError(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    memory_mb: int                  # proportional set size of all the job's processes (supervisor)
-    cpu_s: int                      # CPU seconds per process
+    memory_mb: int  # proportional set size of all the job's processes (supervisor)
+    cpu_s: int  # CPU seconds per process
     tasks: int = MAX_TASKS
     processes: int = MAX_PROCESSES
     open_files: int = OPEN_FILES
@@ -94,24 +122,29 @@ class Limits:
     def for_job(cls, requested_mb: int, timeout_s: float) -> Limits:
         """The job's memory capped by the host's (a 10 GiB allocation must not pass on a 23 GB host)."""
         memory = max(1, min(requested_mb, int(host_memory_mb() * HOST_MEMORY_SHARE)))
-        return cls(memory_mb=memory, cpu_s=int(timeout_s * (os.cpu_count() or 1)) + CPU_GRACE_S,
-                   scratch_mb=max(MIN_SCRATCH_MB, min(SCRATCH_MB, memory // 4)))
+        return cls(
+            memory_mb=memory,
+            cpu_s=int(timeout_s * (os.cpu_count() or 1)) + CPU_GRACE_S,
+            scratch_mb=max(MIN_SCRATCH_MB, min(SCRATCH_MB, memory // 4)),
+        )
 
 
 @dataclass(frozen=True)
 class Capability:
     """What this host lets the harness do; ``probe`` finds out once per server."""
 
-    isolated: bool                  # namespaces and the read-only view
-    root: bool                      # the server runs as root
-    reason: str = ""                # why not isolated
-    own_user: bool = False          # each job runs as a user of its own (always, on root servers)
+    isolated: bool  # namespaces and the read-only view
+    root: bool  # the server runs as root
+    reason: str = ""  # why not isolated
+    own_user: bool = False  # each job runs as a user of its own (always, on root servers)
 
     def describe(self) -> str:
         who = "a user of its own" if self.own_user else "the server's user, without capabilities"
         if self.isolated:
-            return (f"PID, mount, network, IPC and UTS namespaces{'' if self.root else ' in a user namespace'}; "
-                    f"read-only system folders and a private /tmp; no network; {who}")
+            return (
+                f"PID, mount, network, IPC and UTS namespaces{'' if self.root else ' in a user namespace'}; "
+                f"read-only system folders and a private /tmp; no network; {who}"
+            )
         return f"not isolated ({self.reason}); resource limits only, as {who}"
 
 
@@ -130,8 +163,14 @@ class Launch:
     def plan(cls, capability: Capability, limits: Limits, stage: Stage) -> Launch:
         own = JOB_UID_BASE + secrets.randbelow(JOB_UID_RANGE)
         view = rootfs.plan_view(limits.scratch_mb) if capability.isolated else None
-        return cls(capability, limits, view, own if capability.own_user else os.getuid(),
-                   own if capability.own_user else os.getgid(), stage)
+        return cls(
+            capability,
+            limits,
+            view,
+            own if capability.own_user else os.getuid(),
+            own if capability.own_user else os.getgid(),
+            stage,
+        )
 
 
 def probe(policy: str = "auto") -> Capability:
@@ -151,14 +190,17 @@ def probe(policy: str = "auto") -> Capability:
         reason = "namespaces turned off by KERNELRANK_SANDBOX=limits"
     if root and not _interpreter_public():
         # root without a user of its own may write every root-owned file: refuse rather than pretend
-        raise SandboxError(f"{reason}; and jobs cannot run as a user of their own, because other users cannot "
-                           "read the Python installation's folders. Allow namespaces, or make the interpreter "
-                           "readable by all users (chmod o+rx), or run the harness as an unprivileged user.")
+        raise SandboxError(
+            f"{reason}; and jobs cannot run as a user of their own, because other users cannot "
+            "read the Python installation's folders. Allow namespaces, or make the interpreter "
+            "readable by all users (chmod o+rx), or run the harness as an unprivileged user."
+        )
     return Capability(isolated=False, root=root, reason=reason, own_user=root)
 
 
-def enter(launch: Launch, channel_fd: int, stdout_fd: int, stderr_fd: int,
-          report: Callable[[int], None] | None = None) -> Path:
+def enter(
+    launch: Launch, channel_fd: int, stdout_fd: int, stderr_fd: int, report: Callable[[int], None] | None = None
+) -> Path:
     """First steps of a freshly forked child of the server; returns only in the worker (C), with its working
     directory. A and B never return: they wait and end as C ended, and A then calls ``report`` with the
     number of the job's processes still running when the worker ended (all killed). Raises SandboxError in
@@ -182,7 +224,7 @@ def enter(launch: Launch, channel_fd: int, stdout_fd: int, stderr_fd: int,
         workdir = _filesystem(launch)
         _set_limits(launch.limits, launch.capability)
         _drop_privileges(launch)
-        _die_with_parent()              # a change of user clears the parent-death signal
+        _die_with_parent()  # a change of user clears the parent-death signal
     except OSError as exc:
         raise SandboxError(f"cannot set up the job's sandbox ({exc})") from exc
     worker = os.fork()
@@ -191,7 +233,7 @@ def enter(launch: Launch, channel_fd: int, stdout_fd: int, stderr_fd: int,
         _init(worker, status_write)
     os.close(status_write)
     _die_with_parent()
-    linux.prctl(linux.PR_SET_DUMPABLE, 1)      # the worker's own /proc/self stays its own
+    linux.prctl(linux.PR_SET_DUMPABLE, 1)  # the worker's own /proc/self stays its own
     _job_environment(launch, isolated)
     os.chdir(workdir)
     return workdir
@@ -220,7 +262,7 @@ def limit_address_space(extra_mb: int) -> None:
 
 
 def kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):     # already gone
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
         os.killpg(pgid, signal.SIGKILL)
 
 
@@ -242,7 +284,7 @@ def _detach(channel_fd: int, stdout_fd: int, stderr_fd: int) -> None:
 def _die_with_parent() -> None:
     parent = os.getppid()
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:          # the parent died before the request took effect
+    if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
 
 
@@ -256,7 +298,7 @@ def _unshare(root: bool) -> None:
         Path("/proc/self/setgroups").write_text("deny")
         Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
         Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)     # nothing propagates back to the host
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)  # nothing propagates back to the host
 
 
 def _wait_and_mirror(child: int, status_read: int, report: Callable[[int], None] | None) -> None:
@@ -272,7 +314,7 @@ def _wait_and_mirror(child: int, status_read: int, report: Callable[[int], None]
         number = os.WTERMSIG(status)
         signal.signal(number, signal.SIG_DFL)
         os.kill(os.getpid(), number)
-        os._exit(128 + number)          # a signal whose default is not to end the process
+        os._exit(128 + number)  # a signal whose default is not to end the process
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
@@ -295,7 +337,7 @@ def _init(worker: int, status_write: int) -> None:
 def _filesystem(launch: Launch) -> Path:
     stage = launch.stage
     if launch.view is None:
-        if launch.capability.own_user:      # the job's user must reach its folders, and only those
+        if launch.capability.own_user:  # the job's user must reach its folders, and only those
             os.chmod(stage.root, 0o711)
             for folder in (stage.workdir, stage.scratch):
                 for path in [folder, *folder.rglob("*")]:
@@ -309,9 +351,13 @@ def _filesystem(launch: Launch) -> Path:
 
 
 def _set_limits(limits: Limits, capability: Capability) -> None:
-    caps = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, limits.file_bytes),
-            (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CPU, limits.cpu_s)]
-    if capability.own_user:         # counted per user: only meaningful for a user of the job's own
+    caps = [
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CPU, limits.cpu_s),
+    ]
+    if capability.own_user:  # counted per user: only meaningful for a user of the job's own
         caps.append((resource.RLIMIT_NPROC, limits.tasks))
     for which, value in caps:
         _, hard = resource.getrlimit(which)
@@ -320,16 +366,16 @@ def _set_limits(limits: Limits, capability: Capability) -> None:
 
 
 def _drop_privileges(launch: Launch) -> None:
-    with contextlib.suppress(OSError):          # the server's priority is not the job's (harness.server)
+    with contextlib.suppress(OSError):  # the server's priority is not the job's (harness.server)
         os.setpriority(os.PRIO_PROCESS, 0, 0)
     if launch.capability.own_user:
         os.setgroups([])
         os.setresgid(launch.gid, launch.gid, launch.gid)
-        os.setresuid(launch.uid, launch.uid, launch.uid)      # leaves no capability behind
+        os.setresuid(launch.uid, launch.uid, launch.uid)  # leaves no capability behind
     elif launch.capability.isolated:
         linux.drop_capabilities()
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
-    linux.prctl(linux.PR_SET_DUMPABLE, 0)        # the job cannot trace or signal-inspect its init
+    linux.prctl(linux.PR_SET_DUMPABLE, 0)  # the job cannot trace or signal-inspect its init
 
 
 def _job_environment(launch: Launch, isolated: bool) -> None:
@@ -338,13 +384,22 @@ def _job_environment(launch: Launch, isolated: bool) -> None:
     home, cache = (Path(rootfs.HOME), Path(rootfs.CACHE)) if isolated else (scratch / "home", scratch / "cache")
     for folder in (home, cache):
         folder.mkdir(exist_ok=True)
-    os.environ.update({
-        "HOME": str(home), "TMPDIR": str(scratch), "XDG_CACHE_HOME": str(cache), "USER": "kernelrank",
-        "LOGNAME": "kernelrank", "TRITON_CACHE_DIR": str(cache / "triton"), "TRITON_HOME": str(home),
-        "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"), "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-        "CUDA_CACHE_PATH": str(cache / "nv"),
-        "XLA_PYTHON_CLIENT_PREALLOCATE": "false"})    # JAX would otherwise take 75 % of the GPU's memory
-    tempfile.tempdir = None         # the server already asked for one: look again
+    os.environ.update(
+        {
+            "HOME": str(home),
+            "TMPDIR": str(scratch),
+            "XDG_CACHE_HOME": str(cache),
+            "USER": "kernelrank",
+            "LOGNAME": "kernelrank",
+            "TRITON_CACHE_DIR": str(cache / "triton"),
+            "TRITON_HOME": str(home),
+            "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
+            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+            "CUDA_CACHE_PATH": str(cache / "nv"),
+            "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+        }
+    )  # JAX would otherwise take 75 % of the GPU's memory
+    tempfile.tempdir = None  # the server already asked for one: look again
 
 
 def _trial(capability: Capability) -> str | None:

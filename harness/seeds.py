@@ -29,7 +29,7 @@ from typing import Any
 
 from harness.channel import Outbox, RecordReader, read_record
 
-SEED_MODULUS = 2**63        # torch generators take a signed 64-bit seed
+SEED_MODULUS = 2**63  # torch generators take a signed 64-bit seed
 CALL_STEP = 13
 
 
@@ -73,7 +73,7 @@ class SeedSource:
         return not self._ranked or self._key is not None
 
     def set_key(self, key: str) -> None:
-        bytes.fromhex(key)          # ValueError for anything but hex
+        bytes.fromhex(key)  # ValueError for anything but hex
         self._key = key
 
     def answer(self, spec: Any, call: Any) -> int:

@@ -52,12 +52,15 @@ log = logging.getLogger(__name__)
 # does torch.use_deterministic_algorithms (public problems' DeterministicContext): about 1 s per process.
 PRELOADS = ("triton", "torch.utils.cpp_extension", "torch._inductor.config")
 # Words in a job's files that say it will import a preload; a server started for one job loads only those.
-_PRELOAD_WORDS = {"triton": ("triton",), "torch.utils.cpp_extension": ("cpp_extension",),
-                  "torch._inductor.config": ("torch.compile", "inductor", "use_deterministic_algorithms")}
-START_TIMEOUT_S = 300.0     # import torch: about 4 s on a GPU host, far more on a cold disk
-BACKSTOP_S = 60.0           # beyond the mode's own limit (enforced by the server) before the caller gives up
+_PRELOAD_WORDS = {
+    "triton": ("triton",),
+    "torch.utils.cpp_extension": ("cpp_extension",),
+    "torch._inductor.config": ("torch.compile", "inductor", "use_deterministic_algorithms"),
+}
+START_TIMEOUT_S = 300.0  # import torch: about 4 s on a GPU host, far more on a cold disk
+BACKSTOP_S = 60.0  # beyond the mode's own limit (enforced by the server) before the caller gives up
 CLOSE_WAIT_S = 5.0
-SERVER_NICE = -10           # jobs run at 0 (harness.sandbox): a fork bomb cannot starve the supervisor's watch
+SERVER_NICE = -10  # jobs run at 0 (harness.sandbox): a fork bomb cannot starve the supervisor's watch
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -68,8 +71,13 @@ class HarnessStartError(RuntimeError):
 class HarnessServer:
     """A warm harness process; ``evaluate`` runs one job at a time in a fresh child of it."""
 
-    def __init__(self, python: str = sys.executable, start_timeout_s: float = START_TIMEOUT_S,
-                 sandbox_policy: str | None = None, preloads: tuple[str, ...] = PRELOADS) -> None:
+    def __init__(
+        self,
+        python: str = sys.executable,
+        start_timeout_s: float = START_TIMEOUT_S,
+        sandbox_policy: str | None = None,
+        preloads: tuple[str, ...] = PRELOADS,
+    ) -> None:
         """``sandbox_policy``: auto (namespaces where the host allows them), namespaces (refuse to start
         without them) or limits; default ``$KERNELRANK_SANDBOX``, else auto. ``preloads``: which of
         ``PRELOADS`` to import at start."""
@@ -77,14 +85,14 @@ class HarnessServer:
         self.preloads = preloads
         self.start_timeout_s = start_timeout_s
         self.sandbox_policy = sandbox_policy or os.environ.get("KERNELRANK_SANDBOX") or "auto"
-        self.sandbox = ""                      # how the server isolates jobs, once it has started
+        self.sandbox = ""  # how the server isolates jobs, once it has started
         self.zygote = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._reader = RecordReader()
         self._pending: deque[dict[str, Any]] = deque()
         self._lock = threading.Lock()
-        self._child: int | None = None       # process group of the job in flight, for cancel()
+        self._child: int | None = None  # process group of the job in flight, for cancel()
 
     @property
     def running(self) -> bool:
@@ -100,11 +108,24 @@ class HarnessServer:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
         try:
             self._process = subprocess.Popen(
-                [self.python, "-m", "harness.server", "--fd", str(theirs.fileno()), "--sandbox", self.sandbox_policy,
-                 "--preload", ",".join(self.preloads)],
+                [
+                    self.python,
+                    "-m",
+                    "harness.server",
+                    "--fd",
+                    str(theirs.fileno()),
+                    "--sandbox",
+                    self.sandbox_policy,
+                    "--preload",
+                    ",".join(self.preloads),
+                ],
                 pass_fds=(theirs.fileno(),),
-                env=env, cwd=_PACKAGE_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                start_new_session=True)      # a Ctrl-C in the caller's terminal is the caller's to handle
+                env=env,
+                cwd=_PACKAGE_ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+            )  # a Ctrl-C in the caller's terminal is the caller's to handle
         except OSError as exc:
             raise HarnessStartError(f"cannot run {self.python}: {exc.strerror}") from exc
         finally:
@@ -114,17 +135,18 @@ class HarnessServer:
             ready = self._receive(time.monotonic() + self.start_timeout_s)
         except (EOFError, TimeoutError, OSError, ChannelError) as exc:
             self.close()
-            raise HarnessStartError(f"the harness server did not start ({exc or type(exc).__name__}); "
-                                    "its log is on stderr") from exc
+            raise HarnessStartError(
+                f"the harness server did not start ({exc or type(exc).__name__}); its log is on stderr"
+            ) from exc
         if ready.get("t") != "ready":
             self.close()
             raise HarnessStartError(str(ready.get("message") or f"the harness server said {ready!r}"))
         self.sandbox = str(ready.get("sandbox", ""))
-        self.zygote = int(ready.get("zygote") or 0)     # the server's one process between jobs (harness.zygote)
+        self.zygote = int(ready.get("zygote") or 0)  # the server's one process between jobs (harness.zygote)
 
     def close(self) -> None:
         if self._sock is not None:
-            self._sock.close()       # the server reads end of file and exits
+            self._sock.close()  # the server reads end of file and exits
             self._sock = None
         if self._process is not None:
             try:
@@ -138,8 +160,9 @@ class HarnessServer:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def evaluate(self, job: EvalJob, on_progress: Callable[[Progress], None] | None = None) -> EvalResult:
@@ -160,7 +183,7 @@ class HarnessServer:
                     record = self._receive(deadline)
                     if record.get("t") == "started":
                         self._child = int(record["pid"])
-                        if job.mode is Mode.RANKED:     # only now: the child's memory must not hold it
+                        if job.mode is Mode.RANKED:  # only now: the child's memory must not hold it
                             send_record(self._sock, {"op": "key", "key": run_key(job.secret_seed)})
                     elif record.get("t") == "progress":
                         _report(on_progress, from_jsonable(Progress, record["progress"]))
@@ -168,15 +191,20 @@ class HarnessServer:
                         return EvalResult.from_dict(record["result"])
             except TimeoutError:
                 self._abandon()
-                failure = Failure(FailureKind.TIMEOUT, "The evaluation did not finish in time and the harness "
-                                                       "stopped answering; it was restarted.")
+                failure = Failure(
+                    FailureKind.TIMEOUT,
+                    "The evaluation did not finish in time and the harness stopped answering; it was restarted.",
+                )
                 return failed_result(job, failure, started)
             except (EOFError, OSError, ChannelError, DecodeError, KeyError, ValueError) as exc:
                 log.warning("harness server lost during %s: %s", job.run_id or job.problem.name, exc)
                 self._abandon()
-                failure = Failure(FailureKind.CRASH, "The evaluation stopped unexpectedly: the harness process "
-                                                     "ended. Try again; if it happens again with this submission, "
-                                                     "the submission is interfering with the harness.")
+                failure = Failure(
+                    FailureKind.CRASH,
+                    "The evaluation stopped unexpectedly: the harness process "
+                    "ended. Try again; if it happens again with this submission, "
+                    "the submission is interfering with the harness.",
+                )
                 return failed_result(job, failure, started)
             except BaseException:
                 self._abandon()
@@ -218,7 +246,7 @@ def evaluate(job: EvalJob, on_progress: Callable[[Progress], None] | None = None
     """One-shot convenience: start a harness server, evaluate ``job``, close the server."""
     server = HarnessServer(preloads=preloads_for(job))
     try:
-        return server.evaluate(job, on_progress)      # reports a server that cannot start as a result
+        return server.evaluate(job, on_progress)  # reports a server that cannot start as a result
     finally:
         server.close()
 
@@ -227,8 +255,9 @@ def preloads_for(job: EvalJob) -> tuple[str, ...]:
     """The preloads worth their import time to a server that runs only ``job``: those its submission or problem
     files name. A wrong guess costs only time; the evaluation then imports the module itself."""
     texts = [job.submission_source, *job.problem.files.values()]
-    return tuple(module for module in PRELOADS
-                 if any(word in text for text in texts for word in _PRELOAD_WORDS[module]))
+    return tuple(
+        module for module in PRELOADS if any(word in text for text in texts for word in _PRELOAD_WORDS[module])
+    )
 
 
 def _report(on_progress: Callable[[Progress], None] | None, progress: Progress) -> None:
@@ -238,7 +267,6 @@ def _report(on_progress: Callable[[Progress], None] | None, progress: Progress) 
         on_progress(progress)
     except Exception:
         log.exception("progress callback failed; the evaluation goes on")
-
 
 
 # ---- the server process -------------------------------------------------------------------------------
@@ -255,11 +283,11 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         _preload(optional)
     from harness.device import driver_version, max_sm_clock_mhz
 
-    driver_version()            # nvidia-smi once here, not in every evaluation
+    driver_version()  # nvidia-smi once here, not in every evaluation
     max_sm_clock_mhz()
     from harness.toolchain import gpu_arch
 
-    if (arch := gpu_arch()) is not None:        # in-job extension builds target this GPU only
+    if (arch := gpu_arch()) is not None:  # in-job extension builds target this GPU only
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", arch.torch)
     # the worker side (timing, checks, modes) is imported here, once, before any fork
     from harness import author_eval, supervisor, worker
@@ -269,7 +297,7 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         log.error("the harness server opened %s while preloading: forked children could not use CUDA", opened)
         return
     linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
-    with contextlib.suppress(OSError):      # root only: the watch keeps its pace while a job hogs the cores
+    with contextlib.suppress(OSError):  # root only: the watch keeps its pace while a job hogs the cores
         os.setpriority(os.PRIO_PROCESS, 0, SERVER_NICE)
     if removed := staging.remove_orphans():
         log.info("removed %d stages that killed harness servers left behind", removed)
@@ -281,12 +309,13 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         return
     if not capability.isolated:
         log.warning("evaluations are not isolated: %s", capability.reason)
-    zygote = Zygote(worker.child_entry)       # before any job: every evaluation is forked from it (harness.zygote)
+    zygote = Zygote(worker.child_entry)  # before any job: every evaluation is forked from it (harness.zygote)
     link.send({"t": "ready", "sandbox": capability.describe(), "zygote": zygote.pid})
     try:
         while (request := link.next_request()) is not None:
-            result = _handle(request, link, capability, functools.partial(supervisor.run_job, zygote=zygote),
-                             author_eval.run_job)      # an author's evaluator is exec'd: no memory is inherited
+            result = _handle(
+                request, link, capability, functools.partial(supervisor.run_job, zygote=zygote), author_eval.run_job
+            )  # an author's evaluator is exec'd: no memory is inherited
             link.send({"t": "result", "result": result.to_dict()})
     finally:
         zygote.close()
@@ -341,7 +370,7 @@ def _preload(module: str) -> None:
     """
     if Path("/dev/nvidiactl").exists():
         pid = os.fork()
-        if pid == 0:                     # the trial: exit 0 when the import left CUDA alone
+        if pid == 0:  # the trial: exit 0 when the import left CUDA alone
             code = 1
             with contextlib.suppress(BaseException):
                 importlib.import_module(module)
@@ -367,19 +396,27 @@ def _gpu_devices_open() -> list[str]:
     return opened
 
 
-def _handle(request: dict[str, Any], link: _Link, capability: sandbox.Capability,
-            run_job: Callable[..., EvalResult], author_run_job: Callable[..., EvalResult]) -> EvalResult:
+def _handle(
+    request: dict[str, Any],
+    link: _Link,
+    capability: sandbox.Capability,
+    run_job: Callable[..., EvalResult],
+    author_run_job: Callable[..., EvalResult],
+) -> EvalResult:
     job = EvalJob.from_dict(request["job"])
-    if job.problem.author_evaluator is not None:       # the problem's own eval.py evaluates it
+    if job.problem.author_evaluator is not None:  # the problem's own eval.py evaluates it
         run_job = author_run_job
     try:
         return run_job(job, capability, emit=link.send, caller=link)
     except OSError:
-        raise                   # the caller is gone: nothing to answer
+        raise  # the caller is gone: nothing to answer
     except Exception as exc:
         log.exception("harness failure on %s", job.run_id or job.problem.name)
-        failure = Failure(FailureKind.HARNESS_ERROR, f"The harness itself failed ({type(exc).__name__}: {exc}). "
-                                                     "This is not your submission's fault; please report it.")
+        failure = Failure(
+            FailureKind.HARNESS_ERROR,
+            f"The harness itself failed ({type(exc).__name__}: {exc}). "
+            "This is not your submission's fault; please report it.",
+        )
         return failed_result(job, failure, time.monotonic())
 
 

@@ -47,8 +47,14 @@ class Stage:
     @classmethod
     def empty(cls, root: Path) -> Stage:
         """The folders of a stage under ``root``, with no files in them yet."""
-        stage = cls(root, root / "work", root / "logs" / "stdout.txt", root / "logs" / "stderr.txt", root / "view",
-                    root / "scratch")
+        stage = cls(
+            root,
+            root / "work",
+            root / "logs" / "stdout.txt",
+            root / "logs" / "stderr.txt",
+            root / "view",
+            root / "scratch",
+        )
         for folder in (stage.workdir, stage.stdout_path.parent, stage.view, stage.scratch):
             folder.mkdir()
         return stage
@@ -62,7 +68,7 @@ def remove_orphans() -> int:
     server's pid); how many were removed. Stages of live servers, on this host, are left alone."""
     removed = 0
     for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
-        owner = folder.name[len(PREFIX):].split("-", 1)[0]
+        owner = folder.name[len(PREFIX) :].split("-", 1)[0]
         if owner.isdigit() and not _alive(int(owner)) and folder.is_dir():
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1

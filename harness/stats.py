@@ -14,18 +14,18 @@ from dataclasses import dataclass
 
 from harness.result import ShapeStats
 
-HEAVY_TAIL_RATIO = 1.10        # mean / median above this: heavy tail or bimodal, flag for review
-TRIM_FRACTION = 0.10           # cut from each end for the trimmed mean
-ESCAPE_FLOOR_US = 20.0         # escape threshold: at least this much unexplained sync gap ...
-ESCAPE_FRACTION = 0.10         # ... or this fraction of the event time, whichever is larger
-SCORE_CI_HALF_WIDTH = 0.005    # the score's 95 % CI the stop rule aims for: 0.5 %
-MIN_ADDRESS_SAMPLES = 10       # address_spread: an output address needs this many samples ...
-MIN_ADDRESS_SHARE = 0.05       # ... and this share of the shape's samples to count
+HEAVY_TAIL_RATIO = 1.10  # mean / median above this: heavy tail or bimodal, flag for review
+TRIM_FRACTION = 0.10  # cut from each end for the trimmed mean
+ESCAPE_FLOOR_US = 20.0  # escape threshold: at least this much unexplained sync gap ...
+ESCAPE_FRACTION = 0.10  # ... or this fraction of the event time, whichever is larger
+SCORE_CI_HALF_WIDTH = 0.005  # the score's 95 % CI the stop rule aims for: 0.5 %
+MIN_ADDRESS_SAMPLES = 10  # address_spread: an output address needs this many samples ...
+MIN_ADDRESS_SHARE = 0.05  # ... and this share of the shape's samples to count
 # stability_flags: what makes a shape's median likely to differ in another fresh process
-CLOCK_BELOW_MAX = 0.90         # the shape's median SM clock under this share of the GPU's highest clock
-CLOCK_DIP = 0.75               # some call's clock under this share of the shape's median (nvbench's throttle mark)
-PLACEMENT_SPREAD = 0.05        # medians per output address differ by more than this
-DRIFT = 0.03                   # the last third of the samples' median differs from the first third's by more
+CLOCK_BELOW_MAX = 0.90  # the shape's median SM clock under this share of the GPU's highest clock
+CLOCK_DIP = 0.75  # some call's clock under this share of the shape's median (nvbench's throttle mark)
+PLACEMENT_SPREAD = 0.05  # medians per output address differ by more than this
+DRIFT = 0.03  # the last third of the samples' median differs from the first third's by more
 DRIFT_MIN_SAMPLES = 30
 
 
@@ -60,10 +60,10 @@ class StopRule:
 
     min_samples: int = 20
     check_every: int = 10
-    ci_half_width: float = 0.005     # relative to the median: 0.005 is 0.5 %
-    budget_s: float = 0.5            # seconds of wall time of one shape's timed loop
+    ci_half_width: float = 0.005  # relative to the median: 0.005 is 0.5 %
+    budget_s: float = 0.5  # seconds of wall time of one shape's timed loop
     max_samples: int = 10_000
-    max_wall_s: float = 5.0          # seconds of wall time per shape, whatever the sample count
+    max_wall_s: float = 5.0  # seconds of wall time per shape, whatever the sample count
 
     def __post_init__(self) -> None:
         if self.min_samples < 1 or self.check_every < 1:
@@ -149,8 +149,9 @@ def stability_flags(shape: ShapeStats, max_clock_mhz: float | None) -> list[str]
     return flags
 
 
-def shape_stats(spec: dict, samples_us: list[float], first_call_us: float, sync_gaps_us: list[float],
-                stop_reason: str) -> ShapeStats:
+def shape_stats(
+    spec: dict, samples_us: list[float], first_call_us: float, sync_gaps_us: list[float], stop_reason: str
+) -> ShapeStats:
     """Summarise one shape's timed calls; the raw samples are kept for audit."""
     if not samples_us:
         raise ValueError("shape_stats needs at least one timed sample.")
@@ -164,14 +165,23 @@ def shape_stats(spec: dict, samples_us: list[float], first_call_us: float, sync_
     ci_low, ci_high = median_ci(ordered)
     flags = ["heavy_tail"] if median > 0 and mean / median > HEAVY_TAIL_RATIO else []
     return ShapeStats(
-        spec=dict(spec), n=n, median_us=median, mean_us=mean,
-        trimmed_mean_us=statistics.fmean(ordered[trim:n - trim]),
+        spec=dict(spec),
+        n=n,
+        median_us=median,
+        mean_us=mean,
+        trimmed_mean_us=statistics.fmean(ordered[trim : n - trim]),
         std_us=statistics.stdev(ordered) if n > 1 else 0.0,
-        ci_low_us=ci_low, ci_high_us=ci_high,
-        min_us=ordered[0], p10_us=_percentile(ordered, 0.10), p90_us=_percentile(ordered, 0.90),
-        max_us=ordered[-1], first_call_us=first_call_us,
+        ci_low_us=ci_low,
+        ci_high_us=ci_high,
+        min_us=ordered[0],
+        p10_us=_percentile(ordered, 0.10),
+        p90_us=_percentile(ordered, 0.90),
+        max_us=ordered[-1],
+        first_call_us=first_call_us,
         sync_gap_us=statistics.median(sync_gaps_us) if sync_gaps_us else 0.0,
-        stop_reason=stop_reason, flags=flags, samples_us=list(samples_us),
+        stop_reason=stop_reason,
+        flags=flags,
+        samples_us=list(samples_us),
     )
 
 

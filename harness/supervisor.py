@@ -43,12 +43,12 @@ from harness.zygote import Zygote, hand_over
 
 log = logging.getLogger(__name__)
 
-POLL_S = 0.05                     # how often limits are checked while the child runs
-FLOOD_BYTES = 16 * 1024 * 1024    # captured stdout or stderr beyond this is a flood
-KILL_WAIT_S = 10.0                # a killed child that is still not gone after this is abandoned
-DRAIN_S = 1.0                     # reading what is left in the channel after the child ended
-MEMORY_CHECK_S = 0.1              # how often the memory meter measures the job
-REPLY_TIMEOUT_S = 30.0            # sending a built module to the worker
+POLL_S = 0.05  # how often limits are checked while the child runs
+FLOOD_BYTES = 16 * 1024 * 1024  # captured stdout or stderr beyond this is a flood
+KILL_WAIT_S = 10.0  # a killed child that is still not gone after this is abandoned
+DRAIN_S = 1.0  # reading what is left in the channel after the child ended
+MEMORY_CHECK_S = 0.1  # how often the memory meter measures the job
+REPLY_TIMEOUT_S = 30.0  # sending a built module to the worker
 _TIMED_MODES = (Mode.BENCHMARK, Mode.RANKED, Mode.PROFILE)
 
 Emit = Callable[[dict[str, Any]], None]
@@ -63,8 +63,9 @@ class Caller(Protocol):
         """Records that arrived (``{"op": "key", "key": hex}``); None once the caller is gone."""
 
 
-def run_job(job: EvalJob, capability: Capability, zygote: Zygote, emit: Emit | None = None,
-            caller: Caller | None = None) -> EvalResult:
+def run_job(
+    job: EvalJob, capability: Capability, zygote: Zygote, emit: Emit | None = None, caller: Caller | None = None
+) -> EvalResult:
     """Evaluate ``job`` in a fresh, sandboxed child of ``zygote``; ``emit`` receives {"t": "started" | "progress",
     ...}.
 
@@ -73,16 +74,23 @@ def run_job(job: EvalJob, capability: Capability, zygote: Zygote, emit: Emit | N
     """
     started = time.monotonic()
     if job.problem.task.lang != "cu" and job.submission_name.lower().endswith((".cu", ".cuh")):
-        return failed_result(job, Failure(FailureKind.UNSUPPORTED, f"The problem {job.problem.name} takes Python "
-                                          "submissions (PyTorch, Triton, JAX or inline CUDA in a .py file defining "
-                                          "custom_kernel), not a .cu file; CUDA C++ files go to lang: cu problems."),
-                             started)
+        return failed_result(
+            job,
+            Failure(
+                FailureKind.UNSUPPORTED,
+                f"The problem {job.problem.name} takes Python "
+                "submissions (PyTorch, Triton, JAX or inline CUDA in a .py file defining "
+                "custom_kernel), not a .cu file; CUDA C++ files go to lang: cu problems.",
+            ),
+            started,
+        )
     findings = precheck.check(job.submission_source, job.submission_name)
     try:
         stage = Stage.create(job.problem, job.submission_source)
     except (StagingError, OSError) as exc:
-        return failed_result(job, Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}."),
-                             started)
+        return failed_result(
+            job, Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}."), started
+        )
     job_builds = Builds(build_cache(), capability)
     compiled = build_cu(job, job_builds, stage) if job.problem.task.lang == "cu" else None
     if compiled is not None and not compiled.ok:
@@ -99,10 +107,14 @@ def run_job(job: EvalJob, capability: Capability, zygote: Zygote, emit: Emit | N
         if compiled is not None:
             result.compile_s += compiled.seconds
             result.phases_s["compile"] = compiled.seconds
-            if compiled.log:            # warnings: kept in the log, never in the verdict
+            if compiled.log:  # warnings: kept in the log, never in the verdict
                 result.stderr = f"[compiler]\n{compiled.log}\n[run]\n{result.stderr}"
-        result.sandbox = SandboxInfo(isolated=capability.isolated, description=capability.describe(),
-                                     memory_limit_mb=limits.memory_mb, leftovers=leftovers)
+        result.sandbox = SandboxInfo(
+            isolated=capability.isolated,
+            description=capability.describe(),
+            memory_limit_mb=limits.memory_mb,
+            leftovers=leftovers,
+        )
         if result.system.device == "cuda":
             result.sandbox.gpu_idle = gpu_idle()
         precheck.hold(result, findings)
@@ -123,22 +135,29 @@ def _first_calls(job: EvalJob) -> list[dict[str, Any]]:
     return calls
 
 
-def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, zygote: Zygote, emit: Emit,
-               caller: Caller | None, job_builds: Builds) -> tuple[Ending, int]:
+def _supervise(
+    job: EvalJob,
+    launch: Launch,
+    seeds: SeedSource,
+    zygote: Zygote,
+    emit: Emit,
+    caller: Caller | None,
+    job_builds: Builds,
+) -> tuple[Ending, int]:
     nonce = secrets.token_hex(16)
-    ours, theirs = socket.socketpair()        # non-inheritable: processes the child execs do not get it
+    ours, theirs = socket.socketpair()  # non-inheritable: processes the child execs do not get it
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
     stdout_fd = os.open(launch.stage.stdout_path, flags, 0o600)
     stderr_fd = os.open(launch.stage.stderr_path, flags, 0o600)
     child_job = dataclasses.replace(job, secret_seed=None, memory_limit_mb=launch.limits.memory_mb)
     try:
-        pid = zygote.spawn((theirs.fileno(), stdout_fd, stderr_fd))   # a process that never held a job
+        pid = zygote.spawn((theirs.fileno(), stdout_fd, stderr_fd))  # a process that never held a job
     finally:
         theirs.close()
         for fd in (stdout_fd, stderr_fd):
             os.close(fd)
-    hand_over(ours, job=child_job, launch=launch, nonce=nonce)      # the job reaches it only now
-    ours.setblocking(False)       # a child that stops reading must not stall the watch
+    hand_over(ours, job=child_job, launch=launch, nonce=nonce)  # the job reaches it only now
+    ours.setblocking(False)  # a child that stops reading must not stall the watch
     meter = processes.MemoryMeter(os.getpid(), launch.limits.memory_mb * 2**20, MEMORY_CHECK_S, spare=zygote.pid)
     watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller, job_builds, zygote.pid)
     try:
@@ -151,10 +170,10 @@ def _supervise(job: EvalJob, launch: Launch, seeds: SeedSource, zygote: Zygote, 
             watch.building.kill()
         processes.kill(pid)
         ours.close()
-    survivors = processes.sweep(os.getpid(), spare=zygote.pid)      # nothing of the job may outlive it
+    survivors = processes.sweep(os.getpid(), spare=zygote.pid)  # nothing of the job may outlive it
     if survivors:
         log.warning("killed %d processes of run %s that outlived its sandbox", survivors, job.run_id)
-    return ending, max(watch.leftovers, survivors)     # without namespaces, the survivors are the leftovers
+    return ending, max(watch.leftovers, survivors)  # without namespaces, the survivors are the leftovers
 
 
 def _check_complete(job: EvalJob, ending: Ending) -> None:
@@ -166,13 +185,18 @@ def _check_complete(job: EvalJob, ending: Ending) -> None:
     system = next((r for r in ending.records if r.get("t") == "system"), None)
     device = (system or {}).get("system", {}).get("device", "")
     task = job.problem.task
-    wanted = {"test": len(task.tests) if job.mode in (Mode.TEST, Mode.RANKED) else 0,
-              "shape": len(task.benchmarks_for(device)) if job.mode in (Mode.BENCHMARK, Mode.RANKED) else 0,
-              "profile": len(task.benchmarks_for(device)) if job.mode is Mode.PROFILE else 0}
+    wanted = {
+        "test": len(task.tests) if job.mode in (Mode.TEST, Mode.RANKED) else 0,
+        "shape": len(task.benchmarks_for(device)) if job.mode in (Mode.BENCHMARK, Mode.RANKED) else 0,
+        "profile": len(task.benchmarks_for(device)) if job.mode is Mode.PROFILE else 0,
+    }
     if system is None or any(kinds.count(kind) != count for kind, count in wanted.items()):
-        ending.stopped_for = Failure(FailureKind.TAMPERING, "The evaluation ended without reporting every test and "
-                                     "benchmark shape, so it has no verdict. A submission must not end the run early "
-                                     "or write to the harness's channel.")
+        ending.stopped_for = Failure(
+            FailureKind.TAMPERING,
+            "The evaluation ended without reporting every test and "
+            "benchmark shape, so it has no verdict. A submission must not end the run early "
+            "or write to the harness's channel.",
+        )
 
 
 @dataclass
@@ -187,18 +211,19 @@ class _Watch:
     emit: Emit
     caller: Caller | None
     builds: Builds
-    zygote: int                                                       # below the server, but no job's
+    zygote: int  # below the server, but no job's
     ending: Ending = field(default_factory=Ending)
     reader: RecordReader = field(default_factory=RecordReader)
-    waiting: deque[dict[str, Any]] = field(default_factory=deque)     # seed requests before the key came
+    waiting: deque[dict[str, Any]] = field(default_factory=deque)  # seed requests before the key came
     leftovers: int = 0
-    building: BuildProcess | None = None                              # a load_inline build the worker waits for
+    building: BuildProcess | None = None  # a load_inline build the worker waits for
     liveness: Liveness | None = None
 
     def run(self) -> Ending:
         task, mode = self.job.problem.task, self.job.mode
-        self.liveness = Liveness(first_phase(task, mode), self.emit,
-                                 next_phase=Phase.of(task, "ranked") if mode is Mode.RANKED else None)
+        self.liveness = Liveness(
+            first_phase(task, mode), self.emit, next_phase=Phase.of(task, "ranked") if mode is Mode.RANKED else None
+        )
         killed_at: float | None = None
         selector = selectors.DefaultSelector()
         selector.register(self.channel, selectors.EVENT_READ, "child")
@@ -217,7 +242,7 @@ class _Watch:
                 self.ending.exit_status = status
                 break
             table = processes.snapshot()
-            processes.reap_children(os.getpid(), keep=self.pid, table=table)     # orphans the server inherited
+            processes.reap_children(os.getpid(), keep=self.pid, table=table)  # orphans the server inherited
             if self.ending.stopped_for is None:
                 self._check_limits(table)
             elif killed_at is None:
@@ -272,7 +297,7 @@ class _Watch:
         kind = record.get("t")
         if record.get("nonce") != self.nonce:
             self._forged("a record without this run's nonce")
-        elif kind == "sandbox":            # the sandbox's own last word: what it killed when the worker ended
+        elif kind == "sandbox":  # the sandbox's own last word: what it killed when the worker ended
             self.leftovers = int(record.get("leftovers") or 0)
         elif self.ending.final:
             self._forged("a record after the final one")
@@ -302,23 +327,32 @@ class _Watch:
             seed = self.seeds.answer(request.get("spec"), request.get("call"))
         except SeedRefused as exc:
             log.warning("run %s: seed request refused: %s", self.job.run_id, exc)
-            self._stop(Failure(FailureKind.TAMPERING, f"The evaluation asked for {exc}, which the harness never does, "
-                               "so it was stopped. Inputs are handed out one at a time, when they are used."))
+            self._stop(
+                Failure(
+                    FailureKind.TAMPERING,
+                    f"The evaluation asked for {exc}, which the harness never does, "
+                    "so it was stopped. Inputs are handed out one at a time, when they are used.",
+                )
+            )
             return
         try:
             self.channel.sendall(encode({"seed": seed}))
         except (BlockingIOError, OSError):
-            self._stop(Failure(FailureKind.TAMPERING, "The evaluation stopped reading its private channel, so it "
-                                                      "was stopped."))
+            self._stop(
+                Failure(FailureKind.TAMPERING, "The evaluation stopped reading its private channel, so it was stopped.")
+            )
 
     def _build(self, record: dict[str, Any]) -> None:
         """A load_inline call of the worker: build it outside the job (or find it in the cache) and answer."""
         arch = toolchain.gpu_arch()
         arguments = record.get("arguments")
-        request = builds.extension_request(arguments, arch.sm, self.job.problem.files) \
-            if isinstance(arguments, dict) and arch is not None else None
+        request = (
+            builds.extension_request(arguments, arch.sm, self.job.problem.files)
+            if isinstance(arguments, dict) and arch is not None
+            else None
+        )
         if request is None or self.building is not None or self.builds.started >= BUILDS_PER_JOB:
-            self._reply({"declined": True})           # the worker builds it itself, in its own folders
+            self._reply({"declined": True})  # the worker builds it itself, in its own folders
             return
         self.emit({"t": "progress", "progress": {"stage": "compiling", "index": 0, "total": 0, "detail": ""}})
         started = self.builds.start(request, builds.compile_timeout_s())
@@ -332,7 +366,7 @@ class _Watch:
         if outcome.ok:
             self._reply({"files": {name: base64.b64encode(data).decode() for name, data in outcome.files.items()}})
         else:
-            self._reply({"error": outcome.message, "log": outcome.log[-builds.LOG_CHARS:]})
+            self._reply({"error": outcome.message, "log": outcome.log[-builds.LOG_CHARS :]})
 
     def _reply(self, record: dict[str, Any]) -> None:
         """A large answer (a built module) to a worker that is waiting for it: blocking, with a deadline."""
@@ -340,16 +374,22 @@ class _Watch:
             self.channel.settimeout(REPLY_TIMEOUT_S)
             self.channel.sendall(encode(record))
         except OSError:
-            self._stop(Failure(FailureKind.TAMPERING, "The evaluation stopped reading its private channel, so it "
-                                                      "was stopped."))
+            self._stop(
+                Failure(FailureKind.TAMPERING, "The evaluation stopped reading its private channel, so it was stopped.")
+            )
         finally:
             self.channel.setblocking(False)
 
     def _forged(self, what: str) -> None:
         log.warning("result channel of child %d: %s", self.pid, what)
-        self._stop(Failure(FailureKind.TAMPERING, "The private result channel received a record the harness did not "
-                                                  "write, so the evaluation was stopped. Submissions must not write "
-                                                  "to the harness's descriptors."))
+        self._stop(
+            Failure(
+                FailureKind.TAMPERING,
+                "The private result channel received a record the harness did not "
+                "write, so the evaluation was stopped. Submissions must not write "
+                "to the harness's descriptors.",
+            )
+        )
 
     def _stop(self, failure: Failure) -> None:
         if self.ending.stopped_for is None:
@@ -364,15 +404,25 @@ class _Watch:
         limits = self.launch.limits
         usage = processes.usage(os.getpid(), table, spare=self.zygote)
         if usage.tasks >= limits.tasks or len(usage.processes) > limits.processes:
-            self._stop(Failure(FailureKind.RESOURCE_LIMIT, f"The submission ran {len(usage.processes)} processes "
-                                                           f"with {usage.tasks} threads in all, reaching the limit "
-                                                           f"of {limits.processes} processes or {limits.tasks} "
-                                                           f"threads, and was stopped while {where}. Do not start "
-                                                           "processes or threads in a loop."))
+            self._stop(
+                Failure(
+                    FailureKind.RESOURCE_LIMIT,
+                    f"The submission ran {len(usage.processes)} processes "
+                    f"with {usage.tasks} threads in all, reaching the limit "
+                    f"of {limits.processes} processes or {limits.tasks} "
+                    f"threads, and was stopped while {where}. Do not start "
+                    "processes or threads in a loop.",
+                )
+            )
         elif self.meter.latest_bytes > limits.memory_mb * 2**20:
-            self._stop(Failure(FailureKind.OUT_OF_MEMORY, f"The submission's processes used more than "
-                                                          f"{limits.memory_mb} MB of host memory and were stopped "
-                                                          f"while {where}. Allocate less memory."))
+            self._stop(
+                Failure(
+                    FailureKind.OUT_OF_MEMORY,
+                    f"The submission's processes used more than "
+                    f"{limits.memory_mb} MB of host memory and were stopped "
+                    f"while {where}. Allocate less memory.",
+                )
+            )
         else:
             self._check_flood()
 
@@ -381,9 +431,14 @@ class _Watch:
         if written > FLOOD_BYTES:
             # a flood outranks whatever it caused (a failed write reads as an exception)
             self.ending.stopped_for = None
-            self._stop(Failure(FailureKind.OUTPUT_FLOOD, f"The submission wrote more than {FLOOD_BYTES // 2**20} MiB "
-                                                         f"of output and was stopped while {self.ending.where()}. "
-                                                         "Print less: output is capped."))
+            self._stop(
+                Failure(
+                    FailureKind.OUTPUT_FLOOD,
+                    f"The submission wrote more than {FLOOD_BYTES // 2**20} MiB "
+                    f"of output and was stopped while {self.ending.where()}. "
+                    "Print less: output is capped.",
+                )
+            )
 
     def _drain(self, selector: selectors.BaseSelector) -> None:
         """Read the records still in the channel once the child is gone."""

@@ -24,23 +24,23 @@ from harness.device import l2_cache_bytes
 
 T = TypeVar("T")
 
-MIN_FLUSH_BYTES = 256 * 1024 * 1024     # never flush less than triton's 256 MiB
+MIN_FLUSH_BYTES = 256 * 1024 * 1024  # never flush less than triton's 256 MiB
 # After the flush, a spin kernel keeps the GPU busy this much longer before the start event runs, so a
 # slow host launch (a library's dispatch on a busy VM core) is hidden instead of timed. Measured on an
 # H200: without it, 1 fresh process in 12 read every matmul shape 12-38 us slower (docs/benchmarks.md).
 LAUNCH_HIDE_US = 100.0
-BUSY_BATCH = 20                          # flushes queued per check of the warm-up's deadline (~2 ms on an H100)
+BUSY_BATCH = 20  # flushes queued per check of the warm-up's deadline (~2 ms on an H100)
 
 
 @dataclass
 class CallTiming:
     """One timed call, in microseconds (the clock in MHz)."""
 
-    event_us: float     # start -> end of the call on the timing stream (the ranked time)
-    sync_us: float      # start -> a marker after a device-wide synchronize; equals event_us on CPU
-    flush_us: float = 0.0       # CUDA: the L2 flush before the call; 0 on CPU
-    clock_mhz: float = 0.0      # CUDA: the SM clock during the launch-hiding spin just before the call; 0 on CPU
-    host_us: float = 0.0        # the host's time inside fn(): near event_us when the call waits on the device
+    event_us: float  # start -> end of the call on the timing stream (the ranked time)
+    sync_us: float  # start -> a marker after a device-wide synchronize; equals event_us on CPU
+    flush_us: float = 0.0  # CUDA: the L2 flush before the call; 0 on CPU
+    clock_mhz: float = 0.0  # CUDA: the SM clock during the launch-hiding spin just before the call; 0 on CPU
+    host_us: float = 0.0  # the host's time inside fn(): near event_us when the call waits on the device
 
 
 class Timer(abc.ABC):
@@ -118,8 +118,10 @@ class CudaTimer(Timer):
         import torch
 
         if not torch.cuda.is_available():
-            raise RuntimeError("CUDA timing was requested but this machine has no usable CUDA device; "
-                               "run on a GPU machine or choose the CPU device.")
+            raise RuntimeError(
+                "CUDA timing was requested but this machine has no usable CUDA device; "
+                "run on a GPU machine or choose the CPU device."
+            )
         event = torch.cuda.Event
         self._record = event.record
         self._elapsed_ms = event.elapsed_time
@@ -131,7 +133,8 @@ class CudaTimer(Timer):
         self.flush_bytes = max(MIN_FLUSH_BYTES, 2 * l2_cache_bytes())
         self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device="cuda")
         self._flushed_from, self._spin_from, self._start, self._end, self._post = (
-            event(enable_timing=True) for _ in range(5))
+            event(enable_timing=True) for _ in range(5)
+        )
         self._spin = torch.cuda._sleep
         clock_khz = getattr(torch.cuda.get_device_properties(self._stream.device), "clock_rate", 0) or 2_000_000
         self._spin_cycles = int(LAUNCH_HIDE_US * clock_khz / 1000)
@@ -152,11 +155,13 @@ class CudaTimer(Timer):
             self._record(self._post, self._stream)
             self._wait(self._post)
         spin_ms = self._elapsed_ms(self._spin_from, self._start)
-        return out, CallTiming(event_us=self._elapsed_ms(self._start, self._end) * 1000,
-                               sync_us=self._elapsed_ms(self._start, self._post) * 1000,
-                               flush_us=self._elapsed_ms(self._flushed_from, self._spin_from) * 1000,
-                               clock_mhz=self._spin_cycles / (spin_ms * 1000) if spin_ms > 0 else 0.0,
-                               host_us=host_us)
+        return out, CallTiming(
+            event_us=self._elapsed_ms(self._start, self._end) * 1000,
+            sync_us=self._elapsed_ms(self._start, self._post) * 1000,
+            flush_us=self._elapsed_ms(self._flushed_from, self._spin_from) * 1000,
+            clock_mhz=self._spin_cycles / (spin_ms * 1000) if spin_ms > 0 else 0.0,
+            host_us=host_us,
+        )
 
     def time_host_call(self, fn: Callable[[], T]) -> tuple[T, CallTiming]:
         """``perf_counter_ns`` from an idle, flushed device to the device idle again after ``fn``.

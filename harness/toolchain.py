@@ -29,10 +29,10 @@ QUERY_TIMEOUT_S = 10.0
 
 @dataclass(frozen=True)
 class Arch:
-    capability: str          # "9.0", as nvidia-smi's compute_cap says
-    sm: str                  # nvcc's -arch value: "sm_90a"
-    torch: str               # TORCH_CUDA_ARCH_LIST entry for load_inline builds: "9.0a"
-    gpus: str                # for people: which GPUs have it
+    capability: str  # "9.0", as nvidia-smi's compute_cap says
+    sm: str  # nvcc's -arch value: "sm_90a"
+    torch: str  # TORCH_CUDA_ARCH_LIST entry for load_inline builds: "9.0a"
+    gpus: str  # for people: which GPUs have it
 
 
 # The architecture kernelrank builds for, per compute capability: "a" variants where the chip has
@@ -56,8 +56,13 @@ def gpu_arch() -> Arch | None:
     if not wanted:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip() or "0"
         try:
-            done = subprocess.run(["nvidia-smi", "-i", visible, "--query-gpu=compute_cap", "--format=csv,noheader"],
-                                  capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=True)
+            done = subprocess.run(
+                ["nvidia-smi", "-i", visible, "--query-gpu=compute_cap", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=QUERY_TIMEOUT_S,
+                check=True,
+            )
             wanted = done.stdout.strip().splitlines()[0].strip() if done.stdout.strip() else ""
         except (OSError, subprocess.SubprocessError):
             return None
@@ -96,14 +101,17 @@ def cuda_home() -> Path | None:
 def library_includes() -> list[str]:
     """Include directories of the header libraries installed under $KERNELRANK_CUDA_LIBS."""
     root = Path(os.environ.get(LIBS_ENV) or DEFAULT_LIBS)
-    return [str(root / lib / sub) for lib, subs in LIBRARY_INCLUDES.items() for sub in subs
-            if (root / lib / sub).is_dir()]
+    return [
+        str(root / lib / sub) for lib, subs in LIBRARY_INCLUDES.items() for sub in subs if (root / lib / sub).is_dir()
+    ]
 
 
 def has_cublas() -> bool:
     home = cuda_home()
-    return home is not None and any((home / lib / "libcublas.so").exists()
-                                    for lib in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"))
+    return home is not None and any(
+        (home / lib / "libcublas.so").exists()
+        for lib in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
+    )
 
 
 @functools.cache
@@ -111,8 +119,13 @@ def fingerprint() -> str:
     """What a build's output depends on besides its sources and flags: compilers, torch, libraries, our build code."""
     import torch
 
-    parts = [_version([nvcc() or "nvcc", "--version"]), _version([os.environ.get("CXX", "c++"), "--version"]),
-             torch.__version__, str(torch.version.cuda), str(has_cublas())]
+    parts = [
+        _version([nvcc() or "nvcc", "--version"]),
+        _version([os.environ.get("CXX", "c++"), "--version"]),
+        torch.__version__,
+        str(torch.version.cuda),
+        str(has_cublas()),
+    ]
     for include in library_includes():
         parts.append(include + ":" + _version_file(Path(include)))
     for module in ("builds.py", "cu_driver.cu"):

@@ -44,6 +44,7 @@ from harness.staging import Stage
 REQUIRES_CUDA = re.compile(r"^#!kernelrank\s+requires\s+cuda\b", re.MULTILINE | re.IGNORECASE)
 HARNESS_BUG_EXIT = 70
 
+
 def child_entry(channel_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
     """Entry of a child of the zygote (harness.zygote): its job arrives first on its channel, then child_main."""
     try:
@@ -53,26 +54,38 @@ def child_entry(channel_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
     child_main(handed["job"], handed["launch"], handed["nonce"], channel_fd, stdout_fd, stderr_fd)
 
 
-def child_main(job: EvalJob, launch: sandbox.Launch, nonce: str, channel_fd: int, stdout_fd: int,
-               stderr_fd: int) -> NoReturn:
+def child_main(
+    job: EvalJob, launch: sandbox.Launch, nonce: str, channel_fd: int, stdout_fd: int, stderr_fd: int
+) -> NoReturn:
     """Entry of the forked child; enters the sandbox (harness.sandbox) and never returns."""
     code = 0
     try:
-        workdir = sandbox.enter(launch, channel_fd, stdout_fd, stderr_fd,
-                                report=lambda leftovers: Outbox(channel_fd, nonce).send("sandbox", leftovers=leftovers))
+        workdir = sandbox.enter(
+            launch,
+            channel_fd,
+            stdout_fd,
+            stderr_fd,
+            report=lambda leftovers: Outbox(channel_fd, nonce).send("sandbox", leftovers=leftovers),
+        )
         stage = dataclasses.replace(launch.stage, workdir=workdir)
         _settle(stage)
-        faulthandler.enable()       # a segfault prints the Python stack into the captured stderr
+        faulthandler.enable()  # a segfault prints the Python stack into the captured stderr
         run(job, stage, Outbox(channel_fd, nonce))
-    except sandbox.SandboxError as exc:      # in the sandbox's own processes, before any submitted code
+    except sandbox.SandboxError as exc:  # in the sandbox's own processes, before any submitted code
         outbox = Outbox(channel_fd, nonce)
-        outbox.send("failure", failure={"kind": FailureKind.HARNESS_ERROR.value, "log_tail": "",
-                                        "message": f"The evaluation's sandbox could not be set up ({exc}). This is "
-                                                   "not your submission's fault; tell the kernelrank maintainers."})
+        outbox.send(
+            "failure",
+            failure={
+                "kind": FailureKind.HARNESS_ERROR.value,
+                "log_tail": "",
+                "message": f"The evaluation's sandbox could not be set up ({exc}). This is "
+                "not your submission's fault; tell the kernelrank maintainers.",
+            },
+        )
         outbox.send("final")
-        with contextlib.suppress(Exception):      # the server's stderr may be gone by now
+        with contextlib.suppress(Exception):  # the server's stderr may be gone by now
             traceback.print_exc()
-    except BaseException:       # nothing may escape into the server's code
+    except BaseException:  # nothing may escape into the server's code
         code = HARNESS_BUG_EXIT
         with contextlib.suppress(Exception):
             traceback.print_exc()
@@ -86,9 +99,9 @@ def child_main(job: EvalJob, launch: sandbox.Launch, nonce: str, channel_fd: int
 def _settle(stage: Stage) -> None:
     os.chdir(stage.workdir)
     sys.path.insert(0, str(stage.workdir))
-    sys.dont_write_bytecode = True       # the working directory keeps exactly the staged files
+    sys.dont_write_bytecode = True  # the working directory keeps exactly the staged files
     for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(line_buffering=True)   # a crash must not swallow what was printed before it
+        stream.reconfigure(line_buffering=True)  # a crash must not swallow what was printed before it
 
 
 def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
@@ -96,8 +109,11 @@ def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
     outbox.progress("starting")
     phases = modes.Phases()
     # first: the runner must start from a process that holds no reference, no seed and no CUDA context
-    runner: Runner = InProcessRunner(job.problem.submission_name) if job.problem.task.lang == "cu" else \
-        RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
+    runner: Runner = (
+        InProcessRunner(job.problem.submission_name)
+        if job.problem.task.lang == "cu"
+        else RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
+    )
     try:
         with phases("prepare"):
             ctx = prepare(job, stage, outbox, runner)
@@ -107,15 +123,19 @@ def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
         outbox.send("failure", failure=to_jsonable(verdict.failure))
     except Exception as exc:
         traceback.print_exc()
-        outbox.send("failure", failure={
-            "kind": FailureKind.HARNESS_ERROR.value,
-            "message": f"The harness itself failed ({summary(exc)}). This is not your submission's fault; "
-                       "please report it to the kernelrank maintainers.",
-            "log_tail": "".join(traceback.format_exception(exc))[-4000:]})
+        outbox.send(
+            "failure",
+            failure={
+                "kind": FailureKind.HARNESS_ERROR.value,
+                "message": f"The harness itself failed ({summary(exc)}). This is not your submission's fault; "
+                "please report it to the kernelrank maintainers.",
+                "log_tail": "".join(traceback.format_exception(exc))[-4000:],
+            },
+        )
     compile_s = 0.0
     with contextlib.suppress(Verdict, OSError):
         compile_s = runner.compile_seconds()
-    runner.close()                  # before the final record: nothing of the job may outlive the judge
+    runner.close()  # before the final record: nothing of the job may outlive the judge
     outbox.send("accounting", compile_s=compile_s, phases_s=phases.seconds)
     outbox.send("final")
 
@@ -136,9 +156,17 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, runner: Runner) -> modes
     files[job.problem.submission_name] = job.submission_source.encode()
     if (module := stage.workdir / builds.CU_MODULE).is_file():
         files[builds.CU_MODULE] = module.read_bytes()
-    return modes.Context(task=job.problem.task, device=device, reference=reference, runner=runner,
-                         allowance=allowance, outbox=outbox, seeds=SeedPlan(outbox), files=files,
-                         submission=job.problem.submission_name)
+    return modes.Context(
+        task=job.problem.task,
+        device=device,
+        reference=reference,
+        runner=runner,
+        allowance=allowance,
+        outbox=outbox,
+        seeds=SeedPlan(outbox),
+        files=files,
+        submission=job.problem.submission_name,
+    )
 
 
 def _arm(reference: modes.Reference, stage: Stage) -> modes.Reference:
@@ -148,51 +176,69 @@ def _arm(reference: modes.Reference, stage: Stage) -> modes.Reference:
 
 
 def pick_device(job: EvalJob) -> str:
-    """"auto" is CUDA when this machine has it; refuse devices the problem or the submission cannot use."""
+    """ "auto" is CUDA when this machine has it; refuse devices the problem or the submission cannot use."""
     has_cuda = torch.cuda.is_available()
     if job.device not in ("auto", "cpu", "cuda"):
         raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"Unknown device {job.device!r}; choose auto, cpu or cuda.")
     device = ("cuda" if has_cuda else "cpu") if job.device == "auto" else job.device
     if device == "cuda" and not has_cuda:
-        raise Verdict(FailureKind.UNSUPPORTED_DEVICE,
-                      "This evaluation asked for CUDA, but this machine has no usable CUDA GPU; choose a GPU runner.")
+        raise Verdict(
+            FailureKind.UNSUPPORTED_DEVICE,
+            "This evaluation asked for CUDA, but this machine has no usable CUDA GPU; choose a GPU runner.",
+        )
     task = job.problem.task
     if task.lang == "cu" and device != "cuda":
-        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} is a CUDA leaderboard: its .cu "
-                      "submissions are compiled with nvcc and run on a GPU. Submit it to a GPU runner.")
+        raise Verdict(
+            FailureKind.UNSUPPORTED_DEVICE,
+            f"The problem {job.problem.name} is a CUDA leaderboard: its .cu "
+            "submissions are compiled with nvcc and run on a GPU. Submit it to a GPU runner.",
+        )
     if device not in task.devices and not task.default_device and "cuda" in task.devices:
-        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} needs CUDA: it is written "
-                      "for GPUs and declares no CPU support, and this evaluation runs on the CPU. Submit it to a GPU "
-                      "runner.")
+        raise Verdict(
+            FailureKind.UNSUPPORTED_DEVICE,
+            f"The problem {job.problem.name} needs CUDA: it is written "
+            "for GPUs and declares no CPU support, and this evaluation runs on the CPU. Submit it to a GPU "
+            "runner.",
+        )
     if device not in task.devices:
-        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, f"The problem {job.problem.name} runs on "
-                      f"{' and '.join(task.devices)}, not on {device}; choose another runner.")
+        raise Verdict(
+            FailureKind.UNSUPPORTED_DEVICE,
+            f"The problem {job.problem.name} runs on "
+            f"{' and '.join(task.devices)}, not on {device}; choose another runner.",
+        )
     if device == "cpu" and REQUIRES_CUDA.search(job.submission_source):
-        raise Verdict(FailureKind.UNSUPPORTED_DEVICE, "This submission says it requires CUDA ('#!kernelrank requires "
-                      "cuda') and this evaluation runs on the CPU; submit it to a GPU.")
+        raise Verdict(
+            FailureKind.UNSUPPORTED_DEVICE,
+            "This submission says it requires CUDA ('#!kernelrank requires "
+            "cuda') and this evaluation runs on the CPU; submit it to a GPU.",
+        )
     return device
 
 
 def bind_reference(job: EvalJob, stage: Stage, device: str) -> modes.Reference:
     """Import the problem's reference.py from the staged files; returns its functions."""
     for name in [*job.problem.files, job.problem.submission_name]:
-        sys.modules.pop(Path(name).stem, None)       # never reuse a same-named module from elsewhere
+        sys.modules.pop(Path(name).stem, None)  # never reuse a same-named module from elsewhere
     try:
         module = importlib.import_module("reference")
     except Exception as exc:
         raise problem_failure(exc, "reference.py", None, device) from None
     names = ("generate_input", "ref_kernel", "check_implementation")
     if missing := [n for n in names if not callable(getattr(module, n, None))]:
-        raise Verdict(FailureKind.INVALID_PROBLEM, f"The problem's reference.py lacks {', '.join(missing)}; "
-                      "tell the leaderboard's maintainers.")
+        raise Verdict(
+            FailureKind.INVALID_PROBLEM,
+            f"The problem's reference.py lacks {', '.join(missing)}; tell the leaderboard's maintainers.",
+        )
     generate_input, ref_kernel, check = (getattr(module, n) for n in names)
     first_format = job.problem.task.checker_args == CHECKER_ARGS[1]
-    return modes.Reference(adapt_generate_input(generate_input) if first_format else generate_input,
-                           ref_kernel, adapt_checker(check, ref_kernel, first_format))
+    return modes.Reference(
+        adapt_generate_input(generate_input) if first_format else generate_input,
+        ref_kernel,
+        adapt_checker(check, ref_kernel, first_format),
+    )
 
 
-def adapt_checker(check: Callable[..., Any], ref_kernel: Callable[[Any], Any],
-                  first_format: bool) -> checking.Check:
+def adapt_checker(check: Callable[..., Any], ref_kernel: Callable[[Any], Any], first_format: bool) -> checking.Check:
     """``check(pristine, output) -> (ok, message)`` whatever the problem's checker takes and answers.
 
     The public format calls ``check_implementation(data, output)``; the first format
@@ -217,7 +263,7 @@ def adapt_generate_input(generate_input: Callable[..., Any]) -> Callable[..., An
     """
     try:
         parameters = inspect.signature(generate_input).parameters
-    except (TypeError, ValueError):          # no signature to read (a builtin): call it as documented, bare
+    except (TypeError, ValueError):  # no signature to read (a builtin): call it as documented, bare
         parameters = {}
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 from harness.channel import RecordReader, read_record, send_record
 
 _PID = struct.Struct("<i")
-REPARENT_WAIT_S = 60.0     # the middle process exits at once, but a busy host (a fork bomb dying) can delay it
+REPARENT_WAIT_S = 60.0  # the middle process exits at once, but a busy host (a fork bomb dying) can delay it
 Child = Callable[[int, int, int], NoReturn]  # (channel fd, stdout fd, stderr fd)
 
 

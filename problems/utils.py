@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-_MAX_SEED = 2**63 - 1     # torch generators take a signed 64-bit seed; ranked seeds can be larger
+_MAX_SEED = 2**63 - 1  # torch generators take a signed 64-bit seed; ranked seeds can be larger
 
 
 def set_seed(seed: int = 42) -> None:
@@ -73,8 +73,9 @@ def _not_comparable(received: Any, expected: torch.Tensor) -> list[str]:
     return []
 
 
-def _mismatch_report(mismatch: torch.Tensor, received: torch.Tensor, expected: torch.Tensor,
-                     max_print: int) -> list[str]:
+def _mismatch_report(
+    mismatch: torch.Tensor, received: torch.Tensor, expected: torch.Tensor, max_print: int
+) -> list[str]:
     """The number of mismatched elements and the first ``max_print`` of them, with both values."""
     count = int(mismatch.sum().item())
     if count == 0:
@@ -92,8 +93,9 @@ def _mismatch_report(mismatch: torch.Tensor, received: torch.Tensor, expected: t
     return lines
 
 
-def verbose_allclose(received: Any, expected: torch.Tensor, rtol: float = 1e-5, atol: float = 1e-8,
-                     max_print: int = 5) -> list[str]:
+def verbose_allclose(
+    received: Any, expected: torch.Tensor, rtol: float = 1e-5, atol: float = 1e-8, max_print: int = 5
+) -> list[str]:
     """Compare element-wise with ``|r - e| <= atol + rtol * |e|``; return the reasons for a mismatch.
 
     NaN, +Inf and -Inf must sit in the same places in both tensors (a NaN where a number is expected is a
@@ -104,9 +106,9 @@ def verbose_allclose(received: Any, expected: torch.Tensor, rtol: float = 1e-5, 
     work = torch.promote_types(torch.promote_types(received.dtype, expected.dtype), torch.float32)
     r, e = received.to(work), expected.to(work)
     difference = r - e
-    all_finite = bool(difference.isfinite().all())               # NaN or Inf on either side shows here
+    all_finite = bool(difference.isfinite().all())  # NaN or Inf on either side shows here
     mismatch = difference.abs_() > e.abs().mul_(rtol).add_(atol)  # False where either side is NaN
-    if not all_finite:                                            # rare: skip six passes when all is finite
+    if not all_finite:  # rare: skip six passes when all is finite
         mismatch |= r.isnan() ^ e.isnan()
         mismatch |= r.isposinf() ^ e.isposinf()
         mismatch |= r.isneginf() ^ e.isneginf()
@@ -145,8 +147,12 @@ class DeterministicContext:
     """
 
     def __enter__(self) -> DeterministicContext:
-        self._saved = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
-                       torch.backends.cudnn.allow_tf32, torch.get_float32_matmul_precision())
+        self._saved = (
+            torch.backends.cudnn.deterministic,
+            torch.backends.cudnn.benchmark,
+            torch.backends.cudnn.allow_tf32,
+            torch.get_float32_matmul_precision(),
+        )
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
         torch.backends.cudnn.allow_tf32 = False
@@ -154,13 +160,18 @@ class DeterministicContext:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
-         torch.backends.cudnn.allow_tf32, matmul_precision) = self._saved
+        (
+            torch.backends.cudnn.deterministic,
+            torch.backends.cudnn.benchmark,
+            torch.backends.cudnn.allow_tf32,
+            matmul_precision,
+        ) = self._saved
         torch.set_float32_matmul_precision(matmul_precision)
 
 
-def match_reference(data: Any, output: Any, ref_kernel: Callable[[Any], torch.Tensor],
-                    rtol: float = 1e-5, atol: float = 1e-8) -> tuple[bool, str]:
+def match_reference(
+    data: Any, output: Any, ref_kernel: Callable[[Any], torch.Tensor], rtol: float = 1e-5, atol: float = 1e-8
+) -> tuple[bool, str]:
     """Check ``output`` against ``ref_kernel(data)``: same dtype, shape and device, values within tolerance.
 
     ``rtol == atol == 0`` asks for exact equality. The reference runs on ``data`` itself, as in GPU MODE's
@@ -175,8 +186,9 @@ def match_reference(data: Any, output: Any, ref_kernel: Callable[[Any], torch.Te
     return verdict(check_dtype(output, expected) + reasons)
 
 
-def make_match_reference(ref_kernel: Callable[[Any], torch.Tensor], rtol: float = 1e-5,
-                         atol: float = 1e-8) -> Callable[[Any, Any], tuple[bool, str]]:
+def make_match_reference(
+    ref_kernel: Callable[[Any], torch.Tensor], rtol: float = 1e-5, atol: float = 1e-8
+) -> Callable[[Any, Any], tuple[bool, str]]:
     """Build a problem's ``check_implementation(data, output)`` from its reference and tolerances."""
 
     def check_implementation(data: Any, output: Any) -> tuple[bool, str]:

@@ -39,12 +39,18 @@ async def build_runner(backend: str, gpu: str, settings: Settings, bus: Bus) -> 
             raise BackendError("the modal backend needs the Modal client: pip install 'kernelrank[modal]'")
         from runners.modal_backend import ModalRunner
 
-        return ModalRunner(gpu, await bus.runner_calls(), app=settings.modal_app,
-                           price_per_s=settings.gpu_prices.get(gpu), deployed_timeout_s=settings.modal_timeout_s,
-                           queue_timeout_s=settings.remote_queue_timeout_s)
+        return ModalRunner(
+            gpu,
+            await bus.runner_calls(),
+            app=settings.modal_app,
+            price_per_s=settings.gpu_prices.get(gpu),
+            deployed_timeout_s=settings.modal_timeout_s,
+            queue_timeout_s=settings.remote_queue_timeout_s,
+        )
     if backend == "github":
         from runners.github_backend import GitHubRunner, github_api
 
-        return GitHubRunner(gpu, await bus.runner_calls(), github_api(settings),
-                            queue_timeout_s=settings.remote_queue_timeout_s)
+        return GitHubRunner(
+            gpu, await bus.runner_calls(), github_api(settings), queue_timeout_s=settings.remote_queue_timeout_s
+        )
     raise BackendError(f"unknown runner backend {backend!r}; use one of {', '.join(BACKENDS)}")

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:            # --help, or a usage error argparse already explained
+    except SystemExit as exc:  # --help, or a usage error argparse already explained
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
     try:
         problem = load_problem(args.problem)
@@ -39,9 +39,15 @@ def main(argv: list[str] | None = None) -> int:
         reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
         return _usage_error(f"cannot read {args.submission} ({reason}); check the path to your kernel file.")
     mode = Mode(args.mode)
-    job = EvalJob(problem=problem, submission_name=args.submission.name, submission_source=source, mode=mode,
-                  device=args.device, secret_seed=secrets.randbits(62) if mode is Mode.RANKED else None,
-                  run_id=uuid.uuid4().hex)
+    job = EvalJob(
+        problem=problem,
+        submission_name=args.submission.name,
+        submission_source=source,
+        mode=mode,
+        device=args.device,
+        secret_seed=secrets.randbits(62) if mode is Mode.RANKED else None,
+        run_id=uuid.uuid4().hex,
+    )
     live = sys.stderr.isatty() and not args.json
     result = evaluate(job, on_progress=_show_progress if live else None)
     if live:
@@ -52,18 +58,35 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kernelrank eval",
-                                     description="Evaluate a kernel submission against a problem on this machine.")
+    parser = argparse.ArgumentParser(
+        prog="kernelrank eval", description="Evaluate a kernel submission against a problem on this machine."
+    )
     parser.add_argument("submission", type=Path, help="the kernel file, e.g. my_kernel.py")
-    parser.add_argument("--problem", type=Path, required=True,
-                        help="problem folder holding task.yml, or a GPU MODE first-format reference.py (or its folder)")
-    parser.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.TEST.value,
-                        help="test (default), benchmark, ranked or profile")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                        help="auto (default) uses CUDA when this machine has it")
+    parser.add_argument(
+        "--problem",
+        type=Path,
+        required=True,
+        help="problem folder holding task.yml, or a GPU MODE first-format reference.py (or its folder)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        default=Mode.TEST.value,
+        help="test (default), benchmark, ranked or profile",
+    )
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="auto (default) uses CUDA when this machine has it",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of the report")
-    parser.add_argument("--reports", type=Path, default=Path("kernelrank-reports"),
-                        help="folder where profile mode saves ncu's full reports (default: ./kernelrank-reports)")
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        default=Path("kernelrank-reports"),
+        help="folder where profile mode saves ncu's full reports (default: ./kernelrank-reports)",
+    )
     return parser
 
 
@@ -77,8 +100,10 @@ def _save_reports(result: EvalResult, folder: Path, run_id: str) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             path.write_bytes(base64.b64decode(entry.report.data_b64))
         except OSError as exc:
-            print(f"kernelrank eval: could not save {path} ({exc.strerror}); pass --reports a writable folder.",
-                  file=sys.stderr)
+            print(
+                f"kernelrank eval: could not save {path} ({exc.strerror}); pass --reports a writable folder.",
+                file=sys.stderr,
+            )
             return
         print(f"ncu report saved to {path} (open it in Nsight Compute)", file=sys.stderr)
 

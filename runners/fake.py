@@ -22,8 +22,15 @@ def passed_result(job: EvalJob) -> EvalResult:
     digest = int(hashlib.sha256(job.submission_source.encode()).hexdigest()[:8], 16)
     score = 50.0 + digest % 10_000 / 100 if job.mode in TIMED_MODES else None
     tests = [TestResult(spec=spec, passed=True) for spec in job.problem.task.tests]
-    return EvalResult(status=Status.PASSED, mode=job.mode, problem=job.problem.name, tests=tests, score_us=score,
-                      ranking_by=job.problem.task.ranking_by, system=SystemInfo(device="cpu"))
+    return EvalResult(
+        status=Status.PASSED,
+        mode=job.mode,
+        problem=job.problem.name,
+        tests=tests,
+        score_us=score,
+        ranking_by=job.problem.task.ranking_by,
+        system=SystemInfo(device="cpu"),
+    )
 
 
 class FakeRunner:
@@ -31,12 +38,18 @@ class FakeRunner:
 
     name = "fake"
 
-    def __init__(self, result_for: Callable[[EvalJob], EvalResult] | None = None, delay_s: float = 0.0,
-                 fail_times: int = 0, progress_steps: int = 2, price_per_s: float | None = None) -> None:
+    def __init__(
+        self,
+        result_for: Callable[[EvalJob], EvalResult] | None = None,
+        delay_s: float = 0.0,
+        fail_times: int = 0,
+        progress_steps: int = 2,
+        price_per_s: float | None = None,
+    ) -> None:
         self.result_for = result_for or passed_result
         self.price_per_s = price_per_s
         self.delay_s = delay_s
-        self.fail_times = fail_times          # the first N runs raise RunnerUnavailable
+        self.fail_times = fail_times  # the first N runs raise RunnerUnavailable
         self.progress_steps = progress_steps
         self.runs = 0
 

@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 
 API_VERSION = "2022-11-28"
 REQUEST_TIMEOUT_S = 30.0
-MAX_RATE_WAIT_S = 120.0       # a longer rate-limit wait is reported as GitHubUnavailable instead
-MAX_ANSWER_BYTES = 64 << 20   # an answer artifact larger than this (zipped) is not read
+MAX_RATE_WAIT_S = 120.0  # a longer rate-limit wait is reported as GitHubUnavailable instead
+MAX_ANSWER_BYTES = 64 << 20  # an answer artifact larger than this (zipped) is not read
 
 
 class GitHubError(Exception):
@@ -57,8 +57,16 @@ class GitHubUnavailable(GitHubError):
 class GitHubAPI:
     """One repository's workflow, reached with a token; ``close()`` releases the HTTP session."""
 
-    def __init__(self, base_url: str, repo: str, token: str, workflow: str, ref: str = "main", *,
-                 max_rate_wait_s: float = MAX_RATE_WAIT_S) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        repo: str,
+        token: str,
+        workflow: str,
+        ref: str = "main",
+        *,
+        max_rate_wait_s: float = MAX_RATE_WAIT_S,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.repo, self.workflow, self.ref = repo, workflow, ref
         self._token = token
@@ -66,7 +74,7 @@ class GitHubAPI:
         self._session: aiohttp.ClientSession | None = None
 
     def __repr__(self) -> str:
-        return f"GitHubAPI({self.base_url!r}, {self.repo!r}, workflow={self.workflow!r})"     # never the token
+        return f"GitHubAPI({self.base_url!r}, {self.repo!r}, workflow={self.workflow!r})"  # never the token
 
     async def dispatch(self, inputs: dict[str, str]) -> int | None:
         """Start a workflow run; its id when the server says (``return_run_details``), else None."""
@@ -77,8 +85,11 @@ class GitHubAPI:
     async def find_run(self, title: str, since: float) -> dict[str, Any] | None:
         """The newest dispatched run titled ``title`` created at or after ``since`` (Unix time)."""
         created = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        data = await self._call("GET", f"/repos/{self.repo}/actions/workflows/{self.workflow}/runs",
-                                params={"event": "workflow_dispatch", "created": f">={created}", "per_page": "100"})
+        data = await self._call(
+            "GET",
+            f"/repos/{self.repo}/actions/workflows/{self.workflow}/runs",
+            params={"event": "workflow_dispatch", "created": f">={created}", "per_page": "100"},
+        )
         runs = [run for run in data.get("workflow_runs", []) if run.get("display_title") == title]
         return max(runs, key=lambda run: run.get("id", 0), default=None)
 
@@ -90,13 +101,14 @@ class GitHubAPI:
         try:
             await self._call("POST", f"/repos/{self.repo}/actions/runs/{run_id}/cancel")
         except GitHubRefused as exc:
-            if exc.status != 409:           # 409 Conflict: the run has already finished
+            if exc.status != 409:  # 409 Conflict: the run has already finished
                 raise
 
     async def artifact_file(self, run_id: int, artifact: str, member: str) -> bytes | None:
         """``member`` of the run's artifact ``artifact``, or None when the run uploaded no such artifact."""
-        data = await self._call("GET", f"/repos/{self.repo}/actions/runs/{run_id}/artifacts",
-                                params={"name": artifact, "per_page": "100"})
+        data = await self._call(
+            "GET", f"/repos/{self.repo}/actions/runs/{run_id}/artifacts", params={"name": artifact, "per_page": "100"}
+        )
         found = [a for a in data.get("artifacts", []) if a.get("name") == artifact and not a.get("expired")]
         if not found:
             return None
@@ -116,10 +128,14 @@ class GitHubAPI:
 
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S),
-                                                  headers={"Accept": "application/vnd.github+json",
-                                                           "X-GitHub-Api-Version": API_VERSION,
-                                                           "User-Agent": "kernelrank-runner"})
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S),
+                headers={
+                    "Accept": "application/vnd.github+json",
+                    "X-GitHub-Api-Version": API_VERSION,
+                    "User-Agent": "kernelrank-runner",
+                },
+            )
         return self._session
 
     async def _call(self, method: str, path: str, **options: Any) -> Any:
@@ -161,8 +177,9 @@ class _Request:
         waited = 0.0
         while True:
             try:
-                response = await api._http().request(self.method, api.base_url + self.path, headers=headers,
-                                                     **self.options)
+                response = await api._http().request(
+                    self.method, api.base_url + self.path, headers=headers, **self.options
+                )
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise GitHubUnavailable(f"cannot reach GitHub at {api.base_url} ({type(exc).__name__})") from exc
             wait = _rate_limit_wait(response)
@@ -180,8 +197,9 @@ class _Request:
         if response.status >= 400:
             detail = await _message(response)
             response.release()
-            raise GitHubRefused(f"GitHub refused {self.method} {self.path}: HTTP {response.status} {detail}".strip(),
-                                response.status)
+            raise GitHubRefused(
+                f"GitHub refused {self.method} {self.path}: HTTP {response.status} {detail}".strip(), response.status
+            )
         self.response = response
         return response
 
@@ -199,7 +217,7 @@ def _rate_limit_wait(response: aiohttp.ClientResponse) -> float | None:
     if response.headers.get("x-ratelimit-remaining") == "0":
         reset = float(response.headers.get("x-ratelimit-reset", "0"))
         return max(1.0, reset - time.time())
-    return 60.0 if response.status == 429 else None     # GitHub: wait at least a minute when it says nothing
+    return 60.0 if response.status == 429 else None  # GitHub: wait at least a minute when it says nothing
 
 
 async def _message(response: aiohttp.ClientResponse) -> str:

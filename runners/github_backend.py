@@ -34,9 +34,9 @@ from runners.remote import CallStore, quietly
 log = logging.getLogger(__name__)
 
 BACKEND = "github"
-POLL_S = 15.0                 # 4 requests a minute per run: far inside GitHub's 5,000 an hour
-FIND_GRACE_S = 120.0          # a dispatch whose run has not appeared by then is sent again
-MAX_INPUT_CHARS = 65_000      # GitHub refuses workflow inputs over 65,535 characters in all
+POLL_S = 15.0  # 4 requests a minute per run: far inside GitHub's 5,000 an hour
+FIND_GRACE_S = 120.0  # a dispatch whose run has not appeared by then is sent again
+MAX_INPUT_CHARS = 65_000  # GitHub refuses workflow inputs over 65,535 characters in all
 ANSWER_FILE = "answer.json"
 
 
@@ -47,12 +47,20 @@ def artifact_name(run_id: str) -> str:
 
 def github_api(settings: Settings) -> GitHubAPI:
     """The API client from the settings; refuses to build one that cannot work."""
-    missing = [name for name, value in (("GITHUB_TOKEN", settings.github_token),
-                                        ("KERNELRANK_GITHUB_REPO", settings.github_repo)) if not value]
+    missing = [
+        name
+        for name, value in (("GITHUB_TOKEN", settings.github_token), ("KERNELRANK_GITHUB_REPO", settings.github_repo))
+        if not value
+    ]
     if missing:
         raise BackendError(f"the github backend needs {' and '.join(missing)} (see docs/runners.md)")
-    return GitHubAPI(settings.github_api_url, settings.github_repo, settings.github_token, settings.github_workflow,
-                     settings.github_ref)
+    return GitHubAPI(
+        settings.github_api_url,
+        settings.github_repo,
+        settings.github_token,
+        settings.github_workflow,
+        settings.github_ref,
+    )
 
 
 class GitHubRunner:
@@ -61,8 +69,16 @@ class GitHubRunner:
     name = BACKEND
     price_per_s = None
 
-    def __init__(self, gpu: str, calls: CallStore, api: GitHubAPI, *, queue_timeout_s: float = 1800.0,
-                 poll_s: float = POLL_S, find_grace_s: float = FIND_GRACE_S) -> None:
+    def __init__(
+        self,
+        gpu: str,
+        calls: CallStore,
+        api: GitHubAPI,
+        *,
+        queue_timeout_s: float = 1800.0,
+        poll_s: float = POLL_S,
+        find_grace_s: float = FIND_GRACE_S,
+    ) -> None:
         self.gpu, self.calls, self.api = gpu, calls, api
         self.queue_timeout_s = queue_timeout_s
         self.poll_s = poll_s
@@ -71,9 +87,13 @@ class GitHubRunner:
     async def run(self, job: EvalJob, on_progress: ProgressCallback | None = None) -> EvalResult:
         encoded = encode_payload(payload_for(job))
         if len(encoded) > MAX_INPUT_CHARS:
-            return remote.failure(job, FailureKind.HARNESS_ERROR, "This job is too large to send to a GitHub runner "
-                                  f"({len(encoded)} characters compressed, GitHub takes {MAX_INPUT_CHARS}); submit "
-                                  "a smaller file, or ask an admin to serve this GPU from Modal or a local worker.")
+            return remote.failure(
+                job,
+                FailureKind.HARNESS_ERROR,
+                "This job is too large to send to a GitHub runner "
+                f"({len(encoded)} characters compressed, GitHub takes {MAX_INPUT_CHARS}); submit "
+                "a smaller file, or ask an admin to serve this GPU from Modal or a local worker.",
+            )
         record = await quietly(self.calls.get(job.run_id))
         if not (record and record.get("backend") == BACKEND):
             record = {"backend": BACKEND, "started_at": time.time(), "gh_run": None}
@@ -81,11 +101,13 @@ class GitHubRunner:
             return await self._follow(job, record, encoded, on_progress)
         except GitHubRefused as exc:
             log.error("run %s: the GitHub runner is not configured: %s", job.run_id, exc)
-            return remote.failure(job, FailureKind.HARNESS_ERROR, f"The GitHub runner is not configured: {exc}. "
-                                  f"{remote.NOT_YOUR_FAULT}")
+            return remote.failure(
+                job, FailureKind.HARNESS_ERROR, f"The GitHub runner is not configured: {exc}. {remote.NOT_YOUR_FAULT}"
+            )
 
-    async def _follow(self, job: EvalJob, record: dict[str, Any], encoded: str,
-                      on_progress: ProgressCallback | None) -> EvalResult:
+    async def _follow(
+        self, job: EvalJob, record: dict[str, Any], encoded: str, on_progress: ProgressCallback | None
+    ) -> EvalResult:
         started_at = float(record["started_at"])
         give_up = remote.give_up_at(job, started_at, self.queue_timeout_s)
         if record["gh_run"] is None and not record.get("dispatched"):
@@ -144,8 +166,12 @@ class GitHubRunner:
         if data is None:
             await quietly(self.calls.delete(job.run_id))
             kind = FailureKind.TIMEOUT if conclusion == "timed_out" else FailureKind.HARNESS_ERROR
-            return remote.failure(job, kind, f"The GitHub runner ended with '{conclusion}' before it could answer "
-                                  f"(workflow run {run.get('html_url') or gh_run}). {remote.NOT_YOUR_FAULT}")
+            return remote.failure(
+                job,
+                kind,
+                f"The GitHub runner ended with '{conclusion}' before it could answer "
+                f"(workflow run {run.get('html_url') or gh_run}). {remote.NOT_YOUR_FAULT}",
+            )
         return remote.result_from_answer(job, self.gpu, _json(data), "The GitHub runner")
 
     async def _abandon(self, job: EvalJob, record: dict[str, Any], started_at: float) -> EvalResult:
@@ -156,9 +182,13 @@ class GitHubRunner:
                 log.warning("run %s: could not cancel workflow run %s: %s", job.run_id, record["gh_run"], exc)
         await quietly(self.calls.delete(job.run_id))
         waited = (time.time() - started_at) / 60
-        return remote.failure(job, FailureKind.TIMEOUT, f"No GitHub {self.gpu} runner finished this run within "
-                              f"{waited:.0f} minutes (waiting for a free runner included), so it was cancelled. "
-                              "Submit again later, or pick another GPU.")
+        return remote.failure(
+            job,
+            FailureKind.TIMEOUT,
+            f"No GitHub {self.gpu} runner finished this run within "
+            f"{waited:.0f} minutes (waiting for a free runner included), so it was cancelled. "
+            "Submit again later, or pick another GPU.",
+        )
 
     async def backlog(self) -> int:
         """Jobs queued for runners are GitHub's to count; this backend keeps none of its own."""
@@ -172,4 +202,4 @@ def _json(data: bytes) -> Any:
     try:
         return json.loads(data)
     except ValueError:
-        return None          # result_from_answer reports it as unreadable
+        return None  # result_from_answer reports it as unreadable

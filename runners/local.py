@@ -23,10 +23,10 @@ class LocalRunner:
     """Implements ``runners.base.Runner`` with a ``HarnessServer`` kept alive between jobs."""
 
     name = "local"
-    price_per_s = None             # this host's GPU: not billed per run
+    price_per_s = None  # this host's GPU: not billed per run
 
     def __init__(self, device: str = "auto", python: str = sys.executable) -> None:
-        self.device = device               # "auto" | "cpu" | "cuda": used for jobs that say "auto"
+        self.device = device  # "auto" | "cpu" | "cuda": used for jobs that say "auto"
         self._server = HarnessServer(python)
         self._lock = asyncio.Lock()
         self._warming: asyncio.Task[None] | None = None
@@ -44,7 +44,7 @@ class LocalRunner:
         async with self._lock:
             try:
                 await asyncio.to_thread(self._server.start)
-            except HarnessStartError as exc:          # the first job starts it again and reports what failed
+            except HarnessStartError as exc:  # the first job starts it again and reports what failed
                 log.warning("the harness server did not start ahead of the first job: %s", exc)
 
     async def run(self, job: EvalJob, on_progress: ProgressCallback | None = None) -> EvalResult:
@@ -55,13 +55,13 @@ class LocalRunner:
             events: asyncio.Queue[Progress | None] = asyncio.Queue()
             forwarding = asyncio.create_task(_forward(events, on_progress))
 
-            def report(progress: Progress) -> None:       # called on the harness thread
+            def report(progress: Progress) -> None:  # called on the harness thread
                 loop.call_soon_threadsafe(events.put_nowait, progress)
 
             try:
                 return await asyncio.to_thread(self._server.evaluate, job, report)
             except asyncio.CancelledError:
-                self._server.cancel()       # the thread cannot be cancelled; its child can be killed
+                self._server.cancel()  # the thread cannot be cancelled; its child can be killed
                 raise
             finally:
                 events.put_nowait(None)
@@ -72,7 +72,7 @@ class LocalRunner:
         return 0
 
     async def close(self) -> None:
-        if self._warming is not None:        # a start in flight would outlive a close made beside it
+        if self._warming is not None:  # a start in flight would outlive a close made beside it
             await asyncio.wait({self._warming})
         await asyncio.to_thread(self._server.close)
 

@@ -30,14 +30,23 @@ from typing import Any
 
 import modal
 
-STARTED = time.monotonic()      # imported as the container starts: the container's own clock for elapsed_s
+STARTED = time.monotonic()  # imported as the container starts: the container's own clock for elapsed_s
 
 APP_NAME = os.environ.get("KERNELRANK_MODAL_APP", "kernelrank")
 TIMEOUT_S = int(os.environ.get("KERNELRANK_MODAL_TIMEOUT_S", "1200"))
 
 # Pool name -> Modal GPU string. "H100!" pins the chip: plain "H100" lets Modal place the job on an H200.
-GPU_TYPES = {"T4": "T4", "L4": "L4", "A10": "A10", "L40S": "L40S", "A100-40GB": "A100-40GB",
-             "A100-80GB": "A100-80GB", "H100": "H100!", "H200": "H200", "B200": "B200"}
+GPU_TYPES = {
+    "T4": "T4",
+    "L4": "L4",
+    "A10": "A10",
+    "L40S": "L40S",
+    "A100-40GB": "A100-40GB",
+    "A100-80GB": "A100-80GB",
+    "H100": "H100!",
+    "H200": "H200",
+    "B200": "B200",
+}
 
 # torch 2.11 wheels are built against CUDA 13.0: the devel base's nvcc must match for load_inline.
 CUDA_BASE = "nvidia/cuda:13.0.2-devel-ubuntu24.04"
@@ -48,15 +57,21 @@ JAX_PACKAGES = ("jax[cuda13]==0.8.1",)
 # Header libraries of .cu submissions, at pinned tags, where harness.toolchain looks for them; and Nsight
 # Compute for profile mode (ncu), from the CUDA repository the devel base already carries.
 CUDA_LIBS = "/opt/kernelrank/cuda-libs"
-LIBRARIES = {"cutlass": ("https://github.com/NVIDIA/cutlass.git", "v4.2.1"),
-             "ThunderKittens": ("https://github.com/HazyResearch/ThunderKittens.git", "v2.0.0")}
+LIBRARIES = {
+    "cutlass": ("https://github.com/NVIDIA/cutlass.git", "v4.2.1"),
+    "ThunderKittens": ("https://github.com/HazyResearch/ThunderKittens.git", "v2.0.0"),
+}
 NCU_PACKAGE = "cuda-nsight-compute-13-0"
-HARNESS_IGNORE = ["**/__pycache__", "**/*.pyc"]     # everything else of harness/ ships, not only *.py
+HARNESS_IGNORE = ["**/__pycache__", "**/*.pyc"]  # everything else of harness/ ships, not only *.py
 
 CACHE_PATH = "/cache"
 # Cache directories the harness's child processes honour (harness.sandbox keeps these variables).
-CACHE_DIRS = {"triton": "TRITON_CACHE_DIR", "torch_extensions": "TORCH_EXTENSIONS_DIR",
-              "inductor": "TORCHINDUCTOR_CACHE_DIR", "builds": "KERNELRANK_BUILD_CACHE"}
+CACHE_DIRS = {
+    "triton": "TRITON_CACHE_DIR",
+    "torch_extensions": "TORCH_EXTENSIONS_DIR",
+    "inductor": "TORCHINDUCTOR_CACHE_DIR",
+    "builds": "KERNELRANK_BUILD_CACHE",
+}
 
 
 def function_name(pool: str) -> str:
@@ -66,26 +81,39 @@ def function_name(pool: str) -> str:
 
 def build_image(harness_package: str = "harness") -> modal.Image:
     """The runner image: heavy layers first (cached across deploys), our source last (mounted, not built)."""
-    clones = [f"git clone --depth 1 --branch {tag} {url} {CUDA_LIBS}/{name} && "
-              f"echo {tag} > {CUDA_LIBS}/{name}/KERNELRANK_VERSION && rm -rf {CUDA_LIBS}/{name}/.git"
-              for name, (url, tag) in LIBRARIES.items()]
-    return (modal.Image.from_registry(CUDA_BASE, add_python=PYTHON_VERSION)
-            .apt_install("git", NCU_PACKAGE)
-            .run_commands(*clones)
-            .pip_install(*PACKAGES)
-            .pip_install(*JAX_PACKAGES)
-            .env({"KERNELRANK_MODAL_APP": APP_NAME, "KERNELRANK_MODAL_TIMEOUT_S": str(TIMEOUT_S),
-                  "KERNELRANK_CUDA_LIBS": CUDA_LIBS, "PATH": "/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:"
-                  "/usr/sbin:/usr/bin:/sbin:/bin"})
-            .add_local_python_source(harness_package, ignore=HARNESS_IGNORE))
+    clones = [
+        f"git clone --depth 1 --branch {tag} {url} {CUDA_LIBS}/{name} && "
+        f"echo {tag} > {CUDA_LIBS}/{name}/KERNELRANK_VERSION && rm -rf {CUDA_LIBS}/{name}/.git"
+        for name, (url, tag) in LIBRARIES.items()
+    ]
+    return (
+        modal.Image.from_registry(CUDA_BASE, add_python=PYTHON_VERSION)
+        .apt_install("git", NCU_PACKAGE)
+        .run_commands(*clones)
+        .pip_install(*PACKAGES)
+        .pip_install(*JAX_PACKAGES)
+        .env(
+            {
+                "KERNELRANK_MODAL_APP": APP_NAME,
+                "KERNELRANK_MODAL_TIMEOUT_S": str(TIMEOUT_S),
+                "KERNELRANK_CUDA_LIBS": CUDA_LIBS,
+                "PATH": "/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            }
+        )
+        .add_local_python_source(harness_package, ignore=HARNESS_IGNORE)
+    )
 
 
 app = modal.App(APP_NAME)
 image = build_image()
 cache = modal.Volume.from_name(f"{APP_NAME}-compile-cache", create_if_missing=True)
 
-ISOLATION: dict[str, Any] = {"single_use_containers": True, "block_network": True, "restrict_modal_access": True,
-                             "retries": 0}
+ISOLATION: dict[str, Any] = {
+    "single_use_containers": True,
+    "block_network": True,
+    "restrict_modal_access": True,
+    "retries": 0,
+}
 
 
 def run_job(payload: dict[str, Any]) -> dict[str, Any]:
@@ -94,9 +122,14 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
         from harness.remote import answer
 
         _use_caches(_copy_of(_cache_for_this_machine()))
-    except Exception as exc:                 # a broken image still answers, with what broke
-        return {"v": 1, "ok": False, "error": f"the runner image is broken: {type(exc).__name__}: {exc}",
-                "gpu_name": "", "elapsed_s": time.monotonic() - STARTED}
+    except Exception as exc:  # a broken image still answers, with what broke
+        return {
+            "v": 1,
+            "ok": False,
+            "error": f"the runner image is broken: {type(exc).__name__}: {exc}",
+            "gpu_name": "",
+            "elapsed_s": time.monotonic() - STARTED,
+        }
     return answer(payload, started=STARTED)
 
 
@@ -136,11 +169,25 @@ def _use_caches(root: Path) -> None:
         os.environ[variable] = str(root / name)
 
 
-functions = {pool: app.function(image=image, gpu=gpu, name=function_name(pool), timeout=TIMEOUT_S,
-                                volumes={CACHE_PATH: cache.with_mount_options(read_only=True)}, **ISOLATION)(run_job)
-             for pool, gpu in GPU_TYPES.items()}
+functions = {
+    pool: app.function(
+        image=image,
+        gpu=gpu,
+        name=function_name(pool),
+        timeout=TIMEOUT_S,
+        volumes={CACHE_PATH: cache.with_mount_options(read_only=True)},
+        **ISOLATION,
+    )(run_job)
+    for pool, gpu in GPU_TYPES.items()
+}
 
 # One function for every GPU type: the caller picks the GPU with ``with_options(gpu=...)``. It runs only the
 # problems' own references (admins' code), and may use Modal's API: committing the Volume is a Modal call.
-warm = app.function(image=image, gpu="T4", name="warm_cache", timeout=TIMEOUT_S, volumes={CACHE_PATH: cache},
-                    **{**ISOLATION, "restrict_modal_access": False})(warm_cache)
+warm = app.function(
+    image=image,
+    gpu="T4",
+    name="warm_cache",
+    timeout=TIMEOUT_S,
+    volumes={CACHE_PATH: cache},
+    **{**ISOLATION, "restrict_modal_access": False},
+)(warm_cache)

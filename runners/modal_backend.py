@@ -41,7 +41,7 @@ from runners.remote import CallStore, quietly
 
 log = logging.getLogger(__name__)
 
-POLL_S = 20.0          # one long-poll of get(); Modal itself polls in slices of up to 55 s
+POLL_S = 20.0  # one long-poll of get(); Modal itself polls in slices of up to 55 s
 MAX_CALLS_PER_RUN = 3  # calls one delivery may start when earlier ones vanish (expired, unknown id)
 BACKEND = "modal"
 
@@ -60,9 +60,20 @@ class ModalRunner:
 
     name = BACKEND
 
-    def __init__(self, gpu: str, calls: CallStore, *, app: str = "kernelrank", modal_api: ModuleType | Any = None,
-                 price_per_s: float | None = None, deployed_timeout_s: int = 1200, queue_timeout_s: float = 1800.0,
-                 poll_s: float = POLL_S, function: str | None = None, options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        gpu: str,
+        calls: CallStore,
+        *,
+        app: str = "kernelrank",
+        modal_api: ModuleType | Any = None,
+        price_per_s: float | None = None,
+        deployed_timeout_s: int = 1200,
+        queue_timeout_s: float = 1800.0,
+        poll_s: float = POLL_S,
+        function: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
         """``function`` and ``options`` (for ``with_options``) call another function than the pool's own."""
         self.gpu, self.calls, self.app = gpu, calls, app
         self.options = options or {}
@@ -92,9 +103,10 @@ class ModalRunner:
                 record = None
             except (errors.AuthError, errors.PermissionDeniedError, errors.NotFoundError) as exc:
                 log.error("run %s: the Modal runner is not configured: %r", job.run_id, exc)
-                self._handle = None                    # look the function up afresh: it may be deployed by then
-                return remote.failure(job, FailureKind.HARNESS_ERROR, f"{self._not_configured(exc)}. "
-                                      f"{remote.NOT_YOUR_FAULT}")
+                self._handle = None  # look the function up afresh: it may be deployed by then
+                return remote.failure(
+                    job, FailureKind.HARNESS_ERROR, f"{self._not_configured(exc)}. {remote.NOT_YOUR_FAULT}"
+                )
         raise RunnerUnavailable(f"Modal lost {MAX_CALLS_PER_RUN} calls of this run in a row")
 
     async def _spawn(self, job: EvalJob) -> tuple[Any, dict[str, Any]]:
@@ -102,21 +114,26 @@ class ModalRunner:
         function = self._function()
         limit = remote.job_time_limit_s(job)
         options = {**self.options, **({"timeout": limit} if limit > self.deployed_timeout_s else {})}
-        if options:                                    # e.g. a job that needs longer than the deployed limit
+        if options:  # e.g. a job that needs longer than the deployed limit
             function = function.with_options(**options)
         try:
             call = await function.spawn.aio(payload_for(job))
-        except (errors.ConnectionError, errors.ServiceError, errors.InternalError, errors.ResourceExhaustedError,
-                OSError) as exc:
+        except (
+            errors.ConnectionError,
+            errors.ServiceError,
+            errors.InternalError,
+            errors.ResourceExhaustedError,
+            OSError,
+        ) as exc:
             raise RunnerUnavailable(f"Modal is unreachable or busy ({type(exc).__name__}: {exc})") from exc
-        record = {"backend": BACKEND, "call_id": call.object_id, "function": self.function,
-                  "started_at": time.time()}
+        record = {"backend": BACKEND, "call_id": call.object_id, "function": self.function, "started_at": time.time()}
         await quietly(self.calls.put(job.run_id, record))
         log.info("run %s: Modal call %s on %s", job.run_id, call.object_id, self.function)
         return call, record
 
-    async def _follow(self, job: EvalJob, call: Any, record: dict[str, Any],
-                      on_progress: ProgressCallback | None) -> EvalResult:
+    async def _follow(
+        self, job: EvalJob, call: Any, record: dict[str, Any], on_progress: ProgressCallback | None
+    ) -> EvalResult:
         errors = self.modal.exception
         started_at = float(record.get("started_at") or time.time())
         give_up = remote.give_up_at(job, started_at, self.queue_timeout_s)
@@ -131,30 +148,40 @@ class ModalRunner:
                 return await self._abandon(job, call, started_at)
             try:
                 data = await call.get.aio(timeout=min(self.poll_s, remaining))
-            except TimeoutError:                        # builtin: still queued or running
+            except TimeoutError:  # builtin: still queued or running
                 continue
             except errors.FunctionTimeoutError as exc:
                 await quietly(self.calls.delete(job.run_id))
-                return remote.failure(job, FailureKind.TIMEOUT, "The Modal function ran past its time limit and was "
-                                      "stopped. Make the kernel faster, or test it on fewer shapes first.", str(exc))
+                return remote.failure(
+                    job,
+                    FailureKind.TIMEOUT,
+                    "The Modal function ran past its time limit and was "
+                    "stopped. Make the kernel faster, or test it on fewer shapes first.",
+                    str(exc),
+                )
             except errors.OutputExpiredError as exc:
                 raise _Restart("the Modal call's output has expired") from exc
             except errors.NotFoundError as exc:
                 raise _Restart(f"Modal does not know call {call.object_id}") from exc
             except (errors.AuthError, errors.PermissionDeniedError):
-                raise                                   # not configured: run() says so
+                raise  # not configured: run() says so
             except errors.InternalFailure as exc:
                 await quietly(self.calls.delete(job.run_id))
-                raise RunnerUnavailable(f"Modal lost the container (preempted or failed: {exc}); "
-                                        "the job goes back to the queue") from exc
+                raise RunnerUnavailable(
+                    f"Modal lost the container (preempted or failed: {exc}); the job goes back to the queue"
+                ) from exc
             except (errors.ConnectionError, errors.ServiceError, errors.InternalError, OSError) as exc:
                 log.warning("run %s: cannot reach Modal (%r); the call goes on, polling again", job.run_id, exc)
                 continue
-            except Exception as exc:                   # raised by the remote side: RemoteError, ExecutionError, ...
+            except Exception as exc:  # raised by the remote side: RemoteError, ExecutionError, ...
                 log.exception("run %s: the Modal call %s failed", job.run_id, call.object_id)
                 await quietly(self.calls.delete(job.run_id))
-                return remote.failure(job, FailureKind.HARNESS_ERROR, "The Modal runner failed while evaluating this "
-                                      f"submission. {remote.NOT_YOUR_FAULT}", f"{type(exc).__name__}: {exc}")
+                return remote.failure(
+                    job,
+                    FailureKind.HARNESS_ERROR,
+                    f"The Modal runner failed while evaluating this submission. {remote.NOT_YOUR_FAULT}",
+                    f"{type(exc).__name__}: {exc}",
+                )
             return remote.result_from_answer(job, self.gpu, data, "Modal")
 
     async def _abandon(self, job: EvalJob, call: Any, started_at: float) -> EvalResult:
@@ -165,22 +192,30 @@ class ModalRunner:
         except Exception as exc:
             log.warning("run %s: could not cancel Modal call %s: %r", job.run_id, call.object_id, exc)
         await quietly(self.calls.delete(job.run_id))
-        return remote.failure(job, FailureKind.TIMEOUT, f"No Modal {self.gpu} finished this run within {waited:.0f} "
-                              "minutes (waiting for a free GPU included), so it was cancelled. Modal may be short of "
-                              f"{self.gpu}s right now: submit again later or pick another GPU.")
+        return remote.failure(
+            job,
+            FailureKind.TIMEOUT,
+            f"No Modal {self.gpu} finished this run within {waited:.0f} "
+            "minutes (waiting for a free GPU included), so it was cancelled. Modal may be short of "
+            f"{self.gpu}s right now: submit again later or pick another GPU.",
+        )
 
     def _function(self) -> Any:
-        if self._handle is None:                       # lazy: no network until the first spawn
+        if self._handle is None:  # lazy: no network until the first spawn
             self._handle = self.modal.Function.from_name(self.app, self.function)
         return self._handle
 
     def _not_configured(self, exc: Exception) -> str:
         errors = self.modal.exception
         if isinstance(exc, errors.NotFoundError):
-            return (f"The Modal runner is not configured: the app {self.app!r} has no function {self.function} "
-                    "(deploy it with `kernelrank modal deploy`)")
-        return ("The Modal runner is not configured: Modal refused this worker's credentials (set "
-                "MODAL_TOKEN_ID and MODAL_TOKEN_SECRET for the worker, or run `modal token set`)")
+            return (
+                f"The Modal runner is not configured: the app {self.app!r} has no function {self.function} "
+                "(deploy it with `kernelrank modal deploy`)"
+            )
+        return (
+            "The Modal runner is not configured: Modal refused this worker's credentials (set "
+            "MODAL_TOKEN_ID and MODAL_TOKEN_SECRET for the worker, or run `modal token set`)"
+        )
 
     async def backlog(self) -> int:
         """Inputs waiting inside Modal for this GPU type's function, for the queue position (0 when unknown)."""
@@ -196,4 +231,3 @@ class ModalRunner:
 
     async def close(self) -> None:
         """Calls in flight keep running: a restarted worker re-attaches to them."""
-

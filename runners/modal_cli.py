@@ -49,8 +49,15 @@ def main(argv: list[str], settings: Settings, modal_api: Any = None) -> int:
     if args.action == "warm":
         rows = asyncio.run(warm(gpus, settings, modal_api=modal_api))
     else:
-        rows = asyncio.run(check(gpus, settings, modal_api=modal_api, mode=Mode(args.mode),
-                                 submissions=["python", "cuda"] if args.cuda else ["python"]))
+        rows = asyncio.run(
+            check(
+                gpus,
+                settings,
+                modal_api=modal_api,
+                mode=Mode(args.mode),
+                submissions=["python", "cuda"] if args.cuda else ["python"],
+            )
+        )
     _print(f"kernelrank modal {args.action}", rows)
     return 0 if rows and all(row.ok for row in rows) else 1
 
@@ -61,8 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     actions.add_parser("deploy", help="deploy (or update) the Modal app with one function per GPU type")
     check_ = actions.add_parser("check", help="run the identity problem on each GPU type and report what ran where")
     check_.add_argument("--gpu", action="append", default=[], help="a GPU type to check (repeat; default: all)")
-    check_.add_argument("--mode", default=Mode.TEST.value, choices=[m.value for m in Mode],
-                        help="test (default) or benchmark, to see timing work too")
+    check_.add_argument(
+        "--mode",
+        default=Mode.TEST.value,
+        choices=[m.value for m in Mode],
+        help="test (default) or benchmark, to see timing work too",
+    )
     check_.add_argument("--cuda", action="store_true", help="also run an inline-CUDA submission (nvcc on the GPU)")
     warm_ = actions.add_parser("warm", help="compile every problem's reference into each GPU type's compile cache")
     warm_.add_argument("--gpu", action="append", default=[], help="a GPU type to warm (repeat; default: all)")
@@ -71,19 +82,26 @@ def _parser() -> argparse.ArgumentParser:
 
 def deploy(settings: Settings) -> int:
     """``modal deploy`` of the app file; Modal's own output (and its errors) go straight to the terminal."""
-    env = {**os.environ, "KERNELRANK_MODAL_APP": settings.modal_app,
-           "KERNELRANK_MODAL_TIMEOUT_S": str(settings.modal_timeout_s),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "KERNELRANK_MODAL_APP": settings.modal_app,
+        "KERNELRANK_MODAL_TIMEOUT_S": str(settings.modal_timeout_s),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")])),
+    }
     command = [sys.executable, "-m", "modal", "deploy", str(APP_FILE)]
     print(f"Deploying Modal app {settings.modal_app!r} ({' '.join(command[1:])}) ...", flush=True)
     code = subprocess.run(command, env=env, cwd=PACKAGE_ROOT).returncode
     if code != 0:
-        print(f"kernelrank modal: the deploy failed (exit code {code}); Modal's message is above. With no token "
-              "yet, run `modal token new` (or set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET) and deploy again.",
-              file=sys.stderr)
+        print(
+            f"kernelrank modal: the deploy failed (exit code {code}); Modal's message is above. With no token "
+            "yet, run `modal token new` (or set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET) and deploy again.",
+            file=sys.stderr,
+        )
         return 1
-    print("Deployed. Start a worker per GPU type: kernelrank worker --gpu H100 --backend modal; then check it "
-          "with `kernelrank modal check --gpu H100`.")
+    print(
+        "Deployed. Start a worker per GPU type: kernelrank worker --gpu H100 --backend modal; then check it "
+        "with `kernelrank modal check --gpu H100`."
+    )
     return 0
 
 
@@ -93,24 +111,35 @@ class CheckRow:
     submission: str
     seen: str = ""
     verdict: str = "not run"
-    detail: str = ""               # why a GPU did not pass, printed under the table
+    detail: str = ""  # why a GPU did not pass, printed under the table
     wall_s: float = 0.0
     gpu_s: float = 0.0
     cost_usd: float | None = None
     ok: bool = False
 
 
-async def check(gpus: list[str], settings: Settings, *, modal_api: Any = None, mode: Mode = Mode.TEST,
-                submissions: list[str] | None = None) -> list[CheckRow]:
+async def check(
+    gpus: list[str],
+    settings: Settings,
+    *,
+    modal_api: Any = None,
+    mode: Mode = Mode.TEST,
+    submissions: list[str] | None = None,
+) -> list[CheckRow]:
     """Run the identity problem on each GPU type through ``ModalRunner``, all at once."""
     problem = load_problem(IDENTITY)
     work = []
     for gpu in gpus:
         runner = _runner(gpu, settings, modal_api)
         for name in submissions or ["python"]:
-            job = EvalJob(problem=problem, submission_name=SUBMISSIONS[name],
-                          submission_source=(IDENTITY / SUBMISSIONS[name]).read_text(), mode=mode, device="auto",
-                          run_id=f"check-{gpu}-{name}-{uuid.uuid4().hex[:8]}")
+            job = EvalJob(
+                problem=problem,
+                submission_name=SUBMISSIONS[name],
+                submission_source=(IDENTITY / SUBMISSIONS[name]).read_text(),
+                mode=mode,
+                device="auto",
+                run_id=f"check-{gpu}-{name}-{uuid.uuid4().hex[:8]}",
+            )
             work.append((CheckRow(gpu=gpu, submission=name), runner, job))
     return await _run_all(work)
 
@@ -133,19 +162,37 @@ async def warm(gpus: list[str], settings: Settings, *, modal_api: Any = None) ->
             work.append((CheckRow(gpu=gpu, submission="-", detail=f"the app has no {gpu} GPU type"), None, None))
             continue
         runner = _runner(gpu, settings, modal_api, function="warm_cache", options={"gpu": gpu_strings[gpu]})
-        work += [(CheckRow(gpu=gpu, submission=problem.name), runner,
-                  EvalJob(problem=problem, submission_name="submission.py", submission_source=REFERENCE_SUBMISSION,
-                          mode=Mode.TEST, device="cuda", run_id=f"warm-{gpu}-{problem.name}-{uuid.uuid4().hex[:8]}"))
-                 for problem in problems]
+        work += [
+            (
+                CheckRow(gpu=gpu, submission=problem.name),
+                runner,
+                EvalJob(
+                    problem=problem,
+                    submission_name="submission.py",
+                    submission_source=REFERENCE_SUBMISSION,
+                    mode=Mode.TEST,
+                    device="cuda",
+                    run_id=f"warm-{gpu}-{problem.name}-{uuid.uuid4().hex[:8]}",
+                ),
+            )
+            for problem in problems
+        ]
     return await _run_all(work)
 
 
 def _runner(gpu: str, settings: Settings, modal_api: Any, **options: Any) -> Any:
     from runners.modal_backend import ModalRunner
 
-    return ModalRunner(gpu, MemoryCalls(), app=settings.modal_app, modal_api=modal_api,
-                       price_per_s=settings.gpu_prices.get(gpu), deployed_timeout_s=settings.modal_timeout_s,
-                       queue_timeout_s=settings.remote_queue_timeout_s, **options)
+    return ModalRunner(
+        gpu,
+        MemoryCalls(),
+        app=settings.modal_app,
+        modal_api=modal_api,
+        price_per_s=settings.gpu_prices.get(gpu),
+        deployed_timeout_s=settings.modal_timeout_s,
+        queue_timeout_s=settings.remote_queue_timeout_s,
+        **options,
+    )
 
 
 async def _run_all(work: list[tuple[CheckRow, Any, EvalJob | None]]) -> list[CheckRow]:
@@ -159,8 +206,11 @@ async def _run_all(work: list[tuple[CheckRow, Any, EvalJob | None]]) -> list[Che
 
 def _row(row: CheckRow, price_per_s: float | None, outcome: EvalResult | BaseException) -> CheckRow:
     if isinstance(outcome, BaseException):
-        row.detail = f"{outcome} (try again later)" if isinstance(outcome, RunnerUnavailable) else \
-            f"{type(outcome).__name__}: {outcome}"
+        row.detail = (
+            f"{outcome} (try again later)"
+            if isinstance(outcome, RunnerUnavailable)
+            else f"{type(outcome).__name__}: {outcome}"
+        )
         return row
     evaluated = bool(outcome.tests or outcome.shapes)
     row.seen = outcome.system.gpu_name or (outcome.system.device if evaluated else "")
@@ -185,8 +235,16 @@ def _print(title: str, rows: list[CheckRow]) -> None:
         table.add_column(header)
     for row in rows:
         cost = "-" if row.cost_usd is None else format_cost(row.cost_usd)
-        table.add_row(row.gpu, row.submission, row.seen or "-", row.verdict if row.ok else f"✗ {row.verdict}",
-                      f"{row.wall_s:.1f} s", f"{row.gpu_s:.1f}", cost, style=None if row.ok else "red")
+        table.add_row(
+            row.gpu,
+            row.submission,
+            row.seen or "-",
+            row.verdict if row.ok else f"✗ {row.verdict}",
+            f"{row.wall_s:.1f} s",
+            f"{row.gpu_s:.1f}",
+            cost,
+            style=None if row.ok else "red",
+        )
     console = Console()
     console.print(table)
     for row in rows:

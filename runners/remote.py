@@ -27,7 +27,7 @@ T = TypeVar("T")
 # harness server's backstop. A remote call still unanswered after this (plus the time allowed for waiting
 # in the provider's queue) is cancelled.
 REMOTE_MARGIN_S = 240.0
-NOTE_EVERY_S = 30.0           # how often a waiting run tells the user it is still waiting
+NOTE_EVERY_S = 30.0  # how often a waiting run tells the user it is still waiting
 NOT_YOUR_FAULT = "Your kernel is not to blame; submit again once an admin has fixed it."
 
 
@@ -84,9 +84,13 @@ def waiting(where: str, since: float) -> Progress:
 
 def failure(job: EvalJob, kind: FailureKind, message: str, log_tail: str = "") -> EvalResult:
     """A result for a run the remote side could not evaluate; the message is shown to the user as it is."""
-    return EvalResult(status=status_for(kind), mode=job.mode, problem=job.problem.name,
-                      ranking_by=job.problem.task.ranking_by,
-                      failure=Failure(kind=kind, message=message, log_tail=log_tail))
+    return EvalResult(
+        status=status_for(kind),
+        mode=job.mode,
+        problem=job.problem.name,
+        ranking_by=job.problem.task.ranking_by,
+        failure=Failure(kind=kind, message=message, log_tail=log_tail),
+    )
 
 
 def result_from_answer(job: EvalJob, pool: str, data: Any, where: str) -> EvalResult:
@@ -98,17 +102,24 @@ def result_from_answer(job: EvalJob, pool: str, data: Any, where: str) -> EvalRe
     try:
         answer = read_answer(data)
     except AnswerError as exc:
-        return failure(job, FailureKind.HARNESS_ERROR, f"{where} sent back something kernelrank cannot read ({exc}). "
-                       + NOT_YOUR_FAULT)
+        return failure(
+            job,
+            FailureKind.HARNESS_ERROR,
+            f"{where} sent back something kernelrank cannot read ({exc}). " + NOT_YOUR_FAULT,
+        )
     if answer.result is None:
-        return failure(job, FailureKind.HARNESS_ERROR, f"{where} could not evaluate this submission: "
-                       f"{answer.error}. {NOT_YOUR_FAULT}", answer.detail)
+        return failure(
+            job,
+            FailureKind.HARNESS_ERROR,
+            f"{where} could not evaluate this submission: {answer.error}. {NOT_YOUR_FAULT}",
+            answer.detail,
+        )
     if mismatch := wrong_gpu(pool, answer.gpu_name):
         return failure(job, FailureKind.HARNESS_ERROR, f"{mismatch} {NOT_YOUR_FAULT}")
     result = answer.result
     if answer.gpu_name and not result.system.gpu_name and job.device != "cpu":
         result.system.gpu_name = answer.gpu_name
-    result.gpu_s = answer.elapsed_s        # the machine was held for the whole answer, not only the timed part
+    result.gpu_s = answer.elapsed_s  # the machine was held for the whole answer, not only the timed part
     return result
 
 
@@ -116,5 +127,6 @@ def wrong_gpu(pool: str, seen: str) -> str:
     """Why a machine with GPU ``seen`` cannot serve ``pool``, or "" when it can (or there is no way to tell)."""
     if not seen or pool not in KNOWN_POOLS or pool_for(seen) == pool:
         return ""
-    return (f"This run was placed on an {seen} instead of an {pool}, so its timing cannot count on the {pool} "
-            "leaderboard.")
+    return (
+        f"This run was placed on an {seen} instead of an {pool}, so its timing cannot count on the {pool} leaderboard."
+    )

@@ -38,18 +38,28 @@ from runners.base import Runner, RunnerUnavailable
 
 log = logging.getLogger(__name__)
 
-STARTED = "started"          # the stage of the progress event a worker sends when it picks a job up
-RETRY_DELAY_S = 10.0         # how long a job given back by an unavailable runner waits
-POLL_S = 1.0                 # longest idle fetch; also how long stop() may take to notice
-STATUS_S = 5.0               # how often a worker reports its pool's state (PoolStatus)
+STARTED = "started"  # the stage of the progress event a worker sends when it picks a job up
+RETRY_DELAY_S = 10.0  # how long a job given back by an unavailable runner waits
+POLL_S = 1.0  # longest idle fetch; also how long stop() may take to notice
+STATUS_S = 5.0  # how often a worker reports its pool's state (PoolStatus)
 
 
 class Worker:
     """Runs jobs of one GPU pool, up to ``concurrency`` at once, until ``stop`` is set."""
 
-    def __init__(self, bus: Bus, gpu: str, runner: Runner, *, concurrency: int = 1, heartbeat_s: float | None = None,
-                 name: str | None = None, retry_delay_s: float = RETRY_DELAY_S, poll_s: float = POLL_S,
-                 status_s: float = STATUS_S) -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        gpu: str,
+        runner: Runner,
+        *,
+        concurrency: int = 1,
+        heartbeat_s: float | None = None,
+        name: str | None = None,
+        retry_delay_s: float = RETRY_DELAY_S,
+        poll_s: float = POLL_S,
+        status_s: float = STATUS_S,
+    ) -> None:
         if concurrency < 1:
             raise ValueError("a worker needs a concurrency of at least 1")
         self.bus, self.gpu, self.runner = bus, gpu, runner
@@ -65,8 +75,9 @@ class Worker:
         if queue is None:
             return
         heartbeat_s = self.heartbeat_s or queue.ack_wait_s / 3
-        log.info("worker %s serving %s (%d at once, heartbeat %.1f s)", self.name, self.gpu, self.concurrency,
-                 heartbeat_s)
+        log.info(
+            "worker %s serving %s (%d at once, heartbeat %.1f s)", self.name, self.gpu, self.concurrency, heartbeat_s
+        )
         running: set[asyncio.Task[None]] = set()
         stopped = asyncio.create_task(stop.wait())
         reporting = asyncio.create_task(self._report(lambda: len(running)))
@@ -95,7 +106,7 @@ class Worker:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, reporting, return_exceptions=True)
-            await self._publish_status(running=0, capacity=0, backlog=0)     # this worker takes no more jobs
+            await self._publish_status(running=0, capacity=0, backlog=0)  # this worker takes no more jobs
             await queue.close()
 
     async def _wait_for_queue(self, stop: asyncio.Event) -> Puller[RunJob] | None:
@@ -131,12 +142,19 @@ class Worker:
             except Exception as exc:
                 log.exception("run %s: the %s runner failed", job.run_id, getattr(self.runner, "name", "?"))
                 result = _harness_error(job, exc)
-            report = RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, result=result,
-                               worker=self.name, attempts=attempt, cost_usd=_cost(result, self.runner.price_per_s))
+            report = RunResult(
+                run_id=job.run_id,
+                submission_id=job.submission_id,
+                gpu=job.gpu,
+                result=result,
+                worker=self.name,
+                attempts=attempt,
+                cost_usd=_cost(result, self.runner.price_per_s),
+            )
             report.result = _without_large_reports(report, self.bus.max_payload)
             try:
-                report = self.bus.fit(report)                # long texts cut to what the bus carries, before signing
-            except PayloadTooLarge as exc:                   # too big even cut down: the same every attempt
+                report = self.bus.fit(report)  # long texts cut to what the bus carries, before signing
+            except PayloadTooLarge as exc:  # too big even cut down: the same every attempt
                 log.error("run %s: the result cannot be sent (%s); reporting an error instead", job.run_id, exc)
                 report.result = _unsendable(job, result)
             await self.bus.publish_result(report, job.result_key)
@@ -165,15 +183,22 @@ class Worker:
         while True:
             try:
                 backlog = await asyncio.wait_for(self.runner.backlog(), self.status_s)
-            except Exception as exc:           # a slow or failing backend must not stop the reports
+            except Exception as exc:  # a slow or failing backend must not stop the reports
                 log.debug("backlog of %s unknown: %r", self.gpu, exc)
                 backlog = 0
             await self._publish_status(running=running(), capacity=self.concurrency, backlog=backlog)
             await asyncio.sleep(self.status_s)
 
     async def _publish_status(self, *, running: int, capacity: int, backlog: int) -> None:
-        status = PoolStatus(gpu=self.gpu, worker=self.name, backend=self.runner.name, running=running,
-                            capacity=capacity, backlog=backlog, at=time.time())
+        status = PoolStatus(
+            gpu=self.gpu,
+            worker=self.name,
+            backend=self.runner.name,
+            running=running,
+            capacity=capacity,
+            backlog=backlog,
+            at=time.time(),
+        )
         try:
             await self.bus.publish_pool_status(status)
         except BusError as exc:
@@ -182,9 +207,13 @@ class Worker:
     async def _progress(self, job: RunJob, attempt: int, progress: Progress, *, confirm: bool = False) -> None:
         """Progress is best effort: a lost event must not fail the run. ``confirm`` waits until it is stored."""
         try:
-            await self.bus.publish_progress(RunProgress(run_id=job.run_id, submission_id=job.submission_id,
-                                                        gpu=job.gpu, progress=progress, attempt=attempt),
-                                            job.result_key, confirm=confirm)
+            await self.bus.publish_progress(
+                RunProgress(
+                    run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, progress=progress, attempt=attempt
+                ),
+                job.result_key,
+                confirm=confirm,
+            )
         except BusError as exc:
             log.debug("progress of run %s not sent: %s", job.run_id, exc)
 
@@ -195,11 +224,16 @@ def _cost(result: EvalResult, price_per_s: float | None) -> float | None:
 
 
 def _harness_error(job: RunJob, exc: Exception) -> EvalResult:
-    message = ("kernelrank could not evaluate this submission because of an internal error (not a problem with "
-               "your kernel). The team has the details; please submit again in a few minutes.")
-    return EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.job.problem.name,
-                      failure=Failure(kind=FailureKind.HARNESS_ERROR, message=message,
-                                      log_tail=f"{type(exc).__name__}: {exc}"))
+    message = (
+        "kernelrank could not evaluate this submission because of an internal error (not a problem with "
+        "your kernel). The team has the details; please submit again in a few minutes."
+    )
+    return EvalResult(
+        status=Status.ERROR,
+        mode=job.job.mode,
+        problem=job.job.problem.name,
+        failure=Failure(kind=FailureKind.HARNESS_ERROR, message=message, log_tail=f"{type(exc).__name__}: {exc}"),
+    )
 
 
 def _without_large_reports(report: RunResult, max_bytes: int) -> EvalResult:
@@ -209,23 +243,32 @@ def _without_large_reports(report: RunResult, max_bytes: int) -> EvalResult:
     """
     result = report.result
     if not any(entry.report for entry in result.profiles) or len(encode(report)) <= max_bytes:
-        return result                    # only a profile with reports is measured here: fit() measures the rest
+        return result  # only a profile with reports is measured here: fit() measures the rest
     for entry in result.profiles:
         if entry.report is not None:
             size_mib = entry.report.size_bytes / 2**20
-            entry.note = (f"{entry.note}; " if entry.note else "") + \
-                f"the full ncu report ({size_mib:.1f} MiB) was too large to send back: profile with " \
+            entry.note = (
+                (f"{entry.note}; " if entry.note else "")
+                + f"the full ncu report ({size_mib:.1f} MiB) was too large to send back: profile with "
                 "`kernelrank eval --mode profile` on a GPU machine to keep it"
+            )
             entry.report = None
     return result
 
 
 def _unsendable(job: RunJob, result: EvalResult) -> EvalResult:
-    message = ("This run finished, but its report was too large to send back even after cutting its output "
-               "(for example a kernel that prints or returns a huge amount of text). Print less and submit again.")
-    return EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.job.problem.name,
-                      failure=Failure(kind=FailureKind.OUTPUT_FLOOD, message=message),
-                      wall_s=result.wall_s, gpu_s=result.gpu_s)
+    message = (
+        "This run finished, but its report was too large to send back even after cutting its output "
+        "(for example a kernel that prints or returns a huge amount of text). Print less and submit again."
+    )
+    return EvalResult(
+        status=Status.ERROR,
+        mode=job.job.mode,
+        problem=job.job.problem.name,
+        failure=Failure(kind=FailureKind.OUTPUT_FLOOD, message=message),
+        wall_s=result.wall_s,
+        gpu_s=result.gpu_s,
+    )
 
 
 async def _heartbeat(delivery: Delivery[RunJob], every_s: float) -> None:
@@ -250,8 +293,9 @@ async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), seconds)
 
 
-async def run_worker(url: str, gpu: str, backend: str, settings: Settings, concurrency: int | None = None, *,
-                     stop: asyncio.Event) -> None:
+async def run_worker(
+    url: str, gpu: str, backend: str, settings: Settings, concurrency: int | None = None, *, stop: asyncio.Event
+) -> None:
     """``kernelrank worker --gpu G --backend B``: serve one pool until ``stop`` is set."""
     from runners.backends import build_runner
 

@@ -18,8 +18,11 @@ Cursor = duckdb.DuckDBPyConnection
 
 
 class AdminRecords:
-    def __init__(self, reading: Callable[[], AbstractContextManager[Cursor]],
-                 writing: Callable[..., AbstractContextManager[Cursor]]) -> None:
+    def __init__(
+        self,
+        reading: Callable[[], AbstractContextManager[Cursor]],
+        writing: Callable[..., AbstractContextManager[Cursor]],
+    ) -> None:
         self._reading, self._writing = reading, writing
 
     def grant(self, person_id: int, role: str, now: datetime) -> None:
@@ -29,8 +32,11 @@ class AdminRecords:
     def revoke(self, person_id: int, role: str) -> bool:
         """Whether the person had the role."""
         with self._writing() as cur:
-            return bool(cur.execute("DELETE FROM roles WHERE person_id = ? AND role = ? RETURNING person_id",
-                                    [person_id, role]).fetchall())
+            return bool(
+                cur.execute(
+                    "DELETE FROM roles WHERE person_id = ? AND role = ? RETURNING person_id", [person_id, role]
+                ).fetchall()
+            )
 
     def roles(self) -> dict[int, frozenset[str]]:
         with self._reading() as cur:
@@ -39,13 +45,15 @@ class AdminRecords:
 
     def ban(self, person_id: int, reason: str, now: datetime) -> None:
         with self._writing() as cur:
-            cur.execute("""INSERT INTO bans VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET reason = excluded.reason,
-                           banned_at = excluded.banned_at""", [person_id, reason, as_utc(now)])
+            cur.execute(
+                """INSERT INTO bans VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET reason = excluded.reason,
+                           banned_at = excluded.banned_at""",
+                [person_id, reason, as_utc(now)],
+            )
 
     def unban(self, person_id: int) -> bool:
         with self._writing() as cur:
-            return bool(cur.execute("DELETE FROM bans WHERE person_id = ? RETURNING person_id",
-                                    [person_id]).fetchall())
+            return bool(cur.execute("DELETE FROM bans WHERE person_id = ? RETURNING person_id", [person_id]).fetchall())
 
     def ban_of(self, person_id: int) -> str | None:
         """Why the person is banned; None when they are not."""
@@ -55,8 +63,11 @@ class AdminRecords:
 
     def set_limit(self, person_id: int, per_minute: int) -> None:
         with self._writing() as cur:
-            cur.execute("""INSERT INTO rate_limits VALUES (?, ?) ON CONFLICT DO UPDATE
-                           SET per_minute = excluded.per_minute""", [person_id, per_minute])
+            cur.execute(
+                """INSERT INTO rate_limits VALUES (?, ?) ON CONFLICT DO UPDATE
+                           SET per_minute = excluded.per_minute""",
+                [person_id, per_minute],
+            )
 
     def limits(self) -> dict[int, int]:
         with self._reading() as cur:
@@ -64,8 +75,11 @@ class AdminRecords:
 
     def set_board_limit(self, leaderboard: str, per_minute: int) -> None:
         with self._writing() as cur:
-            cur.execute("""INSERT INTO leaderboard_rate_limits VALUES (?, ?) ON CONFLICT DO UPDATE
-                           SET per_minute = excluded.per_minute""", [leaderboard, per_minute])
+            cur.execute(
+                """INSERT INTO leaderboard_rate_limits VALUES (?, ?) ON CONFLICT DO UPDATE
+                           SET per_minute = excluded.per_minute""",
+                [leaderboard, per_minute],
+            )
 
     def board_limits(self) -> dict[str, int]:
         with self._reading() as cur:
@@ -73,9 +87,10 @@ class AdminRecords:
 
     def invalidate(self, submission_id: int, reason: str) -> bool:
         """Take the submission out of every ranking (it stays, marked with ``reason``); False if there is none."""
-        with self._writing("outcomes") as cur:        # the rankings' lane: entries are recomputed in it
-            found = cur.execute("UPDATE submissions SET invalid_reason = ? WHERE id = ? RETURNING id",
-                                [reason, submission_id]).fetchall()
+        with self._writing("outcomes") as cur:  # the rankings' lane: entries are recomputed in it
+            found = cur.execute(
+                "UPDATE submissions SET invalid_reason = ? WHERE id = ? RETURNING id", [reason, submission_id]
+            ).fetchall()
             if found:
                 _ranking.rebuild(cur)
         return bool(found)
@@ -88,7 +103,9 @@ class AdminRecords:
     def audit(self, since: datetime, limit: int = 50) -> list[tuple[datetime, str, str, dict[str, Any]]]:
         """(when, who, what, detail) of the audit log since ``since``, newest first."""
         with self._reading() as cur:
-            rows = cur.execute("""SELECT created_at::TIMESTAMP, actor, action, detail FROM audit_log
+            rows = cur.execute(
+                """SELECT created_at::TIMESTAMP, actor, action, detail FROM audit_log
                                   WHERE created_at >= ? ORDER BY id DESC LIMIT ?""",
-                               [as_utc(since), limit]).fetchall()
+                [as_utc(since), limit],
+            ).fetchall()
         return [(as_utc(at), actor, action, json.loads(detail)) for at, actor, action, detail in rows]

@@ -21,7 +21,8 @@ def save(cur: Cursor, lb: Leaderboard, now: datetime) -> None:
     cur.execute(
         """INSERT INTO leaderboard_versions (leaderboard, version, problem, problem_sha, created_at, created_by)
            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""",
-        [lb.name, lb.version, json.dumps(lb.problem), lb.problem_sha, as_utc(now), lb.created_by])
+        [lb.name, lb.version, json.dumps(lb.problem), lb.problem_sha, as_utc(now), lb.created_by],
+    )
 
 
 def name_taken(cur: Cursor, name: str) -> bool:
@@ -38,12 +39,14 @@ def purge(cur: Cursor, name: str) -> int:
     ids = "SELECT id FROM submissions WHERE leaderboard = $name"
     runs = f"SELECT run_id FROM runs WHERE submission_id IN ({ids})"
     (count,) = cur.execute(f"SELECT count(*) FROM ({ids})", {"name": name}).fetchone()
-    for statement in (f"DELETE FROM shape_results WHERE run_id IN ({runs})",
-                      f"DELETE FROM runs WHERE submission_id IN ({ids})",
-                      "DELETE FROM submissions WHERE leaderboard = $name",
-                      "DELETE FROM personal_bests WHERE leaderboard = $name",
-                      "DELETE FROM leaderboard_versions WHERE leaderboard = $name",
-                      "DELETE FROM leaderboards WHERE name = $name"):
+    for statement in (
+        f"DELETE FROM shape_results WHERE run_id IN ({runs})",
+        f"DELETE FROM runs WHERE submission_id IN ({ids})",
+        "DELETE FROM submissions WHERE leaderboard = $name",
+        "DELETE FROM personal_bests WHERE leaderboard = $name",
+        "DELETE FROM leaderboard_versions WHERE leaderboard = $name",
+        "DELETE FROM leaderboards WHERE name = $name",
+    ):
         cur.execute(statement, {"name": name})
     return count
 
@@ -53,6 +56,7 @@ def submission_version(cur: Cursor, submission_id: int) -> int:
     row = cur.execute(
         """SELECT max(v.version) FROM submissions s JOIN leaderboard_versions v
                ON v.leaderboard = s.leaderboard AND v.created_at <= s.created_at
-           WHERE s.id = ?""", [submission_id]).fetchone()
+           WHERE s.id = ?""",
+        [submission_id],
+    ).fetchone()
     return row[0] or 1
-

@@ -25,8 +25,11 @@ _COLUMNS = """id, title, leaderboards, opens_at::TIMESTAMP, closes_at::TIMESTAMP
 
 
 class Challenges:
-    def __init__(self, reading: Callable[[], AbstractContextManager[Cursor]],
-                 writing: Callable[[], AbstractContextManager[Cursor]]) -> None:
+    def __init__(
+        self,
+        reading: Callable[[], AbstractContextManager[Cursor]],
+        writing: Callable[[], AbstractContextManager[Cursor]],
+    ) -> None:
         self._reading, self._writing = reading, writing
 
     def add(self, ch: Challenge, now: datetime) -> Challenge:
@@ -35,8 +38,17 @@ class Challenges:
                 """INSERT INTO challenges (title, leaderboards, opens_at, closes_at, announce, created_by, created_at,
                                          deadline_of)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
-                [ch.title, ch.leaderboards, as_utc(ch.opens_at), as_utc(ch.closes_at), ch.announce, ch.created_by,
-                 as_utc(now), ch.deadline_of]).fetchone()
+                [
+                    ch.title,
+                    ch.leaderboards,
+                    as_utc(ch.opens_at),
+                    as_utc(ch.closes_at),
+                    ch.announce,
+                    ch.created_by,
+                    as_utc(now),
+                    ch.deadline_of,
+                ],
+            ).fetchone()
         return replace(ch, id=new_id)
 
     def update(self, ch: Challenge) -> None:
@@ -45,40 +57,56 @@ class Challenges:
             cur.execute(
                 """UPDATE challenges SET title = ?, leaderboards = ?, opens_at = ?, closes_at = ?, announce = ?,
                           cancelled_at = ?, results = ? WHERE id = ?""",
-                [ch.title, ch.leaderboards, as_utc(ch.opens_at), as_utc(ch.closes_at), ch.announce,
-                 ch.cancelled_at and as_utc(ch.cancelled_at), None if ch.results is None else json.dumps(ch.results),
-                 ch.id])
+                [
+                    ch.title,
+                    ch.leaderboards,
+                    as_utc(ch.opens_at),
+                    as_utc(ch.closes_at),
+                    ch.announce,
+                    ch.cancelled_at and as_utc(ch.cancelled_at),
+                    None if ch.results is None else json.dumps(ch.results),
+                    ch.id,
+                ],
+            )
 
     def get(self, title: str) -> Challenge | None:
         with self._reading() as cur:
-            row = cur.execute(f"SELECT {_COLUMNS} FROM challenges c WHERE lower(title) = lower(?)",
-                              [title]).fetchone()
+            row = cur.execute(f"SELECT {_COLUMNS} FROM challenges c WHERE lower(title) = lower(?)", [title]).fetchone()
         return row and _challenge(row)
 
     def deadline_of(self, leaderboard: str) -> Challenge | None:
         """The latest of the leaderboard's own challenges (the one that follows its deadline)."""
         with self._reading() as cur:
-            row = cur.execute(f"SELECT {_COLUMNS} FROM challenges c WHERE lower(deadline_of) = lower(?) "
-                              "ORDER BY id DESC LIMIT 1", [leaderboard]).fetchone()
+            row = cur.execute(
+                f"SELECT {_COLUMNS} FROM challenges c WHERE lower(deadline_of) = lower(?) ORDER BY id DESC LIMIT 1",
+                [leaderboard],
+            ).fetchone()
         return row and _challenge(row)
 
     def listed(self) -> list[Challenge]:
         """Every challenge, cancelled ones included, by closing time."""
         with self._reading() as cur:
-            return [_challenge(row) for row in cur.execute(
-                f"SELECT {_COLUMNS} FROM challenges c ORDER BY closes_at, id").fetchall()]
+            return [
+                _challenge(row)
+                for row in cur.execute(f"SELECT {_COLUMNS} FROM challenges c ORDER BY closes_at, id").fetchall()
+            ]
 
     def started(self, challenge_id: int, action: str, now: datetime) -> None:
         """Note that an action starts (once: a second start keeps the first time)."""
         with self._writing() as cur:
-            cur.execute("""INSERT INTO challenge_actions (challenge_id, action, started_at) VALUES (?, ?, ?)
-                           ON CONFLICT DO NOTHING""", [challenge_id, action, as_utc(now)])
+            cur.execute(
+                """INSERT INTO challenge_actions (challenge_id, action, started_at) VALUES (?, ?, ?)
+                           ON CONFLICT DO NOTHING""",
+                [challenge_id, action, as_utc(now)],
+            )
 
     def done(self, challenge_id: int, action: str, now: datetime) -> None:
         with self._writing() as cur:
-            cur.execute("""INSERT INTO challenge_actions (challenge_id, action, started_at, done_at) VALUES (?, ?, ?, ?)
+            cur.execute(
+                """INSERT INTO challenge_actions (challenge_id, action, started_at, done_at) VALUES (?, ?, ?, ?)
                            ON CONFLICT DO UPDATE SET done_at = excluded.done_at""",
-                        [challenge_id, action, as_utc(now), as_utc(now)])
+                [challenge_id, action, as_utc(now), as_utc(now)],
+            )
 
     def interval(self, run_id: str) -> tuple[float, float] | None:
         """A run's score interval: the geometric means of its shapes' 95 % confidence bounds (None without them)."""
@@ -86,7 +114,9 @@ class Challenges:
             row = cur.execute(
                 """SELECT exp(avg(ln(ci_low_us))), exp(avg(ln(ci_high_us))), count(*) FILTER (ci_low_us IS NULL
                           OR ci_low_us <= 0)
-                   FROM shape_results WHERE run_id = ?""", [run_id]).fetchone()
+                   FROM shape_results WHERE run_id = ?""",
+                [run_id],
+            ).fetchone()
         return None if row is None or row[0] is None or row[2] else (row[0], row[1])
 
     def add_to_team(self, team: str, person_ids: list[int]) -> None:
@@ -103,11 +133,19 @@ class Challenges:
 
 
 def _challenge(row: Any) -> Challenge:
-    (id_, title, leaderboards, opens_at, closes_at, announce, created_by, cancelled_at, results, deadline_of,
-     done) = row
-    return Challenge(id=id_, title=title, leaderboards=list(leaderboards), opens_at=as_utc(opens_at),
-                     closes_at=as_utc(closes_at), announce=list(announce), created_by=created_by,
-                     cancelled_at=cancelled_at and as_utc(cancelled_at),
-                     results=None if results is None else json.loads(results), done=frozenset(done or ()),
-                     deadline_of=deadline_of)
-
+    (id_, title, leaderboards, opens_at, closes_at, announce, created_by, cancelled_at, results, deadline_of, done) = (
+        row
+    )
+    return Challenge(
+        id=id_,
+        title=title,
+        leaderboards=list(leaderboards),
+        opens_at=as_utc(opens_at),
+        closes_at=as_utc(closes_at),
+        announce=list(announce),
+        created_by=created_by,
+        cancelled_at=cancelled_at and as_utc(cancelled_at),
+        results=None if results is None else json.loads(results),
+        done=frozenset(done or ()),
+        deadline_of=deadline_of,
+    )

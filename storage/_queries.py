@@ -43,14 +43,20 @@ def _run_info(row: Sequence[Any]) -> RunInfo:
 
 def _run_detail(row: Sequence[Any]) -> RunDetail:
     result, worker, attempts, finished_at = row[12:]
-    return RunDetail(info=_run_info(row), result=None if result is None else json.loads(result), worker=worker,
-                     attempts=attempts, finished_at=finished_at and as_utc(finished_at))
+    return RunDetail(
+        info=_run_info(row),
+        result=None if result is None else json.loads(result),
+        worker=worker,
+        attempts=attempts,
+        finished_at=finished_at and as_utc(finished_at),
+    )
 
 
 def identity(cur: Cursor, platform: str, user_id: str) -> tuple[int, str] | None:
     """(person_id, display name) of a platform identity."""
-    return cur.execute("SELECT person_id, display_name FROM identities WHERE platform = ? AND user_id = ?",
-                       [platform, user_id]).fetchone()
+    return cur.execute(
+        "SELECT person_id, display_name FROM identities WHERE platform = ? AND user_id = ?", [platform, user_id]
+    ).fetchone()
 
 
 def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
@@ -59,16 +65,41 @@ def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
         """SELECT name, description, problem, problem_sha, gpus, ranking_by, secret_seed,
                   deadline::TIMESTAMP, created_at::TIMESTAMP, coalesce(public_after_close, false),
                   coalesce(version, 1), opens_at::TIMESTAMP, created_by
-           FROM leaderboards WHERE name = ? AND hidden_at IS NULL""", [name]).fetchone()
+           FROM leaderboards WHERE name = ? AND hidden_at IS NULL""",
+        [name],
+    ).fetchone()
     if row is None:
         return None
-    (name, description, problem, problem_sha, gpus, ranking_by, secret_seed, deadline, created_at, public, version,
-     opens_at, created_by) = row
-    return Leaderboard(name=name, description=description, problem=json.loads(problem), problem_sha=problem_sha,
-                       gpus=gpus, ranking_by=ranking_by, secret_seed=secret_seed,
-                       deadline=deadline and as_utc(deadline), created_at=as_utc(created_at),
-                       public_after_close=public, version=version, opens_at=opens_at and as_utc(opens_at),
-                       created_by=created_by)
+    (
+        name,
+        description,
+        problem,
+        problem_sha,
+        gpus,
+        ranking_by,
+        secret_seed,
+        deadline,
+        created_at,
+        public,
+        version,
+        opens_at,
+        created_by,
+    ) = row
+    return Leaderboard(
+        name=name,
+        description=description,
+        problem=json.loads(problem),
+        problem_sha=problem_sha,
+        gpus=gpus,
+        ranking_by=ranking_by,
+        secret_seed=secret_seed,
+        deadline=deadline and as_utc(deadline),
+        created_at=as_utc(created_at),
+        public_after_close=public,
+        version=version,
+        opens_at=opens_at and as_utc(opens_at),
+        created_by=created_by,
+    )
 
 
 def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
@@ -77,22 +108,29 @@ def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
                   l.opens_at::TIMESTAMP, coalesce(l.version, 1)
            FROM leaderboards l LEFT JOIN submissions s ON s.leaderboard = l.name
            WHERE l.hidden_at IS NULL
-           GROUP BY ALL ORDER BY l.name""").fetchall()
-    return [LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), row[4], row[5], row[6] and as_utc(row[6]),
-                               row[7]) for row in rows]
+           GROUP BY ALL ORDER BY l.name"""
+    ).fetchall()
+    return [
+        LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), row[4], row[5], row[6] and as_utc(row[6]), row[7])
+        for row in rows
+    ]
 
 
 def submissions_by_command(cur: Cursor, command_ids: list[str]) -> dict[str, Submission]:
     """Stored submissions for these command ids (created=False), with their runs ordered by GPU."""
     rows = cur.execute(
         f"""SELECT id, command_id, person_id, leaderboard, file_name, code_sha, mode, created_at::TIMESTAMP
-           FROM submissions WHERE command_id IN ({placeholders(command_ids)})""", command_ids).fetchall()
+           FROM submissions WHERE command_id IN ({placeholders(command_ids)})""",
+        command_ids,
+    ).fetchall()
     if not rows:  # the usual case; the runs lookup below scans the runs table
         return {}
     runs: dict[int, list[tuple[str, str]]] = {row[0]: [] for row in rows}
     for submission_id, run_id, gpu in cur.execute(
-            f"""SELECT submission_id, run_id, gpu FROM runs WHERE submission_id IN ({placeholders(runs)})
-               ORDER BY gpu, run_id""", list(runs)).fetchall():
+        f"""SELECT submission_id, run_id, gpu FROM runs WHERE submission_id IN ({placeholders(runs)})
+               ORDER BY gpu, run_id""",
+        list(runs),
+    ).fetchall():
         runs[submission_id].append((run_id, gpu))
     return {row[1]: Submission(*row[:7], as_utc(row[7]), runs=runs[row[0]], created=False) for row in rows}
 
@@ -121,8 +159,10 @@ def unreplied(cur: Cursor, run_ids: list[str]) -> set[str]:
     """The finished runs among ``run_ids`` whose final reply has not been noted as sent."""
     if not run_ids:
         return set()
-    rows = cur.execute(f"SELECT run_id FROM runs WHERE state = 'done' AND replied_at IS NULL AND run_id IN "
-                       f"({placeholders(run_ids)})", run_ids)
+    rows = cur.execute(
+        f"SELECT run_id FROM runs WHERE state = 'done' AND replied_at IS NULL AND run_id IN ({placeholders(run_ids)})",
+        run_ids,
+    )
     return {run_id for (run_id,) in rows.fetchall()}
 
 
@@ -137,17 +177,21 @@ def unfinished_runs(cur: Cursor) -> list[RunInfo]:
 
 
 def count_submissions_since(cur: Cursor, person_id: int, since: datetime) -> int:
-    (count,) = cur.execute("SELECT count(*) FROM submissions WHERE person_id = ? AND created_at >= ?",
-                           [person_id, since]).fetchone()
+    (count,) = cur.execute(
+        "SELECT count(*) FROM submissions WHERE person_id = ? AND created_at >= ?", [person_id, since]
+    ).fetchone()
     return count
 
 
 def people_named(cur: Cursor, name: str) -> list[tuple[int, str]]:
     """(person_id, display name) of everyone whose display name is ``name``, ignoring case."""
     # a person folded into another by a link is that other person now
-    return cur.execute("""SELECT id, display_name FROM people WHERE lower(display_name) = lower(?)
+    return cur.execute(
+        """SELECT id, display_name FROM people WHERE lower(display_name) = lower(?)
                           AND id NOT IN (SELECT joined_person_id FROM person_links WHERE undone_at IS NULL)
-                          ORDER BY id""", [name]).fetchall()
+                          ORDER BY id""",
+        [name],
+    ).fetchall()
 
 
 def recent_runs(cur: Cursor, since: datetime) -> list[tuple[int, str, str, datetime]]:
@@ -161,7 +205,9 @@ def recent_runs(cur: Cursor, since: datetime) -> list[tuple[int, str, str, datet
         """SELECT s.person_id, s.leaderboard, r.gpu, s.created_at::TIMESTAMP
            FROM submissions s JOIN runs r ON r.submission_id = s.id
            WHERE s.created_at >= $since AND r.created_at >= $since
-           ORDER BY s.created_at""", {"since": since}).fetchall()
+           ORDER BY s.created_at""",
+        {"since": since},
+    ).fetchall()
     return [(person_id, board, gpu, as_utc(at)) for person_id, board, gpu, at in rows]
 
 
@@ -172,7 +218,8 @@ def history(cur: Cursor, leaderboard: str, person_id: int, gpu: str | None, limi
            WHERE s.leaderboard = $leaderboard AND s.person_id = $person_id AND ($gpu IS NULL OR r.gpu = $gpu)
            ORDER BY s.created_at DESC, s.id DESC, r.gpu
            LIMIT $limit""",
-        {"leaderboard": leaderboard, "person_id": person_id, "gpu": gpu, "limit": limit}).fetchall()
+        {"leaderboard": leaderboard, "person_id": person_id, "gpu": gpu, "limit": limit},
+    ).fetchall()
     return [HistoryRow(*row[:6], as_utc(row[6]), row[7]) for row in rows]
 
 
@@ -183,7 +230,9 @@ def best_over_time(cur: Cursor, leaderboard: str, person_id: int, gpu: str) -> l
             FROM runs r JOIN submissions s ON s.id = r.submission_id
             WHERE s.leaderboard = ? AND s.person_id = ? AND r.gpu = ?
               AND {COUNTS}
-            ORDER BY s.created_at, s.id""", [leaderboard, person_id, gpu]).fetchall()
+            ORDER BY s.created_at, s.id""",
+        [leaderboard, person_id, gpu],
+    ).fetchall()
     return [(as_utc(at), best) for at, best in rows]
 
 
@@ -193,25 +242,42 @@ def submission_detail(cur: Cursor, submission_id: int) -> SubmissionDetail | Non
                   s.code_sha,
                   c.source, s.reply_to, s.created_at::TIMESTAMP
            FROM submissions s LEFT JOIN people p ON p.id = s.person_id JOIN code_blobs c ON c.sha256 = s.code_sha
-           WHERE s.id = ?""", [submission_id]).fetchone()
+           WHERE s.id = ?""",
+        [submission_id],
+    ).fetchone()
     if row is None:
         return None
     runs = cur.execute(_RUN_DETAIL + " WHERE r.submission_id = ? ORDER BY r.gpu, r.run_id", [submission_id]).fetchall()
-    return SubmissionDetail(*row[:9], reply_to=json.loads(row[9]), created_at=as_utc(row[10]),
-                            runs=[_run_detail(run_row) for run_row in runs])
+    return SubmissionDetail(
+        *row[:9],
+        reply_to=json.loads(row[9]),
+        created_at=as_utc(row[10]),
+        runs=[_run_detail(run_row) for run_row in runs],
+    )
 
 
 def stats(cur: Cursor) -> GlobalStats:
     people, leaderboards, submissions = cur.execute(
         """SELECT (SELECT count(*) FROM people), (SELECT count(*) FROM leaderboards),
-                  (SELECT count(*) FROM submissions)""").fetchone()
+                  (SELECT count(*) FROM submissions)"""
+    ).fetchone()
     by_status = cur.execute(
-        "SELECT coalesce(status, state), count(*), coalesce(sum(gpu_s), 0) FROM runs GROUP BY ALL").fetchall()
-    by_gpu = [GpuUsage(*row) for row in cur.execute(
-        """SELECT gpu, count(*), coalesce(sum(gpu_s), 0), coalesce(sum(cost_usd), 0) FROM runs
-           WHERE state = 'done' GROUP BY gpu ORDER BY gpu""").fetchall()]
-    return GlobalStats(people=people, leaderboards=leaderboards, submissions=submissions,
-                       runs=sum(count for _, count, _ in by_status),
-                       runs_by_status={key: count for key, count, _ in by_status},
-                       gpu_seconds=float(sum(seconds for _, _, seconds in by_status)),
-                       cost_usd=float(sum(usage.cost_usd for usage in by_gpu)), by_gpu=by_gpu)
+        "SELECT coalesce(status, state), count(*), coalesce(sum(gpu_s), 0) FROM runs GROUP BY ALL"
+    ).fetchall()
+    by_gpu = [
+        GpuUsage(*row)
+        for row in cur.execute(
+            """SELECT gpu, count(*), coalesce(sum(gpu_s), 0), coalesce(sum(cost_usd), 0) FROM runs
+           WHERE state = 'done' GROUP BY gpu ORDER BY gpu"""
+        ).fetchall()
+    ]
+    return GlobalStats(
+        people=people,
+        leaderboards=leaderboards,
+        submissions=submissions,
+        runs=sum(count for _, count, _ in by_status),
+        runs_by_status={key: count for key, count, _ in by_status},
+        gpu_seconds=float(sum(seconds for _, _, seconds in by_status)),
+        cost_usd=float(sum(usage.cost_usd for usage in by_gpu)),
+        by_gpu=by_gpu,
+    )

@@ -27,11 +27,13 @@ from storage.records import GpuBest, RankRow
 
 Cursor = duckdb.DuckDBPyConnection
 
-COUNTS = (f"mode = '{Mode.RANKED.value}' AND status = '{Status.PASSED.value}' AND score_us IS NOT NULL "
-          "AND invalid_reason IS NULL")
+COUNTS = (
+    f"mode = '{Mode.RANKED.value}' AND status = '{Status.PASSED.value}' AND score_us IS NOT NULL "
+    "AND invalid_reason IS NULL"
+)
 ENTRY_ORDER = ("score_us", "submitted_at", "submission_id", "run_id")
-_ENTRY_COLUMNS = ("leaderboard", "gpu", "person_id", *ENTRY_ORDER)   # personal_bests, in declared order
-_ENTRY_KEY = "{" + ", ".join(f"'{name}': {name}" for name in ENTRY_ORDER) + "}"   # a struct orders like a tuple
+_ENTRY_COLUMNS = ("leaderboard", "gpu", "person_id", *ENTRY_ORDER)  # personal_bests, in declared order
+_ENTRY_KEY = "{" + ", ".join(f"'{name}': {name}" for name in ENTRY_ORDER) + "}"  # a struct orders like a tuple
 
 # One row per run: its entry columns (in _ENTRY_COLUMNS order) and whether it counts; {where} selects runs.
 _RUN_ENTRIES = f"""
@@ -43,7 +45,7 @@ _RUN_ENTRIES = f"""
 
 _RANKING = f"""
     WITH ranked AS (
-        SELECT row_number() OVER (ORDER BY {', '.join(ENTRY_ORDER)}) AS rank, *
+        SELECT row_number() OVER (ORDER BY {", ".join(ENTRY_ORDER)}) AS rank, *
         FROM personal_bests WHERE leaderboard = $leaderboard AND gpu = $gpu)
     SELECT rank, person_id, coalesce(p.display_name, ''), score_us, submission_id, run_id, submitted_at::TIMESTAMP
     FROM ranked LEFT JOIN people p ON p.id = ranked.person_id
@@ -77,14 +79,15 @@ def refresh(cur: Cursor, run_ids: Sequence[str]) -> None:
     keys = {row[:3] for row in candidates}
     people = list({person_id for _, _, person_id in keys})
     current = cur.execute(
-        f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM personal_bests WHERE person_id IN ({placeholders(people)})",
-        people).fetchall()
-    best: dict[tuple[Any, ...], tuple[Any, ...]] = {tuple(row[:3]): tuple(row) for row in current
-                                                    if tuple(row[:3]) in keys}
+        f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM personal_bests WHERE person_id IN ({placeholders(people)})", people
+    ).fetchall()
+    best: dict[tuple[Any, ...], tuple[Any, ...]] = {
+        tuple(row[:3]): tuple(row) for row in current if tuple(row[:3]) in keys
+    }
     changed = {}
     for row in candidates:
         key = row[:3]
-        if key not in best or row[3:] < best[key][3:]:   # entry order: the tuple of ENTRY_ORDER columns
+        if key not in best or row[3:] < best[key][3:]:  # entry order: the tuple of ENTRY_ORDER columns
             best[key] = changed[key] = row
     if changed:
         with cur.appender("personal_bests", action="upsert") as appender:
@@ -99,12 +102,15 @@ def rebuild(cur: Cursor, people: Sequence[int] | None = None) -> int:
     # runs have no person_id column: in the run entries it is the submission's
     where, values = ("true", []) if people is None else (f"person_id IN ({placeholders(people)})", list(people))
     cur.execute(f"DELETE FROM personal_bests WHERE {where}", values)
-    cur.execute(f"""
+    cur.execute(
+        f"""
         INSERT INTO personal_bests
-        SELECT leaderboard, gpu, person_id, {', '.join(f'entry.{name}' for name in ENTRY_ORDER)}
+        SELECT leaderboard, gpu, person_id, {", ".join(f"entry.{name}" for name in ENTRY_ORDER)}
         FROM (SELECT leaderboard, gpu, person_id, min({_ENTRY_KEY}) AS entry
               FROM ({_RUN_ENTRIES.format(where=where)})
-              WHERE counts GROUP BY ALL)""", values)
+              WHERE counts GROUP BY ALL)""",
+        values,
+    )
     (count,) = cur.execute(f"SELECT count(*) FROM personal_bests WHERE {where}", values).fetchone()
     return count
 
@@ -115,10 +121,12 @@ def previous_bests(cur: Cursor, keys: Sequence[tuple[str, str, int]], exclude: S
     if not keys:
         return []
     people = sorted({person_id for _, _, person_id in keys})
-    where = f"s.person_id IN ({placeholders(people)})" + \
-        (f" AND r.run_id NOT IN ({placeholders(exclude)})" if exclude else "")
+    where = f"s.person_id IN ({placeholders(people)})" + (
+        f" AND r.run_id NOT IN ({placeholders(exclude)})" if exclude else ""
+    )
     values = ", ".join("(?, ?, ?)" for _ in keys)
-    return cur.execute(f"""
+    return cur.execute(
+        f"""
         WITH wanted AS (SELECT * FROM (VALUES {values}) AS w(leaderboard, gpu, person_id)),
         best AS (
             SELECT e.leaderboard, e.gpu, e.person_id, e.submission_id, e.run_id
@@ -126,16 +134,20 @@ def previous_bests(cur: Cursor, keys: Sequence[tuple[str, str, int]], exclude: S
             JOIN wanted w ON w.leaderboard = e.leaderboard AND w.gpu = e.gpu AND w.person_id = e.person_id
             WHERE e.counts
             QUALIFY row_number() OVER (PARTITION BY e.leaderboard, e.gpu, e.person_id
-                                       ORDER BY {', '.join(ENTRY_ORDER)}) = 1)
+                                       ORDER BY {", ".join(ENTRY_ORDER)}) = 1)
         SELECT b.*, sr.spec, sr.median_us FROM best b JOIN shape_results sr ON sr.run_id = b.run_id
-        ORDER BY b.run_id, sr.shape_index""", [v for key in keys for v in key] + people + list(exclude)).fetchall()
+        ORDER BY b.run_id, sr.shape_index""",
+        [v for key in keys for v in key] + people + list(exclude),
+    ).fetchall()
 
 
-def ranking(cur: Cursor, leaderboard: str, gpu: str, limit: int | None = None,
-            person_id: int | None = None) -> list[RankRow]:
+def ranking(
+    cur: Cursor, leaderboard: str, gpu: str, limit: int | None = None, person_id: int | None = None
+) -> list[RankRow]:
     """Entries on (leaderboard, gpu) by rank; ``person_id`` keeps only that person's row."""
-    rows = cur.execute(_RANKING, {"leaderboard": leaderboard, "gpu": gpu, "limit": limit,
-                                  "person_id": person_id}).fetchall()
+    rows = cur.execute(
+        _RANKING, {"leaderboard": leaderboard, "gpu": gpu, "limit": limit, "person_id": person_id}
+    ).fetchall()
     return [RankRow(*row[:6], as_utc(row[6])) for row in rows]
 
 

@@ -24,20 +24,22 @@ class Migration:
     statements: tuple[str, ...]
 
 
-_INITIAL = Migration("initial schema", (
-    """CREATE SEQUENCE person_id_seq START 1""",
-    """CREATE TABLE people (
+_INITIAL = Migration(
+    "initial schema",
+    (
+        """CREATE SEQUENCE person_id_seq START 1""",
+        """CREATE TABLE people (
         id BIGINT PRIMARY KEY DEFAULT nextval('person_id_seq'),
         display_name VARCHAR NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
-    """CREATE TABLE identities (
+        """CREATE TABLE identities (
         platform VARCHAR NOT NULL,
         user_id VARCHAR NOT NULL,
         person_id BIGINT NOT NULL,
         display_name VARCHAR NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         PRIMARY KEY (platform, user_id))""",
-    """CREATE TABLE leaderboards (
+        """CREATE TABLE leaderboards (
         name VARCHAR PRIMARY KEY,
         description VARCHAR NOT NULL,
         problem JSON NOT NULL,
@@ -48,12 +50,12 @@ _INITIAL = Migration("initial schema", (
         secret_seed BIGINT NOT NULL,
         created_at TIMESTAMPTZ NOT NULL,
         updated_at TIMESTAMPTZ NOT NULL)""",
-    """CREATE TABLE code_blobs (
+        """CREATE TABLE code_blobs (
         sha256 VARCHAR PRIMARY KEY,
         source VARCHAR NOT NULL,
         bytes INTEGER NOT NULL)""",
-    """CREATE SEQUENCE submission_id_seq START 1""",
-    """CREATE TABLE submissions (
+        """CREATE SEQUENCE submission_id_seq START 1""",
+        """CREATE TABLE submissions (
         id BIGINT PRIMARY KEY DEFAULT nextval('submission_id_seq'),
         command_id VARCHAR NOT NULL UNIQUE,
         person_id BIGINT NOT NULL,
@@ -63,7 +65,7 @@ _INITIAL = Migration("initial schema", (
         mode VARCHAR NOT NULL,
         reply_to JSON NOT NULL,
         created_at TIMESTAMPTZ NOT NULL)""",
-    """CREATE TABLE runs (
+        """CREATE TABLE runs (
         run_id VARCHAR PRIMARY KEY,
         submission_id BIGINT NOT NULL,
         gpu VARCHAR NOT NULL,
@@ -76,7 +78,7 @@ _INITIAL = Migration("initial schema", (
         gpu_s DOUBLE,
         created_at TIMESTAMPTZ NOT NULL,
         finished_at TIMESTAMPTZ)""",
-    """CREATE TABLE shape_results (
+        """CREATE TABLE shape_results (
         run_id VARCHAR NOT NULL,
         shape_index INTEGER NOT NULL,
         spec JSON NOT NULL,
@@ -90,8 +92,8 @@ _INITIAL = Migration("initial schema", (
         achieved_gbps DOUBLE,
         peak_fraction DOUBLE,
         PRIMARY KEY (run_id, shape_index))""",
-    # Each person's entry per (leaderboard, gpu): derived from runs, kept current by storage/_ranking.py.
-    """CREATE TABLE personal_bests (
+        # Each person's entry per (leaderboard, gpu): derived from runs, kept current by storage/_ranking.py.
+        """CREATE TABLE personal_bests (
         leaderboard VARCHAR NOT NULL,
         gpu VARCHAR NOT NULL,
         person_id BIGINT NOT NULL,
@@ -100,15 +102,16 @@ _INITIAL = Migration("initial schema", (
         submission_id BIGINT NOT NULL,
         run_id VARCHAR NOT NULL,
         PRIMARY KEY (leaderboard, gpu, person_id))""",
-    """CREATE SEQUENCE audit_id_seq START 1""",
-    # "at" is a reserved word in DuckDB 2.0, hence created_at like every other table.
-    """CREATE TABLE audit_log (
+        """CREATE SEQUENCE audit_id_seq START 1""",
+        # "at" is a reserved word in DuckDB 2.0, hence created_at like every other table.
+        """CREATE TABLE audit_log (
         id BIGINT PRIMARY KEY DEFAULT nextval('audit_id_seq'),
         created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         actor VARCHAR NOT NULL,
         action VARCHAR NOT NULL,
         detail JSON NOT NULL)""",
-))
+    ),
+)
 
 # The estimated price of each run's GPU time (Modal bills per second; local and GitHub runs stay NULL).
 _RUN_COSTS = Migration("run costs", ("ALTER TABLE runs ADD COLUMN cost_usd DOUBLE",))
@@ -116,8 +119,10 @@ _RUN_COSTS = Migration("run costs", ("ALTER TABLE runs ADD COLUMN cost_usd DOUBL
 # Personal API tokens, stored as the SHA-256 of the token (tokens are 32 random bytes: no salt or slow hash
 # needed), with a prefix people recognise them by; and whether a leaderboard's submissions (code and detailed
 # results) become visible to everyone once it has closed.
-_TOKENS = Migration("personal tokens and visibility after close", (
-    """CREATE TABLE api_tokens (
+_TOKENS = Migration(
+    "personal tokens and visibility after close",
+    (
+        """CREATE TABLE api_tokens (
         sha256 VARCHAR PRIMARY KEY,
         prefix VARCHAR NOT NULL,
         person_id BIGINT NOT NULL,
@@ -125,8 +130,9 @@ _TOKENS = Migration("personal tokens and visibility after close", (
         created_at TIMESTAMPTZ NOT NULL,
         last_used_at TIMESTAMPTZ,
         revoked_at TIMESTAMPTZ)""",
-    "ALTER TABLE leaderboards ADD COLUMN public_after_close BOOLEAN DEFAULT false",
-))
+        "ALTER TABLE leaderboards ADD COLUMN public_after_close BOOLEAN DEFAULT false",
+    ),
+)
 
 # When a run's final reply went out: a result that arrives again (redelivered, or a re-run) is not answered twice.
 _REPLIED = Migration("replied runs", ("ALTER TABLE runs ADD COLUMN replied_at TIMESTAMPTZ",))
@@ -134,12 +140,14 @@ _REPLIED = Migration("replied runs", ("ALTER TABLE runs ADD COLUMN replied_at TI
 # Leaderboards managed live from chat (issue 18): each version of a problem is kept, so a run says which version it
 # was judged by (the version in force when its submission arrived); an opening time; who created it (a creator
 # manages what they made); and deletion that hides a leaderboard and keeps its history.
-_LIVE_BOARDS = Migration("leaderboards managed live", (
-    "ALTER TABLE leaderboards ADD COLUMN version INTEGER DEFAULT 1",
-    "ALTER TABLE leaderboards ADD COLUMN opens_at TIMESTAMPTZ",
-    "ALTER TABLE leaderboards ADD COLUMN created_by BIGINT",
-    "ALTER TABLE leaderboards ADD COLUMN hidden_at TIMESTAMPTZ",
-    """CREATE TABLE leaderboard_versions (
+_LIVE_BOARDS = Migration(
+    "leaderboards managed live",
+    (
+        "ALTER TABLE leaderboards ADD COLUMN version INTEGER DEFAULT 1",
+        "ALTER TABLE leaderboards ADD COLUMN opens_at TIMESTAMPTZ",
+        "ALTER TABLE leaderboards ADD COLUMN created_by BIGINT",
+        "ALTER TABLE leaderboards ADD COLUMN hidden_at TIMESTAMPTZ",
+        """CREATE TABLE leaderboard_versions (
         leaderboard VARCHAR NOT NULL,
         version INTEGER NOT NULL,
         problem JSON NOT NULL,
@@ -147,14 +155,17 @@ _LIVE_BOARDS = Migration("leaderboards managed live", (
         created_at TIMESTAMPTZ NOT NULL,
         created_by BIGINT,
         PRIMARY KEY (leaderboard, version))""",
-))
+    ),
+)
 
 # Challenges: leaderboards grouped between an opening and a close, run by the core's scheduler. Each scheduled
 # action is recorded when it starts and when it is done, so it happens once whatever restarts in between; results
 # hold the frozen standings and the podium's verification. Teams for team standings.
-_CHALLENGES = Migration("challenges", (
-    """CREATE SEQUENCE challenge_id_seq START 1""",
-    """CREATE TABLE challenges (
+_CHALLENGES = Migration(
+    "challenges",
+    (
+        """CREATE SEQUENCE challenge_id_seq START 1""",
+        """CREATE TABLE challenges (
         id BIGINT PRIMARY KEY DEFAULT nextval('challenge_id_seq'),
         title VARCHAR NOT NULL,
         leaderboards VARCHAR[] NOT NULL,
@@ -165,42 +176,48 @@ _CHALLENGES = Migration("challenges", (
         created_at TIMESTAMPTZ NOT NULL,
         cancelled_at TIMESTAMPTZ,
         results JSON)""",
-    """CREATE TABLE challenge_actions (
+        """CREATE TABLE challenge_actions (
         challenge_id BIGINT NOT NULL,
         action VARCHAR NOT NULL,
         started_at TIMESTAMPTZ NOT NULL,
         done_at TIMESTAMPTZ,
         PRIMARY KEY (challenge_id, action))""",
-    """CREATE TABLE teams (
+        """CREATE TABLE teams (
         team VARCHAR NOT NULL,
         person_id BIGINT NOT NULL,
         PRIMARY KEY (team, person_id))""",
-))
+    ),
+)
 
 # Administration from chat: roles granted to people, bans, a submission taken out of every ranking (kept, with the
 # reason), and a person's own rate limit.
-_ADMIN = Migration("roles, bans, invalidations and limits", (
-    "ALTER TABLE submissions ADD COLUMN invalid_reason VARCHAR",
-    """CREATE TABLE roles (
+_ADMIN = Migration(
+    "roles, bans, invalidations and limits",
+    (
+        "ALTER TABLE submissions ADD COLUMN invalid_reason VARCHAR",
+        """CREATE TABLE roles (
         person_id BIGINT NOT NULL,
         role VARCHAR NOT NULL,
         granted_at TIMESTAMPTZ NOT NULL,
         PRIMARY KEY (person_id, role))""",
-    """CREATE TABLE bans (
+        """CREATE TABLE bans (
         person_id BIGINT PRIMARY KEY,
         reason VARCHAR NOT NULL,
         banned_at TIMESTAMPTZ NOT NULL)""",
-    """CREATE TABLE rate_limits (
+        """CREATE TABLE rate_limits (
         person_id BIGINT PRIMARY KEY,
         per_minute INTEGER NOT NULL)""",
-))
+    ),
+)
 
 
 # One person across platforms: linking folds one person (identities, submissions, tokens) into another; each
 # link keeps what it moved, so that unlinking moves exactly that back. The folded person's row stays, empty.
-_LINKS = Migration("person links", (
-    """CREATE SEQUENCE person_link_id_seq START 1""",
-    """CREATE TABLE person_links (
+_LINKS = Migration(
+    "person links",
+    (
+        """CREATE SEQUENCE person_link_id_seq START 1""",
+        """CREATE TABLE person_links (
         id BIGINT PRIMARY KEY DEFAULT nextval('person_link_id_seq'),
         kept_person_id BIGINT NOT NULL,
         joined_person_id BIGINT NOT NULL,
@@ -209,24 +226,36 @@ _LINKS = Migration("person links", (
         tokens JSON NOT NULL,
         created_at TIMESTAMPTZ NOT NULL,
         undone_at TIMESTAMPTZ)""",
-))
+    ),
+)
 
 
 # A leaderboard's deadline is closed like a challenge: its own one-leaderboard challenge, marked with its name (the
 # title may change: a reopened leaderboard's past round keeps its results under a dated title).
-_DEADLINES = Migration("leaderboards' own challenges", (
-    "ALTER TABLE challenges ADD COLUMN deadline_of VARCHAR",
-))
+_DEADLINES = Migration("leaderboards' own challenges", ("ALTER TABLE challenges ADD COLUMN deadline_of VARCHAR",))
 
 # A leaderboard's own rate limit (``admin limit LEADERBOARD N/min``): everyone's runs on it together, per GPU.
-_BOARD_LIMITS = Migration("leaderboards' rate limits", (
-    """CREATE TABLE leaderboard_rate_limits (
+_BOARD_LIMITS = Migration(
+    "leaderboards' rate limits",
+    (
+        """CREATE TABLE leaderboard_rate_limits (
         leaderboard VARCHAR PRIMARY KEY,
         per_minute INTEGER NOT NULL)""",
-))
+    ),
+)
 
-MIGRATIONS: tuple[Migration, ...] = (_INITIAL, _RUN_COSTS, _TOKENS, _REPLIED, _LIVE_BOARDS, _CHALLENGES, _ADMIN,
-                                     _LINKS, _DEADLINES, _BOARD_LIMITS)
+MIGRATIONS: tuple[Migration, ...] = (
+    _INITIAL,
+    _RUN_COSTS,
+    _TOKENS,
+    _REPLIED,
+    _LIVE_BOARDS,
+    _CHALLENGES,
+    _ADMIN,
+    _LINKS,
+    _DEADLINES,
+    _BOARD_LIMITS,
+)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
@@ -244,7 +273,8 @@ def migrate(con: duckdb.DuckDBPyConnection, migrations: tuple[Migration, ...] = 
     if current > known:
         raise SchemaTooNew(
             f"the database was written by a newer kernelrank (schema version {current}, this build knows up to "
-            f"{known}); upgrade kernelrank or point it at another database file")
+            f"{known}); upgrade kernelrank or point it at another database file"
+        )
     for version, migration in enumerate(migrations[current:], start=current + 1):
         con.begin()
         try:

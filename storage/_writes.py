@@ -62,24 +62,42 @@ def upsert_leaderboard(cur: Cursor, lb: Leaderboard) -> None:
                gpus = excluded.gpus, ranking_by = excluded.ranking_by, deadline = excluded.deadline,
                updated_at = excluded.updated_at, public_after_close = excluded.public_after_close,
                version = excluded.version, opens_at = excluded.opens_at""",
-        [lb.name, lb.description, json.dumps(lb.problem), lb.problem_sha, list(lb.gpus), lb.ranking_by,
-         lb.deadline and as_utc(lb.deadline), lb.secret_seed, lb.created_at and as_utc(lb.created_at),
-         lb.public_after_close, lb.version, lb.opens_at and as_utc(lb.opens_at), lb.created_by])
+        [
+            lb.name,
+            lb.description,
+            json.dumps(lb.problem),
+            lb.problem_sha,
+            list(lb.gpus),
+            lb.ranking_by,
+            lb.deadline and as_utc(lb.deadline),
+            lb.secret_seed,
+            lb.created_at and as_utc(lb.created_at),
+            lb.public_after_close,
+            lb.version,
+            lb.opens_at and as_utc(lb.opens_at),
+            lb.created_by,
+        ],
+    )
 
 
 def person(cur: Cursor, platform: str, user_id: str, display_name: str) -> int:
     """Create-or-get the person behind (platform, user_id); a non-empty new display name replaces the old."""
     found = _queries.identity(cur, platform, user_id)
     if found is None:
-        (person_id,) = cur.execute("INSERT INTO people (display_name) VALUES (?) RETURNING id",
-                                   [display_name or user_id]).fetchone()
-        cur.execute("INSERT INTO identities (platform, user_id, person_id, display_name) VALUES (?, ?, ?, ?)",
-                    [platform, user_id, person_id, display_name or user_id])
+        (person_id,) = cur.execute(
+            "INSERT INTO people (display_name) VALUES (?) RETURNING id", [display_name or user_id]
+        ).fetchone()
+        cur.execute(
+            "INSERT INTO identities (platform, user_id, person_id, display_name) VALUES (?, ?, ?, ?)",
+            [platform, user_id, person_id, display_name or user_id],
+        )
         return person_id
     person_id, current_name = found
     if display_name and display_name != current_name:
-        cur.execute("UPDATE identities SET display_name = ? WHERE platform = ? AND user_id = ?",
-                    [display_name, platform, user_id])
+        cur.execute(
+            "UPDATE identities SET display_name = ? WHERE platform = ? AND user_id = ?",
+            [display_name, platform, user_id],
+        )
         cur.execute("UPDATE people SET display_name = ? WHERE id = ?", [display_name, person_id])
     return person_id
 
@@ -110,27 +128,74 @@ def add_submissions(cur: Cursor, items: Sequence[NewSubmission]) -> list[Submiss
     encoded = {cmd: item.source.encode() for cmd, item in fresh.items()}
     shas = {cmd: hashlib.sha256(data).hexdigest() for cmd, data in encoded.items()}
     known_shas = _queries.existing_code(cur, list(set(shas.values())))
-    blobs = {shas[cmd]: (shas[cmd], item.source, len(encoded[cmd]))
-             for cmd, item in fresh.items() if shas[cmd] not in known_shas}
+    blobs = {
+        shas[cmd]: (shas[cmd], item.source, len(encoded[cmd]))
+        for cmd, item in fresh.items()
+        if shas[cmd] not in known_shas
+    }
     _append(cur, "code_blobs", list(blobs.values()))
     ids = dict(zip(fresh, _queries.next_submission_ids(cur, len(fresh)), strict=True))
-    _append(cur, "submissions",
-            [(ids[cmd], cmd, item.person_id, item.leaderboard, item.file_name, shas[cmd], item.mode,
-              json.dumps(item.reply_to), as_utc(item.created_at)) for cmd, item in fresh.items()],
-            columns=["id", "command_id", "person_id", "leaderboard", "file_name", "code_sha", "mode", "reply_to",
-                     "created_at"])
-    _append(cur, "runs",
-            [(run_id, ids[cmd], gpu, "queued", as_utc(item.created_at))
-             for cmd, item in fresh.items() for run_id, gpu in item.runs],
-            columns=["run_id", "submission_id", "gpu", "state", "created_at"])
-    stored.update({cmd: Submission(id=ids[cmd], command_id=cmd, person_id=item.person_id,
-                                   leaderboard=item.leaderboard, file_name=item.file_name, code_sha=shas[cmd],
-                                   mode=item.mode, created_at=as_utc(item.created_at), runs=list(item.runs),
-                                   created=True)
-                   for cmd, item in fresh.items()})
+    _append(
+        cur,
+        "submissions",
+        [
+            (
+                ids[cmd],
+                cmd,
+                item.person_id,
+                item.leaderboard,
+                item.file_name,
+                shas[cmd],
+                item.mode,
+                json.dumps(item.reply_to),
+                as_utc(item.created_at),
+            )
+            for cmd, item in fresh.items()
+        ],
+        columns=[
+            "id",
+            "command_id",
+            "person_id",
+            "leaderboard",
+            "file_name",
+            "code_sha",
+            "mode",
+            "reply_to",
+            "created_at",
+        ],
+    )
+    _append(
+        cur,
+        "runs",
+        [
+            (run_id, ids[cmd], gpu, "queued", as_utc(item.created_at))
+            for cmd, item in fresh.items()
+            for run_id, gpu in item.runs
+        ],
+        columns=["run_id", "submission_id", "gpu", "state", "created_at"],
+    )
+    stored.update(
+        {
+            cmd: Submission(
+                id=ids[cmd],
+                command_id=cmd,
+                person_id=item.person_id,
+                leaderboard=item.leaderboard,
+                file_name=item.file_name,
+                code_sha=shas[cmd],
+                mode=item.mode,
+                created_at=as_utc(item.created_at),
+                runs=list(item.runs),
+                created=True,
+            )
+            for cmd, item in fresh.items()
+        }
+    )
     commands = [item.command_id for item in items]
-    return [replace(stored[cmd], created=stored[cmd].created and first)
-            for cmd, first in zip(commands, _first_of_each(commands), strict=True)]
+    return [
+        replace(stored[cmd], created=stored[cmd].created and first)
+        for cmd, first in zip(commands, _first_of_each(commands), strict=True)
+    ]
 
 
 def mark_running(cur: Cursor, items: Sequence[tuple[str, str]]) -> None:
@@ -144,8 +209,11 @@ def mark_running(cur: Cursor, items: Sequence[tuple[str, str]]) -> None:
     for run_id, worker in dict(items).items():
         by_worker.setdefault(worker, []).append(run_id)
     for worker, run_ids in by_worker.items():
-        cur.execute(f"UPDATE runs SET state = 'running', worker = ? WHERE state <> 'done' AND run_id IN "
-                    f"({placeholders(run_ids)})", [worker, *run_ids])
+        cur.execute(
+            f"UPDATE runs SET state = 'running', worker = ? WHERE state <> 'done' AND run_id IN "
+            f"({placeholders(run_ids)})",
+            [worker, *run_ids],
+        )
 
 
 def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
@@ -156,19 +224,63 @@ def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
         log.warning("result for unknown run %s dropped: no stored submission has that run", run_id)
     new = {run_id: item for run_id, item in firsts.items() if states.get(run_id) in ("queued", "running")}
     results = {run_id: _result_json(item.result) for run_id, item in new.items()}
-    _append(cur, "runs",
-            [(run_id, "done", item.result.status.value, data["score_us"], text, item.worker, item.attempts,
-              data["gpu_s"], _finite(item.cost_usd), as_utc(item.finished_at),
-              as_utc(item.finished_at) if item.replied else None)
-             for (run_id, item), (data, text) in zip(new.items(), results.values(), strict=True)],
-            columns=["run_id", "state", "status", "score_us", "result", "worker", "attempts", "gpu_s", "cost_usd",
-                     "finished_at", "replied_at"],
-            action="update", key=["run_id"])
-    _append(cur, "shape_results",
-            [(run_id, index, json.dumps(shape["spec"]), shape["n"], shape["median_us"], shape["mean_us"],
-              shape["ci_low_us"], shape["ci_high_us"], shape["min_us"], shape["p90_us"], shape["achieved_gbps"],
-              shape["peak_fraction"])
-             for run_id, (data, _) in results.items() for index, shape in enumerate(data["shapes"])])
+    _append(
+        cur,
+        "runs",
+        [
+            (
+                run_id,
+                "done",
+                item.result.status.value,
+                data["score_us"],
+                text,
+                item.worker,
+                item.attempts,
+                data["gpu_s"],
+                _finite(item.cost_usd),
+                as_utc(item.finished_at),
+                as_utc(item.finished_at) if item.replied else None,
+            )
+            for (run_id, item), (data, text) in zip(new.items(), results.values(), strict=True)
+        ],
+        columns=[
+            "run_id",
+            "state",
+            "status",
+            "score_us",
+            "result",
+            "worker",
+            "attempts",
+            "gpu_s",
+            "cost_usd",
+            "finished_at",
+            "replied_at",
+        ],
+        action="update",
+        key=["run_id"],
+    )
+    _append(
+        cur,
+        "shape_results",
+        [
+            (
+                run_id,
+                index,
+                json.dumps(shape["spec"]),
+                shape["n"],
+                shape["median_us"],
+                shape["mean_us"],
+                shape["ci_low_us"],
+                shape["ci_high_us"],
+                shape["min_us"],
+                shape["p90_us"],
+                shape["achieved_gbps"],
+                shape["peak_fraction"],
+            )
+            for run_id, (data, _) in results.items()
+            for index, shape in enumerate(data["shapes"])
+        ],
+    )
     _ranking.refresh(cur, list(new))
     run_ids = [item.run_id for item in items]
     return [run_id in new and first for run_id, first in zip(run_ids, _first_of_each(run_ids), strict=True)]
@@ -177,8 +289,10 @@ def record_results(cur: Cursor, items: Sequence[ResultRecord]) -> list[bool]:
 def mark_replied(cur: Cursor, run_ids: Sequence[str]) -> None:
     """Note that these runs' final replies went out (each is answered once, however often its result comes)."""
     if run_ids:
-        cur.execute(f"UPDATE runs SET replied_at = now() WHERE replied_at IS NULL AND run_id IN "
-                    f"({placeholders(run_ids)})", list(run_ids))
+        cur.execute(
+            f"UPDATE runs SET replied_at = now() WHERE replied_at IS NULL AND run_id IN ({placeholders(run_ids)})",
+            list(run_ids),
+        )
 
 
 def _result_json(result: EvalResult) -> tuple[dict[str, Any], str]:
@@ -193,5 +307,7 @@ def _result_json(result: EvalResult) -> tuple[dict[str, Any], str]:
 
 
 def audit(cur: Cursor, actor: str, action: str, detail: dict[str, Any]) -> None:
-    cur.execute("INSERT INTO audit_log (actor, action, detail) VALUES (?, ?, ?)",
-                [actor, action, json.dumps(detail, default=str)])
+    cur.execute(
+        "INSERT INTO audit_log (actor, action, detail) VALUES (?, ?, ?)",
+        [actor, action, json.dumps(detail, default=str)],
+    )

@@ -19,17 +19,17 @@ from harness.result import EvalResult
 class Leaderboard:
     name: str
     description: str
-    problem: dict[str, Any]          # Problem.to_dict()
+    problem: dict[str, Any]  # Problem.to_dict()
     problem_sha: str
     gpus: list[str]
     ranking_by: str
-    secret_seed: int                 # kept from the stored row once it exists: never rotated by an upsert
+    secret_seed: int  # kept from the stored row once it exists: never rotated by an upsert
     deadline: datetime | None = None
     created_at: datetime | None = None
     public_after_close: bool = False  # once the deadline has passed, everyone may see its submissions' code
-    version: int = 1                 # the problem's version: 1 when created, one more at each update of its files
+    version: int = 1  # the problem's version: 1 when created, one more at each update of its files
     opens_at: datetime | None = None  # submissions are refused before it
-    created_by: int | None = None    # the person who created it from chat or the terminal; None for seed problems
+    created_by: int | None = None  # the person who created it from chat or the terminal; None for seed problems
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,13 @@ class LeaderboardSummary:
 
 @dataclass(frozen=True)
 class NewSubmission:
-    command_id: str                  # idempotency key: a repeat returns the stored submission
+    command_id: str  # idempotency key: a repeat returns the stored submission
     person_id: int
     leaderboard: str
     file_name: str
     source: str
     mode: str
-    runs: list[tuple[str, str]]      # (run_id, gpu), one run per GPU
+    runs: list[tuple[str, str]]  # (run_id, gpu), one run per GPU
     reply_to: dict[str, Any]
     created_at: datetime
 
@@ -67,8 +67,8 @@ class Submission:
     code_sha: str
     mode: str
     created_at: datetime
-    runs: list[tuple[str, str]]      # (run_id, gpu)
-    created: bool                    # False when the command id was already stored
+    runs: list[tuple[str, str]]  # (run_id, gpu)
+    created: bool  # False when the command id was already stored
 
 
 @dataclass(frozen=True)
@@ -78,17 +78,17 @@ class ResultRecord:
     worker: str
     attempts: int
     finished_at: datetime
-    cost_usd: float | None = None    # estimated price of the run's GPU time; None where runs are not billed
-    replied: bool = False            # the user already has their answer (a submission refused after storing)
+    cost_usd: float | None = None  # estimated price of the run's GPU time; None where runs are not billed
+    replied: bool = False  # the user already has their answer (a submission refused after storing)
 
 
 @dataclass(frozen=True)
 class WriteBatch:
     """What happened to runs, committed in one transaction of the store's outcomes lane (a commit costs ms)."""
 
-    running: list[tuple[str, str]] = field(default_factory=list)     # (run_id, worker)
+    running: list[tuple[str, str]] = field(default_factory=list)  # (run_id, worker)
     results: list[ResultRecord] = field(default_factory=list)
-    replied: list[str] = field(default_factory=list)                 # runs whose final reply has gone out
+    replied: list[str] = field(default_factory=list)  # runs whose final reply has gone out
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class RunInfo:
 @dataclass(frozen=True)
 class RunDetail:
     info: RunInfo
-    result: dict[str, Any] | None    # EvalResult.to_dict(), None until the run is done
+    result: dict[str, Any] | None  # EvalResult.to_dict(), None until the run is done
     worker: str | None
     attempts: int
     finished_at: datetime | None
@@ -134,7 +134,7 @@ class SubmissionDetail:
 
 @dataclass(frozen=True)
 class RankRow:
-    rank: int                        # 1-based and distinct: equal scores are ordered by submission time
+    rank: int  # 1-based and distinct: equal scores are ordered by submission time
     person_id: int
     display_name: str
     score_us: float
@@ -149,7 +149,7 @@ class PreviousBest:
 
     submission_id: int
     run_id: str
-    shapes: list[tuple[dict[str, Any], float | None]]   # (spec, median_us) in shape order
+    shapes: list[tuple[dict[str, Any], float | None]]  # (spec, median_us) in shape order
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class HistoryRow:
     run_id: str
     gpu: str
     mode: str
-    status: str | None               # None while the run is queued or running
+    status: str | None  # None while the run is queued or running
     score_us: float | None
     created_at: datetime
     file_name: str
@@ -167,7 +167,7 @@ class HistoryRow:
 @dataclass(frozen=True)
 class GpuBest:
     gpu: str
-    leader_person_id: int | None     # None (and people 0) for a GPU nobody has a ranked pass on yet
+    leader_person_id: int | None  # None (and people 0) for a GPU nobody has a ranked pass on yet
     leader_name: str | None
     best_score_us: float | None
     people: int
@@ -179,9 +179,9 @@ class GlobalStats:
     leaderboards: int
     submissions: int
     runs: int
-    runs_by_status: dict[str, int]   # done runs by status; unfinished ones under "queued" / "running"
-    gpu_seconds: float               # sum of the results' gpu_s
-    cost_usd: float = 0.0            # sum of the runs' estimated costs
+    runs_by_status: dict[str, int]  # done runs by status; unfinished ones under "queued" / "running"
+    gpu_seconds: float  # sum of the results' gpu_s
+    cost_usd: float = 0.0  # sum of the runs' estimated costs
     by_gpu: list[GpuUsage] = field(default_factory=list)
 
 
@@ -197,10 +197,10 @@ class GpuUsage:
 
 @dataclass(frozen=True)
 class NewToken:
-    sha256: str                      # hex SHA-256 of the token: the token itself is never stored
-    prefix: str                      # its first characters, shown to tell tokens apart
+    sha256: str  # hex SHA-256 of the token: the token itself is never stored
+    prefix: str  # its first characters, shown to tell tokens apart
     person_id: int
-    label: str                       # where it came from: "discord", "slack", "kernelrank up", "issued by Ada"
+    label: str  # where it came from: "discord", "slack", "kernelrank up", "issued by Ada"
     created_at: datetime
 
 
@@ -224,7 +224,7 @@ class TokenOwner:
     prefix: str
     person_id: int
     display_name: str
-    identities: list[str]            # the person's "platform:user_id" identities (admins are configured by these)
+    identities: list[str]  # the person's "platform:user_id" identities (admins are configured by these)
     revoked_at: datetime | None
 
 
@@ -238,11 +238,11 @@ class Challenge:
     closes_at: datetime
     announce: list[str] = field(default_factory=list)
     created_by: int | None = None
-    id: int = 0                          # 0 until stored
+    id: int = 0  # 0 until stored
     cancelled_at: datetime | None = None
-    results: dict[str, Any] | None = None   # set at the close: frozen standings and the verified podium
-    done: frozenset[str] = frozenset()   # scheduled actions done ("open", "remind-1h", "close")
-    deadline_of: str | None = None       # the leaderboard whose own deadline this is (None: scheduled by an admin)
+    results: dict[str, Any] | None = None  # set at the close: frozen standings and the verified podium
+    done: frozenset[str] = frozenset()  # scheduled actions done ("open", "remind-1h", "close")
+    deadline_of: str | None = None  # the leaderboard whose own deadline this is (None: scheduled by an admin)
 
 
 @dataclass(frozen=True)

@@ -73,11 +73,15 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             raise StoreError(f"cannot open the database {path}; check that it is a kernelrank database file") from exc
-        raise StoreLocked(f"the database {path} is in use by another process (only one kernelrank core may run on "
-                          "it); stop that process or use another database file") from exc
+        raise StoreLocked(
+            f"the database {path} is in use by another process (only one kernelrank core may run on "
+            "it); stop that process or use another database file"
+        ) from exc
     except (duckdb.Error, OSError) as exc:
-        raise StoreError(f"cannot open the database {path}; check that it is a kernelrank database file and that "
-                         "its folder is writable") from exc
+        raise StoreError(
+            f"cannot open the database {path}; check that it is a kernelrank database file and that "
+            "its folder is writable"
+        ) from exc
 
 
 class Store:
@@ -89,8 +93,8 @@ class Store:
         self._intake_lock = threading.Lock()
         self._outcome_lock = threading.Lock()
         self._closed = False
-        self.challenges = Challenges(self._reading, self._writing)   # challenges, their actions, teams
-        self.admin = AdminRecords(self._reading, self._writing)      # roles, bans, limits, invalidations, audit
+        self.challenges = Challenges(self._reading, self._writing)  # challenges, their actions, teams
+        self.admin = AdminRecords(self._reading, self._writing)  # roles, bans, limits, invalidations, audit
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")
@@ -108,7 +112,7 @@ class Store:
             self._closed = True
             try:
                 self._con.execute("CHECKPOINT")
-            except duckdb.Error as exc:     # a full disk, say: the write-ahead log still holds every commit
+            except duckdb.Error as exc:  # a full disk, say: the write-ahead log still holds every commit
                 log.error("could not checkpoint %s (%s); the next start replays its write-ahead log", self.path, exc)
             finally:
                 self._con.close()
@@ -130,8 +134,11 @@ class Store:
     def _writing(self, lane: str = "intake") -> Iterator[Cursor]:
         """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back.
         Lane "both" holds both locks (intake first, as ``close`` does), for writes that touch both lanes' rows."""
-        locks = {"intake": (self._intake_lock,), "outcomes": (self._outcome_lock,),
-                 "both": (self._intake_lock, self._outcome_lock)}[lane]
+        locks = {
+            "intake": (self._intake_lock,),
+            "outcomes": (self._outcome_lock,),
+            "both": (self._intake_lock, self._outcome_lock),
+        }[lane]
         with contextlib.ExitStack() as held:
             for lock in locks:
                 held.enter_context(lock)
@@ -142,7 +149,7 @@ class Store:
                     yield cur
                     cur.commit()
                 except BaseException:
-                    with contextlib.suppress(duckdb.Error):     # a failed commit has already ended it
+                    with contextlib.suppress(duckdb.Error):  # a failed commit has already ended it
                         cur.rollback()
                     raise
 
@@ -208,8 +215,9 @@ class Store:
         with self._writing("both") as cur:
             _links.link(cur, kept, joined, as_utc(now))
 
-    def unlink_people(self, person_id: int, identity: tuple[str, str] | None, token_sha: str | None,
-                      now: datetime) -> list[tuple[int, int]]:
+    def unlink_people(
+        self, person_id: int, identity: tuple[str, str] | None, token_sha: str | None, now: datetime
+    ) -> list[tuple[int, int]]:
         """Undo the link that brought ``identity`` (or the token) into ``person_id``, else all its links."""
         with self._writing("both") as cur:
             return _links.unlink(cur, person_id, identity, token_sha, as_utc(now))
@@ -252,8 +260,9 @@ class Store:
         with self._writing() as cur:
             return _tokens.revoke(cur, prefix, person_id, as_utc(now))
 
-    def issue_token(self, platform: str, user_id: str, display_name: str, token: NewToken, *,
-                    replacing: bool = False) -> int:
+    def issue_token(
+        self, platform: str, user_id: str, display_name: str, token: NewToken, *, replacing: bool = False
+    ) -> int:
         """Add ``token`` for the person behind (platform, user_id), made when new; returns the person id.
 
         ``token.person_id`` is ignored: the person is found (or made) in the same transaction. ``replacing``
@@ -368,8 +377,9 @@ class Store:
         with self._reading() as cur:
             return _queries.best_over_time(cur, leaderboard, person_id, gpu)
 
-    def previous_bests(self, keys: list[tuple[str, str, int]], exclude: list[str]) -> dict[tuple[str, str, int],
-                                                                                        PreviousBest]:
+    def previous_bests(
+        self, keys: list[tuple[str, str, int]], exclude: list[str]
+    ) -> dict[tuple[str, str, int], PreviousBest]:
         """Each (leaderboard, gpu, person)'s best ranked run other than the ``exclude`` runs, with its shapes."""
         with self._reading() as cur:
             rows = _ranking.previous_bests(cur, keys, exclude)
@@ -409,6 +419,8 @@ def _disk_full_named(path: Path) -> Iterator[None]:
         yield
     except duckdb.Error as exc:
         if any(words in str(exc).lower() for words in DISK_FULL):
-            raise StoreFull(f"the disk under the database {path} is full; the write was not stored. Free some "
-                            "space (or move KERNELRANK_HOME) and it works again.") from exc
+            raise StoreFull(
+                f"the disk under the database {path} is full; the write was not stored. Free some "
+                "space (or move KERNELRANK_HOME) and it works again."
+            ) from exc
         raise

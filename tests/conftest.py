@@ -74,8 +74,9 @@ class AuthedNats:
 def authed_nats(tmp_path: Path) -> Iterator[AuthedNats]:
     secrets = tmp_path / "var" / "secrets"
     with EmbeddedNats() as server:
-        yield AuthedNats(server.start(tmp_path / "nats-run", tmp_path / "nats-store", embedded_server_config(secrets)),
-                         secrets)
+        yield AuthedNats(
+            server.start(tmp_path / "nats-run", tmp_path / "nats-store", embedded_server_config(secrets)), secrets
+        )
 
 
 async def _eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0) -> None:

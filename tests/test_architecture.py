@@ -36,8 +36,13 @@ def _under(name: str, *prefixes: str) -> bool:
 
 
 def _crossings(importer: str, forbidden: tuple[str, ...], allowed: tuple[str, ...] = ()) -> list[str]:
-    return sorted(f"{module} imports {name}" for module, names in MODULES.items() if _under(module, importer)
-                  for name in names if _under(name, *forbidden) and not _under(name, *allowed))
+    return sorted(
+        f"{module} imports {name}"
+        for module, names in MODULES.items()
+        if _under(module, importer)
+        for name in names
+        if _under(name, *forbidden) and not _under(name, *allowed)
+    )
 
 
 RULES = [
@@ -57,9 +62,13 @@ def test_each_layer_imports_only_what_it_may(who: str, forbidden: tuple[str, ...
 
 
 def test_only_the_launcher_imports_adapters_and_runners() -> None:
-    outside = [f"{module} imports {name}" for module, names in MODULES.items()
-               if not _under(module, "core.launch", "adapters", "runners")
-               for name in names if _under(name, "adapters", "runners")]
+    outside = [
+        f"{module} imports {name}"
+        for module, names in MODULES.items()
+        if not _under(module, "core.launch", "adapters", "runners")
+        for name in names
+        if _under(name, "adapters", "runners")
+    ]
     assert outside == []
 
 

@@ -12,10 +12,20 @@ from starlette.responses import JSONResponse
 
 from core.contracts.messages import Command, Platform, Reply, Tone, to_jsonable
 
-# The core's error codes (core.contracts.errors) and the API's own, as statuses; an error reply without a code is internal.
-STATUS = {"invalid": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404, "too_large": 413,
-          "unsupported": 415, "rate_limited": 429, "internal": 500, "unavailable": 503}
-PING_S = 15                    # a comment line this often keeps proxies from closing a quiet stream
+# The core's error codes (core.contracts.errors) and the API's own, as statuses; an error reply without a code is
+# internal.
+STATUS = {
+    "invalid": 400,
+    "unauthenticated": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "too_large": 413,
+    "unsupported": 415,
+    "rate_limited": 429,
+    "internal": 500,
+    "unavailable": 503,
+}
+PING_S = 15  # a comment line this often keeps proxies from closing a quiet stream
 
 
 class Core(Protocol):
@@ -30,8 +40,9 @@ def error(code: str, message: str, headers: dict[str, str] | None = None) -> JSO
     """One sentence for the person, under a code a program can act on."""
     if code == "unauthenticated":
         headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="kernelrank"'}
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=STATUS.get(code, 400),
-                        headers=headers)
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=STATUS.get(code, 400), headers=headers
+    )
 
 
 def answer(reply: Reply, status: int = 200) -> JSONResponse:

@@ -43,10 +43,12 @@ from core.contracts.tokenformat import token_sha256
 
 log = logging.getLogger(__name__)
 _BEARER = re.compile(r"Bearer\s+([\x21-\x7e]{1,200})\s*", re.IGNORECASE)
-_ACTOR = Actor(platform=Platform.CLI, user_id="")     # the core identifies API callers by their token alone
-PROBLEM_UPLOADS = "/v1/admin/leaderboards"            # routes whose JSON body may carry a problem's files
-SIGN_IN = ("Send your personal token as `Authorization: Bearer <token>`: get one with `/leaderboard token` in "
-           "Discord or `/kernelrank token` in Slack, then run `kernelrank login`.")
+_ACTOR = Actor(platform=Platform.CLI, user_id="")  # the core identifies API callers by their token alone
+PROBLEM_UPLOADS = "/v1/admin/leaderboards"  # routes whose JSON body may carry a problem's files
+SIGN_IN = (
+    "Send your personal token as `Authorization: Bearer <token>`: get one with `/leaderboard token` in "
+    "Discord or `/kernelrank token` in Slack, then run `kernelrank login`."
+)
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -73,7 +75,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
         if scope["method"] == "POST" and scope["path"] == "/v1/submissions":
             return submission_limit(settings.max_source_bytes, content_type)
         if scope["method"] == "POST" and scope["path"].startswith(PROBLEM_UPLOADS):
-            return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES        # base64 inside JSON
+            return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES  # base64 inside JSON
         return SMALL_BODY_BYTES
 
     routes = [Route("/v1/health", api.health), *web_routes(api.request)]
@@ -95,7 +97,7 @@ class _Api:
         """An endpoint sending ``spec``'s command through ``route``."""
 
         async def endpoint(request: Request) -> Response:
-            sha = credential(request, public=spec.access is Access.PUBLIC)   # before the body: no token, no work
+            sha = credential(request, public=spec.access is Access.PUBLIC)  # before the body: no token, no work
             given = await self._arguments(request, route)
             if isinstance(given, Response):
                 return given
@@ -104,16 +106,21 @@ class _Api:
             for name, value in given.items():
                 arg = spec.arg(name)
                 if arg is None:
-                    return error("invalid", f"`{name[:40]}` is not an argument of {spec.name}; it takes "
-                                            f"{', '.join(a.name for a in spec.args) or 'none'}.")
-                if arg.kind is ArgKind.FILE:         # a file travels as the command's attachment
+                    return error(
+                        "invalid",
+                        f"`{name[:40]}` is not an argument of {spec.name}; it takes "
+                        f"{', '.join(a.name for a in spec.args) or 'none'}.",
+                    )
+                if arg.kind is ArgKind.FILE:  # a file travels as the command's attachment
                     try:
                         attachment = attachment_from(value)
                     except UserError as exc:
                         return error("invalid", str(exc))
                     continue
-                if isinstance(value, dict) or (isinstance(value, list) and (
-                        arg.kind is not ArgKind.GPUS or not all(isinstance(v, str) for v in value))):
+                if isinstance(value, dict) or (
+                    isinstance(value, list)
+                    and (arg.kind is not ArgKind.GPUS or not all(isinstance(v, str) for v in value))
+                ):
                     return error("invalid", f"`{name[:40]}` must be a plain value (a string or a number).")
                 args[arg.name] = value
             args.update(request.path_params)
@@ -127,12 +134,12 @@ class _Api:
     async def _arguments(self, request: Request, route: CommandRoute) -> dict[str, Any] | Response:
         if route.method != "POST":
             return dict(request.query_params)
-        if not await request.body():          # a POST that needs no arguments (POST /v1/tokens) may send none
+        if not await request.body():  # a POST that needs no arguments (POST /v1/tokens) may send none
             return {}
         body = await self._json_object(request)
         if isinstance(body, Response):
             return body
-        plain = str | int | float | bool | dict | list | None   # a dict (a file), a list (GPUs): the endpoint checks
+        plain = str | int | float | bool | dict | list | None  # a dict (a file), a list (GPUs): the endpoint checks
         if bad := [key for key, value in body.items() if not isinstance(value, plain)]:
             return error("invalid", f"`{bad[0][:40]}` must be a plain value (a string or a number).")
         return {key: value for key, value in body.items() if value is not None}
@@ -162,21 +169,24 @@ class _Api:
         return JSONResponse({"api": "ok", "core": "ok"})
 
     async def submit(self, request: Request) -> Response:
-        sha = credential(request)          # before the body: no token, no upload
+        sha = credential(request)  # before the body: no token, no upload
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
             fields = await self._form(request)
         elif content_type.startswith("application/json"):
             fields = await self._json(request)
         else:
-            return error("unsupported", "Send the kernel as multipart/form-data (a `file` field) or as JSON with "
-                                        "`file_name` and `source`.")
+            return error(
+                "unsupported",
+                "Send the kernel as multipart/form-data (a `file` field) or as JSON with `file_name` and `source`.",
+            )
         if isinstance(fields, Response):
             return fields
         file_name, content, leaderboard, gpus, mode = fields
         route = new_id()
-        cmd = submit_command(_ACTOR, self._reply_to(route), file_name, content, leaderboard=leaderboard, gpus=gpus,
-                             mode=mode)
+        cmd = submit_command(
+            _ACTOR, self._reply_to(route), file_name, content, leaderboard=leaderboard, gpus=gpus, mode=mode
+        )
         cmd.credential_sha256 = sha
         accepted = await self.request(cmd)
         if isinstance(accepted, Response):
@@ -193,8 +203,7 @@ class _Api:
             content = await upload.read()
             texts = {key: value for key, value in form.multi_items() if isinstance(value, str)}
             gpus = [value for key, value in form.multi_items() if key == "gpu" and isinstance(value, str)]
-            return (upload.filename or "kernel.py", content, texts.get("leaderboard", ""), gpus,
-                    texts.get("mode", ""))
+            return (upload.filename or "kernel.py", content, texts.get("leaderboard", ""), gpus, texts.get("mode", ""))
 
     async def _json(self, request: Request) -> tuple | Response:
         body = await self._json_object(request)
@@ -220,11 +229,13 @@ class _Api:
             return error("invalid", "The body is not valid JSON.")
         if not isinstance(body, dict):
             return error("invalid", "The body must be a JSON object.")
-        try:      # JSON may escape a lone surrogate (\ud800), which is no character: no text can hold it
+        try:  # JSON may escape a lone surrogate (\ud800), which is no character: no text can hold it
             json.dumps(body, ensure_ascii=False).encode()
         except UnicodeEncodeError:
-            return error("invalid", "The body holds a lone surrogate escape (like \\ud800), which is not text; "
-                                    "send the file as UTF-8.")
+            return error(
+                "invalid",
+                "The body holds a lone surrogate escape (like \\ud800), which is not text; send the file as UTF-8.",
+            )
         return body
 
     @staticmethod
@@ -237,8 +248,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 413:
         return error("too_large", str(exc.detail))
     if exc.status_code == 404:
-        return error("not_found", f"There is no {request.method} {request.url.path} in the API; see "
-                                  "docs/security.md for the routes.")
+        return error(
+            "not_found",
+            f"There is no {request.method} {request.url.path} in the API; see docs/security.md for the routes.",
+        )
     if exc.status_code == 405:
         return error("invalid", f"{request.url.path} does not take {request.method}.")
     return error("invalid", str(exc.detail))

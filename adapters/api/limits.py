@@ -10,8 +10,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.api.answers import error
 
-MARGIN_BYTES = 64 * 1024        # form fields, multipart boundaries and headers of the parts around the file
-SMALL_BODY_BYTES = 64 * 1024    # requests that carry no file
+MARGIN_BYTES = 64 * 1024  # form fields, multipart boundaries and headers of the parts around the file
+SMALL_BODY_BYTES = 64 * 1024  # requests that carry no file
 
 
 class TooLarge(HTTPException):
@@ -39,8 +39,10 @@ class BodyLimit:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         limit = self.limit_for(scope, headers.get("content-type", ""))
-        message = (f"The request is larger than {limit // 1024} KiB; kernel files may be at most "
-                   f"{self.max_source_bytes // 1024} KiB.")
+        message = (
+            f"The request is larger than {limit // 1024} KiB; kernel files may be at most "
+            f"{self.max_source_bytes // 1024} KiB."
+        )
         declared = headers.get("content-length", "")
         if not declared.isdigit() and declared:
             await error("invalid", "The Content-Length header is not a number.")(scope, receive, send)

@@ -19,7 +19,7 @@ from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 
 log = logging.getLogger(__name__)
-GRACE_S = 3.0                   # open event streams get this long to finish when the process stops
+GRACE_S = 3.0  # open event streams get this long to finish when the process stops
 
 
 class _Server(uvicorn.Server):
@@ -44,16 +44,23 @@ def listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise ConnectionError(f"the API cannot listen on {host}:{port} ({exc.strerror}); set KERNELRANK_API_PORT to "
-                              "a free port (0 picks one) or KERNELRANK_API_HOST to an address of this host.") from None
+        raise ConnectionError(
+            f"the API cannot listen on {host}:{port} ({exc.strerror}); set KERNELRANK_API_PORT to "
+            "a free port (0 picks one) or KERNELRANK_API_HOST to an address of this host."
+        ) from None
     return sock
 
 
 async def run_api(settings: Settings, nats_url: str, stop: asyncio.Event) -> None:
     sock = listen(settings.api_host, settings.api_port)
     bus = await Bus.connect_as(nats_url, "kernelrank-api", settings, Role.API)
-    config = uvicorn.Config(create_app(bus, settings), log_config=None, lifespan="off", server_header=False,
-                            timeout_graceful_shutdown=GRACE_S)
+    config = uvicorn.Config(
+        create_app(bus, settings),
+        log_config=None,
+        lifespan="off",
+        server_header=False,
+        timeout_graceful_shutdown=GRACE_S,
+    )
     server = _Server(config)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     url = local_url(settings.api_host, sock.getsockname()[1])

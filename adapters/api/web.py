@@ -38,8 +38,12 @@ Ask = Callable[[Command], Awaitable[Reply | Response]]
 _ACTOR = Actor(platform=Platform.WEB, user_id="")
 _FORMATTER = HtmlFormatter(cssclass="src", style="default")
 
-templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
-                        autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+templates = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 templates.filters["us"] = lambda value: "-" if value is None else format_us(value)
 templates.filters["url"] = lambda value: quote(str(value), safe="")
 templates.globals["medal"] = lambda rank: MEDALS.get(rank)
@@ -61,10 +65,15 @@ templates.filters["time_left"] = time_left
 
 def web_routes(ask: Ask) -> list[Route]:
     pages = _Pages(ask)
-    return [Route("/", pages.home), Route("/leaderboards/{leaderboard}/{gpu}", pages.ranking),
-            Route("/people/{person:int}", pages.person), Route("/submissions/{id:int}", pages.submission),
-            Route("/sign-in", pages.sign_in_form), Route("/sign-in", pages.sign_in, methods=["POST"]),
-            Route("/sign-out", pages.sign_out, methods=["POST"])]
+    return [
+        Route("/", pages.home),
+        Route("/leaderboards/{leaderboard}/{gpu}", pages.ranking),
+        Route("/people/{person:int}", pages.person),
+        Route("/submissions/{id:int}", pages.submission),
+        Route("/sign-in", pages.sign_in_form),
+        Route("/sign-in", pages.sign_in, methods=["POST"]),
+        Route("/sign-out", pages.sign_out, methods=["POST"]),
+    ]
 
 
 class _Pages:
@@ -83,26 +92,45 @@ class _Pages:
         if isinstance(shown, Response):
             return shown
         (rows,) = shown.data["rankings"].values()
-        return _page(request, "ranking.html", title=f"{shown.data['leaderboard']} on {gpu}",
-                     leaderboard=shown.data["leaderboard"], gpu=gpu, rows=rows)
+        return _page(
+            request,
+            "ranking.html",
+            title=f"{shown.data['leaderboard']} on {gpu}",
+            leaderboard=shown.data["leaderboard"],
+            gpu=gpu,
+            rows=rows,
+        )
 
     async def person(self, request: Request) -> Response:
         found = await self._data(request, CommandKind.PERSON, who=f"#{request.path_params['person']}")
         if isinstance(found, Response):
             return found
         data = found.data
-        charts = [{"leaderboard": p["leaderboard"], "gpu": p["gpu"],
-                   "svg": progress_chart(f"{data['name']}'s best on {p['leaderboard']} / {p['gpu']} over time",
-                                         p["points"], f"chart-{i}")}
-                  for i, p in enumerate(data["progress"]) if p["points"]]
+        charts = [
+            {
+                "leaderboard": p["leaderboard"],
+                "gpu": p["gpu"],
+                "svg": progress_chart(
+                    f"{data['name']}'s best on {p['leaderboard']} / {p['gpu']} over time", p["points"], f"chart-{i}"
+                ),
+            }
+            for i, p in enumerate(data["progress"])
+            if p["points"]
+        ]
         return _page(request, "person.html", title=data["name"], person=data, charts=charts)
 
     async def submission(self, request: Request) -> Response:
         number = request.path_params["id"]
         if not request.cookies.get(COOKIE):
-            return _page(request, "refused.html", status=401, title=f"Submission #{number}",
-                         message=f"Submission #{number}'s details are for its author and admins: sign in with your "
-                                 "personal token to see them.", sign_in=True)
+            return _page(
+                request,
+                "refused.html",
+                status=401,
+                title=f"Submission #{number}",
+                message=f"Submission #{number}'s details are for its author and admins: sign in with your "
+                "personal token to see them.",
+                sign_in=True,
+            )
         shown = await self._data(request, CommandKind.SUBMISSION, id=str(number))
         if isinstance(shown, Response):
             return shown
@@ -110,9 +138,15 @@ class _Pages:
         if not data["details"]:
             why = " ".join(p.text for p in shown.parts if p.text and "someone else's" in p.text)
             return _page(request, "refused.html", status=403, title=f"Submission #{number}", message=why)
-        return _page(request, "submission.html", title=f"Submission #{number}", sub=data,
-                     source=_highlighted(data["source"], data["file_name"]), diff=_diff(data),
-                     source_css=_FORMATTER.get_style_defs(".src"))
+        return _page(
+            request,
+            "submission.html",
+            title=f"Submission #{number}",
+            sub=data,
+            source=_highlighted(data["source"], data["file_name"]),
+            diff=_diff(data),
+            source_css=_FORMATTER.get_style_defs(".src"),
+        )
 
     async def sign_in_form(self, request: Request) -> Response:
         return _page(request, "sign_in.html", title="Sign in", next=_local(request.query_params.get("next")))
@@ -121,16 +155,35 @@ class _Pages:
         async with request.form(max_files=0, max_fields=4) as form:
             token, after = str(form.get("token") or "").strip(), _local(str(form.get("next") or ""))
         if not token:
-            return _page(request, "sign_in.html", status=400, title="Sign in", next=after,
-                         error="Paste your personal token: `/leaderboard token` in Discord or `/kernelrank token` "
-                               "in Slack makes one.")
+            return _page(
+                request,
+                "sign_in.html",
+                status=400,
+                title="Sign in",
+                next=after,
+                error="Paste your personal token: `/leaderboard token` in Discord or `/kernelrank token` "
+                "in Slack makes one.",
+            )
         whoami = await self._ask(_command(CommandKind.TOKEN, token_sha256(token), action="whoami"))
         if isinstance(whoami, Response) or whoami.tone is Tone.ERROR:
-            return _page(request, "sign_in.html", status=401, title="Sign in", next=after,
-                         error="That token is not valid (mistyped, revoked or from another kernelrank).")
+            return _page(
+                request,
+                "sign_in.html",
+                status=401,
+                title="Sign in",
+                next=after,
+                error="That token is not valid (mistyped, revoked or from another kernelrank).",
+            )
         done = RedirectResponse(after, status_code=303)
-        done.set_cookie(COOKIE, token, max_age=COOKIE_DAYS * 86400, httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https", path="/")
+        done.set_cookie(
+            COOKIE,
+            token,
+            max_age=COOKIE_DAYS * 86400,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
         return done
 
     async def sign_out(self, request: Request) -> Response:
@@ -142,13 +195,24 @@ class _Pages:
         """The core's reply to ``kind``, sent as the signed-in person (or a visitor), or the error page."""
         token = request.cookies.get(COOKIE, "")
         reply = await self._ask(_command(kind, token_sha256(token) if token else "", **args))
-        if isinstance(reply, Response):         # the core is unreachable: the JSON error says why
-            return _page(request, "refused.html", status=reply.status_code, title="Unavailable",
-                         message="kernelrank could not reach its core just now; try again in a minute.")
+        if isinstance(reply, Response):  # the core is unreachable: the JSON error says why
+            return _page(
+                request,
+                "refused.html",
+                status=reply.status_code,
+                title="Unavailable",
+                message="kernelrank could not reach its core just now; try again in a minute.",
+            )
         if reply.tone is Tone.ERROR:
             message = " ".join(p.text for p in reply.parts if p.text)
-            return _page(request, "refused.html", status=STATUS.get(str(reply.data.get("error")), 400),
-                         title="Not here", message=message, sign_in=reply.data.get("error") == "unauthenticated")
+            return _page(
+                request,
+                "refused.html",
+                status=STATUS.get(str(reply.data.get("error")), 400),
+                title="Not here",
+                message=message,
+                sign_in=reply.data.get("error") == "unauthenticated",
+            )
         return reply
 
 
@@ -159,8 +223,9 @@ def _command(kind: CommandKind, sha: str, **args: str) -> Command:
 
 
 def _page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    html = templates.get_template(name).render(signed_in=bool(request.cookies.get(COOKIE)), path=request.url.path,
-                                               **context)
+    html = templates.get_template(name).render(
+        signed_in=bool(request.cookies.get(COOKIE)), path=request.url.path, **context
+    )
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
 
@@ -179,8 +244,12 @@ def _diff(data: dict[str, Any]) -> list[tuple[str, str]] | None:
     before = data.get("previous")
     if not before:
         return None
-    lines = difflib.unified_diff(before["source"].splitlines(), data["source"].splitlines(),
-                                 f"#{before['submission_id']} {before['file_name']}",
-                                 f"#{data['submission_id']} {data['file_name']}", lineterm="")
+    lines = difflib.unified_diff(
+        before["source"].splitlines(),
+        data["source"].splitlines(),
+        f"#{before['submission_id']} {before['file_name']}",
+        f"#{data['submission_id']} {data['file_name']}",
+        lineterm="",
+    )
     kinds = {"+": "add", "-": "del", "@": "hunk"}
     return [(kinds.get(line[:1], "same"), line) for line in lines]

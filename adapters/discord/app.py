@@ -34,7 +34,7 @@ from core.contracts.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 REPLY_BATCH = 16
-REPLY_ACK_WAIT_S = 120.0      # Discord's rate limits can hold a batch for a while; do not redeliver it meanwhile
+REPLY_ACK_WAIT_S = 120.0  # Discord's rate limits can hold a batch for a while; do not redeliver it meanwhile
 
 
 class DiscordSetupError(ConnectionError):
@@ -52,14 +52,17 @@ class KernelrankBot(discord.Client):
     def __init__(self, settings: Settings, bus: Bus | None) -> None:
         intents = discord.Intents.none()
         intents.guilds = True
-        super().__init__(intents=intents, allowed_mentions=discord.AllowedMentions(
-            everyone=False, roles=False, users=True, replied_user=False))
+        super().__init__(
+            intents=intents,
+            allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=False),
+        )
         self.settings, self.bus = settings, bus
         self.tree = app_commands.CommandTree(self)
         core = CoreLink(bus, settings.request_timeout_s)
         poster = Poster(self)
-        self.services = Services(settings=settings, core=core, catalogue=Catalogue(core), poster=poster,
-                                 live=LiveStatus(poster))
+        self.services = Services(
+            settings=settings, core=core, catalogue=Catalogue(core), poster=poster, live=LiveStatus(poster)
+        )
         self.router = ReplyRouter(poster, self.services.live)
         register_commands(self.tree, self.services)
         self._replies: Running | None = None
@@ -74,13 +77,19 @@ class KernelrankBot(discord.Client):
             try:
                 synced = await self.tree.sync(guild=guild)
             except discord.HTTPException as exc:
-                log.error("could not register the commands in server %s (%s); is the bot in that server, invited "
-                          "with the applications.commands scope?", guild_id, exc)
+                log.error(
+                    "could not register the commands in server %s (%s); is the bot in that server, invited "
+                    "with the applications.commands scope?",
+                    guild_id,
+                    exc,
+                )
                 continue
             log.info("registered %d commands in server %s", len(synced), guild_id)
         if not self.settings.discord_guilds:
-            log.info("commands were not registered at start; run `kernelrank discord --sync-global` once (or set "
-                     "KERNELRANK_DISCORD_GUILDS for development servers)")
+            log.info(
+                "commands were not registered at start; run `kernelrank discord --sync-global` once (or set "
+                "KERNELRANK_DISCORD_GUILDS for development servers)"
+            )
         self._replies_starting = asyncio.create_task(self._serve_replies())
 
     async def _serve_replies(self) -> None:
@@ -88,9 +97,13 @@ class KernelrankBot(discord.Client):
         delay_s = 1.0
         while True:
             try:
-                self._replies = await self.bus.consume_replies(Platform.DISCORD, self.router.handle,
-                                                               batch=REPLY_BATCH, ack_wait_s=REPLY_ACK_WAIT_S,
-                                                               nak_delay_s=5.0)
+                self._replies = await self.bus.consume_replies(
+                    Platform.DISCORD,
+                    self.router.handle,
+                    batch=REPLY_BATCH,
+                    ack_wait_s=REPLY_ACK_WAIT_S,
+                    nak_delay_s=5.0,
+                )
                 return
             except BusError as exc:
                 log.warning("cannot read replies yet (%s); trying again in %.0f s", exc, delay_s)
@@ -101,8 +114,12 @@ class KernelrankBot(discord.Client):
         await answer_stale_component(itx)
 
     async def on_ready(self) -> None:
-        log.info("Discord bot ready as %s (%s) in %d servers", self.user, self.user.id if self.user else "?",
-                 len(self.guilds))
+        log.info(
+            "Discord bot ready as %s (%s) in %d servers",
+            self.user,
+            self.user.id if self.user else "?",
+            len(self.guilds),
+        )
 
     async def close(self) -> None:
         if self._replies_starting is not None:
@@ -110,7 +127,7 @@ class KernelrankBot(discord.Client):
         if self._replies is not None:
             await self._replies.stop()
             self._replies = None
-        ready = getattr(self._connection, "_ready_task", None)    # still waiting for guilds: it would outlive us
+        ready = getattr(self._connection, "_ready_task", None)  # still waiting for guilds: it would outlive us
         if ready is not None and not ready.done():
             ready.cancel()
         await super().close()
@@ -130,7 +147,7 @@ async def run_discord(settings: Settings, nats_url: str, stop: asyncio.Event) ->
         await asyncio.wait({connection, stopping}, return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()
         if connection.done():
-            connection.result()                 # a fatal gateway error: raise it
+            connection.result()  # a fatal gateway error: raise it
     finally:
         await bot.close()
         with contextlib.suppress(Exception):
@@ -158,10 +175,13 @@ async def _log_in(bot: KernelrankBot, settings: Settings) -> None:
 
 async def _login_only(bot: discord.Client, settings: Settings) -> None:
     if not settings.discord_token:
-        raise DiscordSetupError("DISCORD_TOKEN is not set: copy the bot token from the Discord Developer Portal "
-                                "(Bot, Reset Token) into the environment or .env; docs/discord.md shows how.")
+        raise DiscordSetupError(
+            "DISCORD_TOKEN is not set: copy the bot token from the Discord Developer Portal "
+            "(Bot, Reset Token) into the environment or .env; docs/discord.md shows how."
+        )
     try:
         await bot.login(settings.discord_token)
     except discord.LoginFailure as exc:
-        raise DiscordSetupError("Discord refused DISCORD_TOKEN: copy the bot token from the Developer Portal "
-                                "again (Bot, Reset Token).") from exc
+        raise DiscordSetupError(
+            "Discord refused DISCORD_TOKEN: copy the bot token from the Developer Portal again (Bot, Reset Token)."
+        ) from exc

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 CORE_DOWN = "kernelrank is not answering right now (it may be restarting); try again in a minute."
 CATALOGUE_TTL_S = 30.0
-AUTOCOMPLETE_TIMEOUT_S = 1.5     # Discord drops an autocomplete answer after 3 s
+AUTOCOMPLETE_TIMEOUT_S = 1.5  # Discord drops an autocomplete answer after 3 s
 
 
 class CoreLink:
@@ -62,11 +62,13 @@ class Catalogue:
         """The leaderboards; the last known list when the core does not answer in time."""
         if time.monotonic() - self._fetched < self._ttl_s:
             return self._boards
-        reply = await self._link.ask(query_command(actor, _nowhere(actor), CommandKind.LIST),
-                                     timeout_s=AUTOCOMPLETE_TIMEOUT_S)
+        reply = await self._link.ask(
+            query_command(actor, _nowhere(actor), CommandKind.LIST), timeout_s=AUTOCOMPLETE_TIMEOUT_S
+        )
         if reply.tone is not Tone.ERROR:
-            self._boards = [BoardInfo(b["name"], tuple(b.get("gpus") or ())) for b in
-                            reply.data.get("leaderboards", [])]
+            self._boards = [
+                BoardInfo(b["name"], tuple(b.get("gpus") or ())) for b in reply.data.get("leaderboards", [])
+            ]
             self._pools = tuple(reply.data.get("pools") or ())
             self._fetched = time.monotonic()
         return self._boards
@@ -87,5 +89,10 @@ def _nowhere(actor: Actor) -> ReplyTo:
 
 
 def _error(command: Command, message: str) -> Reply:
-    return Reply(reply_to=command.reply_to, parts=[Part(kind=PartKind.STATUS, text=message, tone=Tone.ERROR)],
-                 tone=Tone.ERROR, in_reply_to=command.id, ephemeral=True)
+    return Reply(
+        reply_to=command.reply_to,
+        parts=[Part(kind=PartKind.STATUS, text=message, tone=Tone.ERROR)],
+        tone=Tone.ERROR,
+        in_reply_to=command.id,
+        ephemeral=True,
+    )

@@ -20,9 +20,13 @@ class GpuPicker(discord.ui.View):
         super().__init__(timeout=PICK_TIMEOUT_S)
         self.owner_id, self.doing = owner_id, doing
         self.chosen: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
-        menu = discord.ui.Select(custom_id=f"kernelrank:{purpose}:gpus", placeholder="Choose one or more GPUs",
-                                 min_values=1, max_values=len(gpus),
-                                 options=[discord.SelectOption(label=g, value=g) for g in gpus])
+        menu = discord.ui.Select(
+            custom_id=f"kernelrank:{purpose}:gpus",
+            placeholder="Choose one or more GPUs",
+            min_values=1,
+            max_values=len(gpus),
+            options=[discord.SelectOption(label=g, value=g) for g in gpus],
+        )
         menu.callback = self._picked
         self.menu = menu
         self.add_item(menu)
@@ -38,14 +42,16 @@ class GpuPicker(discord.ui.View):
         self.stop()
 
 
-async def pick_gpus(itx: discord.Interaction, question: str, gpus: tuple[str, ...], purpose: str,
-                    doing: str) -> list[str]:
+async def pick_gpus(
+    itx: discord.Interaction, question: str, gpus: tuple[str, ...], purpose: str, doing: str
+) -> list[str]:
     """Ask ``question`` with the menu on the deferred answer; the GPUs chosen, or none after 3 minutes."""
     picker = GpuPicker(itx.user.id, gpus, purpose, doing)
     await itx.edit_original_response(content=question, view=picker)
     try:
         return await asyncio.wait_for(picker.chosen, PICK_TIMEOUT_S)
     except TimeoutError:
-        await itx.edit_original_response(content="No GPU was chosen within 3 minutes, so nothing was done; run "
-                                                 "the command again.", view=None)
+        await itx.edit_original_response(
+            content="No GPU was chosen within 3 minutes, so nothing was done; run the command again.", view=None
+        )
         return []

@@ -34,5 +34,10 @@ def actor_of(itx: discord.Interaction) -> Actor:
 
 def reply_to_of(itx: discord.Interaction, *, thread: int | None = None, message: int | None = None) -> ReplyTo:
     """Where replies for this interaction go: its channel, and the submission's thread and status message."""
-    return ReplyTo(platform=Platform.DISCORD, channel=str(itx.channel_id or ""), thread=str(thread or ""),
-                   message=str(message or ""), user=str(itx.user.id))
+    return ReplyTo(
+        platform=Platform.DISCORD,
+        channel=str(itx.channel_id or ""),
+        thread=str(thread or ""),
+        message=str(message or ""),
+        user=str(itx.user.id),
+    )

@@ -17,19 +17,19 @@ from dataclasses import dataclass, field
 from adapters.discord.poster import Poster
 from adapters.discord.render import CONTENT_LIMIT
 
-MEMORY = 2000                  # status messages and finished runs remembered
+MEMORY = 2000  # status messages and finished runs remembered
 _LINE = re.compile(r"^\S+ ([^:\n]{1,40}):")
 
 
 @dataclass
 class _Status:
     header: str
-    lines: OrderedDict[str, str] = field(default_factory=OrderedDict)     # GPU -> line
+    lines: OrderedDict[str, str] = field(default_factory=OrderedDict)  # GPU -> line
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def text(self) -> str:
         body = "\n".join([self.header, *self.lines.values()])
-        return body if len(body) <= CONTENT_LIMIT else body[:CONTENT_LIMIT - 1] + "…"
+        return body if len(body) <= CONTENT_LIMIT else body[: CONTENT_LIMIT - 1] + "…"
 
 
 def line_label(line: str) -> str:
@@ -62,7 +62,7 @@ class LiveStatus:
             while len(self._finished) > MEMORY:
                 self._finished.popitem(last=False)
         status = self._status.get(message_id)
-        if status is None:                       # not seen since this process started: read what it shows
+        if status is None:  # not seen since this process started: read what it shows
             current = await self._poster.read_text(channel_id, message_id)
             if current is None:
                 return

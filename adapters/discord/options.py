@@ -33,6 +33,7 @@ def leaderboard_names(catalogue: Catalogue) -> Autocomplete:
 
 def gpu_names(catalogue: Catalogue) -> Autocomplete:
     """The GPUs of the leaderboard option already filled in, or every GPU any leaderboard offers."""
+
     async def complete(itx: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         boards = await catalogue.boards(actor_of(itx))
         chosen = str(getattr(itx.namespace, "leaderboard", "") or "").lower()

@@ -33,8 +33,9 @@ class Pager(discord.ui.View):
     async def _show(self, itx: discord.Interaction, index: int) -> None:
         self.index = max(0, min(index, len(self.out.pages) - 1))
         self._sync_buttons()
-        embeds = [discord.Embed.from_dict(self.out.page_embed(self.index))] + \
-            [discord.Embed.from_dict(e) for e in self.out.embeds[1:]]
+        embeds = [discord.Embed.from_dict(self.out.page_embed(self.index))] + [
+            discord.Embed.from_dict(e) for e in self.out.embeds[1:]
+        ]
         await itx.response.edit_message(embeds=embeds, view=self)
 
     def _sync_buttons(self) -> None:

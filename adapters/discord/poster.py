@@ -20,10 +20,10 @@ from adapters.discord.render import Outgoing
 
 log = logging.getLogger(__name__)
 
-THREAD_EXISTS = 160004          # "A thread has already been created for this message"
+THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 UNKNOWN_CHANNEL = 10003
 UNKNOWN_MESSAGE = 10008
-NONCE_CHARS = 25                # Discord's limit on a nonce string
+NONCE_CHARS = 25  # Discord's limit on a nonce string
 THREAD_ARCHIVE_MINUTES = 1440
 
 
@@ -34,8 +34,10 @@ def nonce_for(key: str) -> str:
 
 def message_kwargs(out: Outgoing) -> dict:
     """discord.py keyword arguments for one outgoing message (fresh file objects every call)."""
-    kwargs: dict = {"embeds": [discord.Embed.from_dict(e) for e in out.embeds],
-                    "files": [discord.File(io.BytesIO(data), filename=name) for name, data in out.files]}
+    kwargs: dict = {
+        "embeds": [discord.Embed.from_dict(e) for e in out.embeds],
+        "files": [discord.File(io.BytesIO(data), filename=name) for name, data in out.files],
+    }
     if out.content:
         kwargs["content"] = out.content
     pager = pager_for(out)
@@ -51,12 +53,14 @@ class Poster:
     def _channel(self, channel_id: int) -> discord.PartialMessageable:
         return self.client.get_partial_messageable(channel_id)
 
-    async def send(self, channel_id: int, out: Outgoing, *, nonce: str | None = None,
-                   reply_to_message: int | None = None) -> discord.Message:
+    async def send(
+        self, channel_id: int, out: Outgoing, *, nonce: str | None = None, reply_to_message: int | None = None
+    ) -> discord.Message:
         kwargs = message_kwargs(out)
         if reply_to_message:
-            kwargs["reference"] = discord.MessageReference(message_id=reply_to_message, channel_id=channel_id,
-                                                           fail_if_not_exists=False)
+            kwargs["reference"] = discord.MessageReference(
+                message_id=reply_to_message, channel_id=channel_id, fail_if_not_exists=False
+            )
         return await self._channel(channel_id).send(nonce=nonce, **kwargs)
 
     async def send_text(self, channel_id: int, text: str, *, nonce: str | None = None) -> discord.Message:
@@ -80,8 +84,12 @@ class Poster:
     async def private_thread(self, channel_id: int, name: str) -> int:
         """Open a private thread in a channel (only those it mentions, and moderators, can read it); its id."""
         made = await self.client.http.start_thread_without_message(
-            channel_id, name=name[:100] or "details", auto_archive_duration=THREAD_ARCHIVE_MINUTES,
-            type=discord.ChannelType.private_thread.value, invitable=False)
+            channel_id,
+            name=name[:100] or "details",
+            auto_archive_duration=THREAD_ARCHIVE_MINUTES,
+            type=discord.ChannelType.private_thread.value,
+            invitable=False,
+        )
         return int(made["id"])
 
     async def direct_message(self, user_id: int, out: Outgoing, *, nonce: str | None = None) -> None:
@@ -90,10 +98,14 @@ class Poster:
 
     async def start_thread(self, channel_id: int, message_id: int, name: str) -> int:
         """Open a thread on a message; its id is the message's id. Opening one that exists is not an error."""
-        try:      # the HTTP call itself: PartialMessage.create_thread wants guild data a partial channel lacks
-            await self.client.http.start_thread_with_message(channel_id, message_id, name=name[:100] or "submission",
-                                                             auto_archive_duration=THREAD_ARCHIVE_MINUTES,
-                                                             rate_limit_per_user=None)
+        try:  # the HTTP call itself: PartialMessage.create_thread wants guild data a partial channel lacks
+            await self.client.http.start_thread_with_message(
+                channel_id,
+                message_id,
+                name=name[:100] or "submission",
+                auto_archive_duration=THREAD_ARCHIVE_MINUTES,
+                rate_limit_per_user=None,
+            )
         except discord.HTTPException as exc:
             if exc.code != THREAD_EXISTS:
                 raise

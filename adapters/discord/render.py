@@ -35,9 +35,9 @@ DESCRIPTION_LIMIT = 4096
 TITLE_LIMIT = 256
 EMBEDS_LIMIT = 10
 FILES_LIMIT = 10
-INLINE_CODE_CHARS = 1200          # longer code is attached as a file rather than shown
+INLINE_CODE_CHARS = 1200  # longer code is attached as a file rather than shown
 INLINE_CODE_LINES = 30
-PAGE_LIMIT = 3900                 # description chars per page, leaving room for nothing else to overflow
+PAGE_LIMIT = 3900  # description chars per page, leaving room for nothing else to overflow
 
 COLOURS = {Tone.INFO: 0x5865F2, Tone.SUCCESS: 0x57F287, Tone.WARNING: 0xFEE75C, Tone.ERROR: 0xED4245}
 _SNOWFLAKE = re.compile(r"\d{15,21}")
@@ -69,14 +69,18 @@ def render_reply(reply: Reply) -> Outgoing:
     mentions, body, images, files = [], [], [], []
     for part in reply.parts:
         if part.kind is PartKind.MENTION:
-            if _SNOWFLAKE.fullmatch(part.text):      # never let a mention part smuggle @everyone in
+            if _SNOWFLAKE.fullmatch(part.text):  # never let a mention part smuggle @everyone in
                 mentions.append(f"<@{part.text}>")
         elif part.kind in (PartKind.CHART, PartKind.IMAGE):
-            images.append((f"chart-{len(images) + 1}.png", chart_png(part)) if part.kind is PartKind.CHART
-                          else (part.filename or f"image-{len(images) + 1}.png", part.data))
+            images.append(
+                (f"chart-{len(images) + 1}.png", chart_png(part))
+                if part.kind is PartKind.CHART
+                else (part.filename or f"image-{len(images) + 1}.png", part.data)
+            )
         elif is_file(part) or (part.kind is PartKind.CODE and _too_long_inline(part.text)):
-            files.append((part.filename or f"code-{len(files) + 1}.{_EXTENSIONS.get(part.language, 'txt')}",
-                          part.text.encode()))
+            files.append(
+                (part.filename or f"code-{len(files) + 1}.{_EXTENSIONS.get(part.language, 'txt')}", part.text.encode())
+            )
         else:
             body.append(part)
     blocks = [_block(part) for part in body]
@@ -84,14 +88,21 @@ def render_reply(reply: Reply) -> Outgoing:
     head = {"title": _truncate(f"{tone_icon(reply.tone)} {reply.title}", TITLE_LIMIT)} if reply.title else {}
     if len(pages) > 1:
         files.append((_slug(reply.title or "report") + ".txt", strip_markup("\n\n".join(blocks)).encode()))
-    return _assemble(Outgoing(content=" ".join(dict.fromkeys(mentions)), pages=pages),
-                     {**head, "color": COLOURS[reply.tone]}, images, files, _slug(reply.title or "files"))
+    return _assemble(
+        Outgoing(content=" ".join(dict.fromkeys(mentions)), pages=pages),
+        {**head, "color": COLOURS[reply.tone]},
+        images,
+        files,
+        _slug(reply.title or "files"),
+    )
 
 
 def render_text(text: str, tone: Tone = Tone.ERROR) -> Outgoing:
     """A one-sentence answer (an error the adapter itself found), as a small embed."""
-    return Outgoing(embeds=[{"description": _truncate(f"{tone_icon(tone)} {text}", DESCRIPTION_LIMIT),
-                             "color": COLOURS[tone]}], pages=[])
+    return Outgoing(
+        embeds=[{"description": _truncate(f"{tone_icon(tone)} {text}", DESCRIPTION_LIMIT), "color": COLOURS[tone]}],
+        pages=[],
+    )
 
 
 def status_line(reply: Reply, label: str = "") -> str:
@@ -99,8 +110,9 @@ def status_line(reply: Reply, label: str = "") -> str:
 
     ``label`` (a GPU) goes in front when the text does not name it already, as in a final report's verdict.
     """
-    first = next((p.text for p in reply.parts if p.kind is PartKind.STATUS and p.text), "") or \
-        next((p.text for p in reply.parts if p.kind is PartKind.TEXT and p.text), "")
+    first = next((p.text for p in reply.parts if p.kind is PartKind.STATUS and p.text), "") or next(
+        (p.text for p in reply.parts if p.kind is PartKind.TEXT and p.text), ""
+    )
     text = strip_markup(first).replace("\n", " ")
     if label and not text.startswith(f"{label}:"):
         text = f"{label}: {text}"
@@ -112,15 +124,20 @@ def _announcement(reply: Reply) -> Outgoing:
     table = next((p for p in reply.parts if p.kind is PartKind.TABLE), None)
     headline = next((p.text for p in reply.parts if p.kind is PartKind.TEXT), "")
     try:
-        lines = [f"{medal(int(entry[0]))} **{_escape(row[1])}** · {row[2]}"
-                 for entry, row in zip(top, table.rows, strict=True)] if table else []
-    except (ValueError, TypeError, IndexError):        # not the documented shape: show it as any other reply
+        lines = (
+            [
+                f"{medal(int(entry[0]))} **{_escape(row[1])}** · {row[2]}"
+                for entry, row in zip(top, table.rows, strict=True)
+            ]
+            if table
+            else []
+        )
+    except (ValueError, TypeError, IndexError):  # not the documented shape: show it as any other reply
         lines = []
     if not lines:
         return render_reply(Reply(reply_to=reply.reply_to, parts=reply.parts, title=reply.title, tone=reply.tone))
     body = _truncate("\n".join([headline, "", *lines]), DESCRIPTION_LIMIT)
-    embed = {"title": _truncate(f"🏆 {reply.title}", TITLE_LIMIT), "description": body,
-             "color": COLOURS[Tone.SUCCESS]}
+    embed = {"title": _truncate(f"🏆 {reply.title}", TITLE_LIMIT), "description": body, "color": COLOURS[Tone.SUCCESS]}
     return Outgoing(embeds=[embed], pages=[body])
 
 
@@ -153,8 +170,9 @@ def _pages(parts: list[Part], blocks: list[str]) -> list[str]:
     return pages or [""]
 
 
-def _assemble(out: Outgoing, embed: dict, images: list[tuple[str, bytes]], files: list[tuple[str, bytes]],
-              bundle_name: str) -> Outgoing:
+def _assemble(
+    out: Outgoing, embed: dict, images: list[tuple[str, bytes]], files: list[tuple[str, bytes]], bundle_name: str
+) -> Outgoing:
     embed = {**embed, "description": out.pages[0]}
     out.embeds.append(embed)
     for index, (name, _) in enumerate(images[:EMBEDS_LIMIT]):
@@ -162,7 +180,7 @@ def _assemble(out: Outgoing, embed: dict, images: list[tuple[str, bytes]], files
             embed["image"] = {"url": f"attachment://{name}"}
         else:
             out.embeds.append({"image": {"url": f"attachment://{name}"}, "color": embed["color"]})
-    if len(images) + len(files) > FILES_LIMIT:          # keep every image visible; zip the rest
+    if len(images) + len(files) > FILES_LIMIT:  # keep every image visible; zip the rest
         files = [(f"{bundle_name}.zip", bundle(files))]
     out.files = images[:EMBEDS_LIMIT] + files
     if len(out.pages) > 1:
@@ -192,9 +210,8 @@ def _escape(text: str) -> str:
 
 
 def _truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _slug(title: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or "report"
-

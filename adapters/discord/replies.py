@@ -35,7 +35,7 @@ class ReplyRouter:
     def __init__(self, poster: Poster, live: LiveStatus) -> None:
         self._poster = poster
         self._live = live
-        self._private_threads: dict[str, int] = {}     # reply id -> its private thread, so a repeat posts there
+        self._private_threads: dict[str, int] = {}  # reply id -> its private thread, so a repeat posts there
 
     async def handle(self, replies: list[Reply]) -> None:
         """The durable consumer's handler: post a batch, raising only for trouble that may pass."""
@@ -45,8 +45,13 @@ class ReplyRouter:
             except discord.HTTPException as exc:
                 if exc.status >= 500 or exc.status == 429:
                     raise
-                log.warning("Discord refused reply %s for channel %s (%s %s); skipping it", reply.id,
-                            reply.reply_to.channel, exc.status, exc.text)
+                log.warning(
+                    "Discord refused reply %s for channel %s (%s %s); skipping it",
+                    reply.id,
+                    reply.reply_to.channel,
+                    exc.status,
+                    exc.text,
+                )
             except ValueError:
                 log.warning("reply %s has no usable Discord channel (%r); skipping it", reply.id, reply.reply_to)
 
@@ -79,20 +84,23 @@ class ReplyRouter:
             if thread is None:
                 if len(self._private_threads) > 10_000:
                     self._private_threads.clear()
-                thread = self._private_threads[reply.id] = await self._poster.private_thread(int(to.channel),
-                                                                                             reply.title)
+                thread = self._private_threads[reply.id] = await self._poster.private_thread(
+                    int(to.channel), reply.title
+                )
             await self._poster.send(thread, out, nonce=nonce)
         except discord.HTTPException as exc:
             if exc.status >= 500 or exc.status == 429:
                 raise
-            log.info("no private thread for reply %s (%s %s); sending it as a direct message", reply.id,
-                     exc.status, exc.text)
+            log.info(
+                "no private thread for reply %s (%s %s); sending it as a direct message", reply.id, exc.status, exc.text
+            )
             await self._poster.direct_message(int(to.user), out, nonce=nonce)
 
     async def _post(self, to: ReplyTo, out: Outgoing, nonce: str, title: str) -> None:
         if not to.thread:
-            await self._poster.send(int(to.channel), out, nonce=nonce,
-                                    reply_to_message=int(to.message) if to.message else None)
+            await self._poster.send(
+                int(to.channel), out, nonce=nonce, reply_to_message=int(to.message) if to.message else None
+            )
             return
         try:
             await self._poster.send(int(to.thread), out, nonce=nonce)
@@ -102,7 +110,7 @@ class ReplyRouter:
             # The thread was never opened (the adapter stopped right after the core accepted): open it now.
             try:
                 await self._poster.start_thread(int(to.channel), int(to.thread), title or "submission")
-            except discord.NotFound:          # its status message is gone too: answer in the channel
+            except discord.NotFound:  # its status message is gone too: answer in the channel
                 await self._poster.send(int(to.channel), out, nonce=nonce)
                 return
             await self._poster.send(int(to.thread), out, nonce=nonce)
@@ -115,5 +123,8 @@ def latest_only(replies: list[Reply]) -> list[Reply]:
     for index, reply in enumerate(replies):
         if reply.update_key and not reply.final:
             last_index[reply.update_key] = index
-    return [r for i, r in enumerate(replies)
-            if r.final or not r.update_key or (r.update_key not in finals and last_index[r.update_key] == i)]
+    return [
+        r
+        for i, r in enumerate(replies)
+        if r.final or not r.update_key or (r.update_key not in finals and last_index[r.update_key] == i)
+    ]

@@ -23,8 +23,8 @@ from core.contracts.messages import Reply, Tone
 log = logging.getLogger(__name__)
 
 COMPONENT_PREFIX = "kernelrank:"  # custom ids of the bot's buttons and menus
-STALE_COMPONENT_S = 2.0           # a live view answers at once; Discord gives up after 3 s
-PUBLIC = "kernelrank_public"     # Interaction.extras key: whether the deferred answer is visible to all
+STALE_COMPONENT_S = 2.0  # a live view answers at once; Discord gives up after 3 s
+PUBLIC = "kernelrank_public"  # Interaction.extras key: whether the deferred answer is visible to all
 UNEXPECTED = "Something went wrong in the kernelrank bot; try again, and tell an admin if it keeps happening."
 
 
@@ -52,8 +52,12 @@ async def show(itx: discord.Interaction, out: Outgoing, *, private: bool = False
         await itx.followup.send(ephemeral=True, **message_kwargs(out))
     else:
         kwargs = message_kwargs(out)
-        await itx.edit_original_response(content=kwargs.pop("content", None), embeds=kwargs["embeds"],
-                                         attachments=kwargs["files"], view=kwargs.get("view"))
+        await itx.edit_original_response(
+            content=kwargs.pop("content", None),
+            embeds=kwargs["embeds"],
+            attachments=kwargs["files"],
+            view=kwargs.get("view"),
+        )
 
 
 async def say(itx: discord.Interaction, text: str, tone: Tone = Tone.ERROR) -> None:
@@ -72,29 +76,38 @@ async def answer_stale_component(itx: discord.Interaction) -> None:
     await asyncio.sleep(STALE_COMPONENT_S)
     if not itx.response.is_done():
         with contextlib.suppress(discord.HTTPException):
-            await say(itx, "These buttons no longer work (the bot restarted or they timed out); the whole report is "
-                           "attached to the message, or run the command again.", Tone.WARNING)
+            await say(
+                itx,
+                "These buttons no longer work (the bot restarted or they timed out); the whole report is "
+                "attached to the message, or run the command again.",
+                Tone.WARNING,
+            )
 
 
 async def on_error(itx: discord.Interaction, error: app_commands.AppCommandError) -> None:
     """Every command's errors: a refusal is shown as it is; anything else is logged and apologised for."""
-    if itx.type is discord.InteractionType.autocomplete:     # nothing can be shown while the user types
+    if itx.type is discord.InteractionType.autocomplete:  # nothing can be shown while the user types
         log.warning("autocomplete failed: %s", error)
         return
     if isinstance(error, Refusal):
         text = str(error)
     elif isinstance(error, app_commands.CommandNotFound | app_commands.CommandSignatureMismatch):
-        text = ("This command has changed since Discord last learned it; ask a server admin to run `/admin sync`, "
-                "or try again in an hour.")
+        text = (
+            "This command has changed since Discord last learned it; ask a server admin to run `/admin sync`, "
+            "or try again in an hour."
+        )
     elif isinstance(error, app_commands.CheckFailure):
         text = "You are not allowed to use this command here; ask a server admin."
     elif isinstance(error, app_commands.TransformerError):
         text = f"{error.value!r} is not a valid {error.type.name.lower()} here; check the option and try again."
     else:
-        log.error("command %s failed", itx.command.qualified_name if itx.command else "?",
-                  exc_info=getattr(error, "original", error))
+        log.error(
+            "command %s failed",
+            itx.command.qualified_name if itx.command else "?",
+            exc_info=getattr(error, "original", error),
+        )
         text = UNEXPECTED
     try:
         await say(itx, text)
-    except discord.HTTPException as exc:        # the interaction expired or was answered: nothing more to do
+    except discord.HTTPException as exc:  # the interaction expired or was answered: nothing more to do
         log.warning("could not tell the user about an error: %s", exc)

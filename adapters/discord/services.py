@@ -26,8 +26,16 @@ class Services:
     poster: Poster
     live: LiveStatus
 
-    async def query(self, itx: discord.Interaction, kind: CommandKind, *, public: bool,
-                    file: discord.Attachment | None = None, gpu_menu: bool = False, **args: Any) -> None:
+    async def query(
+        self,
+        itx: discord.Interaction,
+        kind: CommandKind,
+        *,
+        public: bool,
+        file: discord.Attachment | None = None,
+        gpu_menu: bool = False,
+        **args: Any,
+    ) -> None:
         """The whole life of a query command: defer, ask the core (with the attached file), show its answer.
         ``gpu_menu``: with no GPU named and several pools served, ask for them first (``/admin create``)."""
         await defer(itx, public=public)
@@ -35,8 +43,13 @@ class Services:
         if gpu_menu and not args.get("gpu"):
             pools = await self.catalogue.pools(actor_of(itx))
             if len(pools) > 1:
-                chosen = await pick_gpus(itx, f"The workers serve {', '.join(pools)}: which should "
-                                              f"**{args.get('name', 'it')}** run on?", pools, "create", "Creating on")
+                chosen = await pick_gpus(
+                    itx,
+                    f"The workers serve {', '.join(pools)}: which should **{args.get('name', 'it')}** run on?",
+                    pools,
+                    "create",
+                    "Creating on",
+                )
                 if not chosen:
                     return
                 args["gpu"] = ",".join(chosen)
@@ -48,8 +61,10 @@ class Services:
 
 async def _download(file: discord.Attachment) -> Attachment:
     if file.size > MAX_PROBLEM_BYTES:
-        raise Refusal(f"{file.filename} is {file.size // 1024:,} KiB; the most kernelrank takes is "
-                      f"{MAX_PROBLEM_BYTES // 1024 // 1024} MiB.")
+        raise Refusal(
+            f"{file.filename} is {file.size // 1024:,} KiB; the most kernelrank takes is "
+            f"{MAX_PROBLEM_BYTES // 1024 // 1024} MiB."
+        )
     try:
         return Attachment(name=file.filename, content=await file.read())
     except discord.HTTPException as exc:

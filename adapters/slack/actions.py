@@ -42,18 +42,28 @@ def register(app: AsyncApp, deps: Deps) -> None:
         try:
             args = parse_submit(str(action.get("value", "")).split())
         except UserError as exc:
-            await answer.send(unknown_usage_reply(deps.config.command, ReplyTo(Platform.SLACK, channel, user=user),
-                                                  str(exc)), private=True)
+            await answer.send(
+                unknown_usage_reply(deps.config.command, ReplyTo(Platform.SLACK, channel, user=user), str(exc)),
+                private=True,
+            )
             return
-        await open_submit_form(deps, trigger_id=body.get("trigger_id", ""), actor=await deps.identities.actor(user),
-                               channel=channel, thread=thread, args=args, answer=answer)
+        await open_submit_form(
+            deps,
+            trigger_id=body.get("trigger_id", ""),
+            actor=await deps.identities.actor(user),
+            channel=channel,
+            thread=thread,
+            args=args,
+            answer=answer,
+        )
 
 
 async def _query(deps: Deps, body: dict[str, Any], respond: AsyncRespond, invocation: Invocation) -> None:
     user, channel, _ = _where(body)
     reply_to = ReplyTo(platform=Platform.SLACK, channel=channel, user=user)
-    await run_query(deps, invocation, await deps.identities.actor(user), reply_to,
-                    SlashAnswer(respond, deps.poster, user))
+    await run_query(
+        deps, invocation, await deps.identities.actor(user), reply_to, SlashAnswer(respond, deps.poster, user)
+    )
 
 
 def _where(body: dict[str, Any]) -> tuple[str, str, str]:

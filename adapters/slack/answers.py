@@ -18,8 +18,10 @@ from adapters.slack.poster import Posted, Poster
 from core.contracts.messages import Reply, Tone
 
 log = logging.getLogger(__name__)
-FILES_IN_DM = {"type": "context", "elements": [{"type": "mrkdwn",
-                                                "text": "I sent the attached files to you in a direct message."}]}
+FILES_IN_DM = {
+    "type": "context",
+    "elements": [{"type": "mrkdwn", "text": "I sent the attached files to you in a direct message."}],
+}
 
 
 class Answer(Protocol):
@@ -34,11 +36,12 @@ class SlashAnswer:
         message = render(reply)
         blocks = message.blocks + ([FILES_IN_DM] if message.uploads else [])
         try:
-            response = await self._respond(text=message.text, blocks=blocks[:50], response_type="ephemeral",
-                                           replace_original=False)
+            response = await self._respond(
+                text=message.text, blocks=blocks[:50], response_type="ephemeral", replace_original=False
+            )
             if response.status_code != 200:
                 log.warning("response_url answered %s: %s", response.status_code, response.body[:200])
-        except Exception as exc:      # an expired or unreachable response_url must not lose the files below
+        except Exception as exc:  # an expired or unreachable response_url must not lose the files below
             log.warning("could not answer through response_url: %s", type(exc).__name__)
         await self._poster.upload_to_dm(self._user, message.uploads)
         return None

@@ -35,15 +35,25 @@ API_TIMEOUT_S = 30
 def web_client(config: SlackConfig) -> AsyncWebClient:
     """The Web API client: the configured base URL, and retries on 429 (honouring Retry-After), 5xx and
     dropped connections."""
-    return AsyncWebClient(token=config.bot_token, base_url=config.api_url, timeout=API_TIMEOUT_S,
-                          retry_handlers=[AsyncConnectionErrorRetryHandler(max_retry_count=2),
-                                          AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-                                          AsyncServerErrorRetryHandler(max_retry_count=2)])
+    return AsyncWebClient(
+        token=config.bot_token,
+        base_url=config.api_url,
+        timeout=API_TIMEOUT_S,
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+            AsyncServerErrorRetryHandler(max_retry_count=2),
+        ],
+    )
 
 
 def build_app(deps: Deps) -> AsyncApp:
-    app = AsyncApp(client=deps.client, signing_secret=deps.config.signing_secret, name="kernelrank",
-                   logger=logging.getLogger("adapters.slack.bolt"))
+    app = AsyncApp(
+        client=deps.client,
+        signing_secret=deps.config.signing_secret,
+        name="kernelrank",
+        logger=logging.getLogger("adapters.slack.bolt"),
+    )
 
     @app.middleware
     async def once_per_event(body: dict[str, Any], next: Callable[[], Awaitable[None]]) -> BoltResponse | None:
@@ -51,7 +61,7 @@ def build_app(deps: Deps) -> AsyncApp:
         if event_id:
             try:
                 first = await deps.ledger.claim(f"event.{body.get('team_id', '')}.{event_id}")
-            except BusError as exc:            # better to risk a repeat than to lose the event
+            except BusError as exc:  # better to risk a repeat than to lose the event
                 log.warning("could not check event %s for repeats: %s", event_id, exc)
                 first = True
             if not first:

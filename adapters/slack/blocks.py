@@ -20,8 +20,8 @@ from core.contracts.report import format_us
 SECTION_LIMIT = 3000
 HEADER_LIMIT = 150
 MAX_BLOCKS = 50
-TEXT_LIMIT = 3000              # the notification text (Slack allows 40,000; it shows far less)
-PREVIEW_CHARS = 1200           # table rows shown above a table that went into a file
+TEXT_LIMIT = 3000  # the notification text (Slack allows 40,000; it shows far less)
+PREVIEW_CHARS = 1200  # table rows shown above a table that went into a file
 FENCE = "```"
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
@@ -41,7 +41,7 @@ class Upload:
 
 @dataclass
 class SlackMessage:
-    text: str                                  # notifications, and clients that cannot show blocks
+    text: str  # notifications, and clients that cannot show blocks
     blocks: list[dict[str, Any]]
     uploads: list[Upload] = field(default_factory=list)
 
@@ -66,7 +66,7 @@ def render(reply: Reply, *, buttons: bool = True) -> SlackMessage:
     mentions = [m for m in (mention(p.text) for p in reply.parts if p.kind is PartKind.MENTION) if m]
     for index, part in enumerate(reply.parts):
         blocks += _part_blocks(part, index, reply, uploads)
-    if mentions:                         # "@Ada ✅ ranked passed": the mention leads the first line
+    if mentions:  # "@Ada ✅ ranked passed": the mention leads the first line
         first = next((b for b in blocks if b["type"] == "section" and not b["text"]["text"].startswith(FENCE)), None)
         if first is None:
             blocks.insert(0, _section(" ".join(mentions)))
@@ -77,7 +77,7 @@ def render(reply: Reply, *, buttons: bool = True) -> SlackMessage:
     actions = _actions(reply) if buttons else []
     room = MAX_BLOCKS - len(actions)
     if len(blocks) > room:
-        blocks = blocks[:room - 1] + [_context("The rest of this report is in the attached report.txt.")]
+        blocks = blocks[: room - 1] + [_context("The rest of this report is in the attached report.txt.")]
         uploads.append(Upload("report.txt", plain_text(reply).encode(), reply.title or "report"))
     text = " ".join([*mentions, escape(summary_line(reply))])
     return SlackMessage(text=_cut(text, TEXT_LIMIT), blocks=blocks + actions, uploads=uploads)
@@ -116,8 +116,13 @@ def _table(part: Part, index: int, uploads: list[Upload]) -> list[dict[str, Any]
     if len(fenced) <= SECTION_LIMIT:
         return [_section(fenced)]
     name = f"table-{index + 1}.txt"
-    uploads.append(Upload(name, monospace_table(part.headers, part.rows, max_cell=10_000).encode(),
-                          " / ".join(part.headers[:3]) or "table"))
+    uploads.append(
+        Upload(
+            name,
+            monospace_table(part.headers, part.rows, max_cell=10_000).encode(),
+            " / ".join(part.headers[:3]) or "table",
+        )
+    )
     lines = escape(text).split("\n")
     shown = []
     for line in lines:
@@ -125,8 +130,10 @@ def _table(part: Part, index: int, uploads: list[Upload]) -> list[dict[str, Any]
             break
         shown.append(line)
     more = len(lines) - len(shown)
-    return [_section(f"{FENCE}\n" + "\n".join(shown) + f"\n{FENCE}"),
-            _context(f"{more} more rows in the attached {name}.")]
+    return [
+        _section(f"{FENCE}\n" + "\n".join(shown) + f"\n{FENCE}"),
+        _context(f"{more} more rows in the attached {name}."),
+    ]
 
 
 def _code(part: Part, index: int, reply: Reply, uploads: list[Upload]) -> list[dict[str, Any]]:
@@ -148,8 +155,13 @@ def _actions(reply: Reply) -> list[dict[str, Any]]:
     board, gpu = str(data.get("leaderboard") or ""), str(data.get("gpu") or "")
     if reply.final and board and (data.get("run_id") or data.get("kind") == "announcement"):
         elements.append(_button("Leaderboard", SHOW_BOARD, f"{board} {gpu}".strip()))
-        elements.append(_button("Submit again" if data.get("run_id") else "Submit a kernel", SUBMIT_AGAIN,
-                                " ".join(w for w in (str(data.get("mode") or ""), board, gpu) if w)))
+        elements.append(
+            _button(
+                "Submit again" if data.get("run_id") else "Submit a kernel",
+                SUBMIT_AGAIN,
+                " ".join(w for w in (str(data.get("mode") or ""), board, gpu) if w),
+            )
+        )
     return [{"type": "actions", "block_id": "kr_report_actions", "elements": elements}] if elements else []
 
 
@@ -170,4 +182,4 @@ def _plain(text: str, limit: int) -> dict[str, Any]:
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from core.contracts.config import ConfigError, Settings
 
-SLACK_FILES_HOST = "files.slack.com"     # where url_private_download points on real Slack
+SLACK_FILES_HOST = "files.slack.com"  # where url_private_download points on real Slack
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,8 @@ class SlackConfig:
     request_timeout_s: float
     app_token: str = field(default="", repr=False)
     signing_secret: str = field(default="", repr=False)
-    http_port: int = 0                      # > 0: serve Slack's HTTP requests on this port instead of Socket Mode
-    http_host: str = "127.0.0.1"            # behind a TLS reverse proxy; Slack only calls https URLs
+    http_port: int = 0  # > 0: serve Slack's HTTP requests on this port instead of Socket Mode
+    http_host: str = "127.0.0.1"  # behind a TLS reverse proxy; Slack only calls https URLs
 
     @property
     def http_mode(self) -> bool:
@@ -48,19 +48,32 @@ def slack_config(settings: Settings, *, http_port: int | None = None, http_host:
     """The adapter's settings, or ``ConfigError`` naming what is missing and where to get it."""
     port = settings.slack_http_port if http_port is None else http_port
     if not settings.slack_bot_token.startswith("xoxb-"):
-        raise ConfigError("SLACK_BOT_TOKEN must be the app's bot token (xoxb-...): Slack app settings > "
-                          "OAuth & Permissions > Bot User OAuth Token.")
+        raise ConfigError(
+            "SLACK_BOT_TOKEN must be the app's bot token (xoxb-...): Slack app settings > "
+            "OAuth & Permissions > Bot User OAuth Token."
+        )
     if port > 0 and not settings.slack_signing_secret:
-        raise ConfigError("HTTP mode needs SLACK_SIGNING_SECRET (Slack app settings > Basic Information > "
-                          "Signing Secret) so forged requests are refused.")
+        raise ConfigError(
+            "HTTP mode needs SLACK_SIGNING_SECRET (Slack app settings > Basic Information > "
+            "Signing Secret) so forged requests are refused."
+        )
     if port <= 0 and not settings.slack_app_token.startswith("xapp-"):
-        raise ConfigError("Socket Mode needs SLACK_APP_TOKEN, an app-level token (xapp-...) with the "
-                          "connections:write scope; or serve HTTP with --http --port P and SLACK_SIGNING_SECRET.")
+        raise ConfigError(
+            "Socket Mode needs SLACK_APP_TOKEN, an app-level token (xapp-...) with the "
+            "connections:write scope; or serve HTTP with --http --port P and SLACK_SIGNING_SECRET."
+        )
     command = settings.slack_command if settings.slack_command.startswith("/") else "/" + settings.slack_command
     api_url = settings.slack_api_url if settings.slack_api_url.endswith("/") else settings.slack_api_url + "/"
     if urlsplit(api_url).scheme not in ("http", "https"):
         raise ConfigError(f"KERNELRANK_SLACK_API_URL must be an http(s) URL, not {settings.slack_api_url!r}.")
-    return SlackConfig(bot_token=settings.slack_bot_token, app_token=settings.slack_app_token,
-                       signing_secret=settings.slack_signing_secret, api_url=api_url, command=command,
-                       max_source_bytes=settings.max_source_bytes, request_timeout_s=settings.request_timeout_s,
-                       http_port=max(port, 0), http_host=http_host)
+    return SlackConfig(
+        bot_token=settings.slack_bot_token,
+        app_token=settings.slack_app_token,
+        signing_secret=settings.slack_signing_secret,
+        api_url=api_url,
+        command=command,
+        max_source_bytes=settings.max_source_bytes,
+        request_timeout_s=settings.request_timeout_s,
+        http_port=max(port, 0),
+        http_host=http_host,
+    )

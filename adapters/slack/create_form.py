@@ -33,13 +33,15 @@ FILE_BLOCK, GPUS_BLOCK, DEADLINE_BLOCK = "kr_problem", "kr_create_gpus", "kr_dea
 FILE_ACTION, GPUS_ACTION, DEADLINE_ACTION = "problem", "gpus", "deadline"
 
 
-async def open_create_form(deps: Deps, *, trigger_id: str, actor: Actor, channel: str, invocation: Invocation,
-                           answer: Answer) -> None:
+async def open_create_form(
+    deps: Deps, *, trigger_id: str, actor: Actor, channel: str, invocation: Invocation, answer: Answer
+) -> None:
     """Open the form for the leaderboard the command names, or answer why not (kernelrank down, no name)."""
     reply_to = ReplyTo(platform=Platform.SLACK, channel=channel, user=actor.user_id)
     if not invocation.args.get("name"):
-        await answer.send(problem(reply_to, f"Name the new leaderboard: `{deps.config.command} admin create NAME`."),
-                          private=True)
+        await answer.send(
+            problem(reply_to, f"Name the new leaderboard: `{deps.config.command} admin create NAME`."), private=True
+        )
         return
     listed = await deps.ask(query_command(actor, reply_to, CommandKind.LIST), timeout_s=CATALOGUE_TIMEOUT_S)
     if listed.tone is Tone.ERROR:
@@ -47,39 +49,68 @@ async def open_create_form(deps: Deps, *, trigger_id: str, actor: Actor, channel
         return
     metadata = json.dumps({"channel": channel, "args": invocation.args})
     try:
-        await deps.client.views_open(trigger_id=trigger_id, view=create_view(
-            invocation.args, [str(p) for p in listed.data.get("pools") or []], metadata))
+        await deps.client.views_open(
+            trigger_id=trigger_id,
+            view=create_view(invocation.args, [str(p) for p in listed.data.get("pools") or []], metadata),
+        )
     except SlackApiError as exc:
         log.warning("views.open of the create form failed: %s", exc.response.get("error"))
-        await answer.send(problem(reply_to, "Slack did not open the form in time; run the command again."),
-                          private=True)
+        await answer.send(
+            problem(reply_to, "Slack did not open the form in time; run the command again."), private=True
+        )
 
 
 def create_view(args: dict[str, str], pools: list[str], metadata: str) -> dict[str, Any]:
     """The form, the GPUs and deadline typed in the command pre-filled."""
     typed = {g.strip().lower() for g in args.get("gpu", "").split(",")}
     picked = [p for p in pools if p.lower() in typed] or (pools if len(pools) == 1 else [])
-    gpus: dict[str, Any] = {"type": "multi_static_select", "action_id": GPUS_ACTION,
-                            "placeholder": plain("Choose one or more GPUs"),
-                            "options": [option(p) for p in pools[:MAX_OPTIONS]]}
+    gpus: dict[str, Any] = {
+        "type": "multi_static_select",
+        "action_id": GPUS_ACTION,
+        "placeholder": plain("Choose one or more GPUs"),
+        "options": [option(p) for p in pools[:MAX_OPTIONS]],
+    }
     if picked:
         gpus["initial_options"] = [option(p) for p in picked]
-    deadline: dict[str, Any] = {"type": "plain_text_input", "action_id": DEADLINE_ACTION,
-                                "placeholder": plain("YYYY-MM-DD HH:MM (UTC)")}
+    deadline: dict[str, Any] = {
+        "type": "plain_text_input",
+        "action_id": DEADLINE_ACTION,
+        "placeholder": plain("YYYY-MM-DD HH:MM (UTC)"),
+    }
     if args.get("deadline"):
         deadline["initial_value"] = args["deadline"]
     return {
-        "type": "modal", "callback_id": CALLBACK_ID, "private_metadata": metadata,
-        "title": plain("Create a leaderboard"), "submit": plain("Create"), "close": plain("Cancel"),
+        "type": "modal",
+        "callback_id": CALLBACK_ID,
+        "private_metadata": metadata,
+        "title": plain("Create a leaderboard"),
+        "submit": plain("Create"),
+        "close": plain("Cancel"),
         "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"New leaderboard *{args['name']}*: its "
-                                         "reference runs once on a worker before it opens."}},
-            {"type": "input", "block_id": FILE_BLOCK, "label": plain("Problem (reference.py, .zip or .tar.gz)"),
-             "element": {"type": "file_input", "action_id": FILE_ACTION, "max_files": 1}},
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": f"New leaderboard *{args['name']}*: its reference runs once on a worker before it opens.",
+                },
+            },
+            {
+                "type": "input",
+                "block_id": FILE_BLOCK,
+                "label": plain("Problem (reference.py, .zip or .tar.gz)"),
+                "element": {"type": "file_input", "action_id": FILE_ACTION, "max_files": 1},
+            },
             {"type": "input", "block_id": GPUS_BLOCK, "label": plain("GPUs"), "element": gpus},
-            {"type": "input", "block_id": DEADLINE_BLOCK, "optional": True, "label": plain("Deadline"),
-             "element": deadline, "hint": plain("Leave empty for none; at the deadline the podium is verified "
-                                                "and the winners announced here.")},
+            {
+                "type": "input",
+                "block_id": DEADLINE_BLOCK,
+                "optional": True,
+                "label": plain("Deadline"),
+                "element": deadline,
+                "hint": plain(
+                    "Leave empty for none; at the deadline the podium is verified and the winners announced here."
+                ),
+            },
         ],
     }
 
@@ -88,8 +119,9 @@ def create_values(view: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
     """The files, the GPUs and the deadline of a submitted form."""
     values: dict[str, dict[str, Any]] = (view.get("state") or {}).get("values") or {}
     files = (values.get(FILE_BLOCK, {}).get(FILE_ACTION) or {}).get("files") or []
-    gpus = [o.get("value", "") for o in (values.get(GPUS_BLOCK, {}).get(GPUS_ACTION) or {}).get("selected_options")
-            or []]
+    gpus = [
+        o.get("value", "") for o in (values.get(GPUS_BLOCK, {}).get(GPUS_ACTION) or {}).get("selected_options") or []
+    ]
     deadline = (values.get(DEADLINE_BLOCK, {}).get(DEADLINE_ACTION) or {}).get("value") or ""
     return files, [g for g in gpus if g], deadline.strip()
 
@@ -113,11 +145,17 @@ def register(app: AsyncApp, deps: Deps) -> None:
         reply_to = ReplyTo(platform=Platform.SLACK, channel=channel, user=actor.user_id)
         where = ThreadAnswer(deps.poster, channel, "", actor.user_id)
         typed = {k: v for k, v in dict(metadata.get("args") or {}).items() if k not in ("gpu", "deadline")}
-        args = typed | {"gpu": ",".join(gpus)} | ({"deadline": deadline} if deadline else {})   # the form's say
+        args = typed | {"gpu": ",".join(gpus)} | ({"deadline": deadline} if deadline else {})  # the form's say
         try:
             fetched = await deps.intake.fetch_any(str(files[0].get("id")), MAX_PROBLEM_BYTES)
         except UserError as exc:
             await where.send(problem(reply_to, str(exc)), private=True)
             return
-        await run_query(deps, Invocation(SUBCOMMANDS["admin create"], args), actor, reply_to, where,
-                        Attachment(fetched.name, fetched.content))
+        await run_query(
+            deps,
+            Invocation(SUBCOMMANDS["admin create"], args),
+            actor,
+            reply_to,
+            where,
+            Attachment(fetched.name, fetched.content),
+        )

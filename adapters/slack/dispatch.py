@@ -22,7 +22,7 @@ from core.contracts.registry import ArgKind
 
 log = logging.getLogger(__name__)
 QUEUE_TIMEOUT_S = 2.0
-_IDS = uuid.UUID("6f1d4e0a-8f0b-4c55-9a43-5c1ac0de0001")     # namespace of command ids derived from Slack ids
+_IDS = uuid.UUID("6f1d4e0a-8f0b-4c55-9a43-5c1ac0de0001")  # namespace of command ids derived from Slack ids
 
 
 def command_id(*slack_ids: str) -> str:
@@ -31,27 +31,46 @@ def command_id(*slack_ids: str) -> str:
 
 
 def help_reply(command: str, reply_to: ReplyTo) -> Reply:
-    return Reply(reply_to=reply_to, title="kernelrank commands", ephemeral=True, parts=[
-        report.code(usage(command)),
-        report.text(f"To submit a kernel, mention me in a message with the file attached (`@kernelrank ranked "
-                    f"vectoradd H100`), send it to me directly, or use `{command} submit` to open a form."),
-    ])
+    return Reply(
+        reply_to=reply_to,
+        title="kernelrank commands",
+        ephemeral=True,
+        parts=[
+            report.code(usage(command)),
+            report.text(
+                f"To submit a kernel, mention me in a message with the file attached (`@kernelrank ranked "
+                f"vectoradd H100`), send it to me directly, or use `{command} submit` to open a form."
+            ),
+        ],
+    )
 
 
 def problem(reply_to: ReplyTo, message: str) -> Reply:
     return report.error_reply(reply_to, message)
 
 
-async def run_query(deps: Deps, invocation: Invocation, actor: Actor, reply_to: ReplyTo, answer: Answer,
-                    attachment: Attachment | None = None) -> None:
+async def run_query(
+    deps: Deps,
+    invocation: Invocation,
+    actor: Actor,
+    reply_to: ReplyTo,
+    answer: Answer,
+    attachment: Attachment | None = None,
+) -> None:
     """Ask the core and answer; ``help`` is answered here, and a command that needs a file attached without one."""
     if invocation.sub.kind is None:
         await answer.send(help_reply(deps.config.command, reply_to), private=True)
         return
     spec = invocation.sub.spec
     if attachment is None and spec and any(a.kind is ArgKind.FILE and a.required for a in spec.args):
-        await answer.send(problem(reply_to, f"`{spec.name}` needs a file: attach it to a message that mentions me, "
-                                            f"like `@kernelrank {spec.name} ...` with the file."), private=True)
+        await answer.send(
+            problem(
+                reply_to,
+                f"`{spec.name}` needs a file: attach it to a message that mentions me, "
+                f"like `@kernelrank {spec.name} ...` with the file.",
+            ),
+            private=True,
+        )
         return
     command = query_command(actor, reply_to, invocation.sub.kind, **invocation.args)
     command.attachment = attachment
@@ -59,8 +78,9 @@ async def run_query(deps: Deps, invocation: Invocation, actor: Actor, reply_to: 
     await answer.send(reply, private=invocation.sub.private)
 
 
-async def submit_file(deps: Deps, *, actor: Actor, file_id: str, args: SubmitArgs, where: ThreadAnswer,
-                      command_id_: str) -> None:
+async def submit_file(
+    deps: Deps, *, actor: Actor, file_id: str, args: SubmitArgs, where: ThreadAnswer, command_id_: str
+) -> None:
     """Fetch the file, send the submission, and turn a first "submitting" message into its acceptance.
 
     The first message goes in ``where.thread`` (the message that carried the file), or, for the form,
@@ -77,22 +97,32 @@ async def submit_file(deps: Deps, *, actor: Actor, file_id: str, args: SubmitArg
     text = f"{mention(actor.user_id)} is submitting `{kernel.name}`…"
     first = await where.post(SlackMessage(text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]))
     if first is None:
-        await where.send(problem(reply_to, "I could not post in this conversation; invite me with /invite, or "
-                                 "mention me with the file in a channel I am in."), private=True)
+        await where.send(
+            problem(
+                reply_to,
+                "I could not post in this conversation; invite me with /invite, or "
+                "mention me with the file in a channel I am in.",
+            ),
+            private=True,
+        )
         return
     thread = where.thread if where.thread and first.channel == where.channel else first.ts
     where = ThreadAnswer(deps.poster, first.channel, thread, actor.user_id)
     reply_to = dataclasses.replace(reply_to, channel=first.channel, thread=thread, message=first.ts)
-    command = submit_command(actor, reply_to, kernel.name, kernel.content, leaderboard=args.leaderboard,
-                             gpus=args.gpus, mode=args.mode)
+    command = submit_command(
+        actor, reply_to, kernel.name, kernel.content, leaderboard=args.leaderboard, gpus=args.gpus, mode=args.mode
+    )
     command.id = command_id_
     accepted = await deps.ask(command)
     if accepted.tone is Tone.ERROR:
         await deps.poster.delete(first.channel, first.ts)
         await where.send(accepted, private=True)
         return
-    accepted.parts = [Part(kind=PartKind.MENTION, text=actor.user_id), *accepted.parts,
-                      *await _queue_parts(deps, actor, reply_to)]
+    accepted.parts = [
+        Part(kind=PartKind.MENTION, text=actor.user_id),
+        *accepted.parts,
+        *await _queue_parts(deps, actor, reply_to),
+    ]
     if not await deps.poster.update(first.channel, first.ts, render(accepted, buttons=False)):
         await where.send(accepted)
 
@@ -108,6 +138,13 @@ async def _queue_parts(deps: Deps, actor: Actor, reply_to: ReplyTo) -> list[Part
 
 def unknown_usage_reply(command: str, reply_to: ReplyTo, message: str) -> Reply:
     """An unknown subcommand or a missing argument: the sentence, then the full usage."""
-    return Reply(reply_to=reply_to, tone=Tone.ERROR, ephemeral=True, title="kernelrank commands", parts=[
-        report.status(message if help_hint(command) in message else f"{message} {help_hint(command)}", Tone.ERROR),
-        report.code(usage(command))])
+    return Reply(
+        reply_to=reply_to,
+        tone=Tone.ERROR,
+        ephemeral=True,
+        title="kernelrank commands",
+        parts=[
+            report.status(message if help_hint(command) in message else f"{message} {help_hint(command)}", Tone.ERROR),
+            report.code(usage(command)),
+        ],
+    )

@@ -15,7 +15,7 @@ from core.contracts.errors import UserError
 from core.contracts.messages import CommandKind
 from core.contracts.registry import COMMANDS, ArgKind, Spec, find, first_words
 
-_ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")     # <@U123>, <#C123|general>, <!here>
+_ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")  # <@U123>, <#C123|general>, <!here>
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
 _SPLIT = re.compile(r"[\s,]+")
 
@@ -23,11 +23,11 @@ _SPLIT = re.compile(r"[\s,]+")
 @dataclass(frozen=True)
 class Subcommand:
     name: str
-    kind: CommandKind | None        # None: handled by the adapter itself (help)
-    params: tuple[str, ...] = ()    # argument names, in the order they may be typed without their name
-    required: int = 0               # how many of them must be given
+    kind: CommandKind | None  # None: handled by the adapter itself (help)
+    params: tuple[str, ...] = ()  # argument names, in the order they may be typed without their name
+    required: int = 0  # how many of them must be given
     about: str = ""
-    private: bool = False           # answered only to the asker, even when asked in public
+    private: bool = False  # answered only to the asker, even when asked in public
     usage_args: str = ""
     spec: Spec | None = None
 
@@ -36,35 +36,52 @@ class Subcommand:
         return f"{self.name} {self.usage_args}".strip()
 
 
-SUBMIT_USAGE = "[MODE] [LEADERBOARD] [GPU ...]"     # typed in any order (parse_submit), the file attached
+SUBMIT_USAGE = "[MODE] [LEADERBOARD] [GPU ...]"  # typed in any order (parse_submit), the file attached
 
 
 def _subcommand(spec: Spec) -> Subcommand:
-    typed = [a for a in spec.args if spec.submission or a.kind is not ArgKind.FILE]   # a file comes attached
+    typed = [a for a in spec.args if spec.submission or a.kind is not ArgKind.FILE]  # a file comes attached
     required = next((i for i, arg in enumerate(typed) if not arg.required), len(typed))
-    form = spec.submission or any(a.kind is ArgKind.FILE and a.required for a in spec.args)   # admin create
-    about = (f"{spec.about} (opens a form; or mention me with the file)" if form else
-             f"{spec.about} (mention me with the file attached)" if len(typed) < len(spec.args) else spec.about)
+    form = spec.submission or any(a.kind is ArgKind.FILE and a.required for a in spec.args)  # admin create
+    about = (
+        f"{spec.about} (opens a form; or mention me with the file)"
+        if form
+        else f"{spec.about} (mention me with the file attached)"
+        if len(typed) < len(spec.args)
+        else spec.about
+    )
     usage = " ".join(a.name.upper() if a.required else f"[{a.name.upper()}]" for a in typed)
-    return Subcommand(spec.name, spec.kind, tuple(a.name for a in typed), required, about, spec.private,
-                      SUBMIT_USAGE if spec.submission else usage, spec)
+    return Subcommand(
+        spec.name,
+        spec.kind,
+        tuple(a.name for a in typed),
+        required,
+        about,
+        spec.private,
+        SUBMIT_USAGE if spec.submission else usage,
+        spec,
+    )
 
 
 HELP = Subcommand("help", None, about="this help", private=True)
 # Every registry command offered on Slack, by name and by each alias (``show-personal`` is ``mine``), and help
 SUBCOMMANDS: dict[str, Subcommand] = {
-    " ".join(spelling): sub for spec in COMMANDS if spec.offered_on("slack")
-    for sub in [_subcommand(spec)] for spelling in (spec.words, *spec.aliases)} | {"help": HELP}
+    " ".join(spelling): sub
+    for spec in COMMANDS
+    if spec.offered_on("slack")
+    for sub in [_subcommand(spec)]
+    for spelling in (spec.words, *spec.aliases)
+} | {"help": HELP}
 
 
 @dataclass
 class Invocation:
     sub: Subcommand
     args: dict[str, str] = field(default_factory=dict)
-    rest: list[str] = field(default_factory=list)     # the words after the subcommand, as typed
+    rest: list[str] = field(default_factory=list)  # the words after the subcommand, as typed
 
 
-SubmitArgs = SubmissionHeaders      # the same three choices as a file's header lines, typed as words
+SubmitArgs = SubmissionHeaders  # the same three choices as a file's header lines, typed as words
 
 
 def clean(text: str) -> str:
@@ -89,12 +106,12 @@ def parse(text: str, command: str) -> Invocation:
         return Invocation(HELP)
     sub, used = _lookup(tokens)
     if sub is None:
-        typed = tokens[:2] if tokens[0].lower() in first_words() else tokens[:1]     # "admin frob", or "frob"
+        typed = tokens[:2] if tokens[0].lower() in first_words() else tokens[:1]  # "admin frob", or "frob"
         raise UserError(f"`{command} {' '.join(typed)[:60]}` is not a command. {help_hint(command)}")
     if sub.kind is CommandKind.SUBMIT:
         return Invocation(sub, rest=tokens[used:])
     args = _named_and_positional(tokens[used:], sub, command)
-    missing = [p for p in sub.params[:sub.required] if p not in args]
+    missing = [p for p in sub.params[: sub.required] if p not in args]
     if missing:
         raise UserError(f"`{command} {sub.name}` needs {_a(missing[0])}: `{command} {sub.usage}`.")
     return Invocation(sub, args, tokens[used:])
@@ -126,8 +143,10 @@ def parse_submit(tokens: list[str]) -> SubmitArgs:
         elif key in ("mode", "m"):
             found.mode = value.lower()
         elif key:
-            raise UserError(f"`{key}` is not an option of submit: give a mode, a leaderboard and GPUs, "
-                            "like `ranked vectoradd H100`.")
+            raise UserError(
+                f"`{key}` is not an option of submit: give a mode, a leaderboard and GPUs, "
+                "like `ranked vectoradd H100`."
+            )
         elif value.lower() in MODES and not found.mode:
             found.mode = value.lower()
         else:
@@ -141,14 +160,16 @@ def parse_submit(tokens: list[str]) -> SubmitArgs:
 
 def usage(command: str) -> str:
     """Every command with its usage; the admins' ones named on one line, so the help fits in one message."""
-    subs = list({id(s): s for s in SUBCOMMANDS.values()}.values())       # each once, not once per alias
+    subs = list({id(s): s for s in SUBCOMMANDS.values()}.values())  # each once, not once per alias
     everyday = [s for s in subs if not s.name.startswith("admin ")]
     admin = [s.name.removeprefix("admin ") for s in subs if s.name.startswith("admin ")]
     width = max(len(s.usage) for s in everyday)
     lines = [f"{command} {s.usage.ljust(width)}  {s.about}" for s in everyday]
     if admin:
-        lines.append(f"{command} {'admin ...'.ljust(width)}  for admins: {', '.join(admin)} (typed alone, each "
-                     "says what it needs)")
+        lines.append(
+            f"{command} {'admin ...'.ljust(width)}  for admins: {', '.join(admin)} (typed alone, each "
+            "says what it needs)"
+        )
     return "\n".join(lines)
 
 

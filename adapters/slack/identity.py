@@ -46,8 +46,14 @@ class Identities:
             return fallback_name or user_id, []
         user = response.get("user") or {}
         profile = user.get("profile") or {}
-        name = (profile.get("display_name") or profile.get("real_name") or user.get("real_name")
-                or user.get("name") or fallback_name or user_id)
+        name = (
+            profile.get("display_name")
+            or profile.get("real_name")
+            or user.get("real_name")
+            or user.get("name")
+            or fallback_name
+            or user_id
+        )
         roles = [role for role, flag in (("slack-owner", "is_owner"), ("slack-admin", "is_admin")) if user.get(flag)]
         return name.strip()[:80] or user_id, roles
 

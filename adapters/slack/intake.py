@@ -24,8 +24,10 @@ from core.contracts.errors import UserError
 log = logging.getLogger(__name__)
 DOWNLOAD_TIMEOUT_S = 30.0
 CHUNK = 64 * 1024
-NO_ACCESS = ("Slack did not give kernelrank the file (the app may be missing the files:read scope); ask a "
-             "workspace admin to reinstall the app, or submit from the terminal client meanwhile.")
+NO_ACCESS = (
+    "Slack did not give kernelrank the file (the app may be missing the files:read scope); ask a "
+    "workspace admin to reinstall the app, or submit from the terminal client meanwhile."
+)
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,11 @@ def kernel_files(files: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The attached files that may be kernels, in the order they were attached: those named ``.py``/``.cu``,
     and those Slack sends without details (``"file_access": "check_file_info"``, as in Slack Connect
     channels), which ``FileIntake.fetch`` looks up before deciding."""
-    return [f for f in files or [] if f.get("id") and (str(f.get("name") or "").lower().endswith(SOURCE_SUFFIXES)
-                                                        or not f.get("name"))]
+    return [
+        f
+        for f in files or []
+        if f.get("id") and (str(f.get("name") or "").lower().endswith(SOURCE_SUFFIXES) or not f.get("name"))
+    ]
 
 
 def precheck(file: dict[str, Any], max_bytes: int, kernel: bool = True) -> None:
@@ -56,8 +61,10 @@ def precheck(file: dict[str, Any], max_bytes: int, kernel: bool = True) -> None:
         raise UserError(f"{name!r} is not a kernel file: attach a .py or .cu file.")
     size = file.get("size")
     if isinstance(size, int) and size > max_bytes:
-        raise UserError(f"{name} is {size // 1024} KiB; the limit is {max_bytes // 1024} KiB. "
-                        "Move data out of the source and submit again.")
+        raise UserError(
+            f"{name} is {size // 1024} KiB; the limit is {max_bytes // 1024} KiB. "
+            "Move data out of the source and submit again."
+        )
 
 
 class FileIntake:
@@ -108,21 +115,23 @@ class FileIntake:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT_S))
         try:
-            async with self._session.get(url, headers={"Authorization": f"Bearer {self._config.bot_token}"},
-                                         allow_redirects=False) as response:
+            async with self._session.get(
+                url, headers={"Authorization": f"Bearer {self._config.bot_token}"}, allow_redirects=False
+            ) as response:
                 if response.status == 404:
                     raise UserError(f"{name} is no longer on Slack; attach it again.")
                 kind = response.headers.get("Content-Type", "")
                 if response.status != 200 or (kind.startswith("text/html") and not name.endswith(".html")):
-                    log.error("download of %s answered %s (%s): is files:read granted?", name, response.status,
-                              kind)
+                    log.error("download of %s answered %s (%s): is files:read granted?", name, response.status, kind)
                     raise UserError(NO_ACCESS)
                 content = bytearray()
                 async for chunk in response.content.iter_chunked(CHUNK):
                     content += chunk
                     if len(content) > limit:
-                        raise UserError(f"{name} is over the limit of {limit // 1024} KiB. Move data out of "
-                                        "the source and submit again.")
+                        raise UserError(
+                            f"{name} is over the limit of {limit // 1024} KiB. Move data out of "
+                            "the source and submit again."
+                        )
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("download of %s failed: %s", name, type(exc).__name__)
             raise UserError(f"Slack did not send {name} in time; try again in a minute.") from exc

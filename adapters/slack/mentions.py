@@ -22,7 +22,7 @@ from core.contracts.errors import UserError
 from core.contracts.messages import Attachment, CommandKind, Platform, ReplyTo
 from core.contracts.registry import ArgKind
 
-MESSAGE_SUBTYPES = (None, "file_share")        # other subtypes are edits, joins, bot posts...
+MESSAGE_SUBTYPES = (None, "file_share")  # other subtypes are edits, joins, bot posts...
 
 
 def register(app: AsyncApp, deps: Deps) -> None:
@@ -50,11 +50,17 @@ async def handle_message(deps: Deps, event: dict[str, Any], body: dict[str, Any]
     try:
         named = parse(event.get("text", ""), deps.config.command) if attached and is_command(tokens) else None
         if named and named.sub.spec and any(a.kind is ArgKind.FILE for a in named.sub.spec.args):
-            if len(attached) != 1:              # a command with its file: `@kernelrank admin create ...`
+            if len(attached) != 1:  # a command with its file: `@kernelrank admin create ...`
                 raise UserError("Attach exactly one file to the message that mentions me.")
             fetched = await deps.intake.fetch_any(str(attached[0].get("id")), MAX_PROBLEM_BYTES)
-            await run_query(deps, named, await deps.identities.actor(user), reply_to, where,
-                            Attachment(fetched.name, fetched.content))
+            await run_query(
+                deps,
+                named,
+                await deps.identities.actor(user),
+                reply_to,
+                where,
+                Attachment(fetched.name, fetched.content),
+            )
             return
         if kernels or (attached and not is_command(tokens)):
             if len(kernels) != 1:
@@ -62,16 +68,32 @@ async def handle_message(deps: Deps, event: dict[str, Any], body: dict[str, Any]
             args = parse_submit(tokens[1:] if tokens and tokens[0].lower() == "submit" else tokens)
             actor = await deps.identities.actor(user)
             team = body.get("team_id") or event.get("team") or ""
-            await submit_file(deps, actor=actor, file_id=str(kernels[0].get("id")), args=args, where=where,
-                              command_id_=command_id("slack-event", team, str(body.get("event_id") or ts)))
+            await submit_file(
+                deps,
+                actor=actor,
+                file_id=str(kernels[0].get("id")),
+                args=args,
+                where=where,
+                command_id_=command_id("slack-event", team, str(body.get("event_id") or ts)),
+            )
             return
         invocation = parse(event.get("text", ""), deps.config.command)
     except UserError as exc:
-        await where.send(unknown_usage_reply(deps.config.command, reply_to, str(exc)) if not kernels and not attached
-                         else problem(reply_to, str(exc)), private=True)
+        await where.send(
+            unknown_usage_reply(deps.config.command, reply_to, str(exc))
+            if not kernels and not attached
+            else problem(reply_to, str(exc)),
+            private=True,
+        )
         return
     if invocation.sub.kind is CommandKind.SUBMIT:
-        await where.send(problem(reply_to, "Attach your kernel file to the message that mentions me, or use "
-                                 f"`{deps.config.command} submit` to open a form."), private=True)
+        await where.send(
+            problem(
+                reply_to,
+                "Attach your kernel file to the message that mentions me, or use "
+                f"`{deps.config.command} submit` to open a form.",
+            ),
+            private=True,
+        )
         return
     await run_query(deps, invocation, await deps.identities.actor(user), reply_to, where)

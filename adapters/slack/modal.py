@@ -29,12 +29,13 @@ log = logging.getLogger(__name__)
 CALLBACK_ID = "kr_submit"
 FILE_BLOCK, BOARD_BLOCK, GPUS_BLOCK, MODE_BLOCK = "kr_file", "kr_leaderboard", "kr_gpus", "kr_mode"
 FILE_ACTION, BOARD_ACTION, GPUS_ACTION, MODE_ACTION = "file", "kr_pick_leaderboard", "gpus", "mode"
-MAX_OPTIONS = 100          # Slack's limit per select menu
+MAX_OPTIONS = 100  # Slack's limit per select menu
 CATALOGUE_TIMEOUT_S = 2.0  # the trigger id expires 3 s after the command
 
 
-async def open_submit_form(deps: Deps, *, trigger_id: str, actor: Actor, channel: str, thread: str,
-                           args: SubmitArgs, answer: Answer) -> None:
+async def open_submit_form(
+    deps: Deps, *, trigger_id: str, actor: Actor, channel: str, thread: str, args: SubmitArgs, answer: Answer
+) -> None:
     """Open the form, or answer why not (kernelrank down, no leaderboards)."""
     reply_to = ReplyTo(platform=Platform.SLACK, channel=channel, thread=thread, user=actor.user_id)
     listed = await deps.ask(query_command(actor, reply_to, CommandKind.LIST), timeout_s=CATALOGUE_TIMEOUT_S)
@@ -43,16 +44,18 @@ async def open_submit_form(deps: Deps, *, trigger_id: str, actor: Actor, channel
         return
     boards = listed.data.get("leaderboards") or []
     if not boards:
-        await answer.send(problem(reply_to, "There are no leaderboards yet: an admin loads problems first."),
-                          private=True)
+        await answer.send(
+            problem(reply_to, "There are no leaderboards yet: an admin loads problems first."), private=True
+        )
         return
     metadata = json.dumps({"channel": channel, "thread": thread})
     try:
         await deps.client.views_open(trigger_id=trigger_id, view=submit_view(boards, args, metadata))
     except SlackApiError as exc:
         log.warning("views.open failed: %s", exc.response.get("error"))
-        await answer.send(problem(reply_to, "Slack did not open the form in time; run the command again."),
-                          private=True)
+        await answer.send(
+            problem(reply_to, "Slack did not open the form in time; run the command again."), private=True
+        )
 
 
 def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str) -> dict[str, Any]:
@@ -65,33 +68,74 @@ def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str)
     gpus = list(board["gpus"]) if board else list(dict.fromkeys(g for b in boards for g in b["gpus"]))
     picked = [g for g in gpus if g.lower() in {c.lower() for c in chosen.gpus}] or (gpus if len(gpus) == 1 else [])
     mode = chosen.mode if chosen.mode in MODES else DEFAULT_MODE
-    board_select: dict[str, Any] = {"type": "static_select", "action_id": BOARD_ACTION,
-                                    "placeholder": plain("Choose a leaderboard"),
-                                    "options": [option(b["name"]) for b in boards]}
+    board_select: dict[str, Any] = {
+        "type": "static_select",
+        "action_id": BOARD_ACTION,
+        "placeholder": plain("Choose a leaderboard"),
+        "options": [option(b["name"]) for b in boards],
+    }
     if board:
         board_select["initial_option"] = option(board["name"])
-    gpu_select: dict[str, Any] = {"type": "multi_static_select", "action_id": GPUS_ACTION,
-                                  "placeholder": plain("Choose GPUs"),
-                                  "options": [option(g) for g in gpus[:MAX_OPTIONS]]}
+    gpu_select: dict[str, Any] = {
+        "type": "multi_static_select",
+        "action_id": GPUS_ACTION,
+        "placeholder": plain("Choose GPUs"),
+        "options": [option(g) for g in gpus[:MAX_OPTIONS]],
+    }
     if picked:
         gpu_select["initial_options"] = [option(g) for g in picked]
     return {
-        "type": "modal", "callback_id": CALLBACK_ID, "private_metadata": metadata,
-        "title": plain("Submit a kernel"), "submit": plain("Submit"), "close": plain("Cancel"),
+        "type": "modal",
+        "callback_id": CALLBACK_ID,
+        "private_metadata": metadata,
+        "title": plain("Submit a kernel"),
+        "submit": plain("Submit"),
+        "close": plain("Cancel"),
         "blocks": [
-            {"type": "input", "block_id": FILE_BLOCK, "label": plain("Kernel file (.py or .cu)"),
-             "element": {"type": "file_input", "action_id": FILE_ACTION, "filetypes": ["py", "cu"], "max_files": 1}},
-            {"type": "input", "block_id": BOARD_BLOCK, "optional": True, "dispatch_action": True,
-             "label": plain("Leaderboard"), "element": board_select,
-             "hint": plain("Leave empty to use the file's #!POPCORN leaderboard line.")},
+            {
+                "type": "input",
+                "block_id": FILE_BLOCK,
+                "label": plain("Kernel file (.py or .cu)"),
+                "element": {"type": "file_input", "action_id": FILE_ACTION, "filetypes": ["py", "cu"], "max_files": 1},
+            },
+            {
+                "type": "input",
+                "block_id": BOARD_BLOCK,
+                "optional": True,
+                "dispatch_action": True,
+                "label": plain("Leaderboard"),
+                "element": board_select,
+                "hint": plain("Leave empty to use the file's #!POPCORN leaderboard line."),
+            },
             # The block id names the leaderboard, so GPUs picked for another one are not carried over.
-            {"type": "input", "block_id": f"{GPUS_BLOCK}.{board['name'] if board else ''}"[:255], "optional": True,
-             "label": plain("GPUs"), "element": gpu_select},
-            {"type": "input", "block_id": MODE_BLOCK, "label": plain("Mode"),
-             "element": {"type": "static_select", "action_id": MODE_ACTION, "initial_option": option(mode),
-                         "options": [option(m) for m in MODES]}},
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": "UTF-8 source, a .py file defining "
-                                              "`custom_kernel` or a .cu file. Results arrive in a thread here."}]},
+            {
+                "type": "input",
+                "block_id": f"{GPUS_BLOCK}.{board['name'] if board else ''}"[:255],
+                "optional": True,
+                "label": plain("GPUs"),
+                "element": gpu_select,
+            },
+            {
+                "type": "input",
+                "block_id": MODE_BLOCK,
+                "label": plain("Mode"),
+                "element": {
+                    "type": "static_select",
+                    "action_id": MODE_ACTION,
+                    "initial_option": option(mode),
+                    "options": [option(m) for m in MODES],
+                },
+            },
+            {
+                "type": "context",
+                "elements": [
+                    {
+                        "type": "mrkdwn",
+                        "text": "UTF-8 source, a .py file defining "
+                        "`custom_kernel` or a .cu file. Results arrive in a thread here.",
+                    }
+                ],
+            },
         ],
     }
 
@@ -125,11 +169,18 @@ def register(app: AsyncApp, deps: Deps) -> None:
         user = body.get("user") or {}
         metadata = view_metadata(view)
         actor = await deps.identities.actor(user.get("id", ""), user.get("name") or user.get("username") or "")
-        where = ThreadAnswer(deps.poster, str(metadata.get("channel") or actor.user_id),
-                             str(metadata.get("thread") or ""), actor.user_id)
+        where = ThreadAnswer(
+            deps.poster, str(metadata.get("channel") or actor.user_id), str(metadata.get("thread") or ""), actor.user_id
+        )
         team = (body.get("team") or {}).get("id") or user.get("team_id") or ""
-        await submit_file(deps, actor=actor, file_id=str(files[0].get("id")), args=args, where=where,
-                          command_id_=command_id("slack-view", team, str(view.get("id"))))
+        await submit_file(
+            deps,
+            actor=actor,
+            file_id=str(files[0].get("id")),
+            args=args,
+            where=where,
+            command_id_=command_id("slack-view", team, str(view.get("id"))),
+        )
 
     @app.action(BOARD_ACTION)
     async def on_pick_board(ack, body: dict[str, Any]) -> None:
@@ -140,15 +191,20 @@ def register(app: AsyncApp, deps: Deps) -> None:
         _, args = form_values(view)
         user = (body.get("user") or {}).get("id", "")
         actor = await deps.identities.actor(user)
-        listed = await deps.ask(query_command(actor, ReplyTo(platform=Platform.SLACK, user=user), CommandKind.LIST),
-                                timeout_s=CATALOGUE_TIMEOUT_S)
+        listed = await deps.ask(
+            query_command(actor, ReplyTo(platform=Platform.SLACK, user=user), CommandKind.LIST),
+            timeout_s=CATALOGUE_TIMEOUT_S,
+        )
         boards = listed.data.get("leaderboards") or []
         if not boards:
             return
         try:
-            await deps.client.views_update(view_id=view.get("id"), hash=view.get("hash"),
-                                           view=submit_view(boards, args, view.get("private_metadata") or "{}"))
-        except SlackApiError as exc:      # hash_conflict: the person changed the form meanwhile; keep theirs
+            await deps.client.views_update(
+                view_id=view.get("id"),
+                hash=view.get("hash"),
+                view=submit_view(boards, args, view.get("private_metadata") or "{}"),
+            )
+        except SlackApiError as exc:  # hash_conflict: the person changed the form meanwhile; keep theirs
             log.info("views.update of the submit form skipped: %s", exc.response.get("error"))
 
 

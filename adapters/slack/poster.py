@@ -28,14 +28,37 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Slack error codes (https://docs.slack.dev/reference/methods/chat.postMessage#errors) by what they mean here.
-RETRY_LATER = frozenset({"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout",
-                         "invalid_auth", "not_authed", "token_revoked", "token_expired", "account_inactive",
-                         "team_access_not_granted"})
-CANNOT_POST_THERE = frozenset({"channel_not_found", "not_in_channel", "is_archived", "restricted_action",
-                               "ekm_access_denied", "team_access_not_granted", "user_not_in_channel",
-                               "cannot_reply_to_message", "thread_locked"})
-BLOCKS_REFUSED = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_too_long", "too_many_blocks",
-                            "msg_blocks_too_long"})
+RETRY_LATER = frozenset(
+    {
+        "ratelimited",
+        "internal_error",
+        "fatal_error",
+        "service_unavailable",
+        "request_timeout",
+        "invalid_auth",
+        "not_authed",
+        "token_revoked",
+        "token_expired",
+        "account_inactive",
+        "team_access_not_granted",
+    }
+)
+CANNOT_POST_THERE = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "restricted_action",
+        "ekm_access_denied",
+        "team_access_not_granted",
+        "user_not_in_channel",
+        "cannot_reply_to_message",
+        "thread_locked",
+    }
+)
+BLOCKS_REFUSED = frozenset(
+    {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "too_many_blocks", "msg_blocks_too_long"}
+)
 MESSAGE_GONE = frozenset({"message_not_found", "cant_update_message", "edit_window_closed"})
 
 
@@ -80,8 +103,10 @@ class Poster:
     async def update(self, channel: str, ts: str, message: SlackMessage) -> bool:
         """Replace a message's content; ``False`` when it is gone or may no longer be edited."""
         try:
-            await self._call("chat.update", lambda: self._client.chat_update(
-                channel=channel, ts=ts, text=message.text, blocks=message.blocks))
+            await self._call(
+                "chat.update",
+                lambda: self._client.chat_update(channel=channel, ts=ts, text=message.text, blocks=message.blocks),
+            )
         except SlackRefused as exc:
             if exc.code not in MESSAGE_GONE:
                 log.warning("could not update message %s in %s (%s)", ts, channel, exc.code)
@@ -97,8 +122,12 @@ class Poster:
     async def ephemeral(self, channel: str, user: str, message: SlackMessage, *, thread: str = "") -> None:
         """Show a message to ``user`` alone; files and refused channels go to their direct messages."""
         try:
-            await self._call("chat.postEphemeral", lambda: self._client.chat_postEphemeral(
-                channel=channel, user=user, text=message.text, blocks=message.blocks, **_thread(thread)))
+            await self._call(
+                "chat.postEphemeral",
+                lambda: self._client.chat_postEphemeral(
+                    channel=channel, user=user, text=message.text, blocks=message.blocks, **_thread(thread)
+                ),
+            )
         except SlackRefused as exc:
             if exc.code not in CANNOT_POST_THERE and exc.code not in BLOCKS_REFUSED:
                 log.error("Slack refused an ephemeral message for %s in %s (%s)", user, channel, exc.code)
@@ -114,8 +143,10 @@ class Poster:
             return
         items = [{"content": u.content, "filename": u.filename, "title": u.title} for u in uploads]
         try:
-            await self._call("files_upload_v2", lambda: self._client.files_upload_v2(
-                file_uploads=items, channel=channel, **_thread(thread)))
+            await self._call(
+                "files_upload_v2",
+                lambda: self._client.files_upload_v2(file_uploads=items, channel=channel, **_thread(thread)),
+            )
         except SlackRefused as exc:
             log.error("Slack refused %d file(s) for %s (%s)", len(uploads), channel, exc.code)
 
@@ -136,24 +167,45 @@ class Poster:
 
     async def _post(self, channel: str, message: SlackMessage, thread: str) -> Posted:
         try:
-            response = await self._call("chat.postMessage", lambda: self._client.chat_postMessage(
-                channel=channel, text=message.text, blocks=message.blocks, unfurl_links=False, unfurl_media=False,
-                **_thread(thread)))
+            response = await self._call(
+                "chat.postMessage",
+                lambda: self._client.chat_postMessage(
+                    channel=channel,
+                    text=message.text,
+                    blocks=message.blocks,
+                    unfurl_links=False,
+                    unfurl_media=False,
+                    **_thread(thread),
+                ),
+            )
         except SlackRefused as exc:
             if exc.code not in BLOCKS_REFUSED:
                 raise
             log.warning("Slack refused the blocks of a message (%s); posting its text alone", exc.code)
-            response = await self._call("chat.postMessage", lambda: self._client.chat_postMessage(
-                channel=channel, text=message.text, unfurl_links=False, **_thread(thread)))
+            response = await self._call(
+                "chat.postMessage",
+                lambda: self._client.chat_postMessage(
+                    channel=channel, text=message.text, unfurl_links=False, **_thread(thread)
+                ),
+            )
         return Posted(channel=str(response.get("channel") or channel), ts=str(response["ts"]))
 
     async def _post_to_dm(self, user: str, message: SlackMessage, wanted: str) -> Posted | None:
         dm = await self.dm(user)
         if not dm:
             return None
-        note = {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(
-            "I cannot post in that conversation, so here it is. To get answers there, invite me: "
-            "/invite @kernelrank.")}]}
+        note = {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": escape(
+                        "I cannot post in that conversation, so here it is. To get answers there, invite me: "
+                        "/invite @kernelrank."
+                    ),
+                }
+            ],
+        }
         log.info("posting to %s's direct messages instead of %s", user, wanted)
         try:
             return await self._post(dm, SlackMessage(message.text, [note, *message.blocks][:50], message.uploads), "")

@@ -82,7 +82,7 @@ class ReplyDelivery:
         key = reply.update_key
         record = await self._record(key)
         if record.get("final"):
-            return                                   # the report is out; a late progress event must not follow it
+            return  # the report is out; a late progress event must not follow it
         now = self._clock()
         if now - self._last_edit.get(key, -PROGRESS_MIN_INTERVAL_S) < PROGRESS_MIN_INTERVAL_S:
             return

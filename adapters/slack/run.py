@@ -37,9 +37,9 @@ from core.contracts.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
-MAX_BODY_BYTES = 1024 * 1024         # Slack's payloads are far smaller; refuse anything larger unread
+MAX_BODY_BYTES = 1024 * 1024  # Slack's payloads are far smaller; refuse anything larger unread
 SDK_LOGGERS = ("slack_sdk", "slack_bolt", "adapters.slack.bolt")
-STREAM_RETRY_S = 2.0                 # how often to look for the replies stream before the core created it
+STREAM_RETRY_S = 2.0  # how often to look for the replies stream before the core created it
 
 
 async def connect_bus(url: str, settings: Settings) -> Bus:
@@ -67,9 +67,15 @@ class SlackAdapter:
         await self._check_bot_token()
         ledger = await self.bus.ledger(subjects.ledger_bucket(Platform.SLACK.value))
         poster = Poster(self.client)
-        self.deps = Deps(bus=self.bus, config=self.config, client=self.client, poster=poster,
-                         identities=Identities(self.client), intake=FileIntake(self.client, self.config),
-                         ledger=ledger)
+        self.deps = Deps(
+            bus=self.bus,
+            config=self.config,
+            client=self.client,
+            poster=poster,
+            identities=Identities(self.client),
+            intake=FileIntake(self.client, self.config),
+            ledger=ledger,
+        )
         self.app = build_app(self.deps)
         self._replies = asyncio.create_task(self._consume_replies(ReplyDelivery(poster, ledger)))
 
@@ -78,8 +84,10 @@ class SlackAdapter:
         try:
             await self.client.auth_test()
         except SlackApiError as exc:
-            raise ConnectionError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')}): copy the Bot User "
-                                  "OAuth Token (xoxb-...) from the app's OAuth & Permissions page.") from exc
+            raise ConnectionError(
+                f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')}): copy the Bot User "
+                "OAuth Token (xoxb-...) from the app's OAuth & Permissions page."
+            ) from exc
         except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("Slack is not reachable yet (%s); starting anyway", type(exc).__name__)
 
@@ -88,8 +96,9 @@ class SlackAdapter:
         waited = False
         while True:
             try:
-                self._consumer = await self.bus.consume_replies(Platform.SLACK, delivery.deliver, batch=16,
-                                                                ack_wait_s=120.0, nak_delay_s=5.0, poll_s=0.5)
+                self._consumer = await self.bus.consume_replies(
+                    Platform.SLACK, delivery.deliver, batch=16, ack_wait_s=120.0, nak_delay_s=5.0, poll_s=0.5
+                )
                 break
             except BusError as exc:
                 if not waited:
@@ -129,9 +138,11 @@ class SlackAdapter:
         try:
             await self.client.apps_connections_open(app_token=self.config.app_token)
         except SlackApiError as exc:
-            raise ConnectionError(f"Slack refused a Socket Mode connection ({exc.response.get('error')}): check "
-                                  "SLACK_APP_TOKEN (an xapp- token with connections:write) and that Socket Mode "
-                                  "is on in the app's settings.") from exc
+            raise ConnectionError(
+                f"Slack refused a Socket Mode connection ({exc.response.get('error')}): check "
+                "SLACK_APP_TOKEN (an xapp- token with connections:write) and that Socket Mode "
+                "is on in the app's settings."
+            ) from exc
         except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("Slack is not reachable yet (%s); connecting in the background", type(exc).__name__)
         self._socket = AsyncSocketModeHandler(self.app, self.config.app_token)
@@ -164,16 +175,19 @@ def prepare(argv: list[str], settings: Settings) -> Callable[[asyncio.Event], Aw
     """Parse ``kernelrank slack``'s options and check the settings; ``ConfigError`` says what is missing."""
     parser = argparse.ArgumentParser(prog="kernelrank slack", description=__doc__.splitlines()[0])
     parser.add_argument("--http", action="store_true", help="serve HTTP instead of Socket Mode")
-    parser.add_argument("--port", type=int, default=settings.slack_http_port or 3000,
-                        help="HTTP mode's port (default KERNELRANK_SLACK_HTTP_PORT, else 3000)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=settings.slack_http_port or 3000,
+        help="HTTP mode's port (default KERNELRANK_SLACK_HTTP_PORT, else 3000)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP mode's address (default 127.0.0.1)")
     args = parser.parse_args(argv)
     http = args.http or settings.slack_http_port > 0
     config = slack_config(settings, http_port=args.port if http else 0, http_host=args.host)
     url = settings.resolved_nats_url()
     if not url:
-        raise ConfigError("kernelrank is not running here: start it with `kernelrank up`, or set "
-                          "KERNELRANK_NATS_URL.")
+        raise ConfigError("kernelrank is not running here: start it with `kernelrank up`, or set KERNELRANK_NATS_URL.")
 
     async def serve(stop: asyncio.Event) -> None:
         bus = await connect_bus(url, settings)

@@ -41,11 +41,24 @@ def register(app: AsyncApp, deps: Deps) -> None:
             except UserError as exc:
                 await answer.send(unknown_usage_reply(deps.config.command, reply_to, str(exc)), private=True)
                 return
-            await open_submit_form(deps, trigger_id=command.get("trigger_id", ""), actor=actor, channel=channel,
-                                   thread="", args=args, answer=answer)
+            await open_submit_form(
+                deps,
+                trigger_id=command.get("trigger_id", ""),
+                actor=actor,
+                channel=channel,
+                thread="",
+                args=args,
+                answer=answer,
+            )
             return
-        if invocation.sub.kind is CommandKind.BOARD_CREATE:      # no file in a slash command: a form asks for it
-            await open_create_form(deps, trigger_id=command.get("trigger_id", ""), actor=actor, channel=channel,
-                                   invocation=invocation, answer=answer)
+        if invocation.sub.kind is CommandKind.BOARD_CREATE:  # no file in a slash command: a form asks for it
+            await open_create_form(
+                deps,
+                trigger_id=command.get("trigger_id", ""),
+                actor=actor,
+                channel=channel,
+                invocation=invocation,
+                answer=answer,
+            )
             return
         await run_query(deps, invocation, actor, reply_to, answer)

@@ -23,10 +23,10 @@ SOURCE_SUFFIXES = (".py", ".cu")
 TEMPLATE_LANGUAGES = ("Python", "Triton", "CUDA")
 _HEADER = re.compile(r"^\s*#!\s*(?:POPCORN|kernelrank)\s+(leaderboard|gpus?|mode)\s+(.+?)\s*$", re.IGNORECASE)
 HEADER_SCAN_LINES = 30
-MAX_NAME_CHARS = 255            # a file name longer than any file system allows is not a file name
-MAX_DISPLAY_NAME_CHARS = 100    # a person's name as rankings show it
-MAX_ID_CHARS = 200              # platform ids: users, roles, channels, threads, messages
-MAX_PROBLEM_BYTES = 4 * 1024 * 1024   # a problem upload: a reference.py, or a .zip / .tar.gz of its folder
+MAX_NAME_CHARS = 255  # a file name longer than any file system allows is not a file name
+MAX_DISPLAY_NAME_CHARS = 100  # a person's name as rankings show it
+MAX_ID_CHARS = 200  # platform ids: users, roles, channels, threads, messages
+MAX_PROBLEM_BYTES = 4 * 1024 * 1024  # a problem upload: a reference.py, or a .zip / .tar.gz of its folder
 
 
 @dataclass
@@ -57,18 +57,22 @@ def decode_source(name: str, content: bytes, max_bytes: int) -> str:
     if not name.endswith(SOURCE_SUFFIXES):
         raise UserError(f"{shown(name)!r} is not a kernel file: submit a .py or .cu file.")
     if len(content) > max_bytes:
-        raise UserError(f"{name} is {len(content) // 1024} KiB; the limit is {max_bytes // 1024} KiB. "
-                        "Move data out of the source and submit again.")
+        raise UserError(
+            f"{name} is {len(content) // 1024} KiB; the limit is {max_bytes // 1024} KiB. "
+            "Move data out of the source and submit again."
+        )
     if not content.strip():
         raise UserError(f"{name} is empty: attach the file that defines custom_kernel.")
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{name} is not UTF-8 text (byte {exc.start} is invalid): save it as UTF-8 and "
-                        "submit again.") from exc
+        raise UserError(
+            f"{name} is not UTF-8 text (byte {exc.start} is invalid): save it as UTF-8 and submit again."
+        ) from exc
     if "\0" in text:
-        raise UserError(f"{name} is a binary file (it holds NUL bytes), not source text: attach the kernel's "
-                        "source file.")
+        raise UserError(
+            f"{name} is a binary file (it holds NUL bytes), not source text: attach the kernel's source file."
+        )
     return text
 
 
@@ -80,23 +84,32 @@ def check_lengths(cmd: Command) -> None:
     value and quote it shortened.
     """
     if len(cmd.actor.display_name) > MAX_DISPLAY_NAME_CHARS:
-        raise UserError(f"Your display name is {len(cmd.actor.display_name):,} characters long; kernelrank shows "
-                        f"names of at most {MAX_DISPLAY_NAME_CHARS} characters. Shorten it and try again.")
-    fields = {"user id": cmd.actor.user_id, "asked-about user id": str(cmd.args.get("user") or ""),
-              **{f"role {shown(r, 20)!r}": r for r in cmd.actor.roles},
-              **{f"reply {name}": value for name, value in vars(cmd.reply_to).items() if isinstance(value, str)}}
+        raise UserError(
+            f"Your display name is {len(cmd.actor.display_name):,} characters long; kernelrank shows "
+            f"names of at most {MAX_DISPLAY_NAME_CHARS} characters. Shorten it and try again."
+        )
+    fields = {
+        "user id": cmd.actor.user_id,
+        "asked-about user id": str(cmd.args.get("user") or ""),
+        **{f"role {shown(r, 20)!r}": r for r in cmd.actor.roles},
+        **{f"reply {name}": value for name, value in vars(cmd.reply_to).items() if isinstance(value, str)},
+    }
     for what, value in fields.items():
         if len(value) > MAX_ID_CHARS:
-            raise UserError(f"The {what} is {len(value):,} characters long; at most {MAX_ID_CHARS} are taken. "
-                            "Shorten it and try again.")
+            raise UserError(
+                f"The {what} is {len(value):,} characters long; at most {MAX_ID_CHARS} are taken. "
+                "Shorten it and try again."
+            )
     if cmd.attachment is not None:
         _check_file_name(cmd.attachment.name)
 
 
 def _check_file_name(name: str) -> None:
     if len(name) > MAX_NAME_CHARS:
-        raise UserError(f"The file name is {len(name):,} characters long; rename the file to at most "
-                        f"{MAX_NAME_CHARS} characters and submit again.")
+        raise UserError(
+            f"The file name is {len(name):,} characters long; rename the file to at most "
+            f"{MAX_NAME_CHARS} characters and submit again."
+        )
 
 
 def normalise_mode(mode: str) -> str:
@@ -106,12 +119,25 @@ def normalise_mode(mode: str) -> str:
     return mode
 
 
-def submit_command(actor: Actor, reply_to: ReplyTo, file_name: str, content: bytes, *,
-                   leaderboard: str = "", gpus: list[str] | None = None, mode: str = "") -> Command:
+def submit_command(
+    actor: Actor,
+    reply_to: ReplyTo,
+    file_name: str,
+    content: bytes,
+    *,
+    leaderboard: str = "",
+    gpus: list[str] | None = None,
+    mode: str = "",
+) -> Command:
     """A submission as every adapter sends it; empty fields fall back to the file's headers."""
     args: dict[str, Any] = {"leaderboard": leaderboard, "gpus": list(gpus or []), "mode": mode}
-    return Command(actor=actor, reply_to=reply_to, kind=CommandKind.SUBMIT, args=args,
-                   attachment=Attachment(name=file_name, content=content))
+    return Command(
+        actor=actor,
+        reply_to=reply_to,
+        kind=CommandKind.SUBMIT,
+        args=args,
+        attachment=Attachment(name=file_name, content=content),
+    )
 
 
 def query_command(actor: Actor, reply_to: ReplyTo, kind: CommandKind, **args: Any) -> Command:
@@ -125,8 +151,11 @@ def file_value(name: str, content: bytes) -> dict[str, str]:
 
 def attachment_from(value: Any) -> Attachment:
     """The file a JSON file argument carries; ``UserError`` when it is not ``{"name": ..., "base64": ...}``."""
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not isinstance(value.get("base64"),
-                                                                                                str):
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("name"), str)
+        or not isinstance(value.get("base64"), str)
+    ):
         raise UserError('Send a file argument as {"name": "problem.tar.gz", "base64": "..."}.')
     try:
         return Attachment(name=value["name"], content=base64.b64decode(value["base64"], validate=True))

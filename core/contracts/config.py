@@ -13,16 +13,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SECRET_FIELDS = frozenset({"slack_bot_token", "slack_app_token", "slack_signing_secret", "discord_token",
-                           "github_token"})
+SECRET_FIELDS = frozenset(
+    {"slack_bot_token", "slack_app_token", "slack_signing_secret", "discord_token", "github_token"}
+)
 # Masked in reprs too, but read under their KERNELRANK_ names: a personal token, the one `kernelrank up` issued,
 # this process's NATS password and the core's result-signing secret
 MASKED_FIELDS = SECRET_FIELDS | {"token", "local_token_id", "nats_password", "result_secret"}
 
 # Modal's list prices in dollars per GPU-second (docs/runners.md says where they come from); check
 # modal.com/pricing and override with KERNELRANK_GPU_PRICES or a [gpu_prices] table in kernelrank.toml.
-MODAL_PRICES = {"T4": 0.000164, "L4": 0.000222, "A10": 0.000306, "L40S": 0.000542, "A100-40GB": 0.000583,
-                "A100-80GB": 0.000694, "H100": 0.001097, "H200": 0.001261, "B200": 0.001736}
+MODAL_PRICES = {
+    "T4": 0.000164,
+    "L4": 0.000222,
+    "A10": 0.000306,
+    "L40S": 0.000542,
+    "A100-40GB": 0.000583,
+    "A100-80GB": 0.000694,
+    "H100": 0.001097,
+    "H200": 0.001261,
+    "B200": 0.001736,
+}
 
 
 class ConfigError(ValueError):
@@ -31,61 +41,62 @@ class ConfigError(ValueError):
 
 @dataclass
 class Settings:
-    home: Path = Path("var")                       # KERNELRANK_HOME: database, NATS store, logs
-    nats_url: str = ""                             # KERNELRANK_NATS_URL: join this NATS instead of starting one
-    nats_user: str = ""                            # KERNELRANK_NATS_USER: this process's NATS user
-    nats_password: str = ""                        # KERNELRANK_NATS_PASSWORD: its password
-    nats_credentials: Path | None = None           # KERNELRANK_NATS_CREDENTIALS: file or folder
-    result_secret: str = ""                        # KERNELRANK_RESULT_SECRET: result-signing secret shared by cores
-    db_path: Path | None = None                    # KERNELRANK_DB_PATH (default <home>/kernelrank.duckdb)
-    problems_dir: Path = Path("problems")          # KERNELRANK_PROBLEMS_DIR: loaded as leaderboards on first start
+    home: Path = Path("var")  # KERNELRANK_HOME: database, NATS store, logs
+    nats_url: str = ""  # KERNELRANK_NATS_URL: join this NATS instead of starting one
+    nats_user: str = ""  # KERNELRANK_NATS_USER: this process's NATS user
+    nats_password: str = ""  # KERNELRANK_NATS_PASSWORD: its password
+    nats_credentials: Path | None = None  # KERNELRANK_NATS_CREDENTIALS: file or folder
+    result_secret: str = ""  # KERNELRANK_RESULT_SECRET: result-signing secret shared by cores
+    db_path: Path | None = None  # KERNELRANK_DB_PATH (default <home>/kernelrank.duckdb)
+    problems_dir: Path = Path("problems")  # KERNELRANK_PROBLEMS_DIR: loaded as leaderboards on first start
     gpus: list[str] = field(default_factory=list)  # KERNELRANK_GPUS: pools to offer besides local ones
-    user: str = ""                                 # KERNELRANK_USER: the terminal client's user name
-    max_source_bytes: int = 256 * 1024             # KERNELRANK_MAX_SOURCE_BYTES
-    rate_limit_per_minute: int = 10                # KERNELRANK_RATE_LIMIT_PER_MINUTE: submissions per person
-    request_timeout_s: float = 10.0                # KERNELRANK_REQUEST_TIMEOUT_S: client -> core
-    ack_wait_s: float = 30.0                       # KERNELRANK_ACK_WAIT_S: worker heartbeat window
-    max_deliver: int = 3                           # KERNELRANK_MAX_DELIVER: attempts before a job is dead-lettered
-    worker_concurrency: int = 1                    # KERNELRANK_WORKER_CONCURRENCY: jobs at once per worker
-    log_level: str = "INFO"                        # KERNELRANK_LOG_LEVEL
-    slack_bot_token: str = ""                      # SLACK_BOT_TOKEN: xoxb-..., the Slack adapter runs when set
-    slack_app_token: str = ""                      # SLACK_APP_TOKEN: xapp-..., for Socket Mode
-    slack_signing_secret: str = ""                 # SLACK_SIGNING_SECRET: for HTTP mode
+    user: str = ""  # KERNELRANK_USER: the terminal client's user name
+    max_source_bytes: int = 256 * 1024  # KERNELRANK_MAX_SOURCE_BYTES
+    rate_limit_per_minute: int = 10  # KERNELRANK_RATE_LIMIT_PER_MINUTE: submissions per person
+    request_timeout_s: float = 10.0  # KERNELRANK_REQUEST_TIMEOUT_S: client -> core
+    ack_wait_s: float = 30.0  # KERNELRANK_ACK_WAIT_S: worker heartbeat window
+    max_deliver: int = 3  # KERNELRANK_MAX_DELIVER: attempts before a job is dead-lettered
+    worker_concurrency: int = 1  # KERNELRANK_WORKER_CONCURRENCY: jobs at once per worker
+    log_level: str = "INFO"  # KERNELRANK_LOG_LEVEL
+    slack_bot_token: str = ""  # SLACK_BOT_TOKEN: xoxb-..., the Slack adapter runs when set
+    slack_app_token: str = ""  # SLACK_APP_TOKEN: xapp-..., for Socket Mode
+    slack_signing_secret: str = ""  # SLACK_SIGNING_SECRET: for HTTP mode
     slack_api_url: str = "https://slack.com/api/"  # KERNELRANK_SLACK_API_URL: Slack's Web API (a fake in tests)
-    slack_command: str = "/kernelrank"             # KERNELRANK_SLACK_COMMAND: the slash command's name
-    slack_http_port: int = 0                       # KERNELRANK_SLACK_HTTP_PORT: serve HTTP mode on it (0: Socket Mode)
-    discord_token: str = ""                        # DISCORD_TOKEN
+    slack_command: str = "/kernelrank"  # KERNELRANK_SLACK_COMMAND: the slash command's name
+    slack_http_port: int = 0  # KERNELRANK_SLACK_HTTP_PORT: serve HTTP mode on it (0: Socket Mode)
+    discord_token: str = ""  # DISCORD_TOKEN
     # GPU pools and remote runners (docs/runners.md)
     pool_concurrency: dict[str, int] = field(default_factory=dict)  # KERNELRANK_POOL_CONCURRENCY: H100=8,T4=2
     gpu_prices: dict[str, float] = field(default_factory=lambda: dict(MODAL_PRICES))  # KERNELRANK_GPU_PRICES: $/GPU-s
-    remote_queue_timeout_s: float = 1800.0         # KERNELRANK_REMOTE_QUEUE_TIMEOUT_S: wait for a remote GPU, at most
-    modal_app: str = "kernelrank"                  # KERNELRANK_MODAL_APP: the deployed Modal app's name
+    remote_queue_timeout_s: float = 1800.0  # KERNELRANK_REMOTE_QUEUE_TIMEOUT_S: wait for a remote GPU, at most
+    modal_app: str = "kernelrank"  # KERNELRANK_MODAL_APP: the deployed Modal app's name
     modal_gpus: list[str] = field(default_factory=list)  # KERNELRANK_MODAL_GPUS: types `modal check` runs (all)
-    modal_timeout_s: int = 1200                    # KERNELRANK_MODAL_TIMEOUT_S: deployed functions' time limit
-    github_token: str = ""                         # GITHUB_TOKEN: fine-grained, actions read/write on the repo
-    github_repo: str = ""                          # KERNELRANK_GITHUB_REPO: owner/name holding the workflow
+    modal_timeout_s: int = 1200  # KERNELRANK_MODAL_TIMEOUT_S: deployed functions' time limit
+    github_token: str = ""  # GITHUB_TOKEN: fine-grained, actions read/write on the repo
+    github_repo: str = ""  # KERNELRANK_GITHUB_REPO: owner/name holding the workflow
     github_workflow: str = "kernelrank-runner.yml"  # KERNELRANK_GITHUB_WORKFLOW: its file name (or id)
-    github_ref: str = "main"                       # KERNELRANK_GITHUB_REF: the branch the workflow runs from
+    github_ref: str = "main"  # KERNELRANK_GITHUB_REF: the branch the workflow runs from
     github_api_url: str = "https://api.github.com"  # KERNELRANK_GITHUB_API_URL: GitHub Enterprise's API instead
 
     def concurrency_for(self, gpu: str) -> int:
         """Jobs at once for one worker of ``gpu``: the pool's own setting, else the worker default."""
         return self.pool_concurrency.get(gpu, self.worker_concurrency)
-    discord_api_base: str = ""                     # KERNELRANK_DISCORD_API_BASE: a Discord-compatible API (tests)
+
+    discord_api_base: str = ""  # KERNELRANK_DISCORD_API_BASE: a Discord-compatible API (tests)
     discord_guilds: list[str] = field(default_factory=list)  # KERNELRANK_DISCORD_GUILDS: sync commands here at start
     announce: list[str] = field(default_factory=list)  # KERNELRANK_ANNOUNCE: top-3 news, e.g. discord:123,slack:C1
     # Challenges (docs/challenges.md)
     reminders: list[str] = field(default_factory=lambda: ["24", "1"])  # KERNELRANK_REMINDERS: hours before a close
-    scheduler_tick_s: float = 5.0                  # KERNELRANK_SCHEDULER_TICK_S: how often the scheduler looks
-    verify_tolerance: float = 0.10                 # KERNELRANK_VERIFY_TOLERANCE: a re-run may stray this far
-    verify_timeout_s: float = 1800.0               # KERNELRANK_VERIFY_TIMEOUT_S: wait for the podium's re-runs
+    scheduler_tick_s: float = 5.0  # KERNELRANK_SCHEDULER_TICK_S: how often the scheduler looks
+    verify_tolerance: float = 0.10  # KERNELRANK_VERIFY_TOLERANCE: a re-run may stray this far
+    verify_timeout_s: float = 1800.0  # KERNELRANK_VERIFY_TIMEOUT_S: wait for the podium's re-runs
     # The HTTP API and the people who use it (docs/security.md)
-    api_url: str = ""                              # KERNELRANK_API_URL: the terminal client's API
-    token: str = ""                                # KERNELRANK_TOKEN: the client's personal token
-    api_host: str = "127.0.0.1"                    # KERNELRANK_API_HOST: where `kernelrank api` listens
-    api_port: int = 8765                           # KERNELRANK_API_PORT: its port (0: any free port)
+    api_url: str = ""  # KERNELRANK_API_URL: the terminal client's API
+    token: str = ""  # KERNELRANK_TOKEN: the client's personal token
+    api_host: str = "127.0.0.1"  # KERNELRANK_API_HOST: where `kernelrank api` listens
+    api_port: int = 8765  # KERNELRANK_API_PORT: its port (0: any free port)
     admins: list[str] = field(default_factory=list)  # KERNELRANK_ADMINS: e.g. discord:123,slack:U456,cli:ada
-    local_token_id: str = ""                       # KERNELRANK_LOCAL_TOKEN_ID: "prefix:sha256" of up's local token
+    local_token_id: str = ""  # KERNELRANK_LOCAL_TOKEN_ID: "prefix:sha256" of up's local token
 
     @property
     def database(self) -> Path:
@@ -121,8 +132,10 @@ class Settings:
         return self.nats_url_file.read_text().strip() if self.nats_url_file.is_file() else ""
 
     def __repr__(self) -> str:
-        shown = {f.name: ("***" if f.name in MASKED_FIELDS and getattr(self, f.name) else getattr(self, f.name))
-                 for f in dataclasses.fields(self)}
+        shown = {
+            f.name: ("***" if f.name in MASKED_FIELDS and getattr(self, f.name) else getattr(self, f.name))
+            for f in dataclasses.fields(self)
+        }
         return f"Settings({shown})"
 
 
@@ -130,8 +143,9 @@ def env_name(field_name: str) -> str:
     return field_name.upper() if field_name in SECRET_FIELDS else f"KERNELRANK_{field_name.upper()}"
 
 
-def load_settings(environ: dict[str, str] | None = None, config_file: Path | None = None,
-                  dotenv: Path | None = Path(".env")) -> Settings:
+def load_settings(
+    environ: dict[str, str] | None = None, config_file: Path | None = None, dotenv: Path | None = Path(".env")
+) -> Settings:
     """Build ``Settings``; ``KERNELRANK_CONFIG`` names the TOML file (default ``kernelrank.toml``)."""
     environ = dict(os.environ if environ is None else environ)
     values: dict[str, Any] = {}
@@ -148,7 +162,7 @@ def load_settings(environ: dict[str, str] | None = None, config_file: Path | Non
     if unknown:
         raise ConfigError(f"unknown settings in {toml_path}: {', '.join(sorted(unknown))}")
     settings = Settings(**{name: _convert(name, value) for name, value in values.items()})
-    settings.gpu_prices = {**MODAL_PRICES, **settings.gpu_prices}     # a price given replaces one, keeps the rest
+    settings.gpu_prices = {**MODAL_PRICES, **settings.gpu_prices}  # a price given replaces one, keeps the rest
     if not settings.user:
         settings.user = environ.get("USER", "") or "anonymous"
     return settings

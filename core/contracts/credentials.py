@@ -75,8 +75,10 @@ def for_role(settings: Settings, role: Role) -> BusCredentials:
     if given is not None:
         found = _role_file(given, role) if given.is_dir() else given
         if found is None or not found.is_file():
-            raise ConfigError(f"KERNELRANK_NATS_CREDENTIALS names {given}, which holds no credentials for the "
-                              f"{role.value} role (expected {role.value}.json, .creds or .nk).")
+            raise ConfigError(
+                f"KERNELRANK_NATS_CREDENTIALS names {given}, which holds no credentials for the "
+                f"{role.value} role (expected {role.value}.json, .creds or .nk)."
+            )
         return read(found, role)
     default = settings.secrets_dir / f"{role.value}.json"
     return read(default, role) if default.is_file() else BusCredentials(role)
@@ -92,13 +94,16 @@ def read(path: Path, role: Role) -> BusCredentials:
         data = json.loads(path.read_text())
         return BusCredentials(role, user=str(data["user"]), password=str(data["password"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"cannot read NATS credentials from {path} ({type(exc).__name__}); it should hold "
-                          '{"user": ..., "password": ...}.') from exc
+        raise ConfigError(
+            f"cannot read NATS credentials from {path} ({type(exc).__name__}); it should hold "
+            '{"user": ..., "password": ...}.'
+        ) from exc
 
 
 def _role_file(folder: Path, role: Role) -> Path | None:
-    return next((folder / f"{role.value}{suffix}" for suffix in SUFFIXES
-                 if (folder / f"{role.value}{suffix}").is_file()), None)
+    return next(
+        (folder / f"{role.value}{suffix}" for suffix in SUFFIXES if (folder / f"{role.value}{suffix}").is_file()), None
+    )
 
 
 def embedded_server_config(secrets_dir: Path) -> Path:
@@ -128,7 +133,7 @@ def result_secret(settings: Settings) -> bytes:
     path = settings.secrets_dir / "result.key"
     if not path.is_file():
         private_folder(settings.secrets_dir)
-        with contextlib.suppress(FileExistsError):     # another core made it meanwhile: use theirs
+        with contextlib.suppress(FileExistsError):  # another core made it meanwhile: use theirs
             write_private(path, secrets.token_hex(32))
     return path.read_text().strip().encode()
 
@@ -139,8 +144,9 @@ def private_folder(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
         folder.chmod(FOLDER_MODE)
     except OSError as exc:
-        raise ConfigError(f"cannot make the private folder {folder} ({exc.strerror}); choose another "
-                          "KERNELRANK_HOME.") from exc
+        raise ConfigError(
+            f"cannot make the private folder {folder} ({exc.strerror}); choose another KERNELRANK_HOME."
+        ) from exc
 
 
 def write_private(path: Path, text: str, *, replace: bool = False) -> None:

@@ -15,9 +15,18 @@ log = logging.getLogger(__name__)
 
 CPU_POOL = "CPU"
 # Marketing name fragments -> pool name, most specific first.
-_POOLS = (("H100", "H100"), ("H200", "H200"), ("B200", "B200"), ("A100-SXM4-80GB", "A100-80GB"),
-          ("A100 80GB", "A100-80GB"), ("A100", "A100-40GB"), ("L40S", "L40S"), ("L4", "L4"), ("T4", "T4"),
-          ("A10", "A10"))
+_POOLS = (
+    ("H100", "H100"),
+    ("H200", "H200"),
+    ("B200", "B200"),
+    ("A100-SXM4-80GB", "A100-80GB"),
+    ("A100 80GB", "A100-80GB"),
+    ("A100", "A100-40GB"),
+    ("L40S", "L40S"),
+    ("L4", "L4"),
+    ("T4", "T4"),
+    ("A10", "A10"),
+)
 KNOWN_POOLS = frozenset(pool for _, pool in _POOLS)
 
 
@@ -34,8 +43,9 @@ def local_gpu_names() -> list[str]:
     if not exe:
         return []
     try:
-        out = subprocess.run([exe, "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=10, check=True).stdout
+        out = subprocess.run(
+            [exe, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         log.warning("nvidia-smi failed, treating this host as CPU-only: %s", exc)
         return []

@@ -35,38 +35,38 @@ class Platform(enum.StrEnum):
 
 class CommandKind(enum.StrEnum):
     SUBMIT = "submit"
-    LIST = "list"              # leaderboards
-    SHOW = "show"              # one leaderboard's ranking per GPU
-    MINE = "mine"              # my submissions to a leaderboard
-    HISTORY = "history"        # my best over time on a leaderboard
-    TASK = "task"              # a leaderboard's description and shapes
-    TEMPLATE = "template"      # starter file for a language
+    LIST = "list"  # leaderboards
+    SHOW = "show"  # one leaderboard's ranking per GPU
+    MINE = "mine"  # my submissions to a leaderboard
+    HISTORY = "history"  # my best over time on a leaderboard
+    TASK = "task"  # a leaderboard's description and shapes
+    TEMPLATE = "template"  # starter file for a language
     SUBMISSION = "submission"  # one submission's detail and code
-    STATS = "stats"            # global figures
-    QUEUE = "queue"            # jobs waiting and running per GPU, and the asker's position
-    EVAL_CODE = "eval-code"    # the evaluation harness's own source, so nothing of the pipeline is hidden
-    TOKEN = "token"            # personal API tokens: args["action"] new (shown once) | list | revoke | whoami
+    STATS = "stats"  # global figures
+    QUEUE = "queue"  # jobs waiting and running per GPU, and the asker's position
+    EVAL_CODE = "eval-code"  # the evaluation harness's own source, so nothing of the pipeline is hidden
+    TOKEN = "token"  # personal API tokens: args["action"] new (shown once) | list | revoke | whoami
     ISSUE_TOKEN = "issue-token"  # (admins) a token for a person known only at the terminal: args["name"]
-    BOARD_CREATE = "board-create"    # (admins) a leaderboard from a problem's files, validated before it opens
-    BOARD_UPDATE = "board-update"    # (admins) new files (a new version) or settings
-    BOARD_CLOSE = "board-close"      # (admins) its deadline becomes now
-    BOARD_REOPEN = "board-reopen"    # (admins) a new deadline, or none
-    BOARD_DELETE = "board-delete"    # (admins) hidden with its history kept, or purged
-    CHALLENGE_CREATE = "challenge-create"    # (admins) leaderboards grouped between an opening and a close
-    CHALLENGE_UPDATE = "challenge-update"    # (admins) its leaderboards, times or channels, before it closes
-    CHALLENGE_CANCEL = "challenge-cancel"    # (admins) nothing more is scheduled for it
-    CHALLENGES = "challenges"                # upcoming, open (time left) and closed (winners)
-    CHALLENGE = "challenge"                  # one challenge's standings, or its verified results
-    TEAM_ADD = "team-add"                    # (admins) people into a team, for team standings
-    ROLE = "role"                            # (admins) grant or revoke admin / creator
-    BAN = "ban"                              # (admins) stop a person from submitting
-    UNBAN = "unban"                          # (admins) let them again
-    INVALIDATE = "invalidate"                # (admins) a submission out of every ranking, kept and marked
-    LIMIT = "limit"                          # (admins) a person's own rate limit
-    AUDIT = "audit"                          # (admins) the audit log
-    PERSON = "person"          # someone's public page: entries with ranks, progress, latest runs
-    LINK = "link"              # join two accounts into one person: no args shows a code, args["code"] uses one
-    UNLINK = "unlink"          # split the asker's account off the person it was linked into
+    BOARD_CREATE = "board-create"  # (admins) a leaderboard from a problem's files, validated before it opens
+    BOARD_UPDATE = "board-update"  # (admins) new files (a new version) or settings
+    BOARD_CLOSE = "board-close"  # (admins) its deadline becomes now
+    BOARD_REOPEN = "board-reopen"  # (admins) a new deadline, or none
+    BOARD_DELETE = "board-delete"  # (admins) hidden with its history kept, or purged
+    CHALLENGE_CREATE = "challenge-create"  # (admins) leaderboards grouped between an opening and a close
+    CHALLENGE_UPDATE = "challenge-update"  # (admins) its leaderboards, times or channels, before it closes
+    CHALLENGE_CANCEL = "challenge-cancel"  # (admins) nothing more is scheduled for it
+    CHALLENGES = "challenges"  # upcoming, open (time left) and closed (winners)
+    CHALLENGE = "challenge"  # one challenge's standings, or its verified results
+    TEAM_ADD = "team-add"  # (admins) people into a team, for team standings
+    ROLE = "role"  # (admins) grant or revoke admin / creator
+    BAN = "ban"  # (admins) stop a person from submitting
+    UNBAN = "unban"  # (admins) let them again
+    INVALIDATE = "invalidate"  # (admins) a submission out of every ranking, kept and marked
+    LIMIT = "limit"  # (admins) a person's own rate limit
+    AUDIT = "audit"  # (admins) the audit log
+    PERSON = "person"  # someone's public page: entries with ranks, progress, latest runs
+    LINK = "link"  # join two accounts into one person: no args shows a code, args["code"] uses one
+    UNLINK = "unlink"  # split the asker's account off the person it was linked into
     ADMIN_LINK = "admin-link"  # (admins) join args["person"] and args["other"]
     ADMIN_UNLINK = "admin-unlink"  # (admins) split args["person"] (an account, or a person's every link)
 
@@ -87,7 +87,7 @@ class ReplyTo:
     channel: str = ""
     thread: str = ""
     message: str = ""
-    user: str = ""          # the platform user to mention in late replies
+    user: str = ""  # the platform user to mention in late replies
 
 
 @dataclass
@@ -107,7 +107,7 @@ class Command:
     kind: CommandKind
     args: dict[str, Any] = field(default_factory=dict)
     attachment: Attachment | None = None
-    credential_sha256: str = field(default="", repr=False)   # hex SHA-256 of an API token; "" from chat adapters
+    credential_sha256: str = field(default="", repr=False)  # hex SHA-256 of an API token; "" from chat adapters
     id: str = field(default_factory=new_id)
     v: int = WIRE_VERSION
 
@@ -135,8 +135,8 @@ class RunProgress:
     submission_id: int
     gpu: str
     progress: Progress
-    attempt: int = 1               # the job's delivery this event belongs to
-    signature: str = ""            # HMAC under the job's result key (core.contracts.signing)
+    attempt: int = 1  # the job's delivery this event belongs to
+    signature: str = ""  # HMAC under the job's result key (core.contracts.signing)
     v: int = WIRE_VERSION
 
 
@@ -149,7 +149,7 @@ class RunResult:
     worker: str = ""
     attempts: int = 1
     cost_usd: float | None = None  # estimated price of the GPU time (result.gpu_s); None where runs are not billed
-    signature: str = ""            # HMAC under the job's result key (core.contracts.signing): unsigned, the core drops it
+    signature: str = ""  # HMAC under the job's result key (core.contracts.signing): unsigned, the core drops it
     v: int = WIRE_VERSION
 
 
@@ -159,23 +159,23 @@ class PoolStatus:
 
     gpu: str
     worker: str
-    backend: str                  # "local" | "modal" | "github" | "fake"
-    running: int                  # jobs this worker is running now
-    capacity: int                 # jobs it may run at once
-    backlog: int = 0              # jobs waiting inside the backend itself (Modal's own queue), beyond NATS
-    at: float = 0.0               # Unix time of the report
+    backend: str  # "local" | "modal" | "github" | "fake"
+    running: int  # jobs this worker is running now
+    capacity: int  # jobs it may run at once
+    backlog: int = 0  # jobs waiting inside the backend itself (Modal's own queue), beyond NATS
+    at: float = 0.0  # Unix time of the report
     v: int = WIRE_VERSION
 
 
 class PartKind(enum.StrEnum):
-    TEXT = "text"        # a paragraph; **bold** and `code` spans allowed
-    TABLE = "table"      # headers + rows of strings
-    CODE = "code"        # a code block (text + language)
-    IMAGE = "image"      # bytes (PNG) + filename
-    STATUS = "status"    # one status line: text + tone
+    TEXT = "text"  # a paragraph; **bold** and `code` spans allowed
+    TABLE = "table"  # headers + rows of strings
+    CODE = "code"  # a code block (text + language)
+    IMAGE = "image"  # bytes (PNG) + filename
+    STATUS = "status"  # one status line: text + tone
     MENTION = "mention"  # text holds a user id on the reply's platform
-    CHART = "chart"      # a line chart: text = title, headers = [x label, y label],
-                         # rows = [[series, x, y]] with x an ISO 8601 time or a number and y a number
+    CHART = "chart"  # a line chart: text = title, headers = [x label, y label],
+    # rows = [[series, x, y]] with x an ISO 8601 time or a number and y a number
 
 
 class Tone(enum.StrEnum):
@@ -211,12 +211,12 @@ class Reply:
     parts: list[Part]
     title: str = ""
     tone: Tone = Tone.INFO
-    in_reply_to: str = ""          # the command id, or the run id for run updates
-    update_key: str = ""           # replies with the same key update one message (live progress)
-    final: bool = True             # False for progress updates
-    ephemeral: bool = False        # only the requester should see it, where the platform allows
-    data: dict[str, Any] = field(default_factory=dict)   # machine-readable extras (ids) for clients
-    id: str = field(default_factory=new_id)        # also the JetStream Nats-Msg-Id: a repeat is dropped
+    in_reply_to: str = ""  # the command id, or the run id for run updates
+    update_key: str = ""  # replies with the same key update one message (live progress)
+    final: bool = True  # False for progress updates
+    ephemeral: bool = False  # only the requester should see it, where the platform allows
+    data: dict[str, Any] = field(default_factory=dict)  # machine-readable extras (ids) for clients
+    id: str = field(default_factory=new_id)  # also the JetStream Nats-Msg-Id: a repeat is dropped
     v: int = WIRE_VERSION
 
 
@@ -237,6 +237,24 @@ def decode(cls: type[M], payload: bytes | str) -> M:
     return from_jsonable(cls, data)
 
 
-__all__ = ["Actor", "Attachment", "Command", "CommandKind", "DecodeError", "Part", "PartKind", "Platform",
-           "PoolStatus", "Reply", "ReplyTo", "RunJob", "RunProgress", "RunResult", "Tone", "decode", "encode", "new_id",
-           "to_jsonable"]
+__all__ = [
+    "Actor",
+    "Attachment",
+    "Command",
+    "CommandKind",
+    "DecodeError",
+    "Part",
+    "PartKind",
+    "Platform",
+    "PoolStatus",
+    "Reply",
+    "ReplyTo",
+    "RunJob",
+    "RunProgress",
+    "RunResult",
+    "Tone",
+    "decode",
+    "encode",
+    "new_id",
+    "to_jsonable",
+]

@@ -15,8 +15,10 @@ from harness.report import format_us as harness_format_us
 from harness.result import EvalResult, Progress, ShapeStats, Status
 
 LOG_TAIL_CHARS = 1500
-CI_MEANING = ("± is the 95% confidence interval of each median, as a share of it: repeat the timing and the "
-              "median lands that close 95 times in 100.")
+CI_MEANING = (
+    "± is the 95% confidence interval of each median, as a share of it: repeat the timing and the "
+    "median lands that close 95 times in 100."
+)
 
 
 def format_us(us: float | None) -> str:
@@ -33,7 +35,7 @@ def clip(value: str, limit: int) -> str:
     value = " ".join(value.split())
     if len(value) <= limit:
         return value
-    cut = value[:limit - 1].rsplit(" ", 1)[0] if " " in value[:limit - 1] else value[:limit - 1]
+    cut = value[: limit - 1].rsplit(" ", 1)[0] if " " in value[: limit - 1] else value[: limit - 1]
     return cut.rstrip(" ,;:.") + "…"
 
 
@@ -56,25 +58,40 @@ def code(body: str, language: str = "", filename: str = "") -> Part:
 
 def chart(title: str, x_label: str, y_label: str, points: Sequence[tuple[str, Any, float]]) -> Part:
     """A line chart as data: ``points`` are (series, x, y), x an ISO 8601 time or a number; adapters draw it."""
-    return Part(kind=PartKind.CHART, text=title, headers=[x_label, y_label],
-                rows=[[series, x.isoformat() if hasattr(x, "isoformat") else str(x), repr(float(y))]
-                      for series, x, y in points])
+    return Part(
+        kind=PartKind.CHART,
+        text=title,
+        headers=[x_label, y_label],
+        rows=[
+            [series, x.isoformat() if hasattr(x, "isoformat") else str(x), repr(float(y))] for series, x, y in points
+        ],
+    )
 
 
 def error_reply(reply_to: ReplyTo, message: str, in_reply_to: str = "") -> Reply:
-    return Reply(reply_to=reply_to, parts=[status(message, Tone.ERROR)], tone=Tone.ERROR,
-                 in_reply_to=in_reply_to, ephemeral=True)
+    return Reply(
+        reply_to=reply_to, parts=[status(message, Tone.ERROR)], tone=Tone.ERROR, in_reply_to=in_reply_to, ephemeral=True
+    )
 
 
 def progress_reply(reply_to: ReplyTo, run_id: str, gpu: str, progress: Progress) -> Reply:
     counted = f" {progress.index} of {progress.total}" if progress.total else ""
     detail = f" ({progress.detail})" if progress.detail else ""
-    return Reply(reply_to=reply_to, parts=[status(f"{gpu}: {progress.stage}{counted}{detail}", Tone.INFO)],
-                 in_reply_to=run_id, update_key=run_id, final=False)
+    return Reply(
+        reply_to=reply_to,
+        parts=[status(f"{gpu}: {progress.stage}{counted}{detail}", Tone.INFO)],
+        in_reply_to=run_id,
+        update_key=run_id,
+        final=False,
+    )
 
 
-_VERDICT = {Status.PASSED: ("passed", Tone.SUCCESS), Status.FAILED: ("failed", Tone.ERROR),
-            Status.ERROR: ("could not run", Tone.ERROR), Status.TIMEOUT: ("timed out", Tone.WARNING)}
+_VERDICT = {
+    Status.PASSED: ("passed", Tone.SUCCESS),
+    Status.FAILED: ("failed", Tone.ERROR),
+    Status.ERROR: ("could not run", Tone.ERROR),
+    Status.TIMEOUT: ("timed out", Tone.WARNING),
+}
 
 
 def result_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part]:
@@ -90,7 +107,7 @@ def verdict_parts(result: EvalResult) -> list[Part]:
         parts.append(status(popcorn.NOTE, Tone.WARNING))
     if result.score_us is not None:
         rule = _ranking_words(result.ranking_by)
-        if result.measured_by == popcorn.MEASURED_BY:      # the author's evaluator reports means, no medians
+        if result.measured_by == popcorn.MEASURED_BY:  # the author's evaluator reports means, no medians
             rule = rule.replace("median", "mean")
         parts.append(text(f"**Score** {format_us(result.score_us)} ({rule})"))
     return parts
@@ -139,19 +156,38 @@ def cost_words(gpu_s: float, cost_usd: float | None) -> str:
 
 
 def _ranking_words(ranking_by: str) -> str:
-    return {"geom": "geometric mean of per-shape medians", "mean": "mean of per-shape medians",
-            "last": "median of the last shape"}.get(ranking_by, ranking_by)
+    return {
+        "geom": "geometric mean of per-shape medians",
+        "mean": "mean of per-shape medians",
+        "last": "median of the last shape",
+    }.get(ranking_by, ranking_by)
 
 
 def _shape_table(shapes: list[ShapeStats]) -> Part:
     rows = []
     for s in shapes:
         ci = 100 * (s.ci_high_us - s.ci_low_us) / (2 * s.median_us) if s.median_us else 0.0
-        rate = (f"{s.achieved_gbps:.0f} GB/s" if s.achieved_gbps else
-                f"{s.achieved_tflops:.1f} TFLOP/s" if s.achieved_tflops else "-")
+        rate = (
+            f"{s.achieved_gbps:.0f} GB/s"
+            if s.achieved_gbps
+            else f"{s.achieved_tflops:.1f} TFLOP/s"
+            if s.achieved_tflops
+            else "-"
+        )
         peak = f"{100 * s.peak_fraction:.0f}%" if s.peak_fraction is not None else "-"
-        rows.append([format_spec(s.spec), format_us(s.median_us), _percent(ci), format_us(s.mean_us),
-                     format_us(s.min_us), format_us(s.p90_us), str(s.n), rate, peak])
+        rows.append(
+            [
+                format_spec(s.spec),
+                format_us(s.median_us),
+                _percent(ci),
+                format_us(s.mean_us),
+                format_us(s.min_us),
+                format_us(s.p90_us),
+                str(s.n),
+                rate,
+                peak,
+            ]
+        )
     return table(["shape", "median", "95% CI", "mean", "min", "p90", "n", "achieved", "of peak"], rows)
 
 

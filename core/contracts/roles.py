@@ -84,72 +84,123 @@ def _inbox(role: Role) -> str:
 def _kv(bucket: str) -> tuple[str, ...]:
     """Open, read and write one KV bucket, and nothing else of it (no purge, no delete of the bucket)."""
     stream = f"KV_{bucket}"
-    return (f"{JS_API}.STREAM.INFO.{stream}", f"{JS_API}.DIRECT.GET.{stream}.>", f"{JS_API}.DIRECT.GET.{stream}",
-            f"{JS_API}.STREAM.MSG.GET.{stream}", f"$KV.{bucket}.>")
+    return (
+        f"{JS_API}.STREAM.INFO.{stream}",
+        f"{JS_API}.DIRECT.GET.{stream}.>",
+        f"{JS_API}.DIRECT.GET.{stream}",
+        f"{JS_API}.STREAM.MSG.GET.{stream}",
+        f"$KV.{bucket}.>",
+    )
 
 
 def _pull(stream: str, durable: str) -> tuple[str, ...]:
     """Bind to an existing durable pull consumer, fetch from it and settle what it delivers."""
-    return (f"{JS_API}.CONSUMER.INFO.{stream}.{durable}", f"{JS_API}.CONSUMER.MSG.NEXT.{stream}.{durable}",
-            f"$JS.ACK.{stream}.{durable}.>")
+    return (
+        f"{JS_API}.CONSUMER.INFO.{stream}.{durable}",
+        f"{JS_API}.CONSUMER.MSG.NEXT.{stream}.{durable}",
+        f"$JS.ACK.{stream}.{durable}.>",
+    )
 
 
 def _adapter(platform: Platform) -> Permissions:
     durable = subjects.adapter_durable(platform.value)
     return Permissions(
-        publish=(subjects.command_subject(platform.value),
-                 f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.{durable}.{subjects.platform_replies(platform.value)}",
-                 *_pull(subjects.REPLIES, durable), *_kv(subjects.ledger_bucket(platform.value))),
+        publish=(
+            subjects.command_subject(platform.value),
+            f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.{durable}.{subjects.platform_replies(platform.value)}",
+            *_pull(subjects.REPLIES, durable),
+            *_kv(subjects.ledger_bucket(platform.value)),
+        ),
         subscribe=(_inbox(Role(platform.value)),),
-        publish_deny=_CORE_ONLY_PUBLISH, subscribe_deny=_CORE_ONLY_SUBSCRIBE)
+        publish_deny=_CORE_ONLY_PUBLISH,
+        subscribe_deny=_CORE_ONLY_SUBSCRIBE,
+    )
 
 
 def _read_or_consume(stream: str) -> tuple[str, ...]:
     """Every JetStream API request that reads a stream's messages, directly or through a new consumer."""
-    return tuple(f"{JS_API}.{op}.{stream}{rest}" for op in ("CONSUMER.CREATE", "DIRECT.GET", "STREAM.MSG.GET")
-                 for rest in ("", ".>"))
+    return tuple(
+        f"{JS_API}.{op}.{stream}{rest}"
+        for op in ("CONSUMER.CREATE", "DIRECT.GET", "STREAM.MSG.GET")
+        for rest in ("", ".>")
+    )
 
 
 # What only the core may do, denied to every other role whatever its allow list says.
 _CORE_ONLY_PUBLISH = (
-    f"{JS_API}.STREAM.CREATE.>", f"{JS_API}.STREAM.UPDATE.>", f"{JS_API}.STREAM.DELETE.>",
-    f"{JS_API}.STREAM.PURGE.>", f"{JS_API}.STREAM.MSG.DELETE.>", f"{JS_API}.CONSUMER.DELETE.>",
+    f"{JS_API}.STREAM.CREATE.>",
+    f"{JS_API}.STREAM.UPDATE.>",
+    f"{JS_API}.STREAM.DELETE.>",
+    f"{JS_API}.STREAM.PURGE.>",
+    f"{JS_API}.STREAM.MSG.DELETE.>",
+    f"{JS_API}.CONSUMER.DELETE.>",
     f"{JS_API}.CONSUMER.DURABLE.CREATE.>",
     *(op for stream in (subjects.JOBS, subjects.JOBS_DLQ, subjects.EVENTS) for op in _read_or_consume(stream)),
-    subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL,
+    subjects.JOBS_ALL,
+    subjects.DEAD_ALL,
+    subjects.REPLIES_ALL,
 )
 # A worker looks up one run's stored result by subject (so a redelivered job is not evaluated twice), and
 # nothing else of EVENTS: not progress, not a message by sequence number.
 _RESULT_LOOKUP = f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.RESULTS_ALL.removesuffix('>')}*"
-_WORKER_PUBLISH_DENY = (*(s for s in _CORE_ONLY_PUBLISH if s != f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.>"),
-                        f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.PROGRESS_ALL}")
-_CORE_ONLY_SUBSCRIBE = (subjects.COMMANDS_ALL, subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.PROGRESS_ALL,
-                        subjects.RESULTS_ALL, subjects.REPLIES_ALL)
+_WORKER_PUBLISH_DENY = (
+    *(s for s in _CORE_ONLY_PUBLISH if s != f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.>"),
+    f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.PROGRESS_ALL}",
+)
+_CORE_ONLY_SUBSCRIBE = (
+    subjects.COMMANDS_ALL,
+    subjects.JOBS_ALL,
+    subjects.DEAD_ALL,
+    subjects.PROGRESS_ALL,
+    subjects.RESULTS_ALL,
+    subjects.REPLIES_ALL,
+)
 
 # The chat adapters' durables: no other role may create (and so re-filter) a consumer under those names.
-_ADAPTER_DURABLES = tuple(f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.{subjects.adapter_durable(p.value)}.>"
-                          for p in CHAT_PLATFORMS)
+_ADAPTER_DURABLES = tuple(
+    f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.{subjects.adapter_durable(p.value)}.>" for p in CHAT_PLATFORMS
+)
 
 PERMISSIONS: dict[Role, Permissions] = {
     Role.CORE: Permissions(
         publish=(f"{JS_API}.>", "$JS.ACK.>", subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL),
-        subscribe=(subjects.COMMANDS_ALL, _inbox(Role.CORE), subjects.MAX_DELIVERIES_ADVISORY,
-                   subjects.POOL_STATUS_ALL),
-        allow_responses=True),         # answers commands on the requester's inbox
+        subscribe=(
+            subjects.COMMANDS_ALL,
+            _inbox(Role.CORE),
+            subjects.MAX_DELIVERIES_ADVISORY,
+            subjects.POOL_STATUS_ALL,
+        ),
+        allow_responses=True,
+    ),  # answers commands on the requester's inbox
     Role.WORKER: Permissions(
-        publish=(f"{JS_API}.CONSUMER.INFO.{subjects.JOBS}.*", f"{JS_API}.CONSUMER.MSG.NEXT.{subjects.JOBS}.*",
-                 f"$JS.ACK.{subjects.JOBS}.>", subjects.PROGRESS_ALL, subjects.RESULTS_ALL, subjects.POOL_STATUS_ALL,
-                 _RESULT_LOOKUP, *_kv(subjects.RUNNER_CALLS)),
+        publish=(
+            f"{JS_API}.CONSUMER.INFO.{subjects.JOBS}.*",
+            f"{JS_API}.CONSUMER.MSG.NEXT.{subjects.JOBS}.*",
+            f"$JS.ACK.{subjects.JOBS}.>",
+            subjects.PROGRESS_ALL,
+            subjects.RESULTS_ALL,
+            subjects.POOL_STATUS_ALL,
+            _RESULT_LOOKUP,
+            *_kv(subjects.RUNNER_CALLS),
+        ),
         subscribe=(_inbox(Role.WORKER),),
-        publish_deny=_WORKER_PUBLISH_DENY, subscribe_deny=_CORE_ONLY_SUBSCRIBE),
+        publish_deny=_WORKER_PUBLISH_DENY,
+        subscribe_deny=_CORE_ONLY_SUBSCRIBE,
+    ),
     Role.DISCORD: _adapter(Platform.DISCORD),
     Role.SLACK: _adapter(Platform.SLACK),
     Role.API: Permissions(
-        publish=(*(subjects.command_subject(p.value) for p in API_PLATFORMS),
-                 *(f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.*.{subjects.platform_replies(p.value)}"
-                   for p in API_PLATFORMS)),
+        publish=(
+            *(subjects.command_subject(p.value) for p in API_PLATFORMS),
+            *(
+                f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.*.{subjects.platform_replies(p.value)}"
+                for p in API_PLATFORMS
+            ),
+        ),
         subscribe=(_inbox(Role.API),),
-        publish_deny=(*_CORE_ONLY_PUBLISH, *_ADAPTER_DURABLES), subscribe_deny=_CORE_ONLY_SUBSCRIBE),
+        publish_deny=(*_CORE_ONLY_PUBLISH, *_ADAPTER_DURABLES),
+        subscribe_deny=_CORE_ONLY_SUBSCRIBE,
+    ),
 }
 
 
@@ -160,5 +211,9 @@ def user_name(role: Role) -> str:
 
 def authorization(password_hashes: dict[Role, str]) -> dict[str, object]:
     """nats-server's ``authorization`` block: one user per role, with its (bcrypt-hashed) password."""
-    return {"users": [{"user": user_name(role), "password": password_hashes[role],
-                       "permissions": PERMISSIONS[role].to_config()} for role in Role]}
+    return {
+        "users": [
+            {"user": user_name(role), "password": password_hashes[role], "permissions": PERMISSIONS[role].to_config()}
+            for role in Role
+        ]
+    }

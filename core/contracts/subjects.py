@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import re
 
-COMMANDS_ALL = "svc.command.*"          # what the core serves
-CORE_QUEUE = "core"                       # queue group: core replicas share the command load
+COMMANDS_ALL = "svc.command.*"  # what the core serves
+CORE_QUEUE = "core"  # queue group: core replicas share the command load
 
 JOBS = "JOBS"
 JOBS_DLQ = "JOBS_DLQ"
@@ -43,10 +43,10 @@ RESULTS_ALL = "runs.result.>"
 REPLIES_ALL = "replies.>"
 POOL_STATUS_ALL = "pools.status.>"
 
-RUNNER_CALLS = "runner_calls"             # KV bucket (stream KV_runner_calls): run id -> remote call
+RUNNER_CALLS = "runner_calls"  # KV bucket (stream KV_runner_calls): run id -> remote call
 
-CORE_RESULTS = "core-results"             # the core's durable consumer of results
-CORE_PROGRESS = "core-progress"           # the core's durable consumer of progress events
+CORE_RESULTS = "core-results"  # the core's durable consumer of results
+CORE_PROGRESS = "core-progress"  # the core's durable consumer of progress events
 
 # The server's notice that a job consumer gave up on a message; the last token is the consumer.
 MAX_DELIVERIES_ADVISORY = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{JOBS}.*"
@@ -54,7 +54,7 @@ MAX_DELIVERIES_ADVISORY = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{JOBS}.*"
 _JOB_PREFIX = "jobs.submit."
 _DEAD_PREFIX = "jobs.dead."
 _SAFE = re.compile(r"[A-Za-z0-9-]")
-NO_ROUTE = "_"                            # the route of a reply with no channel; ``token`` never yields it
+NO_ROUTE = "_"  # the route of a reply with no channel; ``token`` never yields it
 
 
 def token(name: str) -> str:

@@ -7,7 +7,7 @@ import hashlib
 import secrets
 
 TOKEN_PREFIX = "kr_"
-PREFIX_CHARS = 12               # "kr_" and 9 random characters: 54 bits, enough to tell tokens apart
+PREFIX_CHARS = 12  # "kr_" and 9 random characters: 54 bits, enough to tell tokens apart
 
 
 def make_token() -> str:

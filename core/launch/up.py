@@ -41,9 +41,13 @@ log = logging.getLogger("kernelrank.up")
 RESTART_DELAY_S = 2.0
 STOP_TIMEOUT_S = 15.0
 # Secrets only some roles use; every other child gets them blanked (an empty value also hides a .env file's).
-ROLE_SECRETS = {Role.CORE: ("result_secret",), Role.WORKER: ("github_token",), Role.DISCORD: ("discord_token",),
-                Role.SLACK: ("slack_bot_token", "slack_app_token", "slack_signing_secret")}
-READY_TIMEOUT_S = 120.0         # the API answering and the core behind it, before `up` says it is up
+ROLE_SECRETS = {
+    Role.CORE: ("result_secret",),
+    Role.WORKER: ("github_token",),
+    Role.DISCORD: ("discord_token",),
+    Role.SLACK: ("slack_bot_token", "slack_app_token", "slack_signing_secret"),
+}
+READY_TIMEOUT_S = 120.0  # the API answering and the core behind it, before `up` says it is up
 
 
 @dataclass
@@ -87,28 +91,42 @@ class Child:
 
 def main(argv: list[str], settings: Settings) -> int:
     parser = argparse.ArgumentParser(prog="kernelrank up", description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default="local", choices=("local", "fake"),
-                        help="worker backend (fake answers instantly: for demos and load tests)")
+    parser.add_argument(
+        "--backend",
+        default="local",
+        choices=("local", "fake"),
+        help="worker backend (fake answers instantly: for demos and load tests)",
+    )
     args = parser.parse_args(argv)
     settings.home.mkdir(parents=True, exist_ok=True)
     nats = None if settings.nats_url else EmbeddedNats()
-    url = settings.nats_url or nats.start(settings.home / "run", settings.nats_store,
-                                          embedded_server_config(settings.secrets_dir))
+    url = settings.nats_url or nats.start(
+        settings.home / "run", settings.nats_store, embedded_server_config(settings.secrets_dir)
+    )
     settings.nats_url_file.parent.mkdir(parents=True, exist_ok=True)
     settings.nats_url_file.write_text(url)
     env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(settings.home)}
     exe = [sys.executable, "-m", "core.launch.main"]
-    settings.api_url_file.unlink(missing_ok=True)        # an earlier run's; the API writes its own once it listens
+    settings.api_url_file.unlink(missing_ok=True)  # an earlier run's; the API writes its own once it listens
     embedded = nats is not None
-    children = [Child("core", [*exe, "core"], {**role_env(env, settings, Role.CORE, embedded=embedded),
-                                               "KERNELRANK_LOCAL_TOKEN_ID": _local_token(settings)}),
-                Child("api", [*exe, "api"], role_env(env, settings, Role.API, embedded=embedded))]
+    children = [
+        Child(
+            "core",
+            [*exe, "core"],
+            {
+                **role_env(env, settings, Role.CORE, embedded=embedded),
+                "KERNELRANK_LOCAL_TOKEN_ID": _local_token(settings),
+            },
+        ),
+        Child("api", [*exe, "api"], role_env(env, settings, Role.API, embedded=embedded)),
+    ]
     worker_env = role_env(env, settings, Role.WORKER, embedded=embedded)
     for pool, count in local_pools().items():
         for index in range(count):
             gpu_env = worker_env if pool == "CPU" else {**worker_env, "CUDA_VISIBLE_DEVICES": str(index)}
-            children.append(Child(f"worker {pool}#{index}",
-                                  [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env))
+            children.append(
+                Child(f"worker {pool}#{index}", [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env)
+            )
     children += _chat_adapters(settings, exe, env, embedded=embedded)
     stopping = False
     nats_restarts = Restarts()
@@ -157,8 +175,13 @@ def role_env(env: dict[str, str], settings: Settings, role: Role, *, embedded: b
         if other is not role:
             child.update({env_name(name): "" for name in names})
     if embedded:
-        child.update({"KERNELRANK_NATS_CREDENTIALS": str(settings.secrets_dir / f"{role.value}.json"),
-                      env_name("nats_user"): "", env_name("nats_password"): ""})
+        child.update(
+            {
+                "KERNELRANK_NATS_CREDENTIALS": str(settings.secrets_dir / f"{role.value}.json"),
+                env_name("nats_user"): "",
+                env_name("nats_password"): "",
+            }
+        )
     return child
 
 
@@ -180,10 +203,13 @@ def _announce(api: str, nats_url: str, settings: Settings, children: list[Child]
         log.warning("the API or the core did not answer within %.0f s; see the log above", READY_TIMEOUT_S)
     workers = ", ".join(c.name.removeprefix("worker ") for c in children if c.name.startswith("worker"))
     adapters = "".join(f", {c.name} adapter" for c in children if c.name in ("discord", "slack"))
-    print(f"kernelrank is up: API {api or '(not answering yet)'}, NATS {nats_url}, database "
-          f"{settings.database}, workers {workers}{adapters}.\n"
-          "In another terminal: `kernelrank list`, then `kernelrank submit FILE --leaderboard NAME`. "
-          "Ctrl-C stops everything.", flush=True)
+    print(
+        f"kernelrank is up: API {api or '(not answering yet)'}, NATS {nats_url}, database "
+        f"{settings.database}, workers {workers}{adapters}.\n"
+        "In another terminal: `kernelrank list`, then `kernelrank submit FILE --leaderboard NAME`. "
+        "Ctrl-C stops everything.",
+        flush=True,
+    )
 
 
 def _healthy(url: str) -> bool:
@@ -198,8 +224,11 @@ def _chat_adapters(settings: Settings, exe: list[str], env: dict[str, str], *, e
     """The chat adapters whose credentials are set; one with unusable settings is reported and left out."""
     from adapters.slack.config import slack_config, slack_enabled
 
-    adapters = ([Child("discord", [*exe, "discord"], role_env(env, settings, Role.DISCORD, embedded=embedded))]
-                if settings.discord_token else [])
+    adapters = (
+        [Child("discord", [*exe, "discord"], role_env(env, settings, Role.DISCORD, embedded=embedded))]
+        if settings.discord_token
+        else []
+    )
     if not slack_enabled(settings):
         return adapters
     try:

@@ -24,8 +24,12 @@ def why_hidden(detail: SubmissionDetail, caller: Caller, board: Leaderboard | No
         return None
     if board is not None and board.public_after_close and closed(board, now):
         return None
-    opens = (f" until {board.name} closes on {board.deadline:%Y-%m-%d %H:%M} UTC"
-             if board is not None and board.public_after_close and board.deadline is not None else "")
-    return (f"Submission #{detail.id} is someone else's: only its author and admins can see its code and detailed "
-            f"results{opens}; `show {detail.leaderboard}` has the public ranking.")
-
+    opens = (
+        f" until {board.name} closes on {board.deadline:%Y-%m-%d %H:%M} UTC"
+        if board is not None and board.public_after_close and board.deadline is not None
+        else ""
+    )
+    return (
+        f"Submission #{detail.id} is someone else's: only its author and admins can see its code and detailed "
+        f"results{opens}; `show {detail.leaderboard}` has the public ranking."
+    )

@@ -27,8 +27,10 @@ async def role(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     elif await deps.db.write(deps.db.store.admin.revoke, person, name):
         words = f"{who} is no longer {'an admin' if name == 'admin' else 'a leaderboard creator'}."
     else:
-        raise UserError(f"{who} does not hold the {name} role granted from chat (configured admins and Discord "
-                        "server roles are changed where they are set).")
+        raise UserError(
+            f"{who} does not hold the {name} role granted from chat (configured admins and Discord "
+            "server roles are changed where they are set)."
+        )
     deps.people.roles_changed()
     await _audit(deps, caller, f"role {action}", {"person": person, "role": name})
     return reply(cmd, "Roles", [report.text(words)], data={"person_id": person, "role": name, "action": action})
@@ -58,8 +60,12 @@ async def invalidate(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if not await deps.db.write(deps.db.store.admin.invalidate, sub_id, reason):
         raise NotFound(f"There is no submission #{sub_id}.")
     await _audit(deps, caller, "invalidate", {"submission": sub_id, "reason": reason})
-    return reply(cmd, f"Submission #{sub_id} invalidated", [report.text(
-        f"#{sub_id} is out of every ranking ({reason}); it stays in history, marked.")], data={"submission_id": sub_id})
+    return reply(
+        cmd,
+        f"Submission #{sub_id} invalidated",
+        [report.text(f"#{sub_id} is out of every ranking ({reason}); it stays in history, marked.")],
+        data={"submission_id": sub_id},
+    )
 
 
 async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -74,15 +80,22 @@ async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         await deps.db.write(deps.db.store.admin.set_board_limit, name, per_minute)
         await read_limits(deps)
         await _audit(deps, caller, "limit", {"leaderboard": name, "per_minute": per_minute})
-        return reply(cmd, "Rate limit", [report.text(f"{name} takes {per_minute} submissions a minute per GPU, "
-                                                     "everyone's together.")],
-                     data={"leaderboard": name, "per_minute": per_minute})
+        return reply(
+            cmd,
+            "Rate limit",
+            [report.text(f"{name} takes {per_minute} submissions a minute per GPU, everyone's together.")],
+            data={"leaderboard": name, "per_minute": per_minute},
+        )
     person, who = await _person(cmd, deps)
     await deps.db.write(deps.db.store.admin.set_limit, person, per_minute)
     await read_limits(deps)
     await _audit(deps, caller, "limit", {"person": person, "per_minute": per_minute})
-    return reply(cmd, "Rate limit", [report.text(f"{who} may submit {per_minute} times a minute per GPU.")],
-                 data={"person_id": person, "per_minute": per_minute})
+    return reply(
+        cmd,
+        "Rate limit",
+        [report.text(f"{who} may submit {per_minute} times a minute per GPU.")],
+        data={"person_id": person, "per_minute": per_minute},
+    )
 
 
 async def read_limits(deps: Deps) -> None:
@@ -97,11 +110,25 @@ async def audit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     rows = await deps.db.read(deps.db.store.admin.audit, since)
     if not rows:
         return reply(cmd, "Audit log", [report.text(f"Nothing since {since:%Y-%m-%d %H:%M} UTC.")], data={"rows": []})
-    return reply(cmd, "Audit log", [report.table(["when", "who", "what", "detail"], [
-        [f"{at:%Y-%m-%d %H:%M}", actor, action, ", ".join(f"{k}={v}" for k, v in detail.items())[:200]]
-        for at, actor, action, detail in rows])],
-        data={"rows": [{"at": at.isoformat(), "who": actor, "what": action, "detail": detail}
-                       for at, actor, action, detail in rows]})
+    return reply(
+        cmd,
+        "Audit log",
+        [
+            report.table(
+                ["when", "who", "what", "detail"],
+                [
+                    [f"{at:%Y-%m-%d %H:%M}", actor, action, ", ".join(f"{k}={v}" for k, v in detail.items())[:200]]
+                    for at, actor, action, detail in rows
+                ],
+            )
+        ],
+        data={
+            "rows": [
+                {"at": at.isoformat(), "who": actor, "what": action, "detail": detail}
+                for at, actor, action, detail in rows
+            ]
+        },
+    )
 
 
 async def _person(cmd: Command, deps: Deps) -> tuple[int, str]:

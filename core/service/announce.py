@@ -28,14 +28,17 @@ def announcement_targets(entries: Iterable[str]) -> list[ReplyTo]:
     for entry in entries:
         platform, _, channel = entry.strip().partition(":")
         if platform.lower() not in {p.value for p in CHAT_PLATFORMS} or not channel.strip():
-            raise ConfigError(f"KERNELRANK_ANNOUNCE entry {entry!r} is not platform:channel with platform "
-                              f"{' or '.join(p.value for p in CHAT_PLATFORMS)}, e.g. discord:1234567890.")
+            raise ConfigError(
+                f"KERNELRANK_ANNOUNCE entry {entry!r} is not platform:channel with platform "
+                f"{' or '.join(p.value for p in CHAT_PLATFORMS)}, e.g. discord:1234567890."
+            )
         targets.append(ReplyTo(platform=Platform(platform.lower()), channel=channel.strip()))
     return targets
 
 
-def announcements(finished: Iterable[RunInfo], standings: dict[tuple[str, str], dict[int, RankRow]],
-                  targets: list[ReplyTo]) -> list[Reply]:
+def announcements(
+    finished: Iterable[RunInfo], standings: dict[tuple[str, str], dict[int, RankRow]], targets: list[ReplyTo]
+) -> list[Reply]:
     """One reply per target for each (leaderboard, GPU) whose top 3 now holds one of the ``finished`` runs."""
     if not targets:
         return []
@@ -44,21 +47,36 @@ def announcements(finished: Iterable[RunInfo], standings: dict[tuple[str, str], 
     for (leaderboard, gpu), standing in standings.items():
         top = sorted(standing.values(), key=lambda row: row.rank)[:TOP]
         top_runs = {row.run_id: row for row in top}
-        entered = [run for run in finished if (run.leaderboard, run.gpu) == (leaderboard, gpu)
-                   and run.run_id in top_runs]
+        entered = [
+            run for run in finished if (run.leaderboard, run.gpu) == (leaderboard, gpu) and run.run_id in top_runs
+        ]
         if not entered:
             continue
         newest = top_runs[entered[-1].run_id]
-        headline = (f"**{newest.display_name}** is now #{newest.rank} on **{leaderboard}** ({gpu}) with "
-                    f"{report.format_us(newest.score_us)}.")
-        table = report.table(["rank", "who", "score", "submission"],
-                             [[row.rank, row.display_name, report.format_us(row.score_us), f"#{row.submission_id}"]
-                              for row in top])
-        data = {"kind": "announcement", "leaderboard": leaderboard, "gpu": gpu,
-                "top": [[row.rank, row.display_name, row.score_us] for row in top],
-                "submission_id": newest.submission_id}
-        replies += [Reply(reply_to=target, title=f"New top {TOP} on {leaderboard} ({gpu})", tone=Tone.SUCCESS,
-                          parts=[report.text(headline), table], data=data,
-                          id=f"announce-{newest.run_id}-{target.platform.value}-{target.channel}")
-                    for target in targets]
+        headline = (
+            f"**{newest.display_name}** is now #{newest.rank} on **{leaderboard}** ({gpu}) with "
+            f"{report.format_us(newest.score_us)}."
+        )
+        table = report.table(
+            ["rank", "who", "score", "submission"],
+            [[row.rank, row.display_name, report.format_us(row.score_us), f"#{row.submission_id}"] for row in top],
+        )
+        data = {
+            "kind": "announcement",
+            "leaderboard": leaderboard,
+            "gpu": gpu,
+            "top": [[row.rank, row.display_name, row.score_us] for row in top],
+            "submission_id": newest.submission_id,
+        }
+        replies += [
+            Reply(
+                reply_to=target,
+                title=f"New top {TOP} on {leaderboard} ({gpu})",
+                tone=Tone.SUCCESS,
+                parts=[report.text(headline), table],
+                data=data,
+                id=f"announce-{newest.run_id}-{target.platform.value}-{target.channel}",
+            )
+            for target in targets
+        ]
     return replies

@@ -18,8 +18,7 @@ from storage.records import Leaderboard
 
 async def leaderboard(deps: Deps, name: str) -> Board:
     if not name:
-        raise UserError("Name a leaderboard (or add `#!POPCORN leaderboard NAME` to the file); "
-                        "`list` shows them.")
+        raise UserError("Name a leaderboard (or add `#!POPCORN leaderboard NAME` to the file); `list` shows them.")
     board = await deps.boards.get(name)
     if board is None:
         raise NotFound(f"There is no leaderboard {shown(name)!r}; `list` shows the leaderboards.")
@@ -29,7 +28,7 @@ async def leaderboard(deps: Deps, name: str) -> Board:
 def choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False) -> list[str]:
     if not board.gpus:
         raise UserError(f"{board.name} has no GPU to run on yet; ask an admin to add one.")
-    wanted = [name for entry in wanted for name in re.split(r"[\s,]+", entry) if name]   # "H100,A100" too
+    wanted = [name for entry in wanted for name in re.split(r"[\s,]+", entry) if name]  # "H100,A100" too
     if not wanted:
         if len(board.gpus) == 1 or allow_all:
             return list(board.gpus)
@@ -37,8 +36,9 @@ def choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False) 
     by_name = {g.lower(): g for g in board.gpus}
     unknown = [g for g in wanted if g.lower() not in by_name]
     if unknown:
-        raise UserError(f"{board.name} does not offer {', '.join(map(shown, unknown[:3]))}; it runs on "
-                        f"{', '.join(board.gpus)}.")
+        raise UserError(
+            f"{board.name} does not offer {', '.join(map(shown, unknown[:3]))}; it runs on {', '.join(board.gpus)}."
+        )
     return list(dict.fromkeys(by_name[g.lower()] for g in wanted))
 
 
@@ -55,9 +55,13 @@ async def other_person(cmd: Command, deps: Deps, who: str) -> int:
         return found
     named = await deps.db.read(deps.db.store.people_named, who)
     if len(named) != 1:
-        raise (NotFound(f"kernelrank knows nobody called {shown(who)!r}; `show LEADERBOARD` lists names.")
-               if not named else UserError(f"{len(named)} people are called {shown(who)!r}; name one by their "
-                                           "chat id, like discord:123456."))
+        raise (
+            NotFound(f"kernelrank knows nobody called {shown(who)!r}; `show LEADERBOARD` lists names.")
+            if not named
+            else UserError(
+                f"{len(named)} people are called {shown(who)!r}; name one by their chat id, like discord:123456."
+            )
+        )
     return named[0][0]
 
 
@@ -114,5 +118,3 @@ def moment_arg(cmd: Command, key: str) -> datetime | None:
 
 def reply(cmd: Command, title: str, parts: list, data: dict | None = None) -> Reply:
     return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, title=title, parts=parts, data=data or {})
-
-

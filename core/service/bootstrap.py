@@ -32,16 +32,35 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def build_deps(db: Database, settings: Settings, publish_job: Callable[[RunJob], Awaitable[bool]], *,
-               now: Callable[[], datetime] = utc_now, gpu_pools: tuple[str, ...] = ()) -> Deps:
-    return Deps(db=db, writer=Writer(db), settings=settings, publish_job=publish_job,
-                boards=BoardCache(lambda name: db.read(db.store.get_leaderboard, name)),
-                people=People(db, settings), limiter=RateLimiter(settings.rate_limit_per_minute), runs=RunBook(),
-                pools=PoolBoard(), submitting=OncePerCommand(), links=LinkCodes(), now=now,
-                validations=Validations(), gpu_pools=tuple(gpu_pools), reruns=Reruns())
+def build_deps(
+    db: Database,
+    settings: Settings,
+    publish_job: Callable[[RunJob], Awaitable[bool]],
+    *,
+    now: Callable[[], datetime] = utc_now,
+    gpu_pools: tuple[str, ...] = (),
+) -> Deps:
+    return Deps(
+        db=db,
+        writer=Writer(db),
+        settings=settings,
+        publish_job=publish_job,
+        boards=BoardCache(lambda name: db.read(db.store.get_leaderboard, name)),
+        people=People(db, settings),
+        limiter=RateLimiter(settings.rate_limit_per_minute),
+        runs=RunBook(),
+        pools=PoolBoard(),
+        submitting=OncePerCommand(),
+        links=LinkCodes(),
+        now=now,
+        validations=Validations(),
+        gpu_pools=tuple(gpu_pools),
+        reruns=Reruns(),
+    )
 
 
-def bootstrap(bus: Bus, db: Database, settings: Settings, pools: list[str], *,
-              now: Callable[[], datetime] = utc_now) -> CoreService:
+def bootstrap(
+    bus: Bus, db: Database, settings: Settings, pools: list[str], *, now: Callable[[], datetime] = utc_now
+) -> CoreService:
     jobs = JobQueue(bus, result_secret(settings))
     return CoreService(bus, build_deps(db, settings, jobs.publish, now=now, gpu_pools=tuple(pools)), jobs, pools)

@@ -17,9 +17,21 @@ def results_parts(results: dict[str, Any]) -> list[Part]:
         if not board["podium"]:
             parts.append(report.text("Nobody ranked."))
             continue
-        parts.append(report.table(["", "who", "score", "verification", "submission"],
-                                  [[medal(entry), entry["name"], report.format_us(entry["score_us"]),
-                                    verdict_words(entry), f"#{entry['submission_id']}"] for entry in board["podium"]]))
+        parts.append(
+            report.table(
+                ["", "who", "score", "verification", "submission"],
+                [
+                    [
+                        medal(entry),
+                        entry["name"],
+                        report.format_us(entry["score_us"]),
+                        verdict_words(entry),
+                        f"#{entry['submission_id']}",
+                    ]
+                    for entry in board["podium"]
+                ],
+            )
+        )
     if results.get("teams"):
         parts.append(report.text("**Teams** (points per rank: docs/challenges.md)"))
         parts.append(report.table(["team", "points"], results["teams"]))
@@ -41,5 +53,9 @@ def verdict_words(entry: dict[str, Any]) -> str:
 
 def podium_marks(results: dict[str, Any], leaderboard: str, gpu: str) -> dict[str, str]:
     """run id -> the medal (or "held") of a closed challenge's podium on one (leaderboard, GPU), for ``show``."""
-    return {entry["run_id"]: medal(entry) for board in results.get("boards", [])
-            if (board["leaderboard"], board["gpu"]) == (leaderboard, gpu) for entry in board["podium"]}
+    return {
+        entry["run_id"]: medal(entry)
+        for board in results.get("boards", [])
+        if (board["leaderboard"], board["gpu"]) == (leaderboard, gpu)
+        for entry in board["podium"]
+    }

@@ -28,15 +28,22 @@ from storage.records import Challenge
 async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     title = str(cmd.args.get("title") or "").strip()
     if not 1 <= len(title) <= 80:
-        raise UserError("Give the challenge a title of 1 to 80 characters, like \"Week 48: softmax\".")
+        raise UserError('Give the challenge a title of 1 to 80 characters, like "Week 48: softmax".')
     if await deps.db.read(deps.db.store.challenges.get, title):
-        raise UserError(f"A challenge called {title!r} exists already; choose another title, or change it with "
-                        f"`admin challenge update {title!r}`.")
+        raise UserError(
+            f"A challenge called {title!r} exists already; choose another title, or change it with "
+            f"`admin challenge update {title!r}`."
+        )
     if not cmd.args.get("leaderboards") or not cmd.args.get("closes"):
-        raise UserError("Give the challenge its leaderboards and its close: --leaderboards a,b --closes "
-                        "\"YYYY-MM-DD HH:MM\".")
-    ch = await _with_settings(cmd, Challenge(title=title, leaderboards=[], opens_at=deps.now(),
-                                             closes_at=deps.now(), created_by=caller.person_id), caller, deps)
+        raise UserError(
+            'Give the challenge its leaderboards and its close: --leaderboards a,b --closes "YYYY-MM-DD HH:MM".'
+        )
+    ch = await _with_settings(
+        cmd,
+        Challenge(title=title, leaderboards=[], opens_at=deps.now(), closes_at=deps.now(), created_by=caller.person_id),
+        caller,
+        deps,
+    )
     stored = await deps.db.write(deps.db.store.challenges.add, ch, deps.now())
     await _schedule_boards(stored, cmd, caller, deps)
     await deps.db.write(deps.db.store.audit, caller.signature, "challenge create", _detail(stored))
@@ -46,8 +53,9 @@ async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     ch = await _managed(cmd, caller, deps)
     if "close" in ch.done or ch.cancelled_at:
-        raise UserError(f"{ch.title} is {'cancelled' if ch.cancelled_at else 'closed'}; create a new challenge "
-                        "instead.")
+        raise UserError(
+            f"{ch.title} is {'cancelled' if ch.cancelled_at else 'closed'}; create a new challenge instead."
+        )
     changed = await _with_settings(cmd, ch, caller, deps)
     await deps.db.write(deps.db.store.challenges.update, changed)
     await _schedule_boards(changed, cmd, caller, deps)
@@ -61,9 +69,17 @@ async def cancel(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise UserError(f"{ch.title} is {'cancelled' if ch.cancelled_at else 'closed'} already.")
     await deps.db.write(deps.db.store.challenges.update, dataclasses.replace(ch, cancelled_at=deps.now()))
     await deps.db.write(deps.db.store.audit, caller.signature, "challenge cancel", {"challenge": ch.title})
-    return reply(cmd, f"{ch.title} cancelled", [report.text(
-        f"**{ch.title}** is cancelled: nothing more is announced. Its leaderboards keep their deadlines; `admin "
-        "reopen` changes them.")], data={"challenge": ch.title, "state": "cancelled"})
+    return reply(
+        cmd,
+        f"{ch.title} cancelled",
+        [
+            report.text(
+                f"**{ch.title}** is cancelled: nothing more is announced. Its leaderboards keep their deadlines; "
+                "`admin reopen` changes them."
+            )
+        ],
+        data={"challenge": ch.title, "state": "cancelled"},
+    )
 
 
 async def listed(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -72,18 +88,29 @@ async def listed(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         if ch.cancelled_at:
             continue
         state = _state(ch, now)
-        when = {"upcoming": f"opens {ch.opens_at:%Y-%m-%d %H:%M} UTC",
-                "open": f"closes {ch.closes_at:%Y-%m-%d %H:%M} UTC, {time_left(ch.closes_at, now)}",
-                "closing": "closed: verifying the podium",
-                "closed": f"winners: {_winners(ch)}"}[state]
+        when = {
+            "upcoming": f"opens {ch.opens_at:%Y-%m-%d %H:%M} UTC",
+            "open": f"closes {ch.closes_at:%Y-%m-%d %H:%M} UTC, {time_left(ch.closes_at, now)}",
+            "closing": "closed: verifying the podium",
+            "closed": f"winners: {_winners(ch)}",
+        }[state]
         rows.append([ch.title, state, ", ".join(ch.leaderboards), when])
-        data.append({"title": ch.title, "state": state, "leaderboards": ch.leaderboards,
-                     "closes": ch.closes_at.isoformat()})
+        data.append(
+            {"title": ch.title, "state": state, "leaderboards": ch.leaderboards, "closes": ch.closes_at.isoformat()}
+        )
     if not rows:
-        return reply(cmd, "Challenges", [report.text("No challenges yet: an admin schedules one with `admin "
-                                                     "challenge create`.")], data={"challenges": []})
-    return reply(cmd, "Challenges", [report.table(["challenge", "state", "leaderboards", "when"], rows)],
-                 data={"challenges": data})
+        return reply(
+            cmd,
+            "Challenges",
+            [report.text("No challenges yet: an admin schedules one with `admin challenge create`.")],
+            data={"challenges": []},
+        )
+    return reply(
+        cmd,
+        "Challenges",
+        [report.table(["challenge", "state", "leaderboards", "when"], rows)],
+        data={"challenges": data},
+    )
 
 
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -91,18 +118,30 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     now = deps.now()
     state = "cancelled" if ch.cancelled_at else _state(ch, now)
     if state == "closed" and ch.results is not None:
-        return reply(cmd, f"{ch.title}: results", results_parts(ch.results),
-                     data={"challenge": ch.title, "state": state, "results": ch.results})
-    parts = [report.text(f"**{ch.title}** ({state}): {ch.opens_at:%Y-%m-%d %H:%M} to {ch.closes_at:%Y-%m-%d %H:%M} "
-                         f"UTC, {time_left(ch.closes_at, now)}.")]
+        return reply(
+            cmd,
+            f"{ch.title}: results",
+            results_parts(ch.results),
+            data={"challenge": ch.title, "state": state, "results": ch.results},
+        )
+    parts = [
+        report.text(
+            f"**{ch.title}** ({state}): {ch.opens_at:%Y-%m-%d %H:%M} to {ch.closes_at:%Y-%m-%d %H:%M} "
+            f"UTC, {time_left(ch.closes_at, now)}."
+        )
+    ]
     for name in ch.leaderboards:
         board = await deps.boards.get(name)
         for gpu in board.leaderboard.gpus if board else []:
             rows = await deps.db.read(deps.db.store.ranking, name, gpu, 3)
             parts.append(report.text(f"**{name} on {gpu}**"))
-            parts.append(report.table(["rank", "who", "score"], [[r.rank, r.display_name,
-                                                                   report.format_us(r.score_us)] for r in rows])
-                         if rows else report.text("Nobody ranked yet."))
+            parts.append(
+                report.table(
+                    ["rank", "who", "score"], [[r.rank, r.display_name, report.format_us(r.score_us)] for r in rows]
+                )
+                if rows
+                else report.text("Nobody ranked yet.")
+            )
     return reply(cmd, ch.title, parts, data={"challenge": ch.title, "state": state})
 
 
@@ -138,23 +177,30 @@ async def _with_settings(cmd: Command, ch: Challenge, caller: Caller, deps: Deps
     names = [n for n in re.split(r"[\s,]+", str(cmd.args.get("leaderboards") or "")) if n]
     found = [(await leaderboard(deps, name)).leaderboard for name in names]
     if others := [lb.name for lb in found if not caller.manages(lb.created_by)]:
-        raise Forbidden(f"{', '.join(others)} was created by someone else; a challenge of yours may hold only your "
-                        "own leaderboards (or ask an admin).")
+        raise Forbidden(
+            f"{', '.join(others)} was created by someone else; a challenge of yours may hold only your "
+            "own leaderboards (or ask an admin)."
+        )
     boards = [lb.name for lb in found] or ch.leaderboards
     opens, closes = moment_arg(cmd, "opens") or ch.opens_at, moment_arg(cmd, "closes") or ch.closes_at
     if closes <= deps.now():
         raise UserError(f"The close {closes:%Y-%m-%d %H:%M} UTC has passed; give a later --closes.")
     if opens >= closes:
-        raise UserError(f"It would open ({opens:%Y-%m-%d %H:%M} UTC) after it closes ({closes:%Y-%m-%d %H:%M} UTC); "
-                        "give an earlier --opens or a later --closes.")
+        raise UserError(
+            f"It would open ({opens:%Y-%m-%d %H:%M} UTC) after it closes ({closes:%Y-%m-%d %H:%M} UTC); "
+            "give an earlier --opens or a later --closes."
+        )
     announce = [e for e in str(cmd.args.get("announce") or "").split(",") if e.strip()] or ch.announce
     try:
         announcement_targets(announce)
     except ConfigError:
-        raise UserError("Give --announce as a comma list of platform:channel, like discord:1234567890,slack:C0123; "
-                        "the platforms are discord and slack.") from None
-    return dataclasses.replace(ch, leaderboards=boards, opens_at=opens, closes_at=closes,
-                               announce=[e.strip() for e in announce])
+        raise UserError(
+            "Give --announce as a comma list of platform:channel, like discord:1234567890,slack:C0123; "
+            "the platforms are discord and slack."
+        ) from None
+    return dataclasses.replace(
+        ch, leaderboards=boards, opens_at=opens, closes_at=closes, announce=[e.strip() for e in announce]
+    )
 
 
 async def _schedule_boards(ch: Challenge, cmd: Command, caller: Caller, deps: Deps) -> None:
@@ -175,18 +221,28 @@ def _state(ch: Challenge, now) -> str:
 
 def _winners(ch: Challenge) -> str:
     boards = (ch.results or {}).get("boards", [])
-    firsts = [f"{b['leaderboard']} {b['gpu']}: {e['name']}" for b in boards for e in b["podium"]
-              if e["rank"] == 1 and e["verdict"] == "verified"]
+    firsts = [
+        f"{b['leaderboard']} {b['gpu']}: {e['name']}"
+        for b in boards
+        for e in b["podium"]
+        if e["rank"] == 1 and e["verdict"] == "verified"
+    ]
     return "; ".join(firsts) or "none verified"
 
 
 def _words(ch: Challenge, deps: Deps) -> str:
     where = f" News goes to {', '.join(ch.announce)}." if ch.announce else ""
-    return (f"**{ch.title}**: {', '.join(ch.leaderboards)} from {ch.opens_at:%Y-%m-%d %H:%M} to "
-            f"{ch.closes_at:%Y-%m-%d %H:%M} UTC ({time_left(ch.closes_at, deps.now())}).{where}")
+    return (
+        f"**{ch.title}**: {', '.join(ch.leaderboards)} from {ch.opens_at:%Y-%m-%d %H:%M} to "
+        f"{ch.closes_at:%Y-%m-%d %H:%M} UTC ({time_left(ch.closes_at, deps.now())}).{where}"
+    )
 
 
 def _detail(ch: Challenge) -> dict:
-    return {"challenge": ch.title, "leaderboards": ch.leaderboards, "opens": ch.opens_at.isoformat(),
-            "closes": ch.closes_at.isoformat(), "announce": ch.announce}
-
+    return {
+        "challenge": ch.title,
+        "leaderboards": ch.leaderboards,
+        "opens": ch.opens_at.isoformat(),
+        "closes": ch.closes_at.isoformat(),
+        "announce": ch.announce,
+    }

@@ -19,8 +19,14 @@ def change_table(result: EvalResult, previous: PreviousBest) -> Part | None:
     for shape in result.shapes:
         then = before.get(report.format_spec(shape.spec))
         if then and shape.median_us:
-            rows.append([report.format_spec(shape.spec), report.format_us(shape.median_us), report.format_us(then),
-                         f"{100 * (shape.median_us - then) / then:+.1f}%"])
+            rows.append(
+                [
+                    report.format_spec(shape.spec),
+                    report.format_us(shape.median_us),
+                    report.format_us(then),
+                    f"{100 * (shape.median_us - then) / then:+.1f}%",
+                ]
+            )
     if not rows:
         return None
     return report.table(["shape", "median now", f"your best before (#{previous.submission_id})", "change"], rows)
@@ -31,6 +37,5 @@ def with_changes(parts: list[Part], result: EvalResult, previous: PreviousBest |
     table = change_table(result, previous) if previous else None
     if table is None:
         return parts
-    after = next((i + 1 for i, p in enumerate(parts) if p.kind is PartKind.TABLE and "median" in p.headers),
-                 len(parts))
+    after = next((i + 1 for i, p in enumerate(parts) if p.kind is PartKind.TABLE and "median" in p.headers), len(parts))
     return [*parts[:after], report.text("**Against your previous best**"), table, *parts[after:]]

@@ -90,8 +90,9 @@ class Writer:
         try:
             stored = await self._db.write(self._db.store.add_submissions, [item for item, _ in submissions])
         except Exception as exc:  # every waiter learns of the failure; the writer goes on
-            log.error("a write of %d submissions failed: %s", len(submissions), exc,
-                      exc_info=not isinstance(exc, StoreFull))
+            log.error(
+                "a write of %d submissions failed: %s", len(submissions), exc, exc_info=not isinstance(exc, StoreFull)
+            )
             for _, future in submissions:
                 _settle(future, exception=exc)
             return
@@ -102,14 +103,22 @@ class Writer:
         running, self._running = self._running, []
         results, self._results = self._results, []
         replied, self._replied = self._replied, []
-        batch = WriteBatch(running=[mark for marks, _ in running for mark in marks],
-                           results=[record for records, _ in results for record in records], replied=replied)
+        batch = WriteBatch(
+            running=[mark for marks, _ in running for mark in marks],
+            results=[record for records, _ in results for record in records],
+            replied=replied,
+        )
         try:
             stored = await self._db.write_outcomes(batch)
         except Exception as exc:
             self._replied[:0] = replied
-            log.error("a write of %d running marks and %d results failed: %s", len(batch.running),
-                      len(batch.results), exc, exc_info=not isinstance(exc, StoreFull))
+            log.error(
+                "a write of %d running marks and %d results failed: %s",
+                len(batch.running),
+                len(batch.results),
+                exc,
+                exc_info=not isinstance(exc, StoreFull),
+            )
             for _, future in [*running, *results]:
                 _settle(future, exception=exc)
             return
@@ -117,7 +126,7 @@ class Writer:
             _settle(future, None)
         offset = 0
         for records, future in results:
-            _settle(future, stored[offset:offset + len(records)])
+            _settle(future, stored[offset : offset + len(records)])
             offset += len(records)
 
     async def close(self) -> None:

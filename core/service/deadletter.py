@@ -35,7 +35,7 @@ class DeadLetters:
         self._bus = bus
         self._on_dead = on_dead
         self._sweep_every_s = sweep_every_s
-        self._lock = asyncio.Lock()        # one move at a time: the two paths may report the same job
+        self._lock = asyncio.Lock()  # one move at a time: the two paths may report the same job
         self._stopping = asyncio.Event()
         self._watch: Running | None = None
         self._sweeper: asyncio.Task[None] | None = None
@@ -70,8 +70,12 @@ class DeadLetters:
             except DecodeError as exc:
                 log.error("dead-lettered an unreadable job (JOBS seq %d): %s", stream_seq, exc)
             else:
-                log.warning("run %s on %s failed after %d deliveries; moved to the dead-letter queue",
-                            job.run_id, job.gpu, deliveries)
+                log.warning(
+                    "run %s on %s failed after %d deliveries; moved to the dead-letter queue",
+                    job.run_id,
+                    job.gpu,
+                    deliveries,
+                )
                 await self._on_dead(job, deliveries)
             await self._bus.delete_job(stream_seq)
 
@@ -79,8 +83,7 @@ class DeadLetters:
         while not self._stopping.is_set():
             try:
                 await self.sweep()
-            except Exception:       # a failed sweep (NATS restarting, on_dead failing) is retried next time
+            except Exception:  # a failed sweep (NATS restarting, on_dead failing) is retried next time
                 log.exception("dead-letter sweep failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self._sweep_every_s)
-

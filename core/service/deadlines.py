@@ -28,16 +28,25 @@ async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: 
     if own is not None and "close" in own.done:
         if deadline is None or deadline == own.closes_at:
             return
-        await deps.db.write(store.update, dataclasses.replace(own, title=_dated(own)))     # the past round, kept
+        await deps.db.write(store.update, dataclasses.replace(own, title=_dated(own)))  # the past round, kept
         own = None
     if own is None:
         if deadline is not None:
             opens = min(lb.opens_at or now, deadline)
-            added = await deps.db.write(store.add, Challenge(
-                title=await _free_title(lb, deadline, deps), leaderboards=[lb.name], opens_at=opens,
-                closes_at=deadline, announce=_channels(reply_to, deps), created_by=lb.created_by,
-                deadline_of=lb.name), now)
-            if opens <= now:         # open already, as the command's answer says: no "is open" news on top
+            added = await deps.db.write(
+                store.add,
+                Challenge(
+                    title=await _free_title(lb, deadline, deps),
+                    leaderboards=[lb.name],
+                    opens_at=opens,
+                    closes_at=deadline,
+                    announce=_channels(reply_to, deps),
+                    created_by=lb.created_by,
+                    deadline_of=lb.name,
+                ),
+                now,
+            )
+            if opens <= now:  # open already, as the command's answer says: no "is open" news on top
                 await deps.db.write(store.done, added.id, "open", now)
         return
     if deadline is None:
@@ -45,9 +54,16 @@ async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: 
             await deps.db.write(store.update, dataclasses.replace(own, cancelled_at=now))
         return
     announce = list(dict.fromkeys([*own.announce, *_channels(reply_to, deps)]))
-    await deps.db.write(store.update, dataclasses.replace(own, closes_at=deadline, cancelled_at=None,
-                                                          opens_at=min(lb.opens_at or own.opens_at, deadline),
-                                                          announce=announce))
+    await deps.db.write(
+        store.update,
+        dataclasses.replace(
+            own,
+            closes_at=deadline,
+            cancelled_at=None,
+            opens_at=min(lb.opens_at or own.opens_at, deadline),
+            announce=announce,
+        ),
+    )
 
 
 def _dated(ch: Challenge) -> str:
@@ -56,8 +72,10 @@ def _dated(ch: Challenge) -> str:
 
 async def _in_a_challenge(name: str, deps: Deps) -> bool:
     """Whether an admin's challenge, not closed nor cancelled, holds the leaderboard (that one crowns it)."""
-    return any(name in ch.leaderboards and ch.deadline_of is None and ch.cancelled_at is None
-               and "close" not in ch.done for ch in await deps.db.read(deps.db.store.challenges.listed))
+    return any(
+        name in ch.leaderboards and ch.deadline_of is None and ch.cancelled_at is None and "close" not in ch.done
+        for ch in await deps.db.read(deps.db.store.challenges.listed)
+    )
 
 
 async def _free_title(lb: Leaderboard, deadline: datetime, deps: Deps) -> str:

@@ -31,11 +31,11 @@ class Deps:
     boards: BoardCache
     people: People
     limiter: RateLimiter
-    runs: RunBook                  # the one record of runs waiting for their result
-    pools: PoolBoard               # the workers' latest PoolStatus reports
-    submitting: OncePerCommand     # submissions being handled, by command id
-    links: LinkCodes               # one-time codes that join two accounts into one person
+    runs: RunBook  # the one record of runs waiting for their result
+    pools: PoolBoard  # the workers' latest PoolStatus reports
+    submitting: OncePerCommand  # submissions being handled, by command id
+    links: LinkCodes  # one-time codes that join two accounts into one person
     now: Callable[[], datetime]
-    validations: Validations       # leaderboards waiting for their reference's test run
-    gpu_pools: tuple[str, ...]     # the GPU pools this core queues jobs for
-    reruns: Reruns                 # the podium's re-runs at a challenge's close
+    validations: Validations  # leaderboards waiting for their reference's test run
+    gpu_pools: tuple[str, ...]  # the GPU pools this core queues jobs for
+    reruns: Reruns  # the podium's re-runs at a challenge's close

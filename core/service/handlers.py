@@ -38,8 +38,9 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
         if spec.access is Access.ADMIN and not caller.admin:
             raise Forbidden(f"Only admins can use `{spec.name}`; ask one of them.")
         if spec.access is Access.CREATOR and not (caller.admin or caller.creator):
-            raise Forbidden(f"Only admins and leaderboard creators can use `{spec.name}`; ask an admin for the "
-                            "creator role.")
+            raise Forbidden(
+                f"Only admins and leaderboard creators can use `{spec.name}`; ask an admin for the creator role."
+            )
         return await handler(cmd, caller, deps)
     except UserError as exc:
         reply = report.error_reply(cmd.reply_to, str(exc), cmd.id)

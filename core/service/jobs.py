@@ -12,17 +12,24 @@ from harness.job import EvalJob
 from harness.result import Mode
 
 
-def run_job(board: Board, *, run_id: str, gpu: str, submission_id: int, file_name: str, source: str,
-            mode: str) -> RunJob:
+def run_job(
+    board: Board, *, run_id: str, gpu: str, submission_id: int, file_name: str, source: str, mode: str
+) -> RunJob:
     """One evaluation of a submission on one GPU pool; the problem's files travel with it.
 
     Only a ranked run carries the leaderboard's secret seed: a test, benchmark or profile run (whose inputs
     the user may see) must not hand it to anything outside the core.
     """
     ranked = Mode(mode) is Mode.RANKED
-    job = EvalJob(problem=board.problem, submission_name=file_name, submission_source=source, mode=Mode(mode),
-                  device="cpu" if gpu == CPU_POOL else "cuda",
-                  secret_seed=board.leaderboard.secret_seed if ranked else None, run_id=run_id)
+    job = EvalJob(
+        problem=board.problem,
+        submission_name=file_name,
+        submission_source=source,
+        mode=Mode(mode),
+        device="cpu" if gpu == CPU_POOL else "cuda",
+        secret_seed=board.leaderboard.secret_seed if ranked else None,
+        run_id=run_id,
+    )
     return RunJob(run_id=run_id, submission_id=submission_id, leaderboard=board.leaderboard.name, gpu=gpu, job=job)
 
 

@@ -54,10 +54,16 @@ def offered_pools(problem: Problem, pools: list[str]) -> list[str]:
 
 
 def leaderboard_for(problem: Problem, pools: list[str], public_after_close: bool = False) -> Leaderboard:
-    return Leaderboard(name=problem.name, description=problem.task.description.strip(), problem=problem.to_dict(),
-                       problem_sha=problem.sha256, gpus=offered_pools(problem, pools),
-                       ranking_by=problem.task.ranking_by, secret_seed=secrets.randbits(62),
-                       public_after_close=public_after_close)
+    return Leaderboard(
+        name=problem.name,
+        description=problem.task.description.strip(),
+        problem=problem.to_dict(),
+        problem_sha=problem.sha256,
+        gpus=offered_pools(problem, pools),
+        ranking_by=problem.task.ranking_by,
+        secret_seed=secrets.randbits(62),
+        public_after_close=public_after_close,
+    )
 
 
 def public_after_close(folder: Path) -> bool:

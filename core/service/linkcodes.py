@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 from core.contracts.errors import RateLimited, UserError, shown
 
 CODE_TTL = timedelta(minutes=10)
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"     # no 0/O or 1/I to misread
-CODE_LENGTH = 8                                        # 32^8: about 10^12 codes against 5 guesses per 15 minutes
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
+CODE_LENGTH = 8  # 32^8: about 10^12 codes against 5 guesses per 15 minutes
 MAX_FAILURES = 5
 FAILURE_WINDOW = timedelta(minutes=15)
 
@@ -50,17 +50,22 @@ class LinkCodes:
             failures.popleft()
         if len(failures) >= MAX_FAILURES:
             wait_s = math.ceil((failures[0] + FAILURE_WINDOW - now).total_seconds())
-            raise RateLimited(f"Too many wrong codes: try again in {math.ceil(wait_s / 60)} minutes, with a fresh "
-                              "code from `link` on your other account.", wait_s)
+            raise RateLimited(
+                f"Too many wrong codes: try again in {math.ceil(wait_s / 60)} minutes, with a fresh "
+                "code from `link` on your other account.",
+                wait_s,
+            )
         code = "".join(typed.split()).upper().replace("-", "")
         found = self._codes.get(code)
         if found is not None and found.issuer == person_id:
             raise UserError("That code is for your other account: type it there, not here.")
         if found is None or found.expires <= now:
             failures.append(now)
-            raise UserError(f"The code {shown(typed, 20)!r} is not valid: mistyped, older than "
-                            f"{CODE_TTL.seconds // 60} minutes, or already used. Run `link` on your other account "
-                            "for a new one.")
+            raise UserError(
+                f"The code {shown(typed, 20)!r} is not valid: mistyped, older than "
+                f"{CODE_TTL.seconds // 60} minutes, or already used. Run `link` on your other account "
+                "for a new one."
+            )
         del self._codes[code]
         return found.issuer
 

@@ -17,8 +17,10 @@ from core.service.deps import Deps
 from core.service.linkcodes import CODE_TTL
 from core.service.people import CHAT_PLATFORMS, Caller
 
-WHERE_TO_TYPE = ("`/leaderboard link {code}` in Discord, `/kernelrank link {code}` in Slack or "
-                 "`kernelrank link {code}` in a terminal")
+WHERE_TO_TYPE = (
+    "`/leaderboard link {code}` in Discord, `/kernelrank link {code}` in Slack or "
+    "`kernelrank link {code}` in a terminal"
+)
 _PLATFORM_NAMES = {"discord": "Discord", "slack": "Slack", "cli": "the terminal"}
 
 
@@ -28,19 +30,27 @@ async def link(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if not typed:
         code = deps.links.issue(caller.person_id, now)
         where = WHERE_TO_TYPE.format(code=code)
-        return _reply(cmd, "Link your accounts", [
-            report.code(code),
-            report.text(f"On your other account, type {where} within {CODE_TTL.seconds // 60} minutes. The two "
-                        "accounts then become one person: one ranking entry each (the better score), one history, "
-                        "one set of tokens. `unlink` splits them again.")])
+        return _reply(
+            cmd,
+            "Link your accounts",
+            [
+                report.code(code),
+                report.text(
+                    f"On your other account, type {where} within {CODE_TTL.seconds // 60} minutes. The two "
+                    "accounts then become one person: one ranking entry each (the better score), one history, "
+                    "one set of tokens. `unlink` splits them again."
+                ),
+            ],
+        )
     issuer = deps.links.redeem(typed, caller.person_id, now)
     return await _join(cmd, deps, caller.display_name, issuer, caller.person_id)
 
 
 async def unlink(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     identity = None if cmd.credential_sha256 else (cmd.actor.platform.value, cmd.actor.user_id)
-    split = await deps.db.write(deps.db.store.unlink_people, caller.person_id, identity,
-                                cmd.credential_sha256 or None, deps.now())
+    split = await deps.db.write(
+        deps.db.store.unlink_people, caller.person_id, identity, cmd.credential_sha256 or None, deps.now()
+    )
     if not split:
         raise NotFound("This account is not linked to another one: there is nothing to split. `link` joins two.")
     return await _split(cmd, deps, caller.display_name, split)
@@ -73,10 +83,15 @@ async def _join(cmd: Command, deps: Deps, by: str, one: int, other: int) -> Repl
     await deps.db.write(deps.db.store.audit, by, "link", {"kept": kept, "joined": joined})
     _forget(deps, {kept, joined})
     accounts = await deps.db.read(deps.db.store.identities, kept)
-    return _reply(cmd, "Accounts linked", [
-        report.status(f"One person now: {_accounts(accounts)}.", report.Tone.SUCCESS),
-        report.text("Rankings show one entry (the better score) and history is merged. `unlink` splits them.")],
-        {"person_id": kept, "accounts": [f"{p}:{u}" for p, u, _ in accounts]})
+    return _reply(
+        cmd,
+        "Accounts linked",
+        [
+            report.status(f"One person now: {_accounts(accounts)}.", report.Tone.SUCCESS),
+            report.text("Rankings show one entry (the better score) and history is merged. `unlink` splits them."),
+        ],
+        {"person_id": kept, "accounts": [f"{p}:{u}" for p, u, _ in accounts]},
+    )
 
 
 async def _split(cmd: Command, deps: Deps, by: str, split: list[tuple[int, int]]) -> Reply:
@@ -84,12 +99,20 @@ async def _split(cmd: Command, deps: Deps, by: str, split: list[tuple[int, int]]
     await deps.db.write(deps.db.store.audit, by, "unlink", {"split": split})
     _forget(deps, people)
     lines = [_accounts(await deps.db.read(deps.db.store.identities, person)) for person in sorted(people)]
-    return _reply(cmd, "Accounts split", [
-        report.status(f"{len(people)} people again: " + "; ".join(line for line in lines if line) + ".",
-                      report.Tone.SUCCESS),
-        report.text("Each keeps the submissions and tokens it had before the link; what was made while linked "
-                    "stays with the first account.")],
-        {"people": sorted(people)})
+    return _reply(
+        cmd,
+        "Accounts split",
+        [
+            report.status(
+                f"{len(people)} people again: " + "; ".join(line for line in lines if line) + ".", report.Tone.SUCCESS
+            ),
+            report.text(
+                "Each keeps the submissions and tokens it had before the link; what was made while linked "
+                "stays with the first account."
+            ),
+        ],
+        {"people": sorted(people)},
+    )
 
 
 def _forget(deps: Deps, people: set[int]) -> None:
@@ -109,5 +132,11 @@ def _accounts(identities: list[tuple[str, str, str]]) -> str:
 
 
 def _reply(cmd: Command, title: str, parts: list, data: dict | None = None) -> Reply:
-    return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, title=title, parts=parts, data=data or {},
-                 ephemeral=cmd.actor.platform in CHAT_PLATFORMS)
+    return Reply(
+        reply_to=cmd.reply_to,
+        in_reply_to=cmd.id,
+        title=title,
+        parts=parts,
+        data=data or {},
+        ephemeral=cmd.actor.platform in CHAT_PLATFORMS,
+    )

@@ -57,18 +57,23 @@ class CoreService:
         self._stoppers: list = []
 
     async def start(self) -> None:
-        await self.bus.ensure_streams(self.pools, ack_wait_s=self.settings.ack_wait_s,
-                                      max_deliver=self.settings.max_deliver,
-                                      concurrency=self.settings.pool_concurrency)
+        await self.bus.ensure_streams(
+            self.pools,
+            ack_wait_s=self.settings.ack_wait_s,
+            max_deliver=self.settings.max_deliver,
+            concurrency=self.settings.pool_concurrency,
+        )
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
         for run in await self.db.read(self.db.store.unfinished_runs):
-            self.runs.waiting_for(run)      # so results find their run, and "jobs ahead" counts them
+            self.runs.waiting_for(run)  # so results find their run, and "jobs ahead" counts them
         dead = DeadLetters(self.bus, self._on_dead)
         await dead.start()
-        self._stoppers = [dead.stop,
-                          (await self.bus.consume_results(self._on_results, ack_sync=False)).stop,
-                          (await self.bus.consume_progress(self._on_progress, ack_sync=False)).stop,
-                          (await self.bus.watch_pool_status(self.deps.pools.record)).stop]
+        self._stoppers = [
+            dead.stop,
+            (await self.bus.consume_results(self._on_results, ack_sync=False)).stop,
+            (await self.bus.consume_progress(self._on_progress, ack_sync=False)).stop,
+            (await self.bus.watch_pool_status(self.deps.pools.record)).stop,
+        ]
         await self._recover()
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
         self._stoppers.append(self._start_scheduler())
@@ -97,46 +102,73 @@ class CoreService:
             return await dispatch(cmd, self.deps)
         except StoreFull as exc:
             log.error("command %s (%s) not stored: %s", cmd.id, cmd.kind.value, exc)
-            return report.error_reply(cmd.reply_to, "kernelrank cannot save anything right now: the disk under its "
-                                      "database is full, so nothing of this was kept. The team can see it in the "
-                                      "log; try again later.", cmd.id)
+            return report.error_reply(
+                cmd.reply_to,
+                "kernelrank cannot save anything right now: the disk under its "
+                "database is full, so nothing of this was kept. The team can see it in the "
+                "log; try again later.",
+                cmd.id,
+            )
         except Exception:
             log.exception("command %s (%s) from %s failed", cmd.id, cmd.kind.value, cmd.actor.user_id)
-            return report.error_reply(cmd.reply_to, "Something went wrong inside kernelrank; the team can see "
-                                      f"the details under request {cmd.id[:8]}. Try again in a minute.", cmd.id)
+            return report.error_reply(
+                cmd.reply_to,
+                "Something went wrong inside kernelrank; the team can see "
+                f"the details under request {cmd.id[:8]}. Try again in a minute.",
+                cmd.id,
+            )
 
     def _authentic(self, report_: RunResult | RunProgress, attempt: int) -> bool:
         """Whether a worker's report is signed with its run's key and belongs to the run's latest delivery."""
         kind = "result" if isinstance(report_, RunResult) else "progress event"
         if not signing.verify(report_, self.jobs.key(report_.run_id)):
-            log.warning("dropped a %s for run %s that is not signed with the run's key (it names worker %r)", kind,
-                        report_.run_id, getattr(report_, "worker", ""))
+            log.warning(
+                "dropped a %s for run %s that is not signed with the run's key (it names worker %r)",
+                kind,
+                report_.run_id,
+                getattr(report_, "worker", ""),
+            )
             return False
         latest = self.runs.latest_attempt(report_.run_id)
         if attempt < latest:
-            log.warning("dropped a %s of attempt %d of run %s: attempt %d has started since", kind, attempt,
-                        report_.run_id, latest)
+            log.warning(
+                "dropped a %s of attempt %d of run %s: attempt %d has started since",
+                kind,
+                attempt,
+                report_.run_id,
+                latest,
+            )
             return False
         return True
 
     async def _on_results(self, results: list[RunResult]) -> None:
         accepted = [r for r in results if self._authentic(r, r.attempts)]
-        for checked in [r for r in accepted if r.run_id in self.deps.validations]:   # a new problem's reference
+        for checked in [r for r in accepted if r.run_id in self.deps.validations]:  # a new problem's reference
             answer = await validation.finished(checked, self.deps)
             if answer is not None:
                 await self.bus.publish_reply(answer)
-        for rerun in [r for r in accepted if r.run_id in self.deps.reruns]:     # the podium's re-runs
+        for rerun in [r for r in accepted if r.run_id in self.deps.reruns]:  # the podium's re-runs
             self.deps.reruns.arrived(rerun)
-        accepted = [r for r in accepted if r.submission_id]   # 0: a run of the core's own, answered above or forgotten
+        accepted = [r for r in accepted if r.submission_id]  # 0: a run of the core's own, answered above or forgotten
         if accepted:
             await self._record_results(accepted)
 
     async def _record_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
-        stored = await self.writer.results([ResultRecord(run_id=r.run_id, result=r.result, worker=r.worker,
-                                                         attempts=r.attempts, finished_at=now, cost_usd=r.cost_usd)
-                                            for r in results])
-        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}   # not a repeated result
+        stored = await self.writer.results(
+            [
+                ResultRecord(
+                    run_id=r.run_id,
+                    result=r.result,
+                    worker=r.worker,
+                    attempts=r.attempts,
+                    finished_at=now,
+                    cost_usd=r.cost_usd,
+                )
+                for r in results
+            ]
+        )
+        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}  # not a repeated result
         again = [run_id for run_id in {r.run_id for r in results} - new if not self.runs.finished(run_id)]
         answer = new | (await self.db.read(self.db.store.unreplied, again) if again else set())
         costs = {r.run_id: r.cost_usd for r in results}
@@ -146,42 +178,61 @@ class CoreService:
             if result.run_id not in answer:
                 log.info("a repeated result for run %s was not answered again", result.run_id)
                 continue
-            answer.discard(result.run_id)              # a run repeated within the batch is answered once
+            answer.discard(result.run_id)  # a run repeated within the batch is answered once
             run = run or await self.db.read(self.db.store.run, result.run_id)
             if run is not None:
                 runs.append((run, result.result))
         ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
         standings = await self._standings({(run.leaderboard, run.gpu) for run in ranked})
-        earlier = await self.db.read(self.db.store.previous_bests,        # each author's best before these runs
-                                     [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
-                                     [r.run_id for r in ranked]) if ranked else {}
+        earlier = (
+            await self.db.read(
+                self.db.store.previous_bests,  # each author's best before these runs
+                [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
+                [r.run_id for r in ranked],
+            )
+            if ranked
+            else {}
+        )
         for run, result in runs:
-            replies = result_replies(run, result, standings.get((run.leaderboard, run.gpu)),
-                                     earlier.get((run.leaderboard, run.gpu, run.person_id)), costs.get(run.run_id))
-            if (run.leaderboard, run.gpu) in standings and (board := await self.deps.boards.get(run.leaderboard)) and \
-                    board.leaderboard.deadline and board.leaderboard.deadline > self.deps.now():
-                replies[-1].parts.append(report.text(f"{time_left(board.leaderboard.deadline, self.deps.now())} "
-                                                     f"before {run.leaderboard} closes."))     # the public reply
+            replies = result_replies(
+                run,
+                result,
+                standings.get((run.leaderboard, run.gpu)),
+                earlier.get((run.leaderboard, run.gpu, run.person_id)),
+                costs.get(run.run_id),
+            )
+            if (
+                (run.leaderboard, run.gpu) in standings
+                and (board := await self.deps.boards.get(run.leaderboard))
+                and board.leaderboard.deadline
+                and board.leaderboard.deadline > self.deps.now()
+            ):
+                replies[-1].parts.append(
+                    report.text(
+                        f"{time_left(board.leaderboard.deadline, self.deps.now())} before {run.leaderboard} closes."
+                    )
+                )  # the public reply
             for reply in replies:
                 await self.bus.publish_reply(reply)
         self.writer.replied([run.run_id for run, _ in runs])
-        self.runs.answered([r.run_id for r in results])   # only now, so a batch that failed comes back whole
-        for announcement in announcements((run for run, _ in runs if run.run_id in new), standings,
-                                          self._announce_to):
+        self.runs.answered([r.run_id for r in results])  # only now, so a batch that failed comes back whole
+        for announcement in announcements((run for run, _ in runs if run.run_id in new), standings, self._announce_to):
             await self.bus.publish_reply(announcement)
 
     async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
         """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
-        return {(lb, gpu): {row.person_id: row for row in await self.db.read(self.db.store.ranking, lb, gpu)}
-                for lb, gpu in boards}
+        return {
+            (lb, gpu): {row.person_id: row for row in await self.db.read(self.db.store.ranking, lb, gpu)}
+            for lb, gpu in boards
+        }
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
-        events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]   # 0: the core's own
+        events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]  # 0: the core's own
         for event in events:
             self.runs.attempt_started(event.run_id, event.attempt)
-        latest = {e.run_id: e for e in events if not self.runs.finished(e.run_id)}   # only the newest per run
+        latest = {e.run_id: e for e in events if not self.runs.finished(e.run_id)}  # only the newest per run
         fresh = latest.keys() - self.runs.started
-        if fresh:          # stored before these events are acknowledged: a started run never looks queued again
+        if fresh:  # stored before these events are acknowledged: a started run never looks queued again
             await self.writer.running([(run_id, "") for run_id in fresh])
             self.runs.started |= fresh
         for event in latest.values():
@@ -190,18 +241,31 @@ class CoreService:
             run = self.runs.in_flight.get(event.run_id)
             if run is None:
                 continue
-            await self.bus.publish_reply(report.progress_reply(from_jsonable(ReplyTo, run.reply_to),
-                                                               event.run_id, event.gpu, event.progress))
+            await self.bus.publish_reply(
+                report.progress_reply(from_jsonable(ReplyTo, run.reply_to), event.run_id, event.gpu, event.progress)
+            )
 
     async def _on_dead(self, job: RunJob, deliveries: int) -> None:
-        message = (f"This run failed {deliveries} times because the worker running it stopped responding "
-                   "(for example the kernel crashed the machine or hung past every limit). It will not be "
-                   "retried: check the kernel for hangs or memory errors and submit again.")
-        result = EvalResult(status=Status.ERROR, mode=job.job.mode, problem=job.leaderboard,
-                            failure=Failure(kind=FailureKind.CRASH, message=message))
-        dead = RunResult(run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, result=result,
-                         worker="dead-letter", attempts=deliveries)
-        if job.submission_id == 0:          # a run of the core's own: a reference's test run, a podium re-run
+        message = (
+            f"This run failed {deliveries} times because the worker running it stopped responding "
+            "(for example the kernel crashed the machine or hung past every limit). It will not be "
+            "retried: check the kernel for hangs or memory errors and submit again."
+        )
+        result = EvalResult(
+            status=Status.ERROR,
+            mode=job.job.mode,
+            problem=job.leaderboard,
+            failure=Failure(kind=FailureKind.CRASH, message=message),
+        )
+        dead = RunResult(
+            run_id=job.run_id,
+            submission_id=job.submission_id,
+            gpu=job.gpu,
+            result=result,
+            worker="dead-letter",
+            attempts=deliveries,
+        )
+        if job.submission_id == 0:  # a run of the core's own: a reference's test run, a podium re-run
             self.deps.reruns.arrived(dead)
             answer = await validation.finished(dead, self.deps)
             if answer is not None:
@@ -220,21 +284,35 @@ class CoreService:
         queued = await self.bus.queued_run_ids()
         requeued = 0
         for run in list(self.runs.in_flight.values()):
-            if run.run_id in queued or run.run_id not in self.runs.in_flight or \
-                    await self.bus.has_result(run.run_id, self.jobs.key(run.run_id)):
+            if (
+                run.run_id in queued
+                or run.run_id not in self.runs.in_flight
+                or await self.bus.has_result(run.run_id, self.jobs.key(run.run_id))
+            ):
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
             board = await self.deps.boards.get(run.leaderboard)
             if detail is None or board is None:
                 log.error("run %s cannot be queued again: its submission or leaderboard is gone", run.run_id)
                 continue
-            await self.jobs.publish(run_job(
-                board, run_id=run.run_id, gpu=run.gpu, submission_id=run.submission_id, file_name=detail.file_name,
-                source=detail.source, mode=run.mode))
+            await self.jobs.publish(
+                run_job(
+                    board,
+                    run_id=run.run_id,
+                    gpu=run.gpu,
+                    submission_id=run.submission_id,
+                    file_name=detail.file_name,
+                    source=detail.source,
+                    mode=run.mode,
+                )
+            )
             requeued += 1
         if self.runs.in_flight:
-            log.info("%d runs unfinished at start: %d queued again (stored, never queued), the rest in JetStream",
-                     len(self.runs.in_flight), requeued)
+            log.info(
+                "%d runs unfinished at start: %d queued again (stored, never queued), the rest in JetStream",
+                len(self.runs.in_flight),
+                requeued,
+            )
 
 
 async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:

@@ -32,11 +32,15 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     name = str(cmd.args.get("name") or "").strip()
     if not NAME.fullmatch(name):
-        raise UserError(f"{shown(name)!r} cannot name a leaderboard: use 1 to 64 letters, digits, '-', '_' or '.', "
-                        "starting with a letter or digit, like weekly-softmax.")
+        raise UserError(
+            f"{shown(name)!r} cannot name a leaderboard: use 1 to 64 letters, digits, '-', '_' or '.', "
+            "starting with a letter or digit, like weekly-softmax."
+        )
     if await deps.db.read(deps.db.store.leaderboard_name_taken, name) or deps.validations.waiting_for(name):
-        raise UserError(f"A leaderboard called {name} exists already (or was deleted and keeps its history); "
-                        f"choose another name, or change it with `admin update {name}`.")
+        raise UserError(
+            f"A leaderboard called {name} exists already (or was deleted and keeps its history); "
+            f"choose another name, or change it with `admin update {name}`."
+        )
     problem, public = _problem(cmd, name)
     new = dataclasses.replace(leaderboard_for(problem, list(deps.gpu_pools), public), created_by=caller.person_id)
     new = _with_settings(cmd, new, problem, deps)
@@ -47,20 +51,32 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = await leaderboard(deps, cmd.args.get("leaderboard", ""))
     old = _managed(board.leaderboard, caller)
     if not any(cmd.args.get(key) for key in ("gpu", "deadline", "opens", "description")) and cmd.attachment is None:
-        raise UserError(f"Nothing to change on {old.name}: give --problem, --gpu, --deadline, --opens or "
-                        "--description.")
+        raise UserError(
+            f"Nothing to change on {old.name}: give --problem, --gpu, --deadline, --opens or --description."
+        )
     if cmd.attachment is None:
         changed = _with_settings(cmd, old, board.problem, deps)
         await save(Pending(changed, "update", cmd.reply_to, cmd.id, caller.signature), deps, deps.now())
-        return reply(cmd, f"{old.name} updated", [report.text(_settings_words(changed))],
-                     data={"leaderboard": old.name, "state": "open", "version": changed.version})
+        return reply(
+            cmd,
+            f"{old.name} updated",
+            [report.text(_settings_words(changed))],
+            data={"leaderboard": old.name, "state": "open", "version": changed.version},
+        )
     problem, public = _problem(cmd, old.name)
     fresh = leaderboard_for(problem, list(deps.gpu_pools), public)
     kept_gpus = [g for g in old.gpus if g in fresh.gpus] or fresh.gpus
-    new = dataclasses.replace(fresh, secret_seed=old.secret_seed, created_at=old.created_at, version=old.version + 1,
-                              created_by=old.created_by, deadline=old.deadline, opens_at=old.opens_at, gpus=kept_gpus,
-                              description=old.description if old.description != board.problem.task.description.strip()
-                              else fresh.description)
+    new = dataclasses.replace(
+        fresh,
+        secret_seed=old.secret_seed,
+        created_at=old.created_at,
+        version=old.version + 1,
+        created_by=old.created_by,
+        deadline=old.deadline,
+        opens_at=old.opens_at,
+        gpus=kept_gpus,
+        description=old.description if old.description != board.problem.task.description.strip() else fresh.description,
+    )
     new = _with_settings(cmd, new, problem, deps)
     return await _validate_then_save(cmd, caller, deps, new, problem, "update")
 
@@ -69,13 +85,22 @@ async def close(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     old = _managed((await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard, caller)
     now = deps.now()
     if old.deadline is not None and old.deadline <= now:
-        raise UserError(f"{old.name} closed already on {old.deadline:%Y-%m-%d %H:%M} UTC; `admin reopen "
-                        f"{old.name}` opens it again.")
+        raise UserError(
+            f"{old.name} closed already on {old.deadline:%Y-%m-%d %H:%M} UTC; `admin reopen {old.name}` opens it again."
+        )
     closed = dataclasses.replace(old, deadline=now)
     await save(Pending(closed, "close", cmd.reply_to, cmd.id, caller.signature), deps, now)
-    return reply(cmd, f"{old.name} closed", [report.text(
-        f"**{old.name}** closed at {now:%Y-%m-%d %H:%M} UTC: ranked submissions are refused from now on; test "
-        "and benchmark runs still work, unranked.")], data={"leaderboard": old.name, "state": "closed"})
+    return reply(
+        cmd,
+        f"{old.name} closed",
+        [
+            report.text(
+                f"**{old.name}** closed at {now:%Y-%m-%d %H:%M} UTC: ranked submissions are refused from now on; test "
+                "and benchmark runs still work, unranked."
+            )
+        ],
+        data={"leaderboard": old.name, "state": "closed"},
+    )
 
 
 async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -85,8 +110,12 @@ async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise UserError(f"The new deadline {deadline:%Y-%m-%d %H:%M} UTC has passed; give a later one.")
     opened = dataclasses.replace(old, deadline=deadline)
     await save(Pending(opened, "reopen", cmd.reply_to, cmd.id, caller.signature), deps, now)
-    return reply(cmd, f"{old.name} reopened", [report.text(_settings_words(opened))],
-                 data={"leaderboard": old.name, "state": "open"})
+    return reply(
+        cmd,
+        f"{old.name} reopened",
+        [report.text(_settings_words(opened))],
+        data={"leaderboard": old.name, "state": "open"},
+    )
 
 
 async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -94,36 +123,68 @@ async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     purge = cmd.args.get("purge") == "yes"
     if cmd.args.get("confirm") != old.name:
         what = "erases it with every submission and run" if purge else "hides it and keeps its history"
-        return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, title=f"Delete {old.name}?", tone=Tone.WARNING,
-                     parts=[report.text(f"Deleting **{old.name}** {what}. To go ahead, send the command again with "
-                                        f"`--confirm {old.name}`.")],
-                     data={"leaderboard": old.name, "state": "confirm", "confirm": old.name})
+        return Reply(
+            reply_to=cmd.reply_to,
+            in_reply_to=cmd.id,
+            title=f"Delete {old.name}?",
+            tone=Tone.WARNING,
+            parts=[
+                report.text(
+                    f"Deleting **{old.name}** {what}. To go ahead, send the command again with `--confirm {old.name}`."
+                )
+            ],
+            data={"leaderboard": old.name, "state": "confirm", "confirm": old.name},
+        )
     erased = await deps.db.write(deps.db.store.delete_leaderboard, old.name, deps.now(), purge)
-    await deps.db.write(deps.db.store.audit, caller.signature, "leaderboard delete",
-                        {"leaderboard": old.name, "purge": purge, "submissions_erased": erased})
+    await deps.db.write(
+        deps.db.store.audit,
+        caller.signature,
+        "leaderboard delete",
+        {"leaderboard": old.name, "purge": purge, "submissions_erased": erased},
+    )
     deps.boards.forget(old.name)
     await keep_in_step(old, cmd.reply_to, deps, deleted=True)
-    words = (f"**{old.name}** was erased with its {erased} submissions." if purge else
-             f"**{old.name}** was deleted: it is hidden, and its history is kept.")
-    return reply(cmd, f"{old.name} deleted", [report.text(words)],
-                 data={"leaderboard": old.name, "state": "purged" if purge else "deleted"})
+    words = (
+        f"**{old.name}** was erased with its {erased} submissions."
+        if purge
+        else f"**{old.name}** was deleted: it is hidden, and its history is kept."
+    )
+    return reply(
+        cmd,
+        f"{old.name} deleted",
+        [report.text(words)],
+        data={"leaderboard": old.name, "state": "purged" if purge else "deleted"},
+    )
 
 
-async def _validate_then_save(cmd: Command, caller: Caller, deps: Deps, new: Leaderboard, problem: Problem,
-                              action: str) -> Reply:
+async def _validate_then_save(
+    cmd: Command, caller: Caller, deps: Deps, new: Leaderboard, problem: Problem, action: str
+) -> Reply:
     pending = Pending(new, action, cmd.reply_to, cmd.id, caller.signature)
-    if problem.task.lang == "cu":        # no Python reference to call: loading it was its validation
+    if problem.task.lang == "cu":  # no Python reference to call: loading it was its validation
         await save(pending, deps, deps.now())
-        return reply(cmd, f"{new.name} is ready", [report.text(opened_words(new, action))],
-                     data={"leaderboard": new.name, "state": "open", "version": new.version})
+        return reply(
+            cmd,
+            f"{new.name} is ready",
+            [report.text(opened_words(new, action))],
+            data={"leaderboard": new.name, "state": "open", "version": new.version},
+        )
     run_id = await start(pending, problem, deps)
-    return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, final=False, title=f"Checking {new.name}",
-                 parts=[report.status(f"{new.name} loaded; its reference now runs once in test mode on "
-                                      f"{new.gpus[0]}. It is {action}d once that passes: `list` shows it "
-                                      "then, and in chat the answer comes to this thread.",
-                                      Tone.INFO)],
-                 data={"leaderboard": new.name, "state": "validating", "validation_run": run_id,
-                       "version": new.version})
+    return Reply(
+        reply_to=cmd.reply_to,
+        in_reply_to=cmd.id,
+        final=False,
+        title=f"Checking {new.name}",
+        parts=[
+            report.status(
+                f"{new.name} loaded; its reference now runs once in test mode on "
+                f"{new.gpus[0]}. It is {action}d once that passes: `list` shows it "
+                "then, and in chat the answer comes to this thread.",
+                Tone.INFO,
+            )
+        ],
+        data={"leaderboard": new.name, "state": "validating", "validation_run": run_id, "version": new.version},
+    )
 
 
 def _managed(lb: Leaderboard, caller: Caller) -> Leaderboard:
@@ -136,8 +197,10 @@ def _managed(lb: Leaderboard, caller: Caller) -> Leaderboard:
 def _problem(cmd: Command, name: str) -> tuple[Problem, bool]:
     """The attached problem, loaded, and whether its task.yml makes its code public after the close."""
     if cmd.attachment is None:
-        raise UserError("Attach the problem: a reference.py, or a .zip or .tar.gz of its folder "
-                        "(from the terminal, --problem FOLDER).")
+        raise UserError(
+            "Attach the problem: a reference.py, or a .zip or .tar.gz of its folder "
+            "(from the terminal, --problem FOLDER)."
+        )
     return load_upload(cmd.attachment, name)
 
 
@@ -145,20 +208,32 @@ def _with_settings(cmd: Command, lb: Leaderboard, problem: Problem, deps: Deps) 
     """``lb`` with the GPUs, times and description the command gives; each checked, in one sentence."""
     now, offered = deps.now(), offered_pools(problem, list(deps.gpu_pools))
     if not offered:
-        raise UserError(f"{lb.name}'s problem runs on none of this kernelrank's GPU pools "
-                        f"({', '.join(deps.gpu_pools) or 'none'}): check `devices` in its task.yml (cpu, cuda) "
-                        "against the workers that run here.")
-    if wanted := cmd.args.get("gpu"):               # a list (terminal, API) or one comma string (chat)
-        lb = dataclasses.replace(lb, gpus=choose_gpus(dataclasses.replace(lb, gpus=offered),
-                                                      [wanted] if isinstance(wanted, str) else list(wanted)))
+        raise UserError(
+            f"{lb.name}'s problem runs on none of this kernelrank's GPU pools "
+            f"({', '.join(deps.gpu_pools) or 'none'}): check `devices` in its task.yml (cpu, cuda) "
+            "against the workers that run here."
+        )
+    if wanted := cmd.args.get("gpu"):  # a list (terminal, API) or one comma string (chat)
+        lb = dataclasses.replace(
+            lb,
+            gpus=choose_gpus(
+                dataclasses.replace(lb, gpus=offered), [wanted] if isinstance(wanted, str) else list(wanted)
+            ),
+        )
     deadline, opens = moment_arg(cmd, "deadline"), moment_arg(cmd, "opens")
     if deadline is not None and deadline <= now:
         raise UserError(f"The deadline {deadline:%Y-%m-%d %H:%M} UTC has passed already; give a later one.")
-    lb = dataclasses.replace(lb, deadline=deadline or lb.deadline, opens_at=opens or lb.opens_at,
-                             description=str(cmd.args.get("description") or lb.description))
+    lb = dataclasses.replace(
+        lb,
+        deadline=deadline or lb.deadline,
+        opens_at=opens or lb.opens_at,
+        description=str(cmd.args.get("description") or lb.description),
+    )
     if lb.deadline and lb.opens_at and lb.opens_at >= lb.deadline:
-        raise UserError(f"{lb.name} would open ({lb.opens_at:%Y-%m-%d %H:%M} UTC) after its deadline "
-                        f"({lb.deadline:%Y-%m-%d %H:%M} UTC); give an earlier --opens or a later --deadline.")
+        raise UserError(
+            f"{lb.name} would open ({lb.opens_at:%Y-%m-%d %H:%M} UTC) after its deadline "
+            f"({lb.deadline:%Y-%m-%d %H:%M} UTC); give an earlier --opens or a later --deadline."
+        )
     return lb
 
 
@@ -166,4 +241,3 @@ def _settings_words(lb: Leaderboard) -> str:
     when = f"until {lb.deadline:%Y-%m-%d %H:%M} UTC" if lb.deadline else "with no deadline"
     opens = f", opening {lb.opens_at:%Y-%m-%d %H:%M} UTC" if lb.opens_at else ""
     return f"**{lb.name}** (version {lb.version}) runs on {', '.join(lb.gpus)} {when}{opens}."
-

@@ -12,8 +12,8 @@ from storage.records import Leaderboard
 
 @dataclass(frozen=True)
 class Pending:
-    leaderboard: Leaderboard        # saved once the reference passes
-    action: str                     # "create" or "update", for the answer and the audit log
+    leaderboard: Leaderboard  # saved once the reference passes
+    action: str  # "create" or "update", for the answer and the audit log
     reply_to: ReplyTo
     command_id: str
     actor: str

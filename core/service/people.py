@@ -29,13 +29,15 @@ from storage.records import NewToken, TokenOwner
 log = logging.getLogger(__name__)
 
 CHAT_PLATFORMS = frozenset({Platform.SLACK, Platform.DISCORD})
-DISCORD_ROLES = {"Leaderboard Admin": "admin", "Leaderboard Creator": "creator"}   # server role name -> role
+DISCORD_ROLES = {"Leaderboard Admin": "admin", "Leaderboard Creator": "creator"}  # server role name -> role
 LOCAL_LABEL = "kernelrank up"
-LOCAL_PLATFORM = "cli"          # people known only at the terminal: the local user, people an admin issued tokens to
+LOCAL_PLATFORM = "cli"  # people known only at the terminal: the local user, people an admin issued tokens to
 _HASH = re.compile(r"[0-9a-f]{64}")
-TOKEN_CACHE_S = 60.0            # a token's owner is trusted this long without a look-up; revoking forgets it at once
-GET_A_TOKEN = ("get one with `/leaderboard token` in Discord or `/kernelrank token` in Slack (or from an admin), "
-               "then run `kernelrank login`")
+TOKEN_CACHE_S = 60.0  # a token's owner is trusted this long without a look-up; revoking forgets it at once
+GET_A_TOKEN = (
+    "get one with `/leaderboard token` in Discord or `/kernelrank token` in Slack (or from an admin), "
+    "then run `kernelrank login`"
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Caller:
     person_id: int
     display_name: str
     admin: bool = False
-    creator: bool = False          # may create leaderboards and challenges, and manage those they created
+    creator: bool = False  # may create leaderboards and challenges, and manage those they created
 
     def manages(self, created_by: int | None) -> bool:
         """Whether this caller may change something ``created_by`` made (admins: everything)."""
@@ -55,7 +57,7 @@ class Caller:
         return f"{self.display_name} (person {self.person_id})"
 
 
-VISITOR = Caller(person_id=0, display_name="a visitor")    # no person has id 0: the sequence starts at 1
+VISITOR = Caller(person_id=0, display_name="a visitor")  # no person has id 0: the sequence starts at 1
 
 
 def admin_identities(settings: Settings) -> frozenset[str]:
@@ -74,9 +76,9 @@ class People:
         self._local_user = settings.user
         self._local_prefix, _, self._local_sha = settings.local_token_id.rpartition(":")
         self._clock = clock
-        self._chat: dict[tuple[str, str, str], int] = {}            # (platform, user id, name) -> person id
-        self._tokens: dict[str, tuple[float, Caller]] = {}         # token hash -> (when looked up, its holder)
-        self._roles: dict[int, frozenset[str]] | None = None        # granted roles, read once, reset on a change
+        self._chat: dict[tuple[str, str, str], int] = {}  # (platform, user id, name) -> person id
+        self._tokens: dict[str, tuple[float, Caller]] = {}  # token hash -> (when looked up, its holder)
+        self._roles: dict[int, frozenset[str]] | None = None  # granted roles, read once, reset on a change
 
     async def caller(self, cmd: Command, now: datetime) -> Caller:
         """The person behind ``cmd`` with their rights; ``NotSignedIn`` when there is none."""
@@ -124,8 +126,9 @@ class People:
         if owner is None:
             raise NotSignedIn(f"That token is not valid (mistyped, or from another kernelrank); {GET_A_TOKEN}.")
         if owner.revoked_at is not None:
-            raise NotSignedIn(f"That token was revoked on {owner.revoked_at:%Y-%m-%d %H:%M} UTC; get a new one: "
-                              f"{GET_A_TOKEN}.")
+            raise NotSignedIn(
+                f"That token was revoked on {owner.revoked_at:%Y-%m-%d %H:%M} UTC; get a new one: {GET_A_TOKEN}."
+            )
         caller = Caller(owner.person_id, owner.display_name, any(i in self._admins for i in owner.identities))
         if len(self._tokens) > 10_000:
             self._tokens.clear()
@@ -134,8 +137,9 @@ class People:
 
     async def _register_local(self, now: datetime) -> TokenOwner | None:
         """The token ``kernelrank up`` issued the local user, seen for the first time: store it for them."""
-        token = NewToken(sha256=self._local_sha, prefix=self._local_prefix, person_id=0, label=LOCAL_LABEL,
-                         created_at=now)
+        token = NewToken(
+            sha256=self._local_sha, prefix=self._local_prefix, person_id=0, label=LOCAL_LABEL, created_at=now
+        )
         user = self._local_user
         await self._db.write(lambda: self._db.store.issue_token(LOCAL_PLATFORM, user, user, token, replacing=True))
         log.info("registered the local user's token %s for %s", self._local_prefix, self._local_user)

@@ -46,8 +46,7 @@ async def close_standings(deps: Deps, leaderboards: list[str]) -> list[dict[str,
         for gpu in board.leaderboard.gpus:
             frozen = await deps.db.read(deps.db.store.ranking, name, gpu, FROZEN)
             podium = await verify(deps, board, gpu, frozen[:PODIUM])
-            boards.append({"leaderboard": name, "gpu": gpu, "podium": podium,
-                           "frozen": [_row(row) for row in frozen]})
+            boards.append({"leaderboard": name, "gpu": gpu, "podium": podium, "frozen": [_row(row) for row in frozen]})
     return boards
 
 
@@ -59,16 +58,26 @@ async def verify(deps: Deps, board: Board, gpu: str, top: list[RankRow]) -> list
     for row, run_id in zip(top, run_ids, strict=True):
         detail = await deps.db.read(deps.db.store.submission_detail, row.submission_id)
         waits.append(deps.reruns.expect(run_id))
-        await deps.publish_job(run_job(fresh, run_id=run_id, gpu=gpu, submission_id=0, file_name=detail.file_name,
-                                       source=detail.source, mode="ranked"))
+        await deps.publish_job(
+            run_job(
+                fresh,
+                run_id=run_id,
+                gpu=gpu,
+                submission_id=0,
+                file_name=detail.file_name,
+                source=detail.source,
+                mode="ranked",
+            )
+        )
     done, _ = await asyncio.wait(waits, timeout=deps.settings.verify_timeout_s) if waits else (set(), set())
     entries = []
     for row, wait in zip(top, waits, strict=True):
         result = wait.result() if wait in done else None
         interval = await deps.db.read(deps.db.store.challenges.interval, row.run_id) or (row.score_us, row.score_us)
-        entries.append({**_row(row), "interval": list(interval),
-                        **judge(result, interval, deps.settings.verify_tolerance)})
-    for run_id in run_ids:             # a re-run still out is waited for no longer
+        entries.append(
+            {**_row(row), "interval": list(interval), **judge(result, interval, deps.settings.verify_tolerance)}
+        )
+    for run_id in run_ids:  # a re-run still out is waited for no longer
         deps.reruns.forget(run_id)
     mark_ties(entries)
     return entries
@@ -83,9 +92,12 @@ def judge(rerun: RunResult | None, interval: tuple[float, float], tolerance: flo
         return {"verdict": "held", "reason": f"its re-run did not pass: {why}", "rerun_us": None}
     low, high = interval[0] * (1 - tolerance), interval[1] * (1 + tolerance)
     if not low <= result.score_us <= high:
-        return {"verdict": "held", "rerun_us": result.score_us,
-                "reason": f"its re-run scored {result.score_us:.2f} µs, outside {low:.2f} to {high:.2f} µs (its "
-                          f"interval widened by {tolerance:.0%})"}
+        return {
+            "verdict": "held",
+            "rerun_us": result.score_us,
+            "reason": f"its re-run scored {result.score_us:.2f} µs, outside {low:.2f} to {high:.2f} µs (its "
+            f"interval widened by {tolerance:.0%})",
+        }
     return {"verdict": "verified", "reason": "", "rerun_us": result.score_us}
 
 
@@ -93,16 +105,18 @@ def mark_ties(entries: list[dict[str, Any]]) -> None:
     """Note, on each entry, the ranks of the others whose intervals overlap its own."""
     for entry in entries:
         low, high = entry["interval"]
-        entry["tie_with"] = [other["rank"] for other in entries if other is not entry
-                             and other["interval"][0] <= high and low <= other["interval"][1]]
+        entry["tie_with"] = [
+            other["rank"]
+            for other in entries
+            if other is not entry and other["interval"][0] <= high and low <= other["interval"][1]
+        ]
 
 
 def team_points(boards: list[dict[str, Any]], teams: dict[int, str]) -> list[list[Any]]:
     """[team, points] best first, from the frozen standings (held entries score nothing)."""
     if not teams:
         return []
-    held = {(b["leaderboard"], b["gpu"], e["person_id"]) for b in boards for e in b["podium"]
-            if e["verdict"] == "held"}
+    held = {(b["leaderboard"], b["gpu"], e["person_id"]) for b in boards for e in b["podium"] if e["verdict"] == "held"}
     points: Counter[str] = Counter()
     for board in boards:
         for row in board["frozen"]:
@@ -113,5 +127,11 @@ def team_points(boards: list[dict[str, Any]], teams: dict[int, str]) -> list[lis
 
 
 def _row(row: RankRow) -> dict[str, Any]:
-    return {"rank": row.rank, "person_id": row.person_id, "name": row.display_name, "score_us": row.score_us,
-            "submission_id": row.submission_id, "run_id": row.run_id}
+    return {
+        "rank": row.rank,
+        "person_id": row.person_id,
+        "name": row.display_name,
+        "score_us": row.score_us,
+        "submission_id": row.submission_id,
+        "run_id": row.run_id,
+    }

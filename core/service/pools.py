@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from core.contracts.messages import PoolStatus
 
-STALE_AFTER_S = 60.0          # a worker silent this long is no longer counted
+STALE_AFTER_S = 60.0  # a worker silent this long is no longer counted
 
 
 @dataclass(frozen=True)
@@ -23,9 +23,9 @@ class PoolSummary:
 
     gpu: str
     workers: int
-    running: int          # jobs the workers are running now
-    capacity: int         # jobs they may run at once
-    backlog: int          # jobs taken from the queue that wait inside a backend (Modal's own queue)
+    running: int  # jobs the workers are running now
+    capacity: int  # jobs they may run at once
+    backlog: int  # jobs taken from the queue that wait inside a backend (Modal's own queue)
     backends: tuple[str, ...]
 
 
@@ -48,7 +48,14 @@ class PoolBoard:
         pools: dict[str, list[PoolStatus]] = {}
         for _, status in self._latest.values():
             pools.setdefault(status.gpu, []).append(status)
-        return {gpu: PoolSummary(gpu=gpu, workers=len(reports), running=sum(r.running for r in reports),
-                                 capacity=sum(r.capacity for r in reports), backlog=sum(r.backlog for r in reports),
-                                 backends=tuple(sorted({r.backend for r in reports})))
-                for gpu, reports in sorted(pools.items())}
+        return {
+            gpu: PoolSummary(
+                gpu=gpu,
+                workers=len(reports),
+                running=sum(r.running for r in reports),
+                capacity=sum(r.capacity for r in reports),
+                backlog=sum(r.backlog for r in reports),
+                backends=tuple(sorted({r.backend for r in reports})),
+            )
+            for gpu, reports in sorted(pools.items())
+        }

@@ -29,9 +29,9 @@ from core.service.leaderboards import public_after_close
 from harness.loading import load_problem
 from harness.problem import Problem, ProblemError
 
-MAX_UPLOAD_BYTES = MAX_PROBLEM_BYTES      # the attachment itself
+MAX_UPLOAD_BYTES = MAX_PROBLEM_BYTES  # the attachment itself
 MAX_FILES = 200
-MAX_UNPACKED_BYTES = 16 * 1024 * 1024     # all files together, once unpacked
+MAX_UNPACKED_BYTES = 16 * 1024 * 1024  # all files together, once unpacked
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar")
 
 
@@ -45,7 +45,7 @@ def load_upload(attachment: Attachment, name: str) -> tuple[Problem, bool]:
     with unpacked(attachment) as folder:
         try:
             return load_problem(folder, name), public_after_close(folder)
-        except ProblemError as exc:     # its message names the temporary folder: name the upload instead
+        except ProblemError as exc:  # its message names the temporary folder: name the upload instead
             reason = str(exc).replace(str(folder.resolve()), attachment.name).replace(str(folder), attachment.name)
             raise UserError(f"The problem in {attachment.name} cannot be loaded: {reason}") from None
 
@@ -54,8 +54,10 @@ def load_upload(attachment: Attachment, name: str) -> tuple[Problem, bool]:
 def unpacked(attachment: Attachment) -> Iterator[Path]:
     """A temporary folder holding the problem's files (an archive's one problem folder is stepped into)."""
     if len(attachment.content) > MAX_UPLOAD_BYTES:
-        raise UserError(f"{attachment.name} is {len(attachment.content) // 1024:,} KiB; a problem may be at most "
-                        f"{MAX_UPLOAD_BYTES // 1024 // 1024} MiB. Leave out data files the reference can generate.")
+        raise UserError(
+            f"{attachment.name} is {len(attachment.content) // 1024:,} KiB; a problem may be at most "
+            f"{MAX_UPLOAD_BYTES // 1024 // 1024} MiB. Leave out data files the reference can generate."
+        )
     lowered = attachment.name.lower()
     with tempfile.TemporaryDirectory(prefix="kernelrank-problem-") as tmp:
         root = Path(tmp) / "problem"
@@ -67,8 +69,10 @@ def unpacked(attachment: Attachment) -> Iterator[Path]:
         elif lowered.endswith(ARCHIVES):
             _untar(attachment, root)
         else:
-            raise UserError(f"{attachment.name} is not a problem: attach a reference.py, or a .zip or .tar.gz of "
-                            "the problem's folder.")
+            raise UserError(
+                f"{attachment.name} is not a problem: attach a reference.py, or a .zip or .tar.gz of "
+                "the problem's folder."
+            )
         folder = _top(root)
         _check_confined(folder, root, attachment.name)
         yield folder
@@ -81,8 +85,9 @@ def _unzip(attachment: Attachment, root: Path) -> None:
             for info in archive.infolist():
                 mode = info.external_attr >> 16
                 if stat.S_ISLNK(mode):
-                    raise UnsafeArchive(f"{attachment.name} holds a link ({info.filename}); kernelrank unpacks "
-                                        "plain files only.")
+                    raise UnsafeArchive(
+                        f"{attachment.name} holds a link ({info.filename}); kernelrank unpacks plain files only."
+                    )
                 target = _target(root, info.filename, attachment.name)
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
@@ -99,27 +104,33 @@ def _untar(attachment: Attachment, root: Path) -> None:
         with tarfile.open(fileobj=io.BytesIO(attachment.content), mode="r:*") as archive:
             for member in archive:
                 if not (member.isfile() or member.isdir()):
-                    raise UnsafeArchive(f"{attachment.name} holds {member.name}, which is not a plain file or "
-                                        "folder (a link or a device); kernelrank unpacks plain files only.")
+                    raise UnsafeArchive(
+                        f"{attachment.name} holds {member.name}, which is not a plain file or "
+                        "folder (a link or a device); kernelrank unpacks plain files only."
+                    )
                 target = _target(root, member.name, attachment.name)
                 if member.isdir():
                     target.mkdir(parents=True, exist_ok=True)
                     continue
-                budget.count(member.size)       # the header's size, checked before reading, then the bytes
+                budget.count(member.size)  # the header's size, checked before reading, then the bytes
                 source = archive.extractfile(member)
                 if source is not None:
                     budget.copy(source, target)
     except (tarfile.TarError, EOFError, OSError) as exc:
-        raise UserError(f"{attachment.name} is not a readable archive ({exc}); make it again with "
-                        "`tar czf problem.tar.gz FOLDER` and attach it.") from None
+        raise UserError(
+            f"{attachment.name} is not a readable archive ({exc}); make it again with "
+            "`tar czf problem.tar.gz FOLDER` and attach it."
+        ) from None
 
 
 def _target(root: Path, member: str, archive: str) -> Path:
     """Where a member goes under ``root``; an absolute path or one that climbs out refuses the archive."""
     path = PurePosixPath(member.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
-        raise UnsafeArchive(f"{archive} holds {member!r}, a path outside its own folder; pack the problem's "
-                            "folder with relative paths only.")
+        raise UnsafeArchive(
+            f"{archive} holds {member!r}, a path outside its own folder; pack the problem's "
+            "folder with relative paths only."
+        )
     target = root.joinpath(*[part for part in path.parts if part not in ("", ".")])
     if target != root and root not in target.parents:
         raise UnsafeArchive(f"{archive} holds {member!r}, a path outside its own folder.")
@@ -139,8 +150,10 @@ class _Budget:
     def copy(self, source: IO[bytes], target: Path) -> None:
         self.files += 1
         if self.files > MAX_FILES:
-            raise UnsafeArchive(f"{self.archive} holds more than {MAX_FILES} files; a problem needs far fewer. "
-                                "Pack only the problem's folder.")
+            raise UnsafeArchive(
+                f"{self.archive} holds more than {MAX_FILES} files; a problem needs far fewer. "
+                "Pack only the problem's folder."
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
         with target.open("wb") as out:
             while chunk := source.read(64 * 1024):
@@ -150,8 +163,10 @@ class _Budget:
                 out.write(chunk)
 
     def _too_large(self) -> None:
-        raise UnsafeArchive(f"{self.archive} unpacks to more than {MAX_UNPACKED_BYTES // 1024 // 1024} MiB; a "
-                            "problem's files are far smaller. Leave out data the reference can generate.")
+        raise UnsafeArchive(
+            f"{self.archive} unpacks to more than {MAX_UNPACKED_BYTES // 1024 // 1024} MiB; a "
+            "problem's files are far smaller. Leave out data the reference can generate."
+        )
 
 
 def _top(root: Path) -> Path:
@@ -173,7 +188,7 @@ def _check_confined(folder: Path, root: Path, archive: str) -> None:
     try:
         raw = yaml.safe_load((folder / "task.yml").read_text())
     except (OSError, yaml.YAMLError):
-        return                           # no task.yml, or a broken one: the loader says what is wrong
+        return  # no task.yml, or a broken one: the loader says what is wrong
     if not isinstance(raw, dict):
         return
     files = raw.get("files") if isinstance(raw.get("files"), list) else []
@@ -182,5 +197,7 @@ def _check_confined(folder: Path, root: Path, archive: str) -> None:
     root = root.resolve()
     for source in named:
         if source and not source.startswith("@") and root not in (folder / source).resolve().parents:
-            raise UnsafeArchive(f"{archive}'s task.yml names {shown(source)!r}, a file outside the archive; put "
-                                "every file the problem needs inside it.")
+            raise UnsafeArchive(
+                f"{archive}'s task.yml names {shown(source)!r}, a file outside the archive; put "
+                "every file the problem needs inside it."
+            )

@@ -26,21 +26,66 @@ async def person(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     progress = []
     for best in found.bests:
         points = await deps.db.read(deps.db.store.best_over_time, best.leaderboard, person_id, best.gpu)
-        progress.append({"leaderboard": best.leaderboard, "gpu": best.gpu,
-                         "points": [[at.isoformat(), score] for at, score in points]})
-    parts = [report.table(["leaderboard", "GPU", "rank", "best", "submission"],
-                          [[b.leaderboard, b.gpu, f"#{b.rank}", report.format_us(b.score_us), f"#{b.submission_id}"]
-                           for b in found.bests]) if found.bests else report.text("No ranked entry yet.")]
+        progress.append(
+            {
+                "leaderboard": best.leaderboard,
+                "gpu": best.gpu,
+                "points": [[at.isoformat(), score] for at, score in points],
+            }
+        )
+    parts = [
+        report.table(
+            ["leaderboard", "GPU", "rank", "best", "submission"],
+            [
+                [b.leaderboard, b.gpu, f"#{b.rank}", report.format_us(b.score_us), f"#{b.submission_id}"]
+                for b in found.bests
+            ],
+        )
+        if found.bests
+        else report.text("No ranked entry yet.")
+    ]
     if found.runs:
-        parts.append(report.table(["submission", "leaderboard", "GPU", "status", "score", "when"],
-                                  [[f"#{r.submission_id}", r.leaderboard, r.gpu, r.status or "waiting",
-                                    report.format_us(r.score_us), f"{r.created_at:%Y-%m-%d %H:%M}"]
-                                   for r in found.runs[:10]]))
-    data = {"person_id": found.person_id, "name": found.display_name,
-            "bests": [{"leaderboard": b.leaderboard, "gpu": b.gpu, "rank": b.rank, "score_us": b.score_us,
-                       "submission_id": b.submission_id} for b in found.bests],
-            "progress": progress,
-            "runs": [{"submission_id": r.submission_id, "leaderboard": r.leaderboard, "gpu": r.gpu,
-                      "mode": r.mode, "status": r.status, "score_us": r.score_us,
-                      "submitted_at": r.created_at.isoformat()} for r in found.runs]}
+        parts.append(
+            report.table(
+                ["submission", "leaderboard", "GPU", "status", "score", "when"],
+                [
+                    [
+                        f"#{r.submission_id}",
+                        r.leaderboard,
+                        r.gpu,
+                        r.status or "waiting",
+                        report.format_us(r.score_us),
+                        f"{r.created_at:%Y-%m-%d %H:%M}",
+                    ]
+                    for r in found.runs[:10]
+                ],
+            )
+        )
+    data = {
+        "person_id": found.person_id,
+        "name": found.display_name,
+        "bests": [
+            {
+                "leaderboard": b.leaderboard,
+                "gpu": b.gpu,
+                "rank": b.rank,
+                "score_us": b.score_us,
+                "submission_id": b.submission_id,
+            }
+            for b in found.bests
+        ],
+        "progress": progress,
+        "runs": [
+            {
+                "submission_id": r.submission_id,
+                "leaderboard": r.leaderboard,
+                "gpu": r.gpu,
+                "mode": r.mode,
+                "status": r.status,
+                "score_us": r.score_us,
+                "submitted_at": r.created_at.isoformat(),
+            }
+            for r in found.runs
+        ],
+    }
     return reply(cmd, f"{found.display_name} on kernelrank", parts, data)

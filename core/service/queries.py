@@ -31,62 +31,145 @@ from harness.result import EvalResult
 async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     boards = await deps.db.read(deps.db.store.list_leaderboards)
     if not boards:
-        return reply(cmd, "Leaderboards", [report.text("No leaderboards yet: an admin creates one with "
-                                                       "`admin create NAME --problem PATH`.")],
-                     data={"leaderboards": [], "pools": list(deps.gpu_pools)})
+        return reply(
+            cmd,
+            "Leaderboards",
+            [report.text("No leaderboards yet: an admin creates one with `admin create NAME --problem PATH`.")],
+            data={"leaderboards": [], "pools": list(deps.gpu_pools)},
+        )
     now = deps.now()
-    rows = [[b.name, ", ".join(b.gpus) or "-", deadline_words(b.deadline, now), b.submissions, b.people,
-             report.clip(b.description.strip().splitlines()[0], 60) if b.description.strip() else ""]
-            for b in boards]
-    return reply(cmd, "Leaderboards", [report.table(["leaderboard", "GPUs", "deadline", "submissions",
-                                                      "people", "about"], rows),
-                                       report.text("`task LEADERBOARD` shows a leaderboard's whole description.")],
-                  data={"leaderboards": [{"name": b.name, "gpus": list(b.gpus),
-                                          "deadline": b.deadline.isoformat() if b.deadline else None,
-                                          "opens": b.opens_at.isoformat() if b.opens_at else None,
-                                          "version": b.version, "about": b.description.strip(),
-                                          "submissions": b.submissions, "people": b.people} for b in boards],
-                        "pools": list(deps.gpu_pools)})         # what a new leaderboard may run on
+    rows = [
+        [
+            b.name,
+            ", ".join(b.gpus) or "-",
+            deadline_words(b.deadline, now),
+            b.submissions,
+            b.people,
+            report.clip(b.description.strip().splitlines()[0], 60) if b.description.strip() else "",
+        ]
+        for b in boards
+    ]
+    return reply(
+        cmd,
+        "Leaderboards",
+        [
+            report.table(["leaderboard", "GPUs", "deadline", "submissions", "people", "about"], rows),
+            report.text("`task LEADERBOARD` shows a leaderboard's whole description."),
+        ],
+        data={
+            "leaderboards": [
+                {
+                    "name": b.name,
+                    "gpus": list(b.gpus),
+                    "deadline": b.deadline.isoformat() if b.deadline else None,
+                    "opens": b.opens_at.isoformat() if b.opens_at else None,
+                    "version": b.version,
+                    "about": b.description.strip(),
+                    "submissions": b.submissions,
+                    "people": b.people,
+                }
+                for b in boards
+            ],
+            "pools": list(deps.gpu_pools),
+        },
+    )  # what a new leaderboard may run on
 
 
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
     limit = row_limit(cmd, 10)
-    closed = [ch.results for ch in await deps.db.read(deps.db.store.challenges.listed)
-              if ch.results and board.name in ch.leaderboards]      # the latest closed challenge marks its podium
+    closed = [
+        ch.results
+        for ch in await deps.db.read(deps.db.store.challenges.listed)
+        if ch.results and board.name in ch.leaderboards
+    ]  # the latest closed challenge marks its podium
     parts, rankings = [], {}
     for gpu in gpus:
         rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
         marks = podium_marks(closed[-1], board.name, gpu) if closed else {}
-        rankings[gpu] = [{"rank": r.rank, "person_id": r.person_id, "name": r.display_name, "score_us": r.score_us,
-                          "submission_id": r.submission_id, "submitted_at": r.submitted_at.isoformat(),
-                          "podium": marks.get(r.run_id)} for r in rows]
+        rankings[gpu] = [
+            {
+                "rank": r.rank,
+                "person_id": r.person_id,
+                "name": r.display_name,
+                "score_us": r.score_us,
+                "submission_id": r.submission_id,
+                "submitted_at": r.submitted_at.isoformat(),
+                "podium": marks.get(r.run_id),
+            }
+            for r in rows
+        ]
         parts.append(report.text(f"**{board.name} on {gpu}**"))
-        parts.append(report.table(["rank", "who", "score", "submission", "when"],
-                                  [[f"{r.rank} {marks[r.run_id]}" if r.run_id in marks else r.rank, r.display_name,
-                                    report.format_us(r.score_us), f"#{r.submission_id}",
-                                    f"{r.submitted_at:%Y-%m-%d %H:%M}"] for r in rows])
-                     if rows else report.text("No passing ranked runs yet."))
+        parts.append(
+            report.table(
+                ["rank", "who", "score", "submission", "when"],
+                [
+                    [
+                        f"{r.rank} {marks[r.run_id]}" if r.run_id in marks else r.rank,
+                        r.display_name,
+                        report.format_us(r.score_us),
+                        f"#{r.submission_id}",
+                        f"{r.submitted_at:%Y-%m-%d %H:%M}",
+                    ]
+                    for r in rows
+                ],
+            )
+            if rows
+            else report.text("No passing ranked runs yet.")
+        )
     if closed:
-        parts.append(report.text("🥇🥈🥉: the podium verified at the challenge's close; held: kept for an admin's "
-                                 "review (`challenge TITLE` says why)."))
+        parts.append(
+            report.text(
+                "🥇🥈🥉: the podium verified at the challenge's close; held: kept for an admin's "
+                "review (`challenge TITLE` says why)."
+            )
+        )
     return reply(cmd, f"{board.name} leaderboard", parts, {"leaderboard": board.name, "rankings": rankings})
 
 
 async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     board = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
-    rows = await deps.db.read(deps.db.store.history, board.name, caller.person_id, cmd.args.get("gpu"),
-                              row_limit(cmd, 20))
+    rows = await deps.db.read(
+        deps.db.store.history, board.name, caller.person_id, cmd.args.get("gpu"), row_limit(cmd, 20)
+    )
     if not rows:
         return reply(cmd, f"Your submissions to {board.name}", [report.text("You have not submitted yet.")])
-    return reply(cmd, f"Your submissions to {board.name}", [report.table(
-        ["submission", "GPU", "mode", "status", "score", "file", "when"],
-        [[f"#{r.submission_id}", r.gpu, r.mode, r.status or "queued", report.format_us(r.score_us), r.file_name,
-          f"{r.created_at:%Y-%m-%d %H:%M}"] for r in rows])],
-                 {"runs": [{"submission_id": r.submission_id, "gpu": r.gpu, "mode": r.mode, "status": r.status,
-                            "score_us": r.score_us, "file_name": r.file_name, "submitted_at": r.created_at.isoformat()}
-                           for r in rows]})
+    return reply(
+        cmd,
+        f"Your submissions to {board.name}",
+        [
+            report.table(
+                ["submission", "GPU", "mode", "status", "score", "file", "when"],
+                [
+                    [
+                        f"#{r.submission_id}",
+                        r.gpu,
+                        r.mode,
+                        r.status or "queued",
+                        report.format_us(r.score_us),
+                        r.file_name,
+                        f"{r.created_at:%Y-%m-%d %H:%M}",
+                    ]
+                    for r in rows
+                ],
+            )
+        ],
+        {
+            "runs": [
+                {
+                    "submission_id": r.submission_id,
+                    "gpu": r.gpu,
+                    "mode": r.mode,
+                    "status": r.status,
+                    "score_us": r.score_us,
+                    "file_name": r.file_name,
+                    "submitted_at": r.created_at.isoformat(),
+                }
+                for r in rows
+            ]
+        },
+    )
 
 
 async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -101,27 +184,37 @@ async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         points = await deps.db.read(deps.db.store.best_over_time, board.name, person, gpu)
         if points:
             parts.append(report.text(f"**{whose} best on {gpu} over time**"))
-            parts.append(report.table(["when", "best"], [[f"{t:%Y-%m-%d %H:%M}", report.format_us(v)]
-                                                         for t, v in points]))
+            parts.append(
+                report.table(["when", "best"], [[f"{t:%Y-%m-%d %H:%M}", report.format_us(v)] for t, v in points])
+            )
             series += [(gpu, t, v) for t, v in points]
     if series:
         parts.append(report.chart(f"Best score on {board.name}", "submitted", "best score (µs)", series))
     by_gpu: dict[str, list] = {}
     for gpu, moment, best in series:
         by_gpu.setdefault(gpu, []).append([moment.isoformat(), best])
-    return reply(cmd, f"{whose} progress on {board.name}", parts or [report.text("No passing ranked runs yet.")],
-                 {"leaderboard": board.name, "best_over_time": by_gpu})
+    return reply(
+        cmd,
+        f"{whose} progress on {board.name}",
+        parts or [report.text("No passing ranked runs yet.")],
+        {"leaderboard": board.name, "best_over_time": by_gpu},
+    )
 
 
 async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     found = await leaderboard(deps, cmd.args.get("leaderboard", ""))
     board, problem = found.leaderboard, found.problem
-    parts = [report.text(problem.task.description.strip() or problem.readme.strip() or board.name),
-             report.table(["kind", "shapes"], [["tests", len(problem.task.tests)],
-                                               ["benchmarks", len(problem.task.benchmarks)]]),
-             report.text(f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
-                         f"Deadline: {deadline_words(board.deadline, deps.now())}. "
-                         f"Templates: {', '.join(problem.templates) or 'none'}.")]
+    parts = [
+        report.text(problem.task.description.strip() or problem.readme.strip() or board.name),
+        report.table(
+            ["kind", "shapes"], [["tests", len(problem.task.tests)], ["benchmarks", len(problem.task.benchmarks)]]
+        ),
+        report.text(
+            f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
+            f"Deadline: {deadline_words(board.deadline, deps.now())}. "
+            f"Templates: {', '.join(problem.templates) or 'none'}."
+        ),
+    ]
     parts += [report.code(text, language(name), filename=name) for name, text in sorted(problem.files.items())]
     return reply(cmd, f"Task {board.name}", parts)
 
@@ -134,16 +227,29 @@ async def template(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     suffix = ".cu" if found.problem.task.lang == "cu" else ".py"
     names = {lang: f"{board.name}-{lang.lower().replace(' ', '-')}{suffix}" for lang in templates}
     wanted = str(cmd.args.get("lang") or "").lower()
-    chosen = [lang for lang in templates if not wanted or lang.lower() == wanted]   # no language: every one
+    chosen = [lang for lang in templates if not wanted or lang.lower() == wanted]  # no language: every one
     if not chosen:
         raise UserError(f"{board.name} has no {shown(wanted, 30)} template; choose one of {', '.join(templates)}.")
     parts = [report.code(templates[lang], language(names[lang]), filename=names[lang]) for lang in chosen]
     if len(chosen) > 1:
-        parts.insert(0, report.text(f"{board.name} ships {len(chosen)} templates: {', '.join(chosen)}. "
-                                    f"`template {board.name} --lang {chosen[-1]}` gives one."))
+        parts.insert(
+            0,
+            report.text(
+                f"{board.name} ships {len(chosen)} templates: {', '.join(chosen)}. "
+                f"`template {board.name} --lang {chosen[-1]}` gives one."
+            ),
+        )
     title = f"{chosen[0]} template for {board.name}" if len(chosen) == 1 else f"Templates for {board.name}"
-    return reply(cmd, title, parts, data={"filename": names[chosen[0]], "source": templates[chosen[0]],
-                                          "templates": {lang: names[lang] for lang in chosen}})
+    return reply(
+        cmd,
+        title,
+        parts,
+        data={
+            "filename": names[chosen[0]],
+            "source": templates[chosen[0]],
+            "templates": {lang: names[lang] for lang in chosen},
+        },
+    )
 
 
 async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -155,21 +261,46 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     hidden = why_hidden(detail, caller, board and board.leaderboard, deps.now())
     version = await deps.db.read(deps.db.store.submission_version, sub_id)
     invalid = await deps.db.read(deps.db.store.admin.invalid_reason, sub_id)
-    parts = [report.text(f"Judged by version {version} of {detail.leaderboard}'s problem."
-                         + (f" **Invalidated by an admin: {invalid}.** It counts in no ranking." if invalid else "")),
-             report.table(["run", "GPU", "status", "score"],
-                          [[r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state,
-                            report.format_us(r.info.score_us)] for r in detail.runs])]
-    for run in detail.runs:                   # the verdicts are public; the rest is the author's and admins'
+    parts = [
+        report.text(
+            f"Judged by version {version} of {detail.leaderboard}'s problem."
+            + (f" **Invalidated by an admin: {invalid}.** It counts in no ranking." if invalid else "")
+        ),
+        report.table(
+            ["run", "GPU", "status", "score"],
+            [
+                [r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state, report.format_us(r.info.score_us)]
+                for r in detail.runs
+            ],
+        ),
+    ]
+    for run in detail.runs:  # the verdicts are public; the rest is the author's and admins'
         if run.result is not None:
             result = EvalResult.from_dict(run.result)
-            parts += [report.text(f"**On {run.info.gpu}**"), *report.verdict_parts(result),
-                      *(report.detail_parts(result) if hidden is None else [])]
-    data = {"submission_id": sub_id, "details": hidden is None, "leaderboard": detail.leaderboard,
-            "person_id": detail.person_id, "author": detail.display_name, "file_name": detail.file_name,
-            "mode": detail.mode, "submitted_at": detail.created_at.isoformat(),
-            "runs": [{"gpu": r.info.gpu, "status": r.info.status or r.info.state, "score_us": r.info.score_us,
-                      **({"result": r.result} if hidden is None else {})} for r in detail.runs]}
+            parts += [
+                report.text(f"**On {run.info.gpu}**"),
+                *report.verdict_parts(result),
+                *(report.detail_parts(result) if hidden is None else []),
+            ]
+    data = {
+        "submission_id": sub_id,
+        "details": hidden is None,
+        "leaderboard": detail.leaderboard,
+        "person_id": detail.person_id,
+        "author": detail.display_name,
+        "file_name": detail.file_name,
+        "mode": detail.mode,
+        "submitted_at": detail.created_at.isoformat(),
+        "runs": [
+            {
+                "gpu": r.info.gpu,
+                "status": r.info.status or r.info.state,
+                "score_us": r.info.score_us,
+                **({"result": r.result} if hidden is None else {}),
+            }
+            for r in detail.runs
+        ],
+    }
     if hidden is None:
         parts.append(report.code(detail.source, language(detail.file_name), filename=detail.file_name))
         before = await deps.db.read(deps.db.store.previous_submission, sub_id)
@@ -177,30 +308,43 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         data["previous"] = before and {"submission_id": before[0], "file_name": before[1], "source": before[2]}
     else:
         parts.append(report.text(hidden))
-    return reply(cmd, f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
-                  parts, {**data, "problem_version": version, "invalidated": invalid})
+    return reply(
+        cmd,
+        f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
+        parts,
+        {**data, "problem_version": version, "invalidated": invalid},
+    )
 
 
 async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     figures = await deps.db.read(deps.db.store.stats)
     by_status = ", ".join(f"{count:,} {status}" for status, count in sorted(figures.runs_by_status.items()))
-    rows = [["people", f"{figures.people:,}"], ["leaderboards", f"{figures.leaderboards:,}"],
-            ["submissions", f"{figures.submissions:,}"], ["runs", f"{figures.runs:,}" + (f" ({by_status})"
-                                                                                        if by_status else "")],
-            ["GPU hours", f"{figures.gpu_seconds / 3600:,.2f}"],
-            ["estimated cost", report.format_cost(figures.cost_usd)]]
+    rows = [
+        ["people", f"{figures.people:,}"],
+        ["leaderboards", f"{figures.leaderboards:,}"],
+        ["submissions", f"{figures.submissions:,}"],
+        ["runs", f"{figures.runs:,}" + (f" ({by_status})" if by_status else "")],
+        ["GPU hours", f"{figures.gpu_seconds / 3600:,.2f}"],
+        ["estimated cost", report.format_cost(figures.cost_usd)],
+    ]
     parts = [report.table(["what", "count"], rows)]
     if figures.by_gpu:
-        parts.append(report.table(["GPU", "runs", "GPU hours", "estimated cost"],
-                                  [[u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", report.format_cost(u.cost_usd)]
-                                   for u in figures.by_gpu]))
+        parts.append(
+            report.table(
+                ["GPU", "runs", "GPU hours", "estimated cost"],
+                [
+                    [u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", report.format_cost(u.cost_usd)]
+                    for u in figures.by_gpu
+                ],
+            )
+        )
     return reply(cmd, "kernelrank in figures", parts, dataclasses.asdict(figures))
 
 
 async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     runs = await deps.db.read(deps.db.store.unfinished_runs)
     pools = deps.pools.summary()
-    if gpu := str(cmd.args.get("gpu") or "").lower():          # one pool only
+    if gpu := str(cmd.args.get("gpu") or "").lower():  # one pool only
         runs = [run for run in runs if run.gpu.lower() == gpu]
         pools = {name: pool for name, pool in pools.items() if name.lower() == gpu}
     parts, data = queue_report(runs, deps.runs.started, pools, caller.person_id)
@@ -210,5 +354,3 @@ async def queue(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def eval_code(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     title, parts, data = eval_code_report(language=str(cmd.args.get("lang") or ""))
     return reply(cmd, title, parts, data)
-
-

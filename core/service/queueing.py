@@ -22,7 +22,7 @@ from storage.records import RunInfo
 class QueuedRun:
     run: RunInfo
     running: bool
-    position: int          # 1-based among the pool's waiting runs; 0 for a running one
+    position: int  # 1-based among the pool's waiting runs; 0 for a running one
 
 
 def place_runs(runs: Iterable[RunInfo], started: set[str]) -> list[QueuedRun]:
@@ -37,40 +37,74 @@ def place_runs(runs: Iterable[RunInfo], started: set[str]) -> list[QueuedRun]:
     return placed
 
 
-def queue_report(runs: list[RunInfo], started: set[str], pools: dict[str, PoolSummary],
-                 person_id: int) -> tuple[list[Part], dict[str, Any]]:
+def queue_report(
+    runs: list[RunInfo], started: set[str], pools: dict[str, PoolSummary], person_id: int
+) -> tuple[list[Part], dict[str, Any]]:
     """The parts and machine-readable data of the ``queue`` reply for the person ``person_id``."""
     placed = place_runs(runs, started)
     gpus = sorted({q.run.gpu for q in placed} | set(pools))
     if not gpus:
-        return [report.text("Nothing is queued or running, and no worker has reported in yet.")], \
-            {"pools": {}, "mine": []}
-    per_pool = {gpu: {"waiting": sum(1 for q in placed if q.run.gpu == gpu and not q.running),
-                      "running": sum(1 for q in placed if q.run.gpu == gpu and q.running)} for gpu in gpus}
+        return [report.text("Nothing is queued or running, and no worker has reported in yet.")], {
+            "pools": {},
+            "mine": [],
+        }
+    per_pool = {
+        gpu: {
+            "waiting": sum(1 for q in placed if q.run.gpu == gpu and not q.running),
+            "running": sum(1 for q in placed if q.run.gpu == gpu and q.running),
+        }
+        for gpu in gpus
+    }
     rows = []
     for gpu in gpus:
         live = pools.get(gpu)
         counts = per_pool[gpu]
-        counts.update(workers=live.workers if live else 0, capacity=live.capacity if live else 0,
-                      backlog=live.backlog if live else 0)
-        rows.append([gpu, counts["waiting"], counts["running"],
-                     f"{live.workers} ({live.capacity} at once)" if live else "none reporting",
-                     live.backlog if live else "-"])
+        counts.update(
+            workers=live.workers if live else 0,
+            capacity=live.capacity if live else 0,
+            backlog=live.backlog if live else 0,
+        )
+        rows.append(
+            [
+                gpu,
+                counts["waiting"],
+                counts["running"],
+                f"{live.workers} ({live.capacity} at once)" if live else "none reporting",
+                live.backlog if live else "-",
+            ]
+        )
     parts = [report.table(["GPU", "waiting", "running", "workers", "in backend queue"], rows)]
     mine = [q for q in placed if q.run.person_id == person_id]
     if mine:
         parts.append(report.text("**Your runs**"))
-        parts.append(report.table(["submission", "leaderboard", "GPU", "mode", "state"],
-                                  [[f"#{q.run.submission_id}", q.run.leaderboard, q.run.gpu, q.run.mode,
-                                    _state_words(q)] for q in mine]))
+        parts.append(
+            report.table(
+                ["submission", "leaderboard", "GPU", "mode", "state"],
+                [[f"#{q.run.submission_id}", q.run.leaderboard, q.run.gpu, q.run.mode, _state_words(q)] for q in mine],
+            )
+        )
     else:
         parts.append(report.text("You have nothing queued or running."))
     if any(live.backlog for live in pools.values()):
-        parts.append(report.text("Jobs in a backend queue were taken by a worker and wait for a machine there "
-                                 "(for example Modal starting a GPU container)."))
-    data = {"pools": per_pool, "mine": [{"submission_id": q.run.submission_id, "run_id": q.run.run_id,
-                                         "gpu": q.run.gpu, "running": q.running, "position": q.position}
-                                        for q in mine]}
+        parts.append(
+            report.text(
+                "Jobs in a backend queue were taken by a worker and wait for a machine there "
+                "(for example Modal starting a GPU container)."
+            )
+        )
+    data = {
+        "pools": per_pool,
+        "mine": [
+            {
+                "submission_id": q.run.submission_id,
+                "run_id": q.run.run_id,
+                "gpu": q.run.gpu,
+                "running": q.running,
+                "position": q.position,
+            }
+            for q in mine
+        ],
+    }
     return parts, data
 
 

@@ -20,10 +20,10 @@ from datetime import datetime, timedelta
 from core.contracts.errors import RateLimited
 
 WINDOW = timedelta(seconds=60)
-SWEEP_AT = 10_000              # windows kept before the empty ones are dropped
+SWEEP_AT = 10_000  # windows kept before the empty ones are dropped
 Loader = Callable[[datetime], Awaitable[list[tuple[int, str, str, datetime]]]]  # since -> [(person, leaderboard,
-                                                                                #           gpu, submitted at)]
-Key = tuple[str, int | str, str]   # ("person", person id, GPU) or ("board", leaderboard, GPU): one window each
+#           gpu, submitted at)]
+Key = tuple[str, int | str, str]  # ("person", person id, GPU) or ("board", leaderboard, GPU): one window each
 
 
 class RateLimiter:
@@ -33,15 +33,16 @@ class RateLimiter:
 
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
-        self.own: dict[int, int] | None = None          # person -> their own limit; None until read from the store
-        self.boards: dict[str, int] = {}                # leaderboard (lower case) -> its limit, read with ``own``
+        self.own: dict[int, int] | None = None  # person -> their own limit; None until read from the store
+        self.boards: dict[str, int] = {}  # leaderboard (lower case) -> its limit, read with ``own``
         self._seen: dict[Key, deque[datetime]] = defaultdict(deque)
-        self._commands: dict[str, datetime] = {}       # command id -> when it was counted, within the window
+        self._commands: dict[str, datetime] = {}  # command id -> when it was counted, within the window
         self._loaded = False
         self._loading = asyncio.Lock()
 
-    async def check(self, person_id: int, gpus: list[str], now: datetime, load: Loader, command_id: str = "",
-                    leaderboard: str = "") -> None:
+    async def check(
+        self, person_id: int, gpus: list[str], now: datetime, load: Loader, command_id: str = "", leaderboard: str = ""
+    ) -> None:
         """Count one run on each of ``gpus`` of ``leaderboard`` for the person, or raise ``RateLimited`` (and count
         nothing)."""
         if not self._loaded:
@@ -58,19 +59,24 @@ class RateLimiter:
         for gpu, window in zip(gpus, mine, strict=True):
             if len(window) >= limit:
                 raise _refusal(f"You have made {limit} submissions to {gpu} in the last minute", window, now)
-        board_limit = self.boards.get(leaderboard.lower())      # kept counting without one: one may be set later
+        board_limit = self.boards.get(leaderboard.lower())  # kept counting without one: one may be set later
         theirs = [self._window(("board", leaderboard.lower(), gpu), now) for gpu in gpus]
         for gpu, window in zip(gpus, theirs, strict=True):
             if board_limit is not None and len(window) >= board_limit:
-                raise _refusal(f"{leaderboard} has had {board_limit} submissions to {gpu} in the last minute, its "
-                               "limit for everyone together", window, now)
+                raise _refusal(
+                    f"{leaderboard} has had {board_limit} submissions to {gpu} in the last minute, its "
+                    "limit for everyone together",
+                    window,
+                    now,
+                )
         for window in mine + theirs:
             window.append(now)
         if command_id:
             self._commands[command_id] = now
 
-    def uncount(self, person_id: int, gpus: list[str], at: datetime, command_id: str = "",
-                leaderboard: str = "") -> None:
+    def uncount(
+        self, person_id: int, gpus: list[str], at: datetime, command_id: str = "", leaderboard: str = ""
+    ) -> None:
         """Take back what ``check`` counted at ``at``: the submission was a repeat of a stored one, or not stored."""
         if command_id and self._commands.get(command_id) == at:
             del self._commands[command_id]

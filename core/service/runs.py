@@ -13,8 +13,8 @@ from collections import Counter, OrderedDict
 
 from storage.records import RunInfo
 
-FINISHED_MEMORY = 10_000       # recently finished run ids kept to drop progress that arrives after the result
-ATTEMPTS_MEMORY = 100_000      # runs whose latest started delivery is remembered (a run forgets it at its result)
+FINISHED_MEMORY = 10_000  # recently finished run ids kept to drop progress that arrives after the result
+ATTEMPTS_MEMORY = 100_000  # runs whose latest started delivery is remembered (a run forgets it at its result)
 
 
 class InFlight(dict[str, RunInfo]):
@@ -48,7 +48,7 @@ class InFlight(dict[str, RunInfo]):
         if run_id not in self:
             return self._per_gpu[gpu]
         ahead = 0
-        for other, run in self.items():       # a repeated command: rare, so a scan is fine
+        for other, run in self.items():  # a repeated command: rare, so a scan is fine
             if other == run_id:
                 break
             ahead += run.gpu == gpu
@@ -62,7 +62,7 @@ class RunBook:
         self.in_flight = InFlight()
         self.started: set[str] = set()
         self._finished: OrderedDict[str, None] = OrderedDict()
-        self._attempts: OrderedDict[str, int] = OrderedDict()     # run id -> the latest delivery that started
+        self._attempts: OrderedDict[str, int] = OrderedDict()  # run id -> the latest delivery that started
 
     def waiting_for(self, run: RunInfo) -> None:
         """A run queued now, or found unfinished when the core started."""

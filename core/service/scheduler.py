@@ -35,8 +35,10 @@ Publish = Callable[[Reply], Awaitable[object]]
 def actions(ch: Challenge, reminder_hours: list[float]) -> list[tuple[str, datetime]]:
     """The challenge's scheduled actions and their times, in order."""
     reminders = [(f"remind-{hours:g}h", ch.closes_at - timedelta(hours=hours)) for hours in reminder_hours]
-    return sorted([("open", ch.opens_at), *[(a, at) for a, at in reminders if at > ch.opens_at],
-                   ("close", ch.closes_at)], key=lambda pair: pair[1])
+    return sorted(
+        [("open", ch.opens_at), *[(a, at) for a, at in reminders if at > ch.opens_at], ("close", ch.closes_at)],
+        key=lambda pair: pair[1],
+    )
 
 
 class Scheduler:
@@ -48,7 +50,7 @@ class Scheduler:
         while not stop.is_set():
             try:
                 await self.tick()
-            except Exception:          # one bad tick must not stop the challenges; the next one tries again
+            except Exception:  # one bad tick must not stop the challenges; the next one tries again
                 log.exception("the challenge scheduler's tick failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.deps.settings.scheduler_tick_s)
@@ -65,34 +67,56 @@ class Scheduler:
                 await self.deps.db.write(store.started, ch.id, action, self.deps.now())
                 if action == "close":
                     await self._close(ch)
-                elif self.deps.now() < ch.closes_at:       # missed ones are not announced after the close
+                elif self.deps.now() < ch.closes_at:  # missed ones are not announced after the close
                     await self._announce(ch, action, *self._news(ch, action))
                 await self.deps.db.write(store.done, ch.id, action, self.deps.now())
 
     async def _close(self, ch: Challenge) -> None:
         boards = await close_standings(self.deps, ch.leaderboards)
         teams = team_points(boards, await self.deps.db.read(self.deps.db.store.challenges.teams))
-        closed = dataclasses.replace(ch, results={"closed_at": self.deps.now().isoformat(), "boards": boards,
-                                                  "teams": teams})
+        closed = dataclasses.replace(
+            ch, results={"closed_at": self.deps.now().isoformat(), "boards": boards, "teams": teams}
+        )
         await self.deps.db.write(self.deps.db.store.challenges.update, closed)
-        await self.deps.db.write(self.deps.db.store.audit, "kernelrank scheduler", "challenge close",
-                                 {"challenge": ch.title, "held": sum(e["verdict"] == "held" for b in boards
-                                                                     for e in b["podium"])})
+        await self.deps.db.write(
+            self.deps.db.store.audit,
+            "kernelrank scheduler",
+            "challenge close",
+            {"challenge": ch.title, "held": sum(e["verdict"] == "held" for b in boards for e in b["podium"])},
+        )
         await self._announce(ch, "close", f"🏆 {ch.title}: the winners", results_parts(closed.results or {}))
 
     def _news(self, ch: Challenge, action: str) -> tuple[str, list]:
         if action == "open":
-            return (f"{ch.title} is open", [report.text(
-                f"**{ch.title}** is open until {ch.closes_at:%Y-%m-%d %H:%M} UTC: "
-                f"{', '.join(ch.leaderboards)}. `task LEADERBOARD` shows each problem; good luck!")])
+            return (
+                f"{ch.title} is open",
+                [
+                    report.text(
+                        f"**{ch.title}** is open until {ch.closes_at:%Y-%m-%d %H:%M} UTC: "
+                        f"{', '.join(ch.leaderboards)}. `task LEADERBOARD` shows each problem; good luck!"
+                    )
+                ],
+            )
         hours = action.removeprefix("remind-")
-        return (f"{ch.title} closes in {hours}", [report.text(
-            f"**{ch.title}** closes in {hours.replace('h', ' h')} ({ch.closes_at:%Y-%m-%d %H:%M} UTC). Ranked "
-            f"submissions to {', '.join(ch.leaderboards)} count until then.")])
+        return (
+            f"{ch.title} closes in {hours}",
+            [
+                report.text(
+                    f"**{ch.title}** closes in {hours.replace('h', ' h')} ({ch.closes_at:%Y-%m-%d %H:%M} UTC). Ranked "
+                    f"submissions to {', '.join(ch.leaderboards)} count until then."
+                )
+            ],
+        )
 
     async def _announce(self, ch: Challenge, action: str, title: str, parts: list) -> None:
         for target in announcement_targets(ch.announce):
-            await self.publish(Reply(
-                reply_to=target, title=title, parts=parts, tone=Tone.SUCCESS,
-                data={"kind": "announcement", "challenge": ch.title, "action": action},
-                id=f"challenge-{ch.id}-{action}-{target.platform.value}-{target.channel}"))
+            await self.publish(
+                Reply(
+                    reply_to=target,
+                    title=title,
+                    parts=parts,
+                    tone=Tone.SUCCESS,
+                    data={"kind": "announcement", "challenge": ch.title, "action": action},
+                    id=f"challenge-{ch.id}-{action}-{target.platform.value}-{target.channel}",
+                )
+            )

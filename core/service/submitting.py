@@ -28,7 +28,7 @@ from storage.records import ResultRecord, SubmissionDetail
 
 log = logging.getLogger(__name__)
 
-NOT_QUEUED = "kernelrank (not queued)"      # the worker of a withdrawn run: never evaluated
+NOT_QUEUED = "kernelrank (not queued)"  # the worker of a withdrawn run: never evaluated
 
 
 class OncePerCommand:
@@ -47,7 +47,7 @@ class OncePerCommand:
             reply = await handle()
         except BaseException as exc:
             outcome.set_exception(exc)
-            outcome.exception()          # retrieved: nobody else may be waiting, and that is fine
+            outcome.exception()  # retrieved: nobody else may be waiting, and that is fine
             raise
         finally:
             del self._pending[command_id]
@@ -55,8 +55,9 @@ class OncePerCommand:
         return reply
 
 
-async def queue_jobs(jobs: Sequence[RunJob], publish_job: Callable[[RunJob], Awaitable[bool]], writer: Writer,
-                     now: datetime) -> None:
+async def queue_jobs(
+    jobs: Sequence[RunJob], publish_job: Callable[[RunJob], Awaitable[bool]], writer: Writer, now: datetime
+) -> None:
     """Publish every job, each confirmed by JetStream; if one cannot be, withdraw them all and refuse."""
     try:
         for job in jobs:
@@ -70,11 +71,24 @@ async def queue_jobs(jobs: Sequence[RunJob], publish_job: Callable[[RunJob], Awa
 async def withdraw(jobs: Sequence[RunJob], writer: Writer, now: datetime) -> None:
     """Close the runs of a refused submission: done, failed, answered (the refusal is the answer)."""
     message = "This run was never queued: kernelrank refused the submission when it arrived. Submit it again."
-    await writer.results([ResultRecord(
-        run_id=job.run_id, worker=NOT_QUEUED, attempts=0, finished_at=now, replied=True,
-        result=EvalResult(status=Status.ERROR, mode=Mode(job.job.mode), problem=job.leaderboard,
-                          failure=Failure(kind=FailureKind.HARNESS_ERROR, message=message)))
-        for job in jobs])
+    await writer.results(
+        [
+            ResultRecord(
+                run_id=job.run_id,
+                worker=NOT_QUEUED,
+                attempts=0,
+                finished_at=now,
+                replied=True,
+                result=EvalResult(
+                    status=Status.ERROR,
+                    mode=Mode(job.job.mode),
+                    problem=job.leaderboard,
+                    failure=Failure(kind=FailureKind.HARNESS_ERROR, message=message),
+                ),
+            )
+            for job in jobs
+        ]
+    )
 
 
 def withdrawn(detail: SubmissionDetail | None) -> bool:
@@ -82,15 +96,21 @@ def withdrawn(detail: SubmissionDetail | None) -> bool:
     return detail is not None and any(run.worker == NOT_QUEUED for run in detail.runs)
 
 
-REFUSED_AGAIN = ("This submission was refused when it first arrived (kernelrank could not queue it), and nothing "
-                 "of it runs. Submit it again.")
+REFUSED_AGAIN = (
+    "This submission was refused when it first arrived (kernelrank could not queue it), and nothing "
+    "of it runs. Submit it again."
+)
 
 
 def _refusal(exc: BusError, gpu: str) -> str:
     if isinstance(exc, QueueFull):
         return f"The {gpu} queue is full, so nothing was queued. Try again once it has moved on (`queue` shows it)."
     if isinstance(exc, PayloadTooLarge):
-        return ("This submission with its problem's files is larger than kernelrank's message bus carries, so "
-                "nothing was queued. Make the file smaller and submit again.")
-    return ("kernelrank could not queue this submission because its message bus is reconnecting; nothing was "
-            "queued. Submit again in a few seconds.")
+        return (
+            "This submission with its problem's files is larger than kernelrank's message bus carries, so "
+            "nothing was queued. Make the file smaller and submit again."
+        )
+    return (
+        "kernelrank could not queue this submission because its message bus is reconnecting; nothing was "
+        "queued. Submit again in a few seconds."
+    )

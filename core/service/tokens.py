@@ -3,8 +3,8 @@
 ``token`` (or ``token new``) makes one for the asker and shows it once, privately; ``token list`` shows the
 asker's tokens (everyone's to an admin) by prefix, never the token; ``token revoke PREFIX`` ends one (an admin
 may end anyone's); ``token whoami`` says whose a token is (``kernelrank login`` checks a token with it); an admin's
-``admin token issue NAME`` (a command of its own) makes a token for a person known only at the terminal. The store keeps a token's SHA-256 and
-its first characters (``core.contracts.tokenformat``), never the token.
+``admin token issue NAME`` (a command of its own) makes a token for a person known only at the terminal. The store
+keeps a token's SHA-256 and its first characters (``core.contracts.tokenformat``), never the token.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from core.service.deps import Deps
 from core.service.people import CHAT_PLATFORMS, LOCAL_PLATFORM, Caller
 from storage.records import NewToken, TokenInfo
 
-MAX_LIVE_TOKENS = 20            # per person: tokens are cheap to make, so bound what one person can pile up
+MAX_LIVE_TOKENS = 20  # per person: tokens are cheap to make, so bound what one person can pile up
 MAX_NAME_CHARS = 64
 LISTED = 50
 
@@ -28,29 +28,39 @@ LISTED = 50
 def new_token(person_id: int, label: str, now: datetime) -> tuple[str, NewToken]:
     """A fresh token and the record that stores it (hash and prefix only)."""
     token = make_token()
-    return token, NewToken(sha256=token_sha256(token), prefix=token_prefix(token), person_id=person_id,
-                           label=label, created_at=now)
+    return token, NewToken(
+        sha256=token_sha256(token), prefix=token_prefix(token), person_id=person_id, label=label, created_at=now
+    )
 
 
 async def token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     action = str(cmd.args.get("action") or "new").lower()
     act = _ACTIONS.get(action)
     if act is None:
-        raise UserError(f"`token {shown(action, 20)}` is not a token command: use `token`, `token list`, "
-                        "`token revoke PREFIX` or `token whoami`.")
+        raise UserError(
+            f"`token {shown(action, 20)}` is not a token command: use `token`, `token list`, "
+            "`token revoke PREFIX` or `token whoami`."
+        )
     return await act(cmd, caller, deps)
 
 
 async def _new(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     live = [t for t in await deps.db.read(deps.db.store.tokens, caller.person_id) if t.revoked_at is None]
     if len(live) >= MAX_LIVE_TOKENS:
-        raise UserError(f"You have {len(live)} live tokens, the most one person may hold; revoke one with "
-                        "`token revoke PREFIX` (`token list` shows them) and ask again.")
+        raise UserError(
+            f"You have {len(live)} live tokens, the most one person may hold; revoke one with "
+            "`token revoke PREFIX` (`token list` shows them) and ask again."
+        )
     label = cmd.actor.platform.value if cmd.actor.platform in CHAT_PLATFORMS else "api"
     secret, record = new_token(caller.person_id, label, deps.now())
     await deps.db.write(deps.db.store.add_token, record)
-    return _shown_once(cmd, "Your personal token", secret, record.prefix,
-                       "It acts as you from the terminal (`kernelrank login`, then paste it) and the web.")
+    return _shown_once(
+        cmd,
+        "Your personal token",
+        secret,
+        record.prefix,
+        "It acts as you from the terminal (`kernelrank login`, then paste it) and the web.",
+    )
 
 
 async def issue_token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -58,8 +68,13 @@ async def issue_token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     name = _person_name(str(cmd.args.get("name") or ""))
     secret, record = new_token(0, f"issued by {caller.display_name}", deps.now())
     await deps.db.write(deps.db.store.issue_token, LOCAL_PLATFORM, name, name, record)
-    return _shown_once(cmd, f"A token for {name}", secret, record.prefix,
-                       f"Give it to {name} privately; they run `kernelrank login` and paste it.")
+    return _shown_once(
+        cmd,
+        f"A token for {name}",
+        secret,
+        record.prefix,
+        f"Give it to {name} privately; they run `kernelrank login` and paste it.",
+    )
 
 
 async def _list(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -72,29 +87,40 @@ async def _list(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         headers.insert(1, "whose")
         for row, t in zip(rows, tokens, strict=False):
             row.insert(1, t.display_name)
-    return _reply(cmd, "Tokens" if caller.admin else "Your tokens", [report.table(headers, rows)],
-                  {"tokens": [{"prefix": t.prefix, "label": t.label, "live": t.revoked_at is None}
-                              for t in tokens[:LISTED]]})
+    return _reply(
+        cmd,
+        "Tokens" if caller.admin else "Your tokens",
+        [report.table(headers, rows)],
+        {"tokens": [{"prefix": t.prefix, "label": t.label, "live": t.revoked_at is None} for t in tokens[:LISTED]]},
+    )
 
 
 async def _revoke(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     prefix = str(cmd.args.get("prefix") or "").strip()
     if not prefix:
-        raise UserError("Say which token to revoke by its prefix, like `token revoke kr_AbCdEfGh1`; "
-                        "`token list` shows them.")
-    revoked = await deps.db.write(deps.db.store.revoke_token, prefix, None if caller.admin else caller.person_id,
-                                  deps.now())
+        raise UserError(
+            "Say which token to revoke by its prefix, like `token revoke kr_AbCdEfGh1`; `token list` shows them."
+        )
+    revoked = await deps.db.write(
+        deps.db.store.revoke_token, prefix, None if caller.admin else caller.person_id, deps.now()
+    )
     if not revoked:
-        raise NotFound(f"{'There is' if caller.admin else 'You have'} no live token {shown(prefix, 20)!r}; "
-                       "`token list` shows the prefixes.")
+        raise NotFound(
+            f"{'There is' if caller.admin else 'You have'} no live token {shown(prefix, 20)!r}; "
+            "`token list` shows the prefixes."
+        )
     deps.people.forget(revoked)
     return _reply(cmd, "Token revoked", [report.status(f"Token {prefix} no longer works.", report.Tone.SUCCESS)])
 
 
 async def _whoami(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     rights = ", an admin" if caller.admin else ""
-    return _reply(cmd, "Signed in", [report.text(f"You are {caller.display_name}{rights}.")],
-                  {"person_id": caller.person_id, "display_name": caller.display_name, "admin": caller.admin})
+    return _reply(
+        cmd,
+        "Signed in",
+        [report.text(f"You are {caller.display_name}{rights}.")],
+        {"person_id": caller.person_id, "display_name": caller.display_name, "admin": caller.admin},
+    )
 
 
 def _person_name(name: str) -> str:
@@ -107,9 +133,10 @@ def _person_name(name: str) -> str:
 
 
 def _shown_once(cmd: Command, title: str, secret: str, prefix: str, use: str) -> Reply:
-    parts = [report.code(secret),
-             report.text(f"{use} It is shown only this once: keep it like a password. `token revoke {prefix}` "
-                         "ends it.")]
+    parts = [
+        report.code(secret),
+        report.text(f"{use} It is shown only this once: keep it like a password. `token revoke {prefix}` ends it."),
+    ]
     reply = _reply(cmd, title, parts, {"token": secret, "prefix": prefix})
     reply.ephemeral = True
     return reply
@@ -117,8 +144,9 @@ def _shown_once(cmd: Command, title: str, secret: str, prefix: str, use: str) ->
 
 def _reply(cmd: Command, title: str, parts: list, data: dict | None = None) -> Reply:
     ephemeral = cmd.actor.platform in (Platform.SLACK, Platform.DISCORD)
-    return Reply(reply_to=cmd.reply_to, in_reply_to=cmd.id, title=title, parts=parts, data=data or {},
-                 ephemeral=ephemeral)
+    return Reply(
+        reply_to=cmd.reply_to, in_reply_to=cmd.id, title=title, parts=parts, data=data or {}, ephemeral=ephemeral
+    )
 
 
 def _when(moment: datetime | None) -> str:

@@ -32,15 +32,24 @@ FILE_NAME = "validate_reference.py"
 async def start(pending: Pending, problem: Problem, deps: Deps) -> str:
     """Queue the reference's run on the leaderboard's first GPU; the run id."""
     run_id = new_id()
-    job = run_job(Board(pending.leaderboard, problem), run_id=run_id, gpu=pending.leaderboard.gpus[0],
-                  submission_id=0, file_name=FILE_NAME, source=source(problem), mode="test")
+    job = run_job(
+        Board(pending.leaderboard, problem),
+        run_id=run_id,
+        gpu=pending.leaderboard.gpus[0],
+        submission_id=0,
+        file_name=FILE_NAME,
+        source=source(problem),
+        mode="test",
+    )
     deps.validations.add(run_id, pending)
     try:
         await deps.publish_job(job)
     except BusError as exc:
         deps.validations.pop(run_id)
-        raise UserError("kernelrank could not queue the problem's test run just now; nothing was created. Send "
-                        "the command again in a minute.") from exc
+        raise UserError(
+            "kernelrank could not queue the problem's test run just now; nothing was created. Send "
+            "the command again in a minute."
+        ) from exc
     return run_id
 
 
@@ -52,10 +61,17 @@ async def save(pending: Pending, deps: Deps, now: datetime) -> None:
     """Store the leaderboard, note it in the audit log, make every command see it at once, and keep its deadline's
     close scheduled."""
     await deps.db.write(deps.db.store.save_leaderboard, pending.leaderboard, now)
-    await deps.db.write(deps.db.store.audit, pending.actor, f"leaderboard {pending.action}",
-                        {"leaderboard": pending.leaderboard.name, "version": pending.leaderboard.version,
-                         "gpus": list(pending.leaderboard.gpus),
-                         "deadline": pending.leaderboard.deadline and pending.leaderboard.deadline.isoformat()})
+    await deps.db.write(
+        deps.db.store.audit,
+        pending.actor,
+        f"leaderboard {pending.action}",
+        {
+            "leaderboard": pending.leaderboard.name,
+            "version": pending.leaderboard.version,
+            "gpus": list(pending.leaderboard.gpus),
+            "deadline": pending.leaderboard.deadline and pending.leaderboard.deadline.isoformat(),
+        },
+    )
     deps.boards.forget(pending.leaderboard.name)
     await keep_in_step(pending.leaderboard, pending.reply_to, deps)
 
@@ -69,21 +85,37 @@ async def finished(result: RunResult, deps: Deps) -> Reply | None:
     if not result.result.passed:
         failure = result.result.failure
         reason = failure.message if failure else f"its test run ended {result.result.status.value}"
-        parts = [report.text(f"**{lb.name}** was not {pending.action}d: its reference failed its own test run, "
-                             f"so nothing was stored. Fix the problem and send it again.\n{reason}")]
+        parts = [
+            report.text(
+                f"**{lb.name}** was not {pending.action}d: its reference failed its own test run, "
+                f"so nothing was stored. Fix the problem and send it again.\n{reason}"
+            )
+        ]
         if result.result.stderr.strip():
             parts.append(report.code(result.result.stderr.strip()[-1500:], "", filename="stderr.txt"))
-        return Reply(reply_to=pending.reply_to, in_reply_to=pending.command_id, title=f"{lb.name} refused",
-                     tone=Tone.ERROR, parts=parts,
-                     data={"leaderboard": lb.name, "state": "refused", "reason": reason})
+        return Reply(
+            reply_to=pending.reply_to,
+            in_reply_to=pending.command_id,
+            title=f"{lb.name} refused",
+            tone=Tone.ERROR,
+            parts=parts,
+            data={"leaderboard": lb.name, "state": "refused", "reason": reason},
+        )
     await save(pending, deps, deps.now())
-    return Reply(reply_to=pending.reply_to, in_reply_to=pending.command_id, title=f"{lb.name} is ready",
-                 tone=Tone.SUCCESS, parts=[report.text(opened_words(lb, pending.action))],
-                 data={"leaderboard": lb.name, "state": "open", "version": lb.version, "gpus": list(lb.gpus)})
+    return Reply(
+        reply_to=pending.reply_to,
+        in_reply_to=pending.command_id,
+        title=f"{lb.name} is ready",
+        tone=Tone.SUCCESS,
+        parts=[report.text(opened_words(lb, pending.action))],
+        data={"leaderboard": lb.name, "state": "open", "version": lb.version, "gpus": list(lb.gpus)},
+    )
 
 
 def opened_words(lb: Leaderboard, action: str) -> str:
     when = f"until {lb.deadline:%Y-%m-%d %H:%M} UTC" if lb.deadline else "with no deadline"
     opens = f"opens {lb.opens_at:%Y-%m-%d %H:%M} UTC, " if lb.opens_at else ""
-    return (f"**{lb.name}** (version {lb.version}) was {action}d: its reference passed its test run. It {opens}"
-            f"runs on {', '.join(lb.gpus)} {when}.")
+    return (
+        f"**{lb.name}** (version {lb.version}) was {action}d: its reference passed its test run. It {opens}"
+        f"runs on {', '.join(lb.gpus)} {when}."
+    )

@@ -20,8 +20,13 @@ from storage.records import PreviousBest, RankRow, RunInfo
 CHAT = (Platform.SLACK, Platform.DISCORD)
 
 
-def result_replies(run: RunInfo, result: EvalResult, standing: dict[int, RankRow] | None,
-                   previous: PreviousBest | None, cost_usd: float | None = None) -> list[Reply]:
+def result_replies(
+    run: RunInfo,
+    result: EvalResult,
+    standing: dict[int, RankRow] | None,
+    previous: PreviousBest | None,
+    cost_usd: float | None = None,
+) -> list[Reply]:
     """The replies that answer one run, in the order they are published."""
     reply_to = from_jsonable(ReplyTo, run.reply_to)
     public = report.verdict_parts(result)
@@ -29,34 +34,82 @@ def result_replies(run: RunInfo, result: EvalResult, standing: dict[int, RankRow
         public.append(report.text(standing_words(run, standing.get(run.person_id))))
     details = with_changes(report.detail_parts(result, cost_usd), result, previous)
     title = f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}"
-    data = {"submission_id": run.submission_id, "run_id": run.run_id, "status": result.status.value,
-            "score_us": result.score_us, "gpu_s": result.gpu_s, "cost_usd": cost_usd,
-            "leaderboard": run.leaderboard, "gpu": run.gpu, "mode": run.mode}
+    data = {
+        "submission_id": run.submission_id,
+        "run_id": run.run_id,
+        "status": result.status.value,
+        "score_us": result.score_us,
+        "gpu_s": result.gpu_s,
+        "cost_usd": cost_usd,
+        "leaderboard": run.leaderboard,
+        "gpu": run.gpu,
+        "mode": run.mode,
+    }
     tone = report.Tone.SUCCESS if result.passed else report.Tone.ERROR
     if reply_to.platform not in CHAT:
-        return [Reply(reply_to=reply_to, parts=public + details, tone=tone, in_reply_to=run.run_id,
-                      update_key=run.run_id, title=title, data=data, id=f"result-{run.run_id}")]
+        return [
+            Reply(
+                reply_to=reply_to,
+                parts=public + details,
+                tone=tone,
+                in_reply_to=run.run_id,
+                update_key=run.run_id,
+                title=title,
+                data=data,
+                id=f"result-{run.run_id}",
+            )
+        ]
     replies = []
     if reply_to.user:
         mention = [Part(kind=PartKind.MENTION, text=reply_to.user)]
-        public = mention + public + [report.text(
-            f"The details (per-shape times, test messages, output) went to you privately; "
-            f"`submission {run.submission_id}` shows them again.")]
-        replies.append(Reply(reply_to=reply_to, parts=mention + details, tone=tone, in_reply_to=run.run_id,
-                             final=False, ephemeral=True, title=f"Details of submission #{run.submission_id} on "
-                             f"{run.gpu}", data={**data, "kind": "detail"}, id=f"detail-{run.run_id}"))
-    else:                           # nobody to show the details to here: `submission ID` does
+        public = (
+            mention
+            + public
+            + [
+                report.text(
+                    f"The details (per-shape times, test messages, output) went to you privately; "
+                    f"`submission {run.submission_id}` shows them again."
+                )
+            ]
+        )
+        replies.append(
+            Reply(
+                reply_to=reply_to,
+                parts=mention + details,
+                tone=tone,
+                in_reply_to=run.run_id,
+                final=False,
+                ephemeral=True,
+                title=f"Details of submission #{run.submission_id} on {run.gpu}",
+                data={**data, "kind": "detail"},
+                id=f"detail-{run.run_id}",
+            )
+        )
+    else:  # nobody to show the details to here: `submission ID` does
         public.append(report.text(f"`submission {run.submission_id}` shows its author the details."))
-    replies.append(Reply(reply_to=reply_to, parts=public, tone=tone, in_reply_to=run.run_id, update_key=run.run_id,
-                         title=title, data=data, id=f"result-{run.run_id}"))
+    replies.append(
+        Reply(
+            reply_to=reply_to,
+            parts=public,
+            tone=tone,
+            in_reply_to=run.run_id,
+            update_key=run.run_id,
+            title=title,
+            data=data,
+            id=f"result-{run.run_id}",
+        )
+    )
     return replies
+
 
 def standing_words(run: RunInfo, mine: RankRow | None) -> str:
     if mine is None:
         return "Not ranked."
     if mine.run_id != run.run_id:
-        return (f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
-                f"(#{mine.submission_id}), rank #{mine.rank}.")
-    return ("**New #1!** " if mine.rank == 1 else "**New personal best.** ") + \
-        f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."
-
+        return (
+            f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
+            f"(#{mine.submission_id}), rank #{mine.rank}."
+        )
+    return (
+        "**New #1!** " if mine.rank == 1 else "**New personal best.** "
+    ) + f"Rank #{mine.rank} on {run.leaderboard} / {run.gpu}."

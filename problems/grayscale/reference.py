@@ -18,7 +18,7 @@ def generate_input(size: int, seed: int) -> input_t:
 
 def ref_kernel(data: input_t) -> output_t:
     weights = torch.tensor(WEIGHTS, dtype=torch.float64, device=data.device)
-    return (data.to(torch.float64) @ weights).to(torch.float32)       # (size, size, 3) @ (3,)
+    return (data.to(torch.float64) @ weights).to(torch.float32)  # (size, size, 3) @ (3,)
 
 
 check_implementation = make_match_reference(ref_kernel, rtol=RTOL, atol=ATOL)

@@ -15,7 +15,7 @@ from task import input_t, output_t
 def gray_kernel(rgb_ptr, gray_ptr, pixels, BLOCK: tl.constexpr):
     pixel = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = pixel < pixels
-    r = tl.load(rgb_ptr + 3 * pixel, mask=mask)      # channels last: R, G, B sit next to each other
+    r = tl.load(rgb_ptr + 3 * pixel, mask=mask)  # channels last: R, G, B sit next to each other
     # TODO: load G and B (offsets 1 and 2) and store 0.2989 * R + 0.5870 * G + 0.1140 * B
     tl.store(gray_ptr + pixel, r, mask=mask)
 

@@ -5,7 +5,7 @@ from task import input_t, output_t
 from utils import make_generator, make_match_reference, uniform
 
 BINS = 256
-WIDTH = 32.0        # spread of the values in bins: the same for every seed
+WIDTH = 32.0  # spread of the values in bins: the same for every seed
 
 
 def generate_input(size: int, contention: int, seed: int) -> input_t:

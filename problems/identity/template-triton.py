@@ -13,7 +13,7 @@ from task import input_t, output_t
 @triton.jit
 def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n          # the last block may run past the end of the vector
+    mask = offsets < n  # the last block may run past the end of the vector
     # TODO: load x at offsets (masked) and store those values instead of zeros
     tl.store(out_ptr + offsets, tl.zeros([BLOCK], dtype=tl.float32), mask=mask)
 

@@ -18,7 +18,7 @@ def generate_input(size: int, seed: int) -> input_t:
 
 def ref_kernel(data: input_t) -> output_t:
     a, b = data
-    return (a.float() + b.float()).half()      # exact in float32, then one rounding to float16
+    return (a.float() + b.float()).half()  # exact in float32, then one rounding to float16
 
 
 check_implementation = make_match_reference(ref_kernel, rtol=RTOL, atol=ATOL)

@@ -13,7 +13,7 @@ from task import input_t, output_t
 @triton.jit
 def add_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n          # the last block may run past the end
+    mask = offsets < n  # the last block may run past the end
     a = tl.load(a_ptr + offsets, mask=mask)
     # TODO: load b the same way and store a + b
     tl.store(c_ptr + offsets, a, mask=mask)

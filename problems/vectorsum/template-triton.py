@@ -14,7 +14,7 @@ from task import input_t, output_t
 @triton.jit
 def partial_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0)    # masked lanes add 0
+    x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0)  # masked lanes add 0
     # TODO: reduce with tl.sum instead of tl.max
     tl.store(partial_ptr + tl.program_id(0), tl.max(x, axis=0))
 

@@ -19,8 +19,13 @@ torch::Tensor copy(torch::Tensor source, torch::Tensor out) {
 }
 """
 
-module = load_inline(name="kernelrank_identity_copy", cpp_sources="torch::Tensor copy(torch::Tensor, torch::Tensor);",
-                     cuda_sources=CUDA_SOURCE, functions=["copy"], verbose=False)
+module = load_inline(
+    name="kernelrank_identity_copy",
+    cpp_sources="torch::Tensor copy(torch::Tensor, torch::Tensor);",
+    cuda_sources=CUDA_SOURCE,
+    functions=["copy"],
+    verbose=False,
+)
 
 
 def custom_kernel(data):

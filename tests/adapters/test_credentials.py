@@ -55,4 +55,4 @@ def test_secret_files_are_owner_only_and_others_are_ignored(home, tmp_path):
     os.chmod(shared, 0o600)
     assert read_private(shared) == "kr_seen_by_all"
     assert read_private(tmp_path / "missing") == ""
-    assert not list(path.parent.glob(".*.tmp"))             # written whole, no partial file left
+    assert not list(path.parent.glob(".*.tmp"))  # written whole, no partial file left

@@ -44,7 +44,7 @@ def test_api() -> None:
     for spec in _offered("api"):
         assert spec.routes, spec.name
         assert {(route.method, route.path) for route in spec.routes} <= served, spec.name
-        for route in spec.routes:       # a path parameter is an argument of the command
+        for route in spec.routes:  # a path parameter is an argument of the command
             assert all(spec.arg(param) for param in route.path_params), (spec.name, route.path)
 
 
@@ -68,12 +68,15 @@ def test_discord(spec: Spec) -> None:
     for spelling in (spec.words, *spec.aliases):
         name = " ".join(spelling if spelling[0] == "admin" else ("leaderboard", *spelling))
         assert name in commands, f"/{name} is not a Discord command"
-        leaves = [commands[name]] if isinstance(commands[name], app_commands.Command) else \
-            [c for c in commands[name].commands if isinstance(c, app_commands.Command)]
+        leaves = (
+            [commands[name]]
+            if isinstance(commands[name], app_commands.Command)
+            else [c for c in commands[name].commands if isinstance(c, app_commands.Command)]
+        )
         for leaf in leaves:
             options = {p.name for p in leaf.parameters}
             for arg in spec.args:
-                typed_elsewhere = spec.submission and arg.name == "mode"      # /leaderboard submit ranked
+                typed_elsewhere = spec.submission and arg.name == "mode"  # /leaderboard submit ranked
                 assert typed_elsewhere or {arg.name, *arg.aliases} & options, (leaf.qualified_name, arg.name)
 
 
@@ -83,14 +86,19 @@ def test_slack(spec: Spec) -> None:
         sub = SUBCOMMANDS[" ".join(spelling)]
         assert sub.kind is spec.kind
         files = {arg.name for arg in spec.args if arg.kind is ArgKind.FILE and not spec.submission}
-        assert set(sub.params) == {arg.name for arg in spec.args} - files     # a file comes attached to a mention
+        assert set(sub.params) == {arg.name for arg in spec.args} - files  # a file comes attached to a mention
         assert not files or "mention me with the file" in sub.about
 
 
 def test_the_drift_the_house_plan_fixed() -> None:
     """``eval-code`` in the terminal, ``stats`` in Discord, ``show-personal`` in Slack were missing once."""
-    shown = subprocess.run([sys.executable, "-m", "core.launch.main", "eval-code", "--help"], cwd=REPO,
-                           capture_output=True, text=True, timeout=120)
+    shown = subprocess.run(
+        [sys.executable, "-m", "core.launch.main", "eval-code", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shown.returncode == 0 and "usage: kernelrank eval-code" in shown.stdout
     assert "leaderboard stats" in _discord_commands()
     assert parse("show-personal vectoradd H100", "/kernelrank").sub.kind is CommandKind.MINE

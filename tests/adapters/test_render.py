@@ -52,8 +52,9 @@ def test_pages():
 
 def test_chart_png_draws_every_series():
     t0, t1 = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 11, 2, tzinfo=UTC)
-    part = report.chart("Best on vectoradd", "submitted", "µs", [("H100", t0, 12.0), ("H100", t1, 9.5),
-                                                                  ("A100-80GB", t0, 20.0)])
+    part = report.chart(
+        "Best on vectoradd", "submitted", "µs", [("H100", t0, 12.0), ("H100", t1, 9.5), ("A100-80GB", t0, 20.0)]
+    )
     png = chart_png(part)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 2000
 
@@ -65,8 +66,12 @@ def test_chart_png_refuses_other_parts():
 
 def test_strip_markup_and_summary_line():
     assert strip_markup("**Score** 12 µs on `H100`") == "Score 12 µs on H100"
-    reply = Reply(reply_to=ReplyTo(Platform.DISCORD), title="Submission #4", tone=Tone.SUCCESS,
-                  parts=[report.status("ranked passed", Tone.SUCCESS)])
+    reply = Reply(
+        reply_to=ReplyTo(Platform.DISCORD),
+        title="Submission #4",
+        tone=Tone.SUCCESS,
+        parts=[report.status("ranked passed", Tone.SUCCESS)],
+    )
     assert summary_line(reply) == "✅ Submission #4: ranked passed"
 
 

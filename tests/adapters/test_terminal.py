@@ -4,10 +4,16 @@ from core.contracts.report import code, status, table, text
 
 
 def test_plain_rendering_has_no_escape_codes():
-    reply = Reply(reply_to=ReplyTo(Platform.CLI), title="vectoradd",
-                  parts=[status("ranked passed", Tone.SUCCESS), text("**Score** 12 µs"),
-                         table(["shape", "median"], [["size=1024", "10 µs"], ["size=16384", "1.2 ms"]]),
-                         code("def custom_kernel(data):\n    return data")])
+    reply = Reply(
+        reply_to=ReplyTo(Platform.CLI),
+        title="vectoradd",
+        parts=[
+            status("ranked passed", Tone.SUCCESS),
+            text("**Score** 12 µs"),
+            table(["shape", "median"], [["size=1024", "10 µs"], ["size=16384", "1.2 ms"]]),
+            code("def custom_kernel(data):\n    return data"),
+        ],
+    )
     out = render(reply)
     assert "\033" not in out
     assert "✔ ranked passed" in out and "Score 12 µs" in out

@@ -28,14 +28,23 @@ GPU = "CPU"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _make_job(gpu: str = GPU, *, source: str = "def custom_kernel(data):\n    return data\n",
-              mode: Mode = Mode.TEST) -> RunJob:
-    problem = Problem(name="identity", task=TaskSpec(tests=[{"size": 3}, {"size": 5}], devices=["cpu"]),
-                      files={"reference.py": "# reference\n"}, submission_name="submission.py")
+def _make_job(
+    gpu: str = GPU, *, source: str = "def custom_kernel(data):\n    return data\n", mode: Mode = Mode.TEST
+) -> RunJob:
+    problem = Problem(
+        name="identity",
+        task=TaskSpec(tests=[{"size": 3}, {"size": 5}], devices=["cpu"]),
+        files={"reference.py": "# reference\n"},
+        submission_name="submission.py",
+    )
     run_id = new_id()
-    return RunJob(run_id=run_id, submission_id=1, leaderboard="identity", gpu=gpu,
-                  job=EvalJob(problem=problem, submission_name="kernel.py", submission_source=source, mode=mode,
-                              run_id=run_id))
+    return RunJob(
+        run_id=run_id,
+        submission_id=1,
+        leaderboard="identity",
+        gpu=gpu,
+        job=EvalJob(problem=problem, submission_name="kernel.py", submission_source=source, mode=mode, run_id=run_id),
+    )
 
 
 @pytest.fixture
@@ -64,8 +73,10 @@ async def js(nats_url: str) -> AsyncIterator[JetStreamContext]:
 @pytest.fixture
 def count(js: JetStreamContext) -> Callable[[str], Awaitable[int]]:
     """``await count("JOBS")``: messages stored in a stream."""
+
     async def messages(stream: str) -> int:
         return (await js.stream_info(stream)).state.messages
+
     return messages
 
 
@@ -76,8 +87,11 @@ def crash_worker(nats_url: str) -> Iterator[Callable[[], subprocess.Popen[bytes]
 
     def start() -> subprocess.Popen[bytes]:
         env = {**os.environ, "PYTHONPATH": str(REPO)}
-        procs.append(subprocess.Popen([sys.executable, str(Path(__file__).with_name("crash_worker.py")), nats_url,
-                                       GPU], cwd=REPO, env=env))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, str(Path(__file__).with_name("crash_worker.py")), nats_url, GPU], cwd=REPO, env=env
+            )
+        )
         return procs[-1]
 
     yield start

@@ -9,8 +9,12 @@ from harness.result import EvalResult, Mode, Status
 
 
 def result(run_id: str) -> RunResult:
-    return RunResult(run_id=run_id, submission_id=1, gpu="CPU",
-                     result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity"))
+    return RunResult(
+        run_id=run_id,
+        submission_id=1,
+        gpu="CPU",
+        result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity"),
+    )
 
 
 async def ack_pending(js) -> int:
@@ -44,11 +48,12 @@ async def test_messages_are_acked_only_after_the_handler_returns(bus: Bus, js, e
         await bus.publish_result(result(f"r{i}"))
     async with await bus.consume_results(slow):
         await asyncio.wait_for(inside.wait(), 10)
-        assert await ack_pending(js) == 3            # in the handler: nothing acknowledged yet
+        assert await ack_pending(js) == 3  # in the handler: nothing acknowledged yet
         release.set()
 
         async def all_acked() -> bool:
             return await ack_pending(js) == 0
+
         await eventually(all_acked)
     info = await js.consumer_info(subjects.EVENTS, subjects.CORE_RESULTS)
     assert info.ack_floor.stream_seq == 3
@@ -107,7 +112,8 @@ async def test_unreadable_messages_are_dropped_without_stopping_the_loop(bus: Bu
 
         async def nothing_pending() -> bool:
             return await ack_pending(js) == 0
-        await eventually(nothing_pending)          # the bad ones were term()'d, not left to redeliver
+
+        await eventually(nothing_pending)  # the bad ones were term()'d, not left to redeliver
     assert got == ["good"]
 
 

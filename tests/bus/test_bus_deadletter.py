@@ -29,6 +29,7 @@ async def advisory_seen(bus: Bus) -> tuple[asyncio.Event, Running]:
 
     async def note(stream_seq: int, deliveries: int) -> None:
         seen.set()
+
     return seen, await bus.watch_max_deliveries(note)
 
 
@@ -43,7 +44,7 @@ async def assert_dead_lettered(js, count, job: RunJob) -> None:
 
 async def test_a_job_given_back_three_times_is_dead_lettered_once(bus: Bus, js, count, make_job) -> None:
     dead = DeadLog()
-    letters = DeadLetters(bus, dead.on_dead, sweep_every_s=0.1)     # advisory and sweep race for it
+    letters = DeadLetters(bus, dead.on_dead, sweep_every_s=0.1)  # advisory and sweep race for it
     await letters.start()
     job = make_job()
     await bus.publish_job(job)
@@ -51,7 +52,7 @@ async def test_a_job_given_back_three_times_is_dead_lettered_once(bus: Bus, js, 
     try:
         async with running(Worker(bus, GPU, runner, retry_delay_s=0.05, poll_s=0.2)):
             await asyncio.wait_for(dead.called.wait(), 20)
-        await letters.sweep()          # one more pass finds nothing left to move
+        await letters.sweep()  # one more pass finds nothing left to move
     finally:
         await letters.stop()
     assert dead.calls == [(job.run_id, 3)]
@@ -64,9 +65,9 @@ async def test_the_sweep_catches_a_job_whose_advisory_was_missed(bus: Bus, js, c
     await bus.publish_job(job)
     seen, watch = await advisory_seen(bus)
     async with running(Worker(bus, GPU, FakeRunner(fail_times=100), retry_delay_s=0.05, poll_s=0.2)):
-        await asyncio.wait_for(seen.wait(), 20)       # the server gave up while no DeadLetters listened
+        await asyncio.wait_for(seen.wait(), 20)  # the server gave up while no DeadLetters listened
     await watch.stop()
-    assert await count(subjects.JOBS) == 1             # the server leaves it in the queue
+    assert await count(subjects.JOBS) == 1  # the server leaves it in the queue
 
     dead = DeadLog()
     letters = DeadLetters(bus, dead.on_dead, sweep_every_s=0.1)
@@ -90,11 +91,11 @@ async def test_the_sweep_leaves_queued_and_running_jobs_alone(bus: Bus, count, m
     dead = DeadLog()
     letters = DeadLetters(bus, dead.on_dead)
     await bus.publish_job(make_job())
-    assert await letters.sweep() == 0                  # queued, never delivered
+    assert await letters.sweep() == 0  # queued, never delivered
     async with running(Worker(bus, GPU, Hangs())):
         await asyncio.wait_for(started.wait(), 10)
         await bus.publish_job(make_job())
-        assert await letters.sweep() == 0              # one running, one waiting behind it
+        assert await letters.sweep() == 0  # one running, one waiting behind it
     assert await count(subjects.JOBS) == 2
     assert dead.calls == []
 
@@ -108,7 +109,7 @@ async def test_a_job_that_kills_every_worker_is_dead_lettered(bus: Bus, js, coun
     try:
         for _ in range(3):
             proc = crash_worker()
-            assert await asyncio.to_thread(proc.wait, 60) == 3     # took the job, died holding it
+            assert await asyncio.to_thread(proc.wait, 60) == 3  # took the job, died holding it
         # The server gives up only when the pool is next pulled: a healthy worker comes along.
         survivor = FakeRunner()
         async with running(Worker(bus, GPU, survivor, poll_s=0.2)):
@@ -141,7 +142,7 @@ async def test_an_on_dead_failure_is_retried_by_the_next_sweep(bus: Bus, count, 
         await letters.stop()
     assert calls == [job.run_id, job.run_id]
     assert await count(subjects.JOBS) == 0
-    assert await count(subjects.JOBS_DLQ) == 1         # the second copy was a duplicate (same run id)
+    assert await count(subjects.JOBS_DLQ) == 1  # the second copy was a duplicate (same run id)
 
 
 async def test_a_dead_letter_keeps_no_source_seed_or_result_key(bus: Bus, js, make_job) -> None:

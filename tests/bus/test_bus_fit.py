@@ -13,8 +13,13 @@ LIMIT = 64 * 1024
 
 
 def result(**fields) -> RunResult:
-    return RunResult(run_id="run-1", submission_id=7, gpu="H100", worker="w",
-                     result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd", **fields))
+    return RunResult(
+        run_id="run-1",
+        submission_id=7,
+        gpu="H100",
+        worker="w",
+        result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd", **fields),
+    )
 
 
 def test_a_message_that_fits_is_returned_as_it_is() -> None:
@@ -23,15 +28,22 @@ def test_a_message_that_fits_is_returned_as_it_is() -> None:
 
 
 def test_the_longest_texts_are_cut_keeping_their_head_and_tail() -> None:
-    big = result(stdout="o" * 300_000, stderr="short", failure=Failure(
-        kind=FailureKind.EXCEPTION, message="HEAD" + "m" * 2_000_000 + "TAIL", log_tail="l" * 100_000))
+    big = result(
+        stdout="o" * 300_000,
+        stderr="short",
+        failure=Failure(kind=FailureKind.EXCEPTION, message="HEAD" + "m" * 2_000_000 + "TAIL", log_tail="l" * 100_000),
+    )
     cut = fit(big, LIMIT)
     assert encoded_size(cut) <= LIMIT
     assert cut.result.failure.message.startswith("HEAD") and cut.result.failure.message.endswith("TAIL")
     assert "characters cut to fit the message limit" in cut.result.failure.message
-    assert (cut.run_id, cut.result.status, cut.result.failure.kind, cut.result.stderr) == \
-        ("run-1", Status.FAILED, FailureKind.EXCEPTION, "short")
-    assert big.result.failure.message.endswith("m" * 100 + "TAIL")          # the caller's message is left alone
+    assert (cut.run_id, cut.result.status, cut.result.failure.kind, cut.result.stderr) == (
+        "run-1",
+        Status.FAILED,
+        FailureKind.EXCEPTION,
+        "short",
+    )
+    assert big.result.failure.message.endswith("m" * 100 + "TAIL")  # the caller's message is left alone
 
 
 def test_text_that_escapes_to_several_bytes_per_character_fits_too() -> None:

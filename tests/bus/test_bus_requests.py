@@ -21,8 +21,9 @@ def reply(route: str, text: str, platform: Platform = Platform.CLI) -> Reply:
 
 
 async def echo(cmd: Command) -> Reply:
-    return Reply(reply_to=cmd.reply_to, parts=[Part(PartKind.TEXT, text=f"you asked {cmd.kind.value}")],
-                 in_reply_to=cmd.id)
+    return Reply(
+        reply_to=cmd.reply_to, parts=[Part(PartKind.TEXT, text=f"you asked {cmd.kind.value}")], in_reply_to=cmd.id
+    )
 
 
 async def test_connecting_to_nothing_says_so() -> None:
@@ -73,7 +74,7 @@ async def test_unreadable_requests_and_failing_handlers_get_error_replies(bus: B
         answer = await bus.request(command())
         assert answer.tone is Tone.ERROR
         assert "went wrong" in answer.parts[0].text
-        assert (await bus.request(command())).tone is Tone.ERROR    # still serving after all that
+        assert (await bus.request(command())).tone is Tone.ERROR  # still serving after all that
     finally:
         await nc.close()
         await core.close()
@@ -83,7 +84,7 @@ async def test_commands_are_handled_concurrently(bus: Bus, nats_url: str) -> Non
     both_inside = asyncio.Barrier(2)
 
     async def waits_for_the_other(cmd: Command) -> Reply:
-        await both_inside.wait()           # deadlocks if the server ran one handler at a time
+        await both_inside.wait()  # deadlocks if the server ran one handler at a time
         return await echo(cmd)
 
     core = await Bus.connect(nats_url, name="core")
@@ -105,8 +106,9 @@ async def test_a_job_published_twice_is_stored_once(bus: Bus, make_job, count) -
 
 
 async def test_ensure_streams_is_idempotent_and_updates_the_pools(bus: Bus, js) -> None:
-    await js.update_stream(StreamConfig(name=subjects.EVENTS, subjects=[subjects.PROGRESS_ALL, subjects.RESULTS_ALL],
-                                        max_age=60))
+    await js.update_stream(
+        StreamConfig(name=subjects.EVENTS, subjects=[subjects.PROGRESS_ALL, subjects.RESULTS_ALL], max_age=60)
+    )
     await bus.ensure_streams(["CPU", "H100"], ack_wait_s=7, max_deliver=3, concurrency={"H100": 4})
     await bus.ensure_streams(["CPU", "H100"], ack_wait_s=9, max_deliver=3, concurrency={"H100": 2})
     info = await js.consumer_info(subjects.JOBS, subjects.runner_durable("H100"))
@@ -115,7 +117,7 @@ async def test_ensure_streams_is_idempotent_and_updates_the_pools(bus: Bus, js) 
     assert info.config.filter_subject == "jobs.submit.H100"
     names = {s.config.name for s in await js.streams_info()}
     assert {subjects.JOBS, subjects.JOBS_DLQ, subjects.EVENTS, subjects.REPLIES} <= names
-    assert (await js.stream_info(subjects.EVENTS)).config.max_age == 24 * 3600     # an old setting brought back
+    assert (await js.stream_info(subjects.EVENTS)).config.max_age == 24 * 3600  # an old setting brought back
 
 
 async def test_publishing_before_the_streams_exist_says_what_is_missing(nats_url: str, make_job) -> None:
@@ -180,8 +182,8 @@ async def test_close_ends_an_abandoned_follow(nats_url: str) -> None:
     await client.ensure_streams([])
     await client.publish_reply(reply("me", "hello"))
     async for _ in client.follow_replies("me"):
-        break                                # abandoned without aclose(), as a careless caller would
-    await client.close()                     # must not hang or leave the ordered consumer running
+        break  # abandoned without aclose(), as a careless caller would
+    await client.close()  # must not hang or leave the ordered consumer running
 
 
 async def test_closing_the_bus_ends_a_follow_in_progress(nats_url: str) -> None:
@@ -197,9 +199,9 @@ async def test_closing_the_bus_ends_a_follow_in_progress(nats_url: str) -> None:
             first.set()
 
     task = asyncio.create_task(follow())
-    await asyncio.wait_for(first.wait(), 10)       # now waiting for the next reply
+    await asyncio.wait_for(first.wait(), 10)  # now waiting for the next reply
     await client.close()
-    await asyncio.wait_for(task, 10)               # ended, not failed
+    await asyncio.wait_for(task, 10)  # ended, not failed
     assert seen == ["hello"]
 
 
@@ -210,7 +212,7 @@ async def test_a_follower_cancelled_as_a_heartbeat_arrives_still_stops(bus: Bus,
     for _ in range(30):
         follower = bus.follow_replies("me")
         assert (await anext(follower)).parts[0].text == "stored"
-        waiting = asyncio.create_task(asyncio.wait_for(anext(follower), 0.1))   # nothing more comes: times out
+        waiting = asyncio.create_task(asyncio.wait_for(anext(follower), 0.1))  # nothing more comes: times out
         done, _ = await asyncio.wait({waiting}, timeout=10)
         assert waiting in done, "the follower ignored its cancellation"
         assert isinstance(waiting.exception(), TimeoutError)

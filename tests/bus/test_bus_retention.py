@@ -17,7 +17,7 @@ async def test_dead_letters_expire_and_the_job_queue_is_bounded(bus: Bus, js) ->
     assert (dead.max_age, dead.max_bytes, dead.discard) == (DEAD_MAX_AGE_S, DEAD_MAX_BYTES, DiscardPolicy.OLD)
     jobs = (await js.stream_info(subjects.JOBS)).config
     assert (jobs.max_bytes, jobs.discard) == (JOBS_MAX_BYTES, DiscardPolicy.NEW)
-    assert not jobs.max_age                        # an accepted job is never dropped for its age
+    assert not jobs.max_age  # an accepted job is never dropped for its age
 
 
 async def test_a_full_job_queue_refuses_the_next_job_and_keeps_the_others(bus: Bus, make_job, count) -> None:
@@ -33,11 +33,16 @@ async def test_a_full_job_queue_refuses_the_next_job_and_keeps_the_others(bus: B
 async def test_only_a_result_signed_with_the_runs_key_counts_as_stored(bus: Bus, make_job) -> None:
     job = make_job()
     key = signing.run_key(b"core secret", job.run_id)
-    result = RunResult(run_id=job.run_id, submission_id=1, gpu=job.gpu,
-                       result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity"), worker="w")
+    result = RunResult(
+        run_id=job.run_id,
+        submission_id=1,
+        gpu=job.gpu,
+        result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity"),
+        worker="w",
+    )
     assert not await bus.has_result(job.run_id, key)
-    await bus.publish_result(result)                                   # unsigned: anyone with a worker's role
+    await bus.publish_result(result)  # unsigned: anyone with a worker's role
     await bus.publish_result(result, signing.run_key(b"core secret", "another run"))
-    assert not await bus.has_result(job.run_id, key)                    # a forged one must not skip the run
+    assert not await bus.has_result(job.run_id, key)  # a forged one must not skip the run
     await bus.publish_result(result, key)
     assert await bus.has_result(job.run_id, key)

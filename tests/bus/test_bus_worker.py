@@ -45,8 +45,10 @@ class Events:
 @pytest.fixture
 async def events(bus: Bus) -> AsyncIterator[Events]:
     seen = Events()
-    async with await bus.consume_progress(seen.on_progress, poll_s=0.2), \
-            await bus.consume_results(seen.on_results, poll_s=0.2):
+    async with (
+        await bus.consume_progress(seen.on_progress, poll_s=0.2),
+        await bus.consume_results(seen.on_results, poll_s=0.2),
+    ):
         yield seen
 
 
@@ -66,8 +68,11 @@ async def test_happy_path_progress_then_result_then_ack(bus: Bus, events: Events
         await eventually(lambda: events.count_progress(3))
     assert (result.run_id, result.worker, result.attempts) == (job.run_id, "w1", 1)
     assert result.result.status is Status.PASSED
-    assert [(p.progress.stage, p.progress.index) for p in events.progress] == [(STARTED, 0), ("testing", 1),
-                                                                                ("testing", 2)]
+    assert [(p.progress.stage, p.progress.index) for p in events.progress] == [
+        (STARTED, 0),
+        ("testing", 1),
+        ("testing", 2),
+    ]
     # Progress was stored before the result: the result is the last event of the run in EVENTS.
     last = await js.get_last_msg(subjects.EVENTS, subjects.result_subject(job.run_id))
     first_progress = await js.get_msg(subjects.EVENTS, 1)
@@ -83,8 +88,9 @@ async def test_an_unavailable_runner_gives_the_job_back(bus: Bus, events: Events
     assert runner.runs == 2
 
 
-async def test_a_failing_runner_becomes_an_error_result_and_the_worker_goes_on(bus: Bus, events: Events, js,
-                                                                              make_job, eventually) -> None:
+async def test_a_failing_runner_becomes_an_error_result_and_the_worker_goes_on(
+    bus: Bus, events: Events, js, make_job, eventually
+) -> None:
     def explode_once(job: EvalJob) -> EvalResult:
         if "explode" in job.submission_source:
             raise RuntimeError("runner bug")
@@ -99,13 +105,14 @@ async def test_a_failing_runner_becomes_an_error_result_and_the_worker_goes_on(b
     assert results[bad.run_id].result.status is Status.ERROR
     assert failure is not None and failure.kind is FailureKind.HARNESS_ERROR
     assert "not a problem with your kernel" in failure.message
-    assert results[bad.run_id].attempts == 1                 # acked, not retried
+    assert results[bad.run_id].attempts == 1  # acked, not retried
     assert results[good.run_id].result.passed
     await eventually(lambda: drained(js))
 
 
-async def test_heartbeats_keep_a_long_job_from_being_redelivered(bus: Bus, events: Events, nats_url: str,
-                                                                 make_job) -> None:
+async def test_heartbeats_keep_a_long_job_from_being_redelivered(
+    bus: Bus, events: Events, nats_url: str, make_job
+) -> None:
     # The job runs 3x ack_wait (1 s). Without heartbeats the second worker would get it as well.
     started = asyncio.Event()
 
@@ -133,7 +140,7 @@ async def test_concurrency_runs_jobs_side_by_side(bus: Bus, events: Events, make
 
     class MeetingRunner(FakeRunner):
         async def run(self, job, on_progress=None):
-            await asyncio.wait_for(both_running.wait(), 10)    # times out if jobs ran one after another
+            await asyncio.wait_for(both_running.wait(), 10)  # times out if jobs ran one after another
             return await super().run(job, on_progress)
 
     await bus.publish_job(make_job())
@@ -172,6 +179,7 @@ async def test_a_worker_started_before_the_core_waits_for_its_queue(nats_url: st
 
             async def on_results(results: list[RunResult]) -> None:
                 done.put_nowait(results)
+
             async with await core.consume_results(on_results):
                 (result,) = await asyncio.wait_for(done.get(), 20)
         assert result.gpu == "H100" and runner.runs == 1
@@ -180,17 +188,18 @@ async def test_a_worker_started_before_the_core_waits_for_its_queue(nats_url: st
         await core.close()
 
 
-async def test_worker_killed_mid_job_is_redelivered_and_completes_once(bus: Bus, events: Events, js, make_job,
-                                                                        crash_worker, eventually) -> None:
+async def test_worker_killed_mid_job_is_redelivered_and_completes_once(
+    bus: Bus, events: Events, js, make_job, crash_worker, eventually
+) -> None:
     job = make_job()
     await bus.publish_job(job)
     proc = crash_worker()
-    assert await asyncio.to_thread(proc.wait, 60) == 3           # it took the job and died holding it
+    assert await asyncio.to_thread(proc.wait, 60) == 3  # it took the job and died holding it
     runner = FakeRunner()
     async with running(Worker(bus, GPU, runner, poll_s=0.2)):
         (result,) = await events.wait_results(1)
 
-        await eventually(lambda: drained(js))          # so no second result can ever be produced
+        await eventually(lambda: drained(js))  # so no second result can ever be produced
     assert [r.run_id for r in events.results] == [job.run_id]
     assert result.attempts == 2 and result.result.passed
     assert runner.runs == 1

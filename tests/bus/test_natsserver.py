@@ -26,7 +26,7 @@ def test_start_is_ready_and_stop_ends_the_process(tmp_path: Path) -> None:
         urllib.request.urlopen(health, timeout=2)
     with pytest.raises(NatsServerError):
         _ = server.url
-    server.stop()       # a second stop is harmless
+    server.stop()  # a second stop is harmless
 
 
 async def test_clients_get_a_clear_error_once_it_stopped(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ async def test_restart_on_the_same_store_keeps_a_queued_job(tmp_path: Path, make
     with EmbeddedNats() as server:
         bus = await Bus.connect(server.start(run_dir, store), name="after")
         try:
-            queue = await bus.jobs("CPU")           # the pool's consumer survived too
+            queue = await bus.jobs("CPU")  # the pool's consumer survived too
             (delivery,) = await queue.fetch(1, timeout_s=5)
             assert isinstance(delivery.message, RunJob)
             assert delivery.message.run_id == job.run_id

@@ -42,51 +42,104 @@ OTHERS = [Role.WORKER, Role.DISCORD, Role.SLACK, Role.API]
 COMMAND_PLATFORMS = {Role.DISCORD: {"discord"}, Role.SLACK: {"slack"}, Role.API: {"cli", "web"}, Role.WORKER: set()}
 
 # What only the core may read, whoever asks.
-CORE_ONLY_SUBSCRIPTIONS = ["svc.command.*", "svc.command.cli", "svc.command.discord", "jobs.submit.CPU", "jobs.>",
-                           "jobs.dead.CPU", "runs.result.>", "runs.progress.r1", "replies.>", "replies.cli.s1",
-                           "replies.slack.>", "_INBOX.>", "_INBOX.core.>", ">"]
+CORE_ONLY_SUBSCRIPTIONS = [
+    "svc.command.*",
+    "svc.command.cli",
+    "svc.command.discord",
+    "jobs.submit.CPU",
+    "jobs.>",
+    "jobs.dead.CPU",
+    "runs.result.>",
+    "runs.progress.r1",
+    "replies.>",
+    "replies.cli.s1",
+    "replies.slack.>",
+    "_INBOX.>",
+    "_INBOX.core.>",
+    ">",
+]
 # What only the core may do through the JetStream API or by publishing.
 CORE_ONLY_PUBLISHES = [
-    "$JS.API.STREAM.CREATE.SPY", "$JS.API.STREAM.UPDATE.JOBS", "$JS.API.STREAM.DELETE.JOBS",
-    "$JS.API.STREAM.PURGE.EVENTS", "$JS.API.STREAM.MSG.DELETE.JOBS", "$JS.API.STREAM.MSG.GET.JOBS",
-    "$JS.API.DIRECT.GET.JOBS", "$JS.API.DIRECT.GET.JOBS.jobs.submit.CPU", "$JS.API.STREAM.MSG.GET.JOBS_DLQ",
-    "$JS.API.DIRECT.GET.EVENTS", "$JS.API.DIRECT.GET.EVENTS.runs.progress.r1", "$JS.API.STREAM.MSG.GET.EVENTS",
-    "$JS.API.CONSUMER.CREATE.JOBS", "$JS.API.CONSUMER.CREATE.JOBS.spy.jobs.submit.CPU",
-    "$JS.API.CONSUMER.CREATE.EVENTS.spy.runs.result.>", "$JS.API.CONSUMER.DELETE.JOBS.runners-CPU",
-    "$JS.API.CONSUMER.DURABLE.CREATE.REPLIES.spy", "$JS.API.CONSUMER.CREATE.REPLIES",
-    "jobs.submit.CPU", "jobs.dead.CPU", "replies.cli.someone", "replies.discord.C1",
+    "$JS.API.STREAM.CREATE.SPY",
+    "$JS.API.STREAM.UPDATE.JOBS",
+    "$JS.API.STREAM.DELETE.JOBS",
+    "$JS.API.STREAM.PURGE.EVENTS",
+    "$JS.API.STREAM.MSG.DELETE.JOBS",
+    "$JS.API.STREAM.MSG.GET.JOBS",
+    "$JS.API.DIRECT.GET.JOBS",
+    "$JS.API.DIRECT.GET.JOBS.jobs.submit.CPU",
+    "$JS.API.STREAM.MSG.GET.JOBS_DLQ",
+    "$JS.API.DIRECT.GET.EVENTS",
+    "$JS.API.DIRECT.GET.EVENTS.runs.progress.r1",
+    "$JS.API.STREAM.MSG.GET.EVENTS",
+    "$JS.API.CONSUMER.CREATE.JOBS",
+    "$JS.API.CONSUMER.CREATE.JOBS.spy.jobs.submit.CPU",
+    "$JS.API.CONSUMER.CREATE.EVENTS.spy.runs.result.>",
+    "$JS.API.CONSUMER.DELETE.JOBS.runners-CPU",
+    "$JS.API.CONSUMER.DURABLE.CREATE.REPLIES.spy",
+    "$JS.API.CONSUMER.CREATE.REPLIES",
+    "jobs.submit.CPU",
+    "jobs.dead.CPU",
+    "replies.cli.someone",
+    "replies.discord.C1",
 ]
 
 
 def refused_for(role: Role) -> tuple[list[str], list[str]]:
     """(publish, subscribe) subjects ``role`` must be refused."""
-    publish = [*CORE_ONLY_PUBLISHES,
-               *(subjects.command_subject(p.value) for p in Platform if p.value not in COMMAND_PLATFORMS[role])]
+    publish = [
+        *CORE_ONLY_PUBLISHES,
+        *(subjects.command_subject(p.value) for p in Platform if p.value not in COMMAND_PLATFORMS[role]),
+    ]
     if role is not Role.WORKER:
-        publish += ["$JS.API.CONSUMER.MSG.NEXT.JOBS.runners-CPU", "$JS.ACK.JOBS.runners-CPU.1.1.1.1.0",
-                    "runs.result.r1", "runs.progress.r1", "pools.status.CPU", "$KV.runner_calls.r1",
-                    "$JS.API.DIRECT.GET.EVENTS.runs.result.r1"]
-    for platform in (Platform.DISCORD, Platform.SLACK):         # one adapter's replies and ledger are its own
+        publish += [
+            "$JS.API.CONSUMER.MSG.NEXT.JOBS.runners-CPU",
+            "$JS.ACK.JOBS.runners-CPU.1.1.1.1.0",
+            "runs.result.r1",
+            "runs.progress.r1",
+            "pools.status.CPU",
+            "$KV.runner_calls.r1",
+            "$JS.API.DIRECT.GET.EVENTS.runs.result.r1",
+        ]
+    for platform in (Platform.DISCORD, Platform.SLACK):  # one adapter's replies and ledger are its own
         if role.value != platform.value:
             durable = subjects.adapter_durable(platform.value)
-            publish += [f"$JS.API.CONSUMER.MSG.NEXT.REPLIES.{durable}",
-                        f"$JS.API.CONSUMER.CREATE.REPLIES.{durable}.{subjects.platform_replies(platform.value)}",
-                        f"$JS.API.CONSUMER.CREATE.REPLIES.{durable}.replies.cli.>",
-                        f"$KV.{subjects.ledger_bucket(platform.value)}.k"]
+            publish += [
+                f"$JS.API.CONSUMER.MSG.NEXT.REPLIES.{durable}",
+                f"$JS.API.CONSUMER.CREATE.REPLIES.{durable}.{subjects.platform_replies(platform.value)}",
+                f"$JS.API.CONSUMER.CREATE.REPLIES.{durable}.replies.cli.>",
+                f"$KV.{subjects.ledger_bucket(platform.value)}.k",
+            ]
     if role is Role.API:
-        publish += ["$JS.API.CONSUMER.CREATE.REPLIES.spy.replies.discord.>",
-                    "$JS.API.CONSUMER.CREATE.REPLIES.spy.replies.>"]
+        publish += [
+            "$JS.API.CONSUMER.CREATE.REPLIES.spy.replies.discord.>",
+            "$JS.API.CONSUMER.CREATE.REPLIES.spy.replies.>",
+        ]
     subscribe = [*CORE_ONLY_SUBSCRIPTIONS, *(f"{inbox_prefix(other)}.>" for other in Role if other is not role)]
     return publish, subscribe
 
 
 # The core owns the streams, yet reports and commands are not its to make, nor other roles' inboxes its to read.
-CORE_REFUSED = (["runs.result.r1", "runs.progress.r1", "svc.command.cli", "svc.command.discord", "pools.status.CPU",
-                 "$KV.runner_calls.r1", "_INBOX.api.x"],
-                ["runs.result.>", "replies.>", "jobs.submit.CPU", "_INBOX.worker.>", "_INBOX.>", ">"])
+CORE_REFUSED = (
+    [
+        "runs.result.r1",
+        "runs.progress.r1",
+        "svc.command.cli",
+        "svc.command.discord",
+        "pools.status.CPU",
+        "$KV.runner_calls.r1",
+        "_INBOX.api.x",
+    ],
+    ["runs.result.>", "replies.>", "jobs.submit.CPU", "_INBOX.worker.>", "_INBOX.>", ">"],
+)
 
-ALLOWED = {Role.CORE: "replies.cli.probe", Role.WORKER: "pools.status.CPU", Role.DISCORD: "svc.command.discord",
-           Role.SLACK: "svc.command.slack", Role.API: "svc.command.web"}
+ALLOWED = {
+    Role.CORE: "replies.cli.probe",
+    Role.WORKER: "pools.status.CPU",
+    Role.DISCORD: "svc.command.discord",
+    Role.SLACK: "svc.command.slack",
+    Role.API: "svc.command.web",
+}
 
 
 class Probe:
@@ -100,19 +153,21 @@ class Probe:
         async def on_error(exc: Exception) -> None:
             self.violations.append(str(exc))
 
-        await self.nc.connect(authed_nats.url, error_cb=on_error, allow_reconnect=False,
-                              **authed_nats.credentials(role).connect_options())
+        await self.nc.connect(
+            authed_nats.url, error_cb=on_error, allow_reconnect=False, **authed_nats.credentials(role).connect_options()
+        )
         return self
 
     def reported(self, action: str, subject: str) -> bool:
-        wanted = f'violation for {action} to "{subject}"'.lower()      # nats-py lower-cases the server's words
+        wanted = f'violation for {action} to "{subject}"'.lower()  # nats-py lower-cases the server's words
         return any(wanted in v.lower() for v in self.violations)
 
     async def unreported(self, expected: list[tuple[str, str]], timeout_s: float = 5.0) -> list[tuple[str, str]]:
         """The expected (action, subject) violations still not reported after ``timeout_s``."""
         deadline = asyncio.get_running_loop().time() + timeout_s
-        while (missing := [e for e in expected if not self.reported(*e)]) and \
-                asyncio.get_running_loop().time() < deadline:
+        while (
+            missing := [e for e in expected if not self.reported(*e)]
+        ) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
         return missing
 
@@ -135,13 +190,15 @@ async def probe(authed_nats, role: Role) -> AsyncIterator[Probe]:
 
 
 async def echo(cmd: Command) -> Reply:
-    return Reply(reply_to=cmd.reply_to, parts=[Part(PartKind.TEXT, text=f"hello {cmd.actor.user_id}")],
-                 in_reply_to=cmd.id)
+    return Reply(
+        reply_to=cmd.reply_to, parts=[Part(PartKind.TEXT, text=f"hello {cmd.actor.user_id}")], in_reply_to=cmd.id
+    )
 
 
 def command(platform: Platform, reply_platform: Platform | None = None) -> Command:
-    return Command(actor=Actor(platform, "u1"), reply_to=ReplyTo(reply_platform or platform, "route-1"),
-                   kind=CommandKind.LIST)
+    return Command(
+        actor=Actor(platform, "u1"), reply_to=ReplyTo(reply_platform or platform, "route-1"), kind=CommandKind.LIST
+    )
 
 
 def reply(platform: Platform, route: str, text: str) -> Reply:
@@ -175,7 +232,7 @@ def test_credentials_are_owner_only_and_the_server_keeps_only_hashes(tmp_path) -
     passwords = {role: json.loads((secrets / f"{role.value}.json").read_text())["password"] for role in Role}
     assert all(len(password) >= 40 and password not in text for password in passwords.values())
     assert len(set(passwords.values())) == len(Role)
-    embedded_server_config(secrets)              # a restart keeps each role's password, with fresh hashes
+    embedded_server_config(secrets)  # a restart keeps each role's password, with fresh hashes
     assert {role: json.loads((secrets / f"{role.value}.json").read_text())["password"] for role in Role} == passwords
     assert config.read_text() != text
 
@@ -199,7 +256,7 @@ async def refused(authed_nats, role: Role, publish: list[str], subscribe: list[s
             await p.nc.publish(subject, b"{}")
         for subject in subscribe:
             await p.nc.subscribe(subject)
-        await p.nc.publish(ALLOWED[role], b"{}")             # allowed: must not be reported
+        await p.nc.publish(ALLOWED[role], b"{}")  # allowed: must not be reported
         await p.nc.flush()
         missing = await p.unreported([("publish", s) for s in publish] + [("subscription", s) for s in subscribe])
         assert missing == []
@@ -216,12 +273,20 @@ async def test_the_api_cannot_follow_another_platforms_replies(authed_nats, core
             # the subject it may use, with a body asking for another filter: the server refuses the mismatch
             inbox = p.nc.new_inbox()
             sub = await p.nc.subscribe(inbox)
-            body = {"stream_name": subjects.REPLIES,
-                    "config": {"name": "spy", "filter_subject": "replies.discord.>", "deliver_subject": inbox,
-                               "ack_policy": "none", "deliver_policy": "all"}}
+            body = {
+                "stream_name": subjects.REPLIES,
+                "config": {
+                    "name": "spy",
+                    "filter_subject": "replies.discord.>",
+                    "deliver_subject": inbox,
+                    "ack_policy": "none",
+                    "deliver_policy": "all",
+                },
+            }
             await core.publish_reply(reply(Platform.DISCORD, "C1", "private"))
-            answer = await p.nc.request(f"$JS.API.CONSUMER.CREATE.{subjects.REPLIES}.spy.replies.cli.>",
-                                        json.dumps(body).encode(), timeout=5)
+            answer = await p.nc.request(
+                f"$JS.API.CONSUMER.CREATE.{subjects.REPLIES}.spy.replies.cli.>", json.dumps(body).encode(), timeout=5
+            )
             assert "error" in json.loads(answer.data)
             with pytest.raises(nats.errors.TimeoutError):
                 await sub.next_msg(timeout=0.5)
@@ -243,9 +308,12 @@ async def test_a_command_that_speaks_for_another_platforms_user_is_refused(authe
             from core.contracts.messages import decode, encode
 
             with_token = command(Platform.DISCORD)
-            with_token.credential_sha256 = "0" * 64               # only the API process may speak for a token
-            for claimed in (command(Platform.CLI, Platform.DISCORD), command(Platform.DISCORD, Platform.SLACK),
-                            with_token):
+            with_token.credential_sha256 = "0" * 64  # only the API process may speak for a token
+            for claimed in (
+                command(Platform.CLI, Platform.DISCORD),
+                command(Platform.DISCORD, Platform.SLACK),
+                with_token,
+            ):
                 raw = await raw_request(p.nc, subjects.command_subject("discord"), encode(claimed))
                 answer = decode(Reply, raw.data)
                 assert answer.tone is Tone.ERROR and "refuses" in answer.parts[0].text
@@ -286,11 +354,13 @@ async def test_a_worker_does_its_work(authed_nats, core: Bus, make_job) -> None:
         assert delivery.message.result_key == job.result_key
         await delivery.in_progress()
         await worker.publish_progress(RunProgress(job.run_id, 1, GPU, Progress(stage="started")), job.result_key)
-        await worker.publish_result(RunResult(job.run_id, 1, GPU, EvalResult(status=Status.PASSED, mode=Mode.TEST,
-                                                                             problem="identity")), job.result_key)
+        await worker.publish_result(
+            RunResult(job.run_id, 1, GPU, EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity")),
+            job.result_key,
+        )
         await worker.publish_pool_status(PoolStatus(gpu=GPU, worker="w", backend="fake", running=1, capacity=1))
         await delivery.ack()
-        assert await worker.has_result(job.run_id, job.result_key)     # what it checks before evaluating a redelivery
+        assert await worker.has_result(job.run_id, job.result_key)  # what it checks before evaluating a redelivery
         assert not await worker.has_result("never-run", job.result_key)
         calls = await worker.runner_calls()
         await calls.put(job.run_id, {"call": "fc-1"})

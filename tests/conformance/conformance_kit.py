@@ -18,8 +18,21 @@ HERE = Path(__file__).resolve().parent
 PROBLEMS = HERE / "problems"
 SOLUTIONS = HERE / "solutions"
 # The keys of GPU MODE's task.yml: the conformance problems use no others.
-GPU_MODE_KEYS = {"files", "lang", "description", "config", "templates", "tests", "benchmarks", "test_timeout",
-                 "benchmark_timeout", "ranked_timeout", "ranking_by", "seed", "multi_gpu"}
+GPU_MODE_KEYS = {
+    "files",
+    "lang",
+    "description",
+    "config",
+    "templates",
+    "tests",
+    "benchmarks",
+    "test_timeout",
+    "benchmark_timeout",
+    "ranked_timeout",
+    "ranking_by",
+    "seed",
+    "multi_gpu",
+}
 _EXPECT = re.compile(r"^# expect: (\w+) \| (.+)$", re.MULTILINE)
 
 

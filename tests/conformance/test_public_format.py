@@ -29,7 +29,7 @@ from harness.problem import CHECKER_ARGS
 from storage.store import Store
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-SHAPE_BUDGET_MS = 20.0          # verdicts, not timings: the stop rule's minimum of samples per shape is enough
+SHAPE_BUDGET_MS = 20.0  # verdicts, not timings: the stop rule's minimum of samples per shape is enough
 
 
 @pytest.fixture(scope="module")
@@ -41,20 +41,29 @@ def harness() -> HarnessServer:
 def _runnable_here(problem: Problem) -> Problem:
     task = dataclasses.replace(problem.task, shape_budget_ms=SHAPE_BUDGET_MS)
     if DEVICE == "cpu":
-        task = dataclasses.replace(task, devices=["cpu", "cuda"])     # default_device stays off: as written
+        task = dataclasses.replace(task, devices=["cpu", "cuda"])  # default_device stays off: as written
     return dataclasses.replace(problem, task=task)
 
 
 def _evaluate(harness: HarnessServer, problem: Problem, source: str, mode: Mode = Mode.RANKED) -> EvalResult:
-    job = EvalJob(problem=problem, submission_name=problem.submission_name, submission_source=source, mode=mode,
-                  device=DEVICE, secret_seed=20261121)
+    job = EvalJob(
+        problem=problem,
+        submission_name=problem.submission_name,
+        submission_source=source,
+        mode=mode,
+        device=DEVICE,
+        secret_seed=20261121,
+    )
     return harness.evaluate(job)
 
 
 def _explain(result: EvalResult) -> str:
     failure = result.failure
-    return (f"status {result.status.value}; {failure.kind.value}: {failure.message}\n{failure.log_tail}"
-            if failure else f"status {result.status.value}") + f"\nstderr: {result.stderr[-2000:]}"
+    return (
+        f"status {result.status.value}; {failure.kind.value}: {failure.message}\n{failure.log_tail}"
+        if failure
+        else f"status {result.status.value}"
+    ) + f"\nstderr: {result.stderr[-2000:]}"
 
 
 NEEDS_CUDA = [pytest.mark.cuda, pytest.mark.skipif(DEVICE != "cuda", reason="needs a CUDA GPU")]
@@ -93,7 +102,7 @@ def test_problem_keeps_the_public_format_and_loads_as_written(folder) -> None:
 
     assert set(raw) <= GPU_MODE_KEYS, "a conformance problem uses GPU MODE's keys only"
     assert raw["config"]["main"] == "eval.py" and {"name": "eval.py", "source": "../eval.py"} in raw["files"]
-    assert "eval.py" not in problem.files                           # our harness replaces GPU MODE's evaluator
+    assert "eval.py" not in problem.files  # our harness replaces GPU MODE's evaluator
     assert problem.files["utils.py"] == (PROBLEMS / "utils.py").read_text()
     assert problem.templates["Python"] == (PROBLEMS / "template.py").read_text()
     assert problem.task.ranking_by == "last" and problem.task.devices == ["cuda"]
@@ -121,10 +130,12 @@ def test_a_lone_reference_py_is_the_first_format(path: str) -> None:
 
 
 def test_first_format_inputs_are_fresh_per_call_and_repeat_per_seed(harness: HarnessServer) -> None:
-    spy = ("import hashlib, torch\n"
-           "def custom_kernel(xs):\n"
-           "    print(hashlib.sha1(xs[0].cpu().numpy().tobytes()).hexdigest())\n"
-           "    return [torch.softmax(x, dim=-1) for x in xs]\n")
+    spy = (
+        "import hashlib, torch\n"
+        "def custom_kernel(xs):\n"
+        "    print(hashlib.sha1(xs[0].cpu().numpy().tobytes()).hexdigest())\n"
+        "    return [torch.softmax(x, dim=-1) for x in xs]\n"
+    )
     problem = _runnable_here(load_problem(PROBLEMS / "softmax_first_format"))
     first, second = (_evaluate(harness, problem, spy, Mode.TEST) for _ in range(2))
 
@@ -135,7 +146,7 @@ def test_first_format_inputs_are_fresh_per_call_and_repeat_per_seed(harness: Har
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="checks the answer on a machine without CUDA")
 def test_a_public_problem_on_a_cpu_only_machine_needs_cuda(harness: HarnessServer) -> None:
-    problem = load_problem(PROBLEMS / "matmul_py")          # as written: CUDA only
+    problem = load_problem(PROBLEMS / "matmul_py")  # as written: CUDA only
     result = _evaluate(harness, problem, "def custom_kernel(data):\n    return data[0] @ data[1]\n")
 
     assert result.failure.kind is FailureKind.UNSUPPORTED_DEVICE, _explain(result)

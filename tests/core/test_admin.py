@@ -43,8 +43,9 @@ async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
     await db.close()
 
 
-async def ask(deps: Deps, user: str, kind: CommandKind, roles: tuple[str, ...] = (),
-              attachment: Attachment | None = None, **args) -> Reply:
+async def ask(
+    deps: Deps, user: str, kind: CommandKind, roles: tuple[str, ...] = (), attachment: Attachment | None = None, **args
+) -> Reply:
     actor = Actor(Platform.DISCORD, user, user.title(), roles=list(roles))
     return await dispatch(Command(actor, ReplyTo(Platform.DISCORD, "c1"), kind, args, attachment), deps)
 
@@ -52,29 +53,38 @@ async def ask(deps: Deps, user: str, kind: CommandKind, roles: tuple[str, ...] =
 async def submitted(deps: Deps, user: str, score_us: float) -> int:
     accepted = await ask(deps, user, CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
     [run] = accepted.data["runs"]
-    await deps.writer.results([ResultRecord(run["run_id"], EvalResult(Status.PASSED, Mode.RANKED, "vectoradd",
-                                                                      score_us=score_us), "w", 1,
-                                            datetime(2026, 11, 26, 12, tzinfo=UTC))])
+    await deps.writer.results(
+        [
+            ResultRecord(
+                run["run_id"],
+                EvalResult(Status.PASSED, Mode.RANKED, "vectoradd", score_us=score_us),
+                "w",
+                1,
+                datetime(2026, 11, 26, 12, tzinfo=UTC),
+            )
+        ]
+    )
     return accepted.data["submission_id"]
 
 
 async def test_a_creator_manages_what_they_created_and_an_admin_everything(deps) -> None:
     refused = await ask(deps, "cy", CommandKind.BOARD_CREATE, attachment=identity_archive(), name="cys")
     assert refused.data["error"] == "forbidden" and "creator role" in refused.parts[0].text
-    await ask(deps, "cy", CommandKind.LIST)                                       # cy is known now
+    await ask(deps, "cy", CommandKind.LIST)  # cy is known now
     granted = await ask(deps, "boss", CommandKind.ROLE, action="grant", person="discord:cy", role="creator")
     assert granted.data["action"] == "grant", granted.parts
     checking = await ask(deps, "cy", CommandKind.BOARD_CREATE, attachment=identity_archive(), name="cys")
     await validation.finished(passed(checking.data["validation_run"]), deps)
     assert (await ask(deps, "cy", CommandKind.BOARD_CLOSE, leaderboard="cys")).data["state"] == "closed"
-    others = await ask(deps, "cy", CommandKind.BOARD_CLOSE, leaderboard="vectoradd")       # a seed problem
+    others = await ask(deps, "cy", CommandKind.BOARD_CLOSE, leaderboard="vectoradd")  # a seed problem
     assert others.data["error"] == "forbidden" and "created by someone else" in others.parts[0].text
     by_role = await ask(deps, "dee", CommandKind.BOARD_CLOSE, roles=("Leaderboard Admin",), leaderboard="vectoradd")
-    assert by_role.data["state"] == "closed"                                      # a Discord server role counts
+    assert by_role.data["state"] == "closed"  # a Discord server role counts
     await ask(deps, "boss", CommandKind.ROLE, action="revoke", person="discord:cy", role="creator")
     assert (await ask(deps, "cy", CommandKind.BOARD_REOPEN, leaderboard="cys")).data["error"] == "forbidden"
-    assert (await ask(deps, "cy", CommandKind.ROLE, action="grant", person="discord:cy",
-                      role="admin")).data["error"] == "forbidden"
+    assert (await ask(deps, "cy", CommandKind.ROLE, action="grant", person="discord:cy", role="admin")).data[
+        "error"
+    ] == "forbidden"
 
 
 async def test_ban_stops_submissions_until_unban(deps) -> None:
@@ -83,8 +93,9 @@ async def test_ban_stops_submissions_until_unban(deps) -> None:
     refused = await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
     assert refused.data["error"] == "forbidden" and "spamming the queue" in refused.parts[0].text
     await ask(deps, "boss", CommandKind.UNBAN, person="discord:ada")
-    assert "submission_id" in (await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL,
-                                         leaderboard="vectoradd")).data
+    assert (
+        "submission_id" in (await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")).data
+    )
     again = await ask(deps, "boss", CommandKind.UNBAN, person="discord:ada")
     assert "is not banned" in again.parts[0].text
 
@@ -109,8 +120,9 @@ async def test_a_persons_own_limit_and_the_audit_log(deps) -> None:
     bad = await ask(deps, "boss", CommandKind.LIMIT, person="discord:ada", rate="lots")
     assert "like 5/min" in bad.parts[0].text
     await ask(deps, "boss", CommandKind.LIMIT, person="discord:ada", rate="1/min")
-    assert "submission_id" in (await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL,
-                                         leaderboard="vectoradd")).data
+    assert (
+        "submission_id" in (await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")).data
+    )
     limited = await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
     assert limited.data["error"] == "rate_limited" and "1 submissions" in limited.parts[0].text
     log = await ask(deps, "boss", CommandKind.AUDIT, since="2000-01-01 00:00")
@@ -124,18 +136,21 @@ async def test_a_leaderboards_own_limit_counts_everyone_and_holds_after_a_restar
     set_ = await ask(deps, "boss", CommandKind.LIMIT, person="vectoradd", rate="2/min")
     assert set_.data == {"leaderboard": "vectoradd", "per_minute": 2}, set_.parts
     for user in ("ada", "bob"):
-        assert "submission_id" in (await ask(deps, user, CommandKind.SUBMIT, attachment=KERNEL,
-                                             leaderboard="vectoradd")).data
+        assert (
+            "submission_id"
+            in (await ask(deps, user, CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")).data
+        )
     limited = await ask(deps, "cy", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
     assert limited.data["error"] == "rate_limited"
     assert "vectoradd has had 2 submissions to CPU in the last minute" in limited.parts[0].text
 
     restarted = build_deps(deps.db, deps.settings, deps.publish_job, now=deps.now, gpu_pools=("CPU",))
-    try:                                          # a fresh core: the limit and the count come from DuckDB
+    try:  # a fresh core: the limit and the count come from DuckDB
         again = await ask(restarted, "cy", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
         assert again.data["error"] == "rate_limited", again.parts
     finally:
         await restarted.writer.close()
     log = await ask(deps, "boss", CommandKind.AUDIT, since="2000-01-01 00:00")
-    assert [(r["what"], r["detail"]) for r in log.data["rows"]] == [("limit", {"leaderboard": "vectoradd",
-                                                                              "per_minute": 2})]
+    assert [(r["what"], r["detail"]) for r in log.data["rows"]] == [
+        ("limit", {"leaderboard": "vectoradd", "per_minute": 2})
+    ]

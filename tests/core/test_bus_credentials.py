@@ -18,12 +18,13 @@ from harness.result import EvalResult, Mode, Progress, Status
 
 
 def settings(tmp_path: Path, **environ: str) -> Settings:
-    return load_settings({"KERNELRANK_HOME": str(tmp_path / "var"), **environ},
-                         config_file=tmp_path / "none.toml", dotenv=None)
+    return load_settings(
+        {"KERNELRANK_HOME": str(tmp_path / "var"), **environ}, config_file=tmp_path / "none.toml", dotenv=None
+    )
 
 
 def test_credentials_come_from_settings_then_a_file_or_folder_then_what_up_made(tmp_path) -> None:
-    assert for_role(settings(tmp_path), Role.WORKER) == BusCredentials(Role.WORKER)      # none: an open server
+    assert for_role(settings(tmp_path), Role.WORKER) == BusCredentials(Role.WORKER)  # none: an open server
     embedded_server_config(tmp_path / "var" / "secrets")
     made = for_role(settings(tmp_path), Role.WORKER)
     assert made.user == "kernelrank-worker" and len(made.password) >= 40
@@ -38,8 +39,12 @@ def test_credentials_come_from_settings_then_a_file_or_folder_then_what_up_made(
         for_role(given, Role.DISCORD)
     (folder / "seed.nk").write_text("SUA...")
     assert for_role(settings(tmp_path, KERNELRANK_NATS_CREDENTIALS=str(folder / "seed.nk")), Role.CORE).nkey_file
-    explicit = settings(tmp_path, KERNELRANK_NATS_USER="ops", KERNELRANK_NATS_PASSWORD="hunter2",
-                        KERNELRANK_NATS_CREDENTIALS=str(folder))
+    explicit = settings(
+        tmp_path,
+        KERNELRANK_NATS_USER="ops",
+        KERNELRANK_NATS_PASSWORD="hunter2",
+        KERNELRANK_NATS_CREDENTIALS=str(folder),
+    )
     assert for_role(explicit, Role.CORE) == BusCredentials(Role.CORE, user="ops", password="hunter2")
     assert "hunter2" not in repr(explicit) and "hunter2" not in repr(for_role(explicit, Role.CORE))
 
@@ -53,9 +58,14 @@ def test_an_unreadable_credentials_file_is_named(tmp_path) -> None:
 
 def test_each_child_of_up_gets_its_own_credentials_and_no_other_roles_secrets(tmp_path) -> None:
     given = settings(tmp_path)
-    env = {"PATH": "/bin", "DISCORD_TOKEN": "discord-secret", "SLACK_BOT_TOKEN": "xoxb-secret",
-           "GITHUB_TOKEN": "github-secret", "KERNELRANK_RESULT_SECRET": "result-secret",
-           "KERNELRANK_NATS_PASSWORD": "inherited"}
+    env = {
+        "PATH": "/bin",
+        "DISCORD_TOKEN": "discord-secret",
+        "SLACK_BOT_TOKEN": "xoxb-secret",
+        "GITHUB_TOKEN": "github-secret",
+        "KERNELRANK_RESULT_SECRET": "result-secret",
+        "KERNELRANK_NATS_PASSWORD": "inherited",
+    }
     worker = role_env(env, given, Role.WORKER, embedded=True)
     assert worker["KERNELRANK_NATS_CREDENTIALS"] == str(given.secrets_dir / "worker.json")
     assert worker["GITHUB_TOKEN"] == "github-secret" and worker["PATH"] == "/bin"
@@ -64,7 +74,7 @@ def test_each_child_of_up_gets_its_own_credentials_and_no_other_roles_secrets(tm
     discord = role_env(env, given, Role.DISCORD, embedded=True)
     assert discord["DISCORD_TOKEN"] == "discord-secret" and discord["GITHUB_TOKEN"] == ""
     assert role_env(env, given, Role.CORE, embedded=True)["KERNELRANK_RESULT_SECRET"] == "result-secret"
-    external = role_env(env, given, Role.CORE, embedded=False)        # an external NATS: its settings as given
+    external = role_env(env, given, Role.CORE, embedded=False)  # an external NATS: its settings as given
     assert "KERNELRANK_NATS_CREDENTIALS" not in external and external["KERNELRANK_NATS_PASSWORD"] == "inherited"
 
 
@@ -77,8 +87,15 @@ def test_the_result_secret_is_made_once_owner_only_unless_given(tmp_path) -> Non
 
 
 def result(**fields) -> RunResult:
-    return RunResult(run_id="r1", submission_id=4, gpu="H100", worker="w1", attempts=2,
-                     result=EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="p", score_us=12.5), **fields)
+    return RunResult(
+        run_id="r1",
+        submission_id=4,
+        gpu="H100",
+        worker="w1",
+        attempts=2,
+        result=EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="p", score_us=12.5),
+        **fields,
+    )
 
 
 def test_a_signature_holds_for_the_message_as_sent_and_for_nothing_else() -> None:
@@ -88,7 +105,7 @@ def test_a_signature_holds_for_the_message_as_sent_and_for_nothing_else() -> Non
     received = decode(RunResult, encode(signed))
     assert signing.verify(received, key)
     assert not signing.verify(received, signing.run_key(b"secret", "r2"))
-    assert not signing.verify(result(), key)                                      # unsigned
+    assert not signing.verify(result(), key)  # unsigned
     for change in ({"attempts": 3}, {"worker": "w2"}, {"gpu": "A100"}, {"cost_usd": 0.1}):
         tampered = decode(RunResult, encode(signed))
         for name, value in change.items():
@@ -105,5 +122,5 @@ def test_a_signature_holds_for_the_message_as_sent_and_for_nothing_else() -> Non
 
 def test_a_value_the_codec_normalises_does_not_break_a_genuine_signature() -> None:
     key = signing.run_key(b"secret", "r1")
-    signed = signing.sign(result(cost_usd=1), key)        # an int where the wire reads a float
+    signed = signing.sign(result(cost_usd=1), key)  # an int where the wire reads a float
     assert signing.verify(decode(RunResult, encode(signed)), key)

@@ -62,27 +62,59 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[Deps, Jobs, Clock, list[Rep
 
 
 async def ask(deps: Deps, user: str, kind: CommandKind, **args) -> Reply:
-    return await dispatch(Command(Actor(Platform.DISCORD, user, user.title()), ReplyTo(Platform.DISCORD, "c1"), kind,
-                                  args), deps)
+    return await dispatch(
+        Command(Actor(Platform.DISCORD, user, user.title()), ReplyTo(Platform.DISCORD, "c1"), kind, args), deps
+    )
 
 
 def result(score_us: float, spread: float = 0.02, status: Status = Status.PASSED) -> EvalResult:
-    shapes = [ShapeStats(spec={"size": 1024}, n=100, median_us=score_us, mean_us=score_us, trimmed_mean_us=score_us,
-                         std_us=0.1, ci_low_us=score_us * (1 - spread), ci_high_us=score_us * (1 + spread),
-                         min_us=score_us, p10_us=score_us, p90_us=score_us, max_us=score_us, first_call_us=score_us)]
-    return EvalResult(status=status, mode=Mode.RANKED, problem="vectoradd", shapes=shapes,
-                      score_us=score_us if status is Status.PASSED else None)
+    shapes = [
+        ShapeStats(
+            spec={"size": 1024},
+            n=100,
+            median_us=score_us,
+            mean_us=score_us,
+            trimmed_mean_us=score_us,
+            std_us=0.1,
+            ci_low_us=score_us * (1 - spread),
+            ci_high_us=score_us * (1 + spread),
+            min_us=score_us,
+            p10_us=score_us,
+            p90_us=score_us,
+            max_us=score_us,
+            first_call_us=score_us,
+        )
+    ]
+    return EvalResult(
+        status=status,
+        mode=Mode.RANKED,
+        problem="vectoradd",
+        shapes=shapes,
+        score_us=score_us if status is Status.PASSED else None,
+    )
 
 
 def ranked(deps: Deps, user: str, score_us: float, spread: float = 0.02) -> None:
     store = deps.db.store
     person = store.person("discord", user, user.title())
-    [sub] = store.add_submissions([NewSubmission(
-        command_id=f"cmd-{user}", person_id=person, leaderboard="vectoradd", file_name=f"{user}.py",
-        source=f"def custom_kernel(data):  # {user}\n    return data[0] + data[1]\n", mode="ranked",
-        runs=[(f"run-{user}", "CPU")], reply_to={"platform": "discord", "channel": "c1"}, created_at=T0)])
-    store.record_results([ResultRecord(run_id=f"run-{user}", result=result(score_us, spread), worker="w",
-                                       attempts=1, finished_at=T0)])
+    [sub] = store.add_submissions(
+        [
+            NewSubmission(
+                command_id=f"cmd-{user}",
+                person_id=person,
+                leaderboard="vectoradd",
+                file_name=f"{user}.py",
+                source=f"def custom_kernel(data):  # {user}\n    return data[0] + data[1]\n",
+                mode="ranked",
+                runs=[(f"run-{user}", "CPU")],
+                reply_to={"platform": "discord", "channel": "c1"},
+                created_at=T0,
+            )
+        ]
+    )
+    store.record_results(
+        [ResultRecord(run_id=f"run-{user}", result=result(score_us, spread), worker="w", attempts=1, finished_at=T0)]
+    )
 
 
 async def tick_answering(scheduler: Scheduler, jobs: Jobs, reruns: dict[str, EvalResult]) -> None:
@@ -104,21 +136,30 @@ def kinds(published: list[Reply]) -> list[tuple[str, str]]:
 
 async def test_a_challenge_opens_reminds_closes_verifies_and_crowns_exactly_once(env) -> None:
     deps, jobs, clock, published, scheduler = env
-    refused = await ask(deps, "ada", CommandKind.CHALLENGE_CREATE, title="Week 48", leaderboards="vectoradd",
-                        closes="2026-11-25 18:00")
+    refused = await ask(
+        deps, "ada", CommandKind.CHALLENGE_CREATE, title="Week 48", leaderboards="vectoradd", closes="2026-11-25 18:00"
+    )
     assert refused.data["error"] == "forbidden"
-    made = await ask(deps, "boss", CommandKind.CHALLENGE_CREATE, title="Week 48", leaderboards="vectoradd",
-                     opens="2026-11-23 10:00", closes="2026-11-25 18:00", announce="discord:news,slack:C1")
+    made = await ask(
+        deps,
+        "boss",
+        CommandKind.CHALLENGE_CREATE,
+        title="Week 48",
+        leaderboards="vectoradd",
+        opens="2026-11-23 10:00",
+        closes="2026-11-25 18:00",
+        announce="discord:news,slack:C1",
+    )
     assert made.data == {"challenge": "Week 48"}, made.parts
     [board] = (await ask(deps, "ada", CommandKind.LIST)).data["leaderboards"]
     assert board["deadline"].startswith("2026-11-25T18:00") and board["opens"].startswith("2026-11-23T10:00")
     assert (await ask(deps, "ada", CommandKind.CHALLENGES)).data["challenges"][0]["state"] == "upcoming"
 
     await scheduler.tick()
-    assert published == []                                             # nothing is due yet
+    assert published == []  # nothing is due yet
     clock.now = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
     await scheduler.tick()
-    await scheduler.tick()                                        # a second look changes nothing
+    await scheduler.tick()  # a second look changes nothing
     assert kinds(published) == [("open", "discord:news"), ("open", "slack:C1")]
     for user, score in (("ada", 10.0), ("bob", 10.3), ("cy", 20.0), ("dan", 30.0)):
         ranked(deps, user, score)
@@ -130,13 +171,14 @@ async def test_a_challenge_opens_reminds_closes_verifies_and_crowns_exactly_once
     assert "1 h" in published[-1].parts[0].text
 
     clock.now = datetime(2026, 11, 25, 18, 0, 5, tzinfo=UTC)
-    await tick_answering(scheduler, jobs, {"ada.py": result(10.1), "bob.py": result(10.2),
-                                      "cy.py": result(0, status=Status.FAILED)})
+    await tick_answering(
+        scheduler, jobs, {"ada.py": result(10.1), "bob.py": result(10.2), "cy.py": result(0, status=Status.FAILED)}
+    )
     closes = [r for r in published if r.data["action"] == "close"]
     assert kinds(closes) == [("close", "discord:news"), ("close", "slack:C1")]
     text = str(closes[0].parts)
-    assert "🥇" in text and "🥈" in text and "Ada" in text and "a tie with #2" in text    # intervals overlap
-    assert "held for review: its re-run did not pass" in text                          # cy's re-run failed
+    assert "🥇" in text and "🥈" in text and "Ada" in text and "a tie with #2" in text  # intervals overlap
+    assert "held for review: its re-run did not pass" in text  # cy's re-run failed
     shown = await ask(deps, "ada", CommandKind.CHALLENGE, title="week 48")
     assert shown.data["state"] == "closed" and shown.data["results"]["boards"][0]["podium"][2]["verdict"] == "held"
     listed = (await ask(deps, "ada", CommandKind.CHALLENGES)).data["challenges"]
@@ -146,8 +188,8 @@ async def test_a_challenge_opens_reminds_closes_verifies_and_crowns_exactly_once
 
     before = len(published)
     await scheduler.tick()
-    await Scheduler(deps, scheduler.publish).tick()               # a restarted core's scheduler
-    assert len(published) == before                                    # every action happened once
+    await Scheduler(deps, scheduler.publish).tick()  # a restarted core's scheduler
+    assert len(published) == before  # every action happened once
     audit = [a for (a,) in deps.db.store._con.execute("SELECT action FROM audit_log ORDER BY id").fetchall()]
     assert audit == ["leaderboard schedule for Week 48", "challenge create", "challenge close"]
 
@@ -156,30 +198,53 @@ async def test_a_core_down_through_a_whole_challenge_announces_only_the_close(en
     deps, jobs, clock, published, scheduler = env
     ranked(deps, "ada", 10.0)
     assert (await ask(deps, "boss", CommandKind.TEAM_ADD, team="red", people="discord:ada")).data == {"team": "red"}
-    await ask(deps, "boss", CommandKind.CHALLENGE_CREATE, title="Sprint", leaderboards="vectoradd",
-              closes="2026-11-24 09:00", announce="discord:news")
+    await ask(
+        deps,
+        "boss",
+        CommandKind.CHALLENGE_CREATE,
+        title="Sprint",
+        leaderboards="vectoradd",
+        closes="2026-11-24 09:00",
+        announce="discord:news",
+    )
     clock.now = datetime(2026, 11, 30, tzinfo=UTC)
     await tick_answering(scheduler, jobs, {"ada.py": result(10.0)})
     assert kinds(published) == [("close", "discord:news")]
     results = (await ask(deps, "ada", CommandKind.CHALLENGE, title="Sprint")).data["results"]
     assert results["teams"] == [["red", 10]]
     kernel = Attachment("k.py", b"def custom_kernel(data):\n    return data[0] + data[1]\n")
-    after = await dispatch(Command(Actor(Platform.DISCORD, "ada", "Ada"), ReplyTo(Platform.DISCORD, "c1"),
-                                   CommandKind.SUBMIT, {"leaderboard": "vectoradd"}, kernel), deps)
+    after = await dispatch(
+        Command(
+            Actor(Platform.DISCORD, "ada", "Ada"),
+            ReplyTo(Platform.DISCORD, "c1"),
+            CommandKind.SUBMIT,
+            {"leaderboard": "vectoradd"},
+            kernel,
+        ),
+        deps,
+    )
     assert "closed on 2026-11-24 09:00 UTC" in after.parts[0].text
 
 
 async def test_challenge_settings_are_checked_and_cancel_stops_everything(env) -> None:
     deps, jobs, clock, published, scheduler = env
-    for args, words in [({"leaderboards": "nope", "closes": "2026-11-25 18:00"}, "no leaderboard 'nope'"),
-                        ({"leaderboards": "vectoradd"}, "--closes"),
-                        ({"leaderboards": "vectoradd", "closes": "2026-11-20 18:00"}, "has passed"),
-                        ({"leaderboards": "vectoradd", "closes": "2026-11-25 18:00", "announce": "irc:x"},
-                         "platform:channel")]:
+    for args, words in [
+        ({"leaderboards": "nope", "closes": "2026-11-25 18:00"}, "no leaderboard 'nope'"),
+        ({"leaderboards": "vectoradd"}, "--closes"),
+        ({"leaderboards": "vectoradd", "closes": "2026-11-20 18:00"}, "has passed"),
+        ({"leaderboards": "vectoradd", "closes": "2026-11-25 18:00", "announce": "irc:x"}, "platform:channel"),
+    ]:
         reply = await ask(deps, "boss", CommandKind.CHALLENGE_CREATE, title="W", **args)
         assert words in reply.parts[0].text, (args, reply.parts[0].text)
-    await ask(deps, "boss", CommandKind.CHALLENGE_CREATE, title="W", leaderboards="vectoradd",
-              closes="2026-11-25 18:00", announce="discord:news")
+    await ask(
+        deps,
+        "boss",
+        CommandKind.CHALLENGE_CREATE,
+        title="W",
+        leaderboards="vectoradd",
+        closes="2026-11-25 18:00",
+        announce="discord:news",
+    )
     moved = await ask(deps, "boss", CommandKind.CHALLENGE_UPDATE, title="W", closes="2026-11-26 18:00")
     assert "2026-11-26 18:00" in moved.parts[0].text
     assert (await ask(deps, "boss", CommandKind.CHALLENGE_CANCEL, title="W")).data["state"] == "cancelled"
@@ -191,14 +256,21 @@ async def test_challenge_settings_are_checked_and_cancel_stops_everything(env) -
 def test_the_verification_rule() -> None:
     run = RunResult("r", 0, "CPU", result(10.0))
     assert judge(run, (9.8, 10.2), 0.10)["verdict"] == "verified"
-    assert judge(RunResult("r", 0, "CPU", result(11.2)), (9.8, 10.2), 0.10)["verdict"] == "verified"   # <= 11.22
+    assert judge(RunResult("r", 0, "CPU", result(11.2)), (9.8, 10.2), 0.10)["verdict"] == "verified"  # <= 11.22
     assert judge(RunResult("r", 0, "CPU", result(11.3)), (9.8, 10.2), 0.10)["verdict"] == "held"
     assert judge(RunResult("r", 0, "CPU", result(11.2)), (9.8, 10.2), 0.05)["verdict"] == "held"
     assert "no result in time" in judge(None, (9.8, 10.2), 0.1)["reason"]
-    failed = EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="p",
-                        failure=Failure(kind=FailureKind.WRONG_OUTPUT, message="wrong on shape 2"))
+    failed = EvalResult(
+        status=Status.FAILED,
+        mode=Mode.RANKED,
+        problem="p",
+        failure=Failure(kind=FailureKind.WRONG_OUTPUT, message="wrong on shape 2"),
+    )
     assert "wrong on shape 2" in judge(RunResult("r", 0, "CPU", failed), (1, 2), 0.1)["reason"]
-    entries = [{"rank": 1, "interval": [1.0, 2.0]}, {"rank": 2, "interval": [1.5, 3.0]},
-               {"rank": 3, "interval": [4, 5]}]
+    entries = [
+        {"rank": 1, "interval": [1.0, 2.0]},
+        {"rank": 2, "interval": [1.5, 3.0]},
+        {"rank": 3, "interval": [4, 5]},
+    ]
     mark_ties(entries)
     assert [e["tie_with"] for e in entries] == [[2], [1], []]

@@ -23,12 +23,15 @@ def test_headers_below_the_top_are_ignored():
     assert parse_headers(source).leaderboard == ""
 
 
-@pytest.mark.parametrize(("name", "content", "words"), [
-    ("kernel.txt", b"x", "not a kernel file"),
-    ("kernel.py", b"x" * 2048, "limit is 1 KiB"),
-    ("kernel.py", b"  \n", "empty"),
-    ("kernel.py", b"def custom_kernel(d):\n    return '\xff'\n", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "words"),
+    [
+        ("kernel.txt", b"x", "not a kernel file"),
+        ("kernel.py", b"x" * 2048, "limit is 1 KiB"),
+        ("kernel.py", b"  \n", "empty"),
+        ("kernel.py", b"def custom_kernel(d):\n    return '\xff'\n", "not UTF-8"),
+    ],
+)
 def test_bad_files_get_one_clear_sentence(name, content, words):
     with pytest.raises(UserError, match=words):
         decode_source(name, content, max_bytes=1024)

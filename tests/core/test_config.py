@@ -10,8 +10,7 @@ def test_layers_environment_over_dotenv_over_toml(tmp_path):
     toml.write_text('home = "/srv/kr"\nrate_limit_per_minute = 3\ngpus = ["H100"]\n')
     dotenv = tmp_path / ".env"
     dotenv.write_text("KERNELRANK_RATE_LIMIT_PER_MINUTE=5\nexport SLACK_BOT_TOKEN='xoxb-secret'\n")
-    settings = load_settings({"KERNELRANK_GPUS": "H100, A100-80GB", "USER": "ada"}, config_file=toml,
-                             dotenv=dotenv)
+    settings = load_settings({"KERNELRANK_GPUS": "H100, A100-80GB", "USER": "ada"}, config_file=toml, dotenv=dotenv)
     assert settings.home == Path("/srv/kr")
     assert settings.rate_limit_per_minute == 5
     assert settings.gpus == ["H100", "A100-80GB"]

@@ -17,13 +17,20 @@ def test_every_registry_command_has_a_handler_and_every_handler_a_command() -> N
 
 async def test_a_submission_is_stored_queued_once_per_gpu_and_listed_as_mine(deps) -> None:
     deps, jobs = deps
-    cmd = submit_command(actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd",
-                         gpus=["CPU,H100"], mode="test")
+    cmd = submit_command(
+        actor("ada"),
+        ReplyTo(Platform.DISCORD, "c1"),
+        "k.py",
+        CORRECT,
+        leaderboard="vectoradd",
+        gpus=["CPU,H100"],
+        mode="test",
+    )
     accepted = await dispatch(cmd, deps)
     assert accepted.data["leaderboard"] == "vectoradd", accepted
-    assert sorted(job.gpu for job in jobs) == ["CPU", "H100"]          # a comma list names two GPUs
-    assert {job.run_id for job in jobs} == set(deps.runs.in_flight)     # the one record of waiting runs
-    again = await dispatch(cmd, deps)                                    # the same command again: no second job
+    assert sorted(job.gpu for job in jobs) == ["CPU", "H100"]  # a comma list names two GPUs
+    assert {job.run_id for job in jobs} == set(deps.runs.in_flight)  # the one record of waiting runs
+    again = await dispatch(cmd, deps)  # the same command again: no second job
     assert len(jobs) == 2 and again.data["submission_id"] == accepted.data["submission_id"]
     mine = await ask(deps, "ada", CommandKind.MINE, leaderboard="vectoradd")
     assert f"#{accepted.data['submission_id']}" in str(mine.parts)
@@ -33,8 +40,9 @@ async def test_unknown_leaderboard_and_gpu_are_refused_in_one_sentence(deps) -> 
     deps, jobs = deps
     missing = await ask(deps, "ada", CommandKind.SHOW, leaderboard="nope")
     assert missing.data["error"] == "not_found" and "`list` shows" in missing.parts[0].text
-    cmd = submit_command(actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd",
-                         gpus=["B200"])
+    cmd = submit_command(
+        actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpus=["B200"]
+    )
     refused = await dispatch(cmd, deps)
     assert "does not offer B200" in refused.parts[0].text and jobs == []
 

@@ -22,8 +22,9 @@ def code_of(reply: Reply) -> str:
 
 
 async def submit(deps: Deps, user: str, platform: Platform = Platform.DISCORD) -> int:
-    cmd = submit_command(actor(user, platform), ReplyTo(platform, "c1"), "k.py", CORRECT, leaderboard="vectoradd",
-                         gpus=["CPU"])
+    cmd = submit_command(
+        actor(user, platform), ReplyTo(platform, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpus=["CPU"]
+    )
     return (await dispatch(cmd, deps)).data["submission_id"]
 
 
@@ -40,13 +41,13 @@ async def test_a_code_from_discord_entered_in_slack_makes_one_person_until_unlin
     assert shown.ephemeral and "/kernelrank link" in shown.parts[1].text
     discord_person, slack_person = await whoami(deps, "ada"), await whoami(deps, "ada-s", SLACK)
 
-    linked = await ask(deps, "ada-s", CommandKind.LINK, SLACK, code=code_of(shown).lower())   # case is forgiven
+    linked = await ask(deps, "ada-s", CommandKind.LINK, SLACK, code=code_of(shown).lower())  # case is forgiven
     assert linked.data == {"person_id": discord_person, "accounts": ["discord:ada", "slack:ada-s"]}
     assert await whoami(deps, "ada-s", SLACK) == discord_person
     mine_now = await ask(deps, "ada", CommandKind.MINE, leaderboard="vectoradd")
     assert {f"#{mine}", f"#{theirs}"} <= {row[0] for part in mine_now.parts for row in part.rows}
     tokens = await ask(deps, "ada", CommandKind.TOKEN, action="list")
-    assert [t["label"] for t in tokens.data["tokens"]] == ["slack"]          # one set of tokens
+    assert [t["label"] for t in tokens.data["tokens"]] == ["slack"]  # one set of tokens
 
     split = await ask(deps, "ada-s", CommandKind.UNLINK, SLACK)
     assert split.data == {"people": sorted([discord_person, slack_person])}
@@ -80,7 +81,7 @@ async def test_failed_attempts_are_rate_limited_even_for_the_right_code(deps) ->
     limited = await ask(deps, "eve", CommandKind.LINK, SLACK, code=code)
     assert limited.data["error"] == "rate_limited" and limited.data["retry_after_s"] > 0
     assert "Too many wrong codes" in limited.parts[0].text
-    assert (await ask(deps, "ada-s", CommandKind.LINK, SLACK, code=code)).data["accounts"]   # others are not held up
+    assert (await ask(deps, "ada-s", CommandKind.LINK, SLACK, code=code)).data["accounts"]  # others are not held up
 
 
 async def test_admins_link_and_split_people_and_nobody_else_may(deps) -> None:

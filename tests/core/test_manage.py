@@ -70,14 +70,20 @@ def identity_archive() -> Attachment:
 
 
 async def ask(deps: Deps, user: str, kind: CommandKind, attachment: Attachment | None = None, **args) -> Reply:
-    cmd = Command(actor=Actor(Platform.DISCORD, user, user.title()), reply_to=ReplyTo(Platform.DISCORD, "c1"),
-                  kind=kind, args=args, attachment=attachment)
+    cmd = Command(
+        actor=Actor(Platform.DISCORD, user, user.title()),
+        reply_to=ReplyTo(Platform.DISCORD, "c1"),
+        kind=kind,
+        args=args,
+        attachment=attachment,
+    )
     return await dispatch(cmd, deps)
 
 
 def passed(run_id: str) -> RunResult:
-    return RunResult(run_id=run_id, submission_id=0, gpu="CPU",
-                     result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="x"))
+    return RunResult(
+        run_id=run_id, submission_id=0, gpu="CPU", result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="x")
+    )
 
 
 async def created(deps: Deps, jobs: Collected, name: str = "weekly", **args) -> Reply:
@@ -90,14 +96,21 @@ async def created(deps: Deps, jobs: Collected, name: str = "weekly", **args) -> 
 
 async def test_create_runs_the_reference_once_then_opens_without_a_restart(env) -> None:
     deps, jobs, _ = env
-    checking = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), name="weekly",
-                         deadline="2026-11-27 12:00", description="copy a vector, fast")
+    checking = await ask(
+        deps,
+        "boss",
+        CommandKind.BOARD_CREATE,
+        identity_archive(),
+        name="weekly",
+        deadline="2026-11-27 12:00",
+        description="copy a vector, fast",
+    )
     assert checking.data["state"] == "validating" and not checking.final
     [job] = jobs
     assert job.gpu == "CPU" and job.job.mode is Mode.TEST and job.job.submission_source.endswith(validation.SUFFIX)
-    assert job.job.secret_seed is None                                      # a test run never carries the seed
+    assert job.job.secret_seed is None  # a test run never carries the seed
     listed = await ask(deps, "ada", CommandKind.LIST)
-    assert listed.data["leaderboards"] == []                               # nothing stored while it is checked
+    assert listed.data["leaderboards"] == []  # nothing stored while it is checked
     opened = await validation.finished(passed(job.run_id), deps)
     assert opened.data["state"] == "open" and opened.reply_to.channel == "c1"
     listed = await ask(deps, "ada", CommandKind.LIST)
@@ -113,13 +126,18 @@ async def test_create_runs_the_reference_once_then_opens_without_a_restart(env) 
 async def test_a_failing_reference_run_refuses_the_problem_and_stores_nothing(env) -> None:
     deps, jobs, _ = env
     checking = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), name="weekly")
-    failure = EvalResult(status=Status.ERROR, mode=Mode.TEST, problem="weekly", stderr="ValueError: boom",
-                         failure=Failure(kind=FailureKind.EXCEPTION, message="ref_kernel raised ValueError"))
+    failure = EvalResult(
+        status=Status.ERROR,
+        mode=Mode.TEST,
+        problem="weekly",
+        stderr="ValueError: boom",
+        failure=Failure(kind=FailureKind.EXCEPTION, message="ref_kernel raised ValueError"),
+    )
     refused = await validation.finished(RunResult(checking.data["validation_run"], 0, "CPU", failure), deps)
     assert refused.data["state"] == "refused" and "ref_kernel raised ValueError" in refused.parts[0].text
     assert (await ask(deps, "ada", CommandKind.LIST)).data["leaderboards"] == []
     assert not await deps.db.read(deps.db.store.leaderboard_name_taken, "weekly")
-    again = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), name="weekly")   # name is free
+    again = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), name="weekly")  # name is free
     assert again.data["state"] == "validating", again
 
 
@@ -130,7 +148,7 @@ def _zip(members: dict[str, bytes], links: tuple[str, ...] = ()) -> bytes:
             archive.writestr(name, data)
         for name in links:
             info = zipfile.ZipInfo(name)
-            info.external_attr = 0o120777 << 16        # a symbolic link
+            info.external_attr = 0o120777 << 16  # a symbolic link
             archive.writestr(info, "/etc/passwd")
     return out.getvalue()
 
@@ -148,21 +166,35 @@ REFERENCE = (PROBLEMS / "identity" / "reference.py").read_bytes()
 TASK = (PROBLEMS / "identity" / "task.yml").read_text()
 
 
-@pytest.mark.parametrize(("attachment", "words"), [
-    (Attachment("reference.py", b"def ref_kernel(data):\n    return data\n"), "defines no generate_input"),
-    (Attachment("p.zip", _zip({"p/task.yml": b"files: [oops", "p/reference.py": REFERENCE})), "task.yml"),
-    (Attachment("p.zip", _zip({"../evil/reference.py": REFERENCE})), "a path outside its own folder"),
-    (Attachment("p.zip", _zip({"/abs/reference.py": REFERENCE})), "a path outside its own folder"),
-    (Attachment("p.zip", _zip({}, links=("p/reference.py",))), "holds a link"),
-    (Attachment("p.tar.gz", _tar_with_link()), "not a plain file or folder"),
-    (Attachment("p.zip", _zip({"p/big.bin": b"\0" * (MAX_UNPACKED_BYTES + 1)})), "unpacks to more than"),
-    (Attachment("p.zip", _zip({f"p/f{i}.txt": b"x" for i in range(MAX_FILES + 1)})), f"more than {MAX_FILES} files"),
-    (Attachment("p.zip", _zip({"p/task.yml": TASK.replace("../utils.py", "/etc/hostname").encode(),
-                               "p/reference.py": REFERENCE})), "a file outside the archive"),
-    (Attachment("p.rar", b"Rar!"), "attach a reference.py, or a .zip or .tar.gz"),
-])
+@pytest.mark.parametrize(
+    ("attachment", "words"),
+    [
+        (Attachment("reference.py", b"def ref_kernel(data):\n    return data\n"), "defines no generate_input"),
+        (Attachment("p.zip", _zip({"p/task.yml": b"files: [oops", "p/reference.py": REFERENCE})), "task.yml"),
+        (Attachment("p.zip", _zip({"../evil/reference.py": REFERENCE})), "a path outside its own folder"),
+        (Attachment("p.zip", _zip({"/abs/reference.py": REFERENCE})), "a path outside its own folder"),
+        (Attachment("p.zip", _zip({}, links=("p/reference.py",))), "holds a link"),
+        (Attachment("p.tar.gz", _tar_with_link()), "not a plain file or folder"),
+        (Attachment("p.zip", _zip({"p/big.bin": b"\0" * (MAX_UNPACKED_BYTES + 1)})), "unpacks to more than"),
+        (
+            Attachment("p.zip", _zip({f"p/f{i}.txt": b"x" for i in range(MAX_FILES + 1)})),
+            f"more than {MAX_FILES} files",
+        ),
+        (
+            Attachment(
+                "p.zip",
+                _zip(
+                    {"p/task.yml": TASK.replace("../utils.py", "/etc/hostname").encode(), "p/reference.py": REFERENCE}
+                ),
+            ),
+            "a file outside the archive",
+        ),
+        (Attachment("p.rar", b"Rar!"), "attach a reference.py, or a .zip or .tar.gz"),
+    ],
+)
 async def test_a_broken_or_unsafe_problem_is_refused_in_one_sentence_and_nothing_is_created(
-        env, attachment: Attachment, words: str) -> None:
+    env, attachment: Attachment, words: str
+) -> None:
     deps, jobs, _ = env
     refused = await ask(deps, "boss", CommandKind.BOARD_CREATE, attachment, name="broken")
     assert refused.data.get("error") == "invalid" and words in refused.parts[0].text, refused.parts[0].text
@@ -174,12 +206,13 @@ async def test_a_participant_is_refused_and_bad_settings_are_named(env) -> None:
     deps, jobs, _ = env
     refused = await ask(deps, "ada", CommandKind.BOARD_CREATE, identity_archive(), name="weekly")
     assert refused.data["error"] == "forbidden" and "Only admins" in refused.parts[0].text
-    for args, words in [({"name": "bad name!"}, "cannot name a leaderboard"),
-                        ({"name": "w", "deadline": "tomorrow"}, 'Give --deadline as "YYYY-MM-DD HH:MM"'),
-                        ({"name": "w", "deadline": "2026-11-25 12:00"}, "has passed already"),
-                        ({"name": "w", "gpu": ["H100"]}, "does not offer H100"),
-                        ({"name": "w", "opens": "2026-11-28 00:00", "deadline": "2026-11-27 00:00"},
-                         "after its deadline")]:
+    for args, words in [
+        ({"name": "bad name!"}, "cannot name a leaderboard"),
+        ({"name": "w", "deadline": "tomorrow"}, 'Give --deadline as "YYYY-MM-DD HH:MM"'),
+        ({"name": "w", "deadline": "2026-11-25 12:00"}, "has passed already"),
+        ({"name": "w", "gpu": ["H100"]}, "does not offer H100"),
+        ({"name": "w", "opens": "2026-11-28 00:00", "deadline": "2026-11-27 00:00"}, "after its deadline"),
+    ]:
         reply = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), **args)
         assert words in reply.parts[0].text, (args, reply.parts[0].text)
     assert jobs == []
@@ -191,19 +224,35 @@ async def test_update_makes_a_new_version_and_earlier_runs_keep_theirs(env) -> N
     deps, jobs, clock = env
     await created(deps, jobs)
     source = b"def custom_kernel(data):\n    return data.clone()\n"
-    first = await dispatch(Command(Actor(Platform.DISCORD, "ada", "Ada"), ReplyTo(Platform.DISCORD, "c1"),
-                                   CommandKind.SUBMIT, {"leaderboard": "weekly", "mode": "test"},
-                                   Attachment("k.py", source)), deps)
+    first = await dispatch(
+        Command(
+            Actor(Platform.DISCORD, "ada", "Ada"),
+            ReplyTo(Platform.DISCORD, "c1"),
+            CommandKind.SUBMIT,
+            {"leaderboard": "weekly", "mode": "test"},
+            Attachment("k.py", source),
+        ),
+        deps,
+    )
     clock.now += timedelta(minutes=5)
     checking = await ask(deps, "boss", CommandKind.BOARD_UPDATE, identity_archive(), leaderboard="weekly")
     assert checking.data["version"] == 2
     await validation.finished(passed(checking.data["validation_run"]), deps)
     clock.now += timedelta(minutes=5)
-    second = await dispatch(Command(Actor(Platform.DISCORD, "ada", "Ada"), ReplyTo(Platform.DISCORD, "c1"),
-                                    CommandKind.SUBMIT, {"leaderboard": "weekly", "mode": "test"},
-                                    Attachment("k.py", source)), deps)
-    versions = [(await ask(deps, "ada", CommandKind.SUBMISSION, id=r.data["submission_id"])).data["problem_version"]
-                for r in (first, second)]
+    second = await dispatch(
+        Command(
+            Actor(Platform.DISCORD, "ada", "Ada"),
+            ReplyTo(Platform.DISCORD, "c1"),
+            CommandKind.SUBMIT,
+            {"leaderboard": "weekly", "mode": "test"},
+            Attachment("k.py", source),
+        ),
+        deps,
+    )
+    versions = [
+        (await ask(deps, "ada", CommandKind.SUBMISSION, id=r.data["submission_id"])).data["problem_version"]
+        for r in (first, second)
+    ]
     assert versions == [1, 2]
     settings = await ask(deps, "boss", CommandKind.BOARD_UPDATE, leaderboard="weekly", deadline="2026-12-01 18:00")
     assert "until 2026-12-01 18:00 UTC" in settings.parts[0].text and "version 2" in settings.parts[0].text
@@ -221,8 +270,9 @@ async def test_close_refuses_ranked_runs_with_the_date_and_keeps_test_runs_then_
     actor, where = Actor(Platform.DISCORD, "ada", "Ada"), ReplyTo(Platform.DISCORD, "c1")
     ranked = await dispatch(Command(actor, where, CommandKind.SUBMIT, {"leaderboard": "weekly"}, source), deps)
     assert "closed on 2026-11-26 12:00 UTC" in ranked.parts[0].text and "--mode test" in ranked.parts[0].text
-    tested = await dispatch(Command(actor, where, CommandKind.SUBMIT, {"leaderboard": "weekly", "mode": "test"},
-                                    source), deps)
+    tested = await dispatch(
+        Command(actor, where, CommandKind.SUBMIT, {"leaderboard": "weekly", "mode": "test"}, source), deps
+    )
     assert "after the deadline: not ranked" in tested.parts[0].text and tested.data["ranked"] is False
     reopened = await ask(deps, "boss", CommandKind.BOARD_REOPEN, leaderboard="weekly", deadline="2026-12-03 10:00")
     assert reopened.data["state"] == "open"
@@ -234,8 +284,13 @@ async def test_opens_in_the_future_refuses_until_then(env) -> None:
     deps, jobs, clock = env
     await created(deps, jobs, opens="2026-11-26 13:00")
     source = Attachment("k.py", b"def custom_kernel(data):\n    return data.clone()\n")
-    cmd = Command(Actor(Platform.DISCORD, "ada", "Ada"), ReplyTo(Platform.DISCORD, "c1"), CommandKind.SUBMIT,
-                  {"leaderboard": "weekly"}, source)
+    cmd = Command(
+        Actor(Platform.DISCORD, "ada", "Ada"),
+        ReplyTo(Platform.DISCORD, "c1"),
+        CommandKind.SUBMIT,
+        {"leaderboard": "weekly"},
+        source,
+    )
     assert "opens on 2026-11-26 13:00 UTC" in (await dispatch(cmd, deps)).parts[0].text
     clock.now += timedelta(hours=1)
     cmd.id += "-later"
@@ -253,7 +308,7 @@ async def test_delete_asks_to_confirm_then_hides_or_purges(env) -> None:
     assert (await ask(deps, "ada", CommandKind.LIST)).data["leaderboards"] == []
     assert (await ask(deps, "ada", CommandKind.SHOW, leaderboard="weekly")).data["error"] == "not_found"
     taken = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), name="weekly")
-    assert "exists already" in taken.parts[0].text                   # its history is kept under that name
+    assert "exists already" in taken.parts[0].text  # its history is kept under that name
     await created(deps, jobs, name="other")
     purged = await ask(deps, "boss", CommandKind.BOARD_DELETE, leaderboard="other", confirm="other", purge="yes")
     assert purged.data["state"] == "purged"

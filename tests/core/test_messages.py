@@ -16,10 +16,13 @@ from core.contracts.report import error_reply
 
 
 def test_command_with_file_round_trips():
-    cmd = Command(actor=Actor(Platform.SLACK, "U1", "Ada", ["admin"]),
-                  reply_to=ReplyTo(Platform.SLACK, "C1", "1700000000.000100"), kind=CommandKind.SUBMIT,
-                  args={"leaderboard": "vectoradd", "gpus": ["H100"]},
-                  attachment=Attachment("k.py", b"\x00\xffbinary-safe"))
+    cmd = Command(
+        actor=Actor(Platform.SLACK, "U1", "Ada", ["admin"]),
+        reply_to=ReplyTo(Platform.SLACK, "C1", "1700000000.000100"),
+        kind=CommandKind.SUBMIT,
+        args={"leaderboard": "vectoradd", "gpus": ["H100"]},
+        attachment=Attachment("k.py", b"\x00\xffbinary-safe"),
+    )
     assert decode(Command, encode(cmd)) == cmd
 
 

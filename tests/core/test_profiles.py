@@ -24,14 +24,18 @@ async def test_a_visitor_reads_public_commands_only(deps) -> None:
     for kind in (CommandKind.MINE, CommandKind.SUBMISSION, CommandKind.TOKEN, CommandKind.LINK):
         assert (await visit(deps, kind, leaderboard="vectoradd", id="1")).data["error"] == "unauthenticated", kind
     forged = query_command(VISITOR, ReplyTo(Platform.WEB, "page"), CommandKind.LIST)
-    forged.credential_sha256 = "0" * 64                       # a bad token is refused, never taken as a visitor
+    forged.credential_sha256 = "0" * 64  # a bad token is refused, never taken as a visitor
     assert (await dispatch(forged, deps)).data["error"] == "unauthenticated"
 
 
 async def test_person_shows_entries_with_ranks_progress_and_runs_as_plain_data(deps) -> None:
     deps, _ = deps
-    accepted = await dispatch(submit_command(actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT,
-                                             leaderboard="vectoradd", gpus=["CPU"]), deps)
+    accepted = await dispatch(
+        submit_command(
+            actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpus=["CPU"]
+        ),
+        deps,
+    )
     (run,) = accepted.data["runs"]
     result = EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", score_us=42.5)
     await deps.db.write(deps.db.store.record_results, [ResultRecord(run["run_id"], result, "w1", 1, NOW)])
@@ -40,12 +44,18 @@ async def test_person_shows_entries_with_ranks_progress_and_runs_as_plain_data(d
     for who in (f"#{person_id}", "discord:ada"):
         page = await visit(deps, CommandKind.PERSON, who=who)
         assert page.data["name"] == "Ada" and page.data["bests"] == [
-            {"leaderboard": "vectoradd", "gpu": "CPU", "rank": 1, "score_us": 42.5,
-             "submission_id": accepted.data["submission_id"]}]
+            {
+                "leaderboard": "vectoradd",
+                "gpu": "CPU",
+                "rank": 1,
+                "score_us": 42.5,
+                "submission_id": accepted.data["submission_id"],
+            }
+        ]
         (progress,) = page.data["progress"]
         assert progress["points"][0][1] == 42.5 and progress["points"][0][0].startswith("20")
         assert page.data["runs"][0]["status"] == "passed" and "source" not in page.data["runs"][0]
-    ranking = await visit(deps, CommandKind.SHOW, leaderboard="vectoradd", gpu="CPU")       # µs as numbers
+    ranking = await visit(deps, CommandKind.SHOW, leaderboard="vectoradd", gpu="CPU")  # µs as numbers
     assert ranking.data["rankings"]["CPU"][0]["score_us"] == 42.5
     history = await ask(deps, "ada", CommandKind.HISTORY, leaderboard="vectoradd", gpu="CPU")
     assert history.data["best_over_time"]["CPU"][0][1] == 42.5

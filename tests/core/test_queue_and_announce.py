@@ -18,19 +18,41 @@ from storage.records import RankRow, RunInfo
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 
 
-def run(run_id: str, gpu: str = "H100", person: int = 1, state: str = "queued", minutes: int = 0,
-        leaderboard: str = "matmul") -> RunInfo:
+def run(
+    run_id: str,
+    gpu: str = "H100",
+    person: int = 1,
+    state: str = "queued",
+    minutes: int = 0,
+    leaderboard: str = "matmul",
+) -> RunInfo:
     number = int(run_id[1:]) if run_id[1:].isdigit() else 0
-    return RunInfo(run_id=run_id, submission_id=number, gpu=gpu, state=state, status=None, score_us=None,
-                   leaderboard=leaderboard, person_id=person, display_name=f"p{person}", mode="ranked",
-                   reply_to={}, created_at=T0 + timedelta(minutes=minutes))
+    return RunInfo(
+        run_id=run_id,
+        submission_id=number,
+        gpu=gpu,
+        state=state,
+        status=None,
+        score_us=None,
+        leaderboard=leaderboard,
+        person_id=person,
+        display_name=f"p{person}",
+        mode="ranked",
+        reply_to={},
+        created_at=T0 + timedelta(minutes=minutes),
+    )
 
 
 def test_positions_count_only_waiting_runs_of_the_same_pool():
     runs = [run("r1", state="running"), run("r2"), run("r3", gpu="A100"), run("r4"), run("r5")]
     placed = place_runs(runs, started={"r4"})
     assert [(q.run.run_id, q.running, q.position) for q in placed] == [
-        ("r1", True, 0), ("r2", False, 1), ("r3", False, 1), ("r4", True, 0), ("r5", False, 2)]
+        ("r1", True, 0),
+        ("r2", False, 1),
+        ("r3", False, 1),
+        ("r4", True, 0),
+        ("r5", False, 2),
+    ]
 
 
 async def test_queue_report_combines_the_store_the_started_runs_and_the_workers():
@@ -48,7 +70,7 @@ async def test_queue_report_combines_the_store_the_started_runs_and_the_workers(
     assert "waiting, next in line" in text and "none reporting" in text
     assert any("backend queue" in p.text for p in parts)
 
-    clock[0] += 31                                    # every worker went quiet: none is counted any more
+    clock[0] += 31  # every worker went quiet: none is counted any more
     assert board.summary() == {}
 
 
@@ -64,24 +86,35 @@ def test_in_flight_counts_runs_per_pool_and_what_is_ahead_of_a_repeat():
     assert [flight.ahead_of(r, "H100") for r in ("new", "c", "a")] == [2, 1, 0]
     assert flight.pop("a").run_id == "a" and flight.pop("a", None) is None
     del flight["b"]
-    flight["c"] = run("c", gpu="L4")                   # replaced: moves pools
+    flight["c"] = run("c", gpu="L4")  # replaced: moves pools
     assert flight.ahead_of("new", "H100") == 0 and flight.ahead_of("new", "L4") == 1
 
 
 def rank_rows(*entries: tuple[str, int, float]) -> dict[int, RankRow]:
-    return {person: RankRow(rank=i + 1, person_id=person, display_name=f"p{person}", score_us=score,
-                            submission_id=i + 10, run_id=run_id, submitted_at=T0)
-            for i, (run_id, person, score) in enumerate(entries)}
+    return {
+        person: RankRow(
+            rank=i + 1,
+            person_id=person,
+            display_name=f"p{person}",
+            score_us=score,
+            submission_id=i + 10,
+            run_id=run_id,
+            submitted_at=T0,
+        )
+        for i, (run_id, person, score) in enumerate(entries)
+    }
 
 
 def test_an_entry_into_the_top_3_is_announced_to_every_target_once():
     targets = announcement_targets(["discord:123", " slack:C9 "])
     assert [(t.platform, t.channel) for t in targets] == [(Platform.DISCORD, "123"), (Platform.SLACK, "C9")]
-    standings = {("matmul", "H100"): rank_rows(("old1", 1, 5.0), ("new", 2, 6.0), ("old3", 3, 7.0), ("x", 4, 8.0)),
-                 ("matmul", "L4"): rank_rows(("a", 1, 5.0), ("b", 2, 6.0), ("c", 3, 7.0), ("late", 4, 9.0))}
+    standings = {
+        ("matmul", "H100"): rank_rows(("old1", 1, 5.0), ("new", 2, 6.0), ("old3", 3, 7.0), ("x", 4, 8.0)),
+        ("matmul", "L4"): rank_rows(("a", 1, 5.0), ("b", 2, 6.0), ("c", 3, 7.0), ("late", 4, 9.0)),
+    }
     finished = [run("new", gpu="H100"), run("late", gpu="L4")]
     replies = announcements(finished, standings, targets)
-    assert [r.reply_to.platform for r in replies] == [Platform.DISCORD, Platform.SLACK]   # L4's top 3 did not change
+    assert [r.reply_to.platform for r in replies] == [Platform.DISCORD, Platform.SLACK]  # L4's top 3 did not change
     first = replies[0]
     assert first.data["kind"] == "announcement" and first.data["gpu"] == "H100"
     assert [row[:2] for row in first.data["top"]] == [[1, "p1"], [2, "p2"], [3, "p3"]]

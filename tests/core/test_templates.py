@@ -17,14 +17,14 @@ from core.service.deps import Deps
 from core.service.leaderboards import load_new_problems
 from storage.store import Store
 
-SHIPPED = Path(__file__).resolve().parents[2] / "problems" / "vectoradd"      # Python and Triton templates
+SHIPPED = Path(__file__).resolve().parents[2] / "problems" / "vectoradd"  # Python and Triton templates
 
 
 @pytest.fixture
 async def shipped(tmp_path: Path) -> AsyncIterator[Deps]:
     problems = tmp_path / "problems"
     shutil.copytree(SHIPPED, problems / "vectoradd")
-    for shared in ("utils.py", "utils.h"):                    # the shipped problems' common files
+    for shared in ("utils.py", "utils.h"):  # the shipped problems' common files
         shutil.copy(SHIPPED.parent / shared, problems / shared)
     settings = Settings(home=tmp_path / "var", problems_dir=problems)
     db = Database(Store(settings.database))

@@ -48,10 +48,23 @@ async def serving_api(settings: Settings, nats_url: str) -> AsyncIterator[str]:
 async def kernelrank(cwd: Path, *args: str, stdin: str = "", **env: str) -> tuple[int, str]:
     """Run ``kernelrank ARGS`` as a person would; ``env`` adds settings (a login file under ``cwd`` only)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
-    full = {**clean, "PYTHONPATH": str(REPO), "XDG_CONFIG_HOME": str(cwd / "config"),
-            "KERNELRANK_HOME": str(cwd / "var"), **env}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", *args, cwd=cwd, env=full,
-                                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT)
+    full = {
+        **clean,
+        "PYTHONPATH": str(REPO),
+        "XDG_CONFIG_HOME": str(cwd / "config"),
+        "KERNELRANK_HOME": str(cwd / "var"),
+        **env,
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "core.launch.main",
+        *args,
+        cwd=cwd,
+        env=full,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
     return proc.returncode, out.decode()

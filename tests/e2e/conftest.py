@@ -38,27 +38,29 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 
 @dataclass
 class System:
-    bus: Bus                     # the client's connection: a Discord adapter's (its role where the bus asks)
+    bus: Bus  # the client's connection: a Discord adapter's (its role where the bus asks)
     store: Store
     service: CoreService
     settings: Settings
     route: str = "e2e"
     tasks: list[asyncio.Task] = field(default_factory=list)
-    buses: list[Bus] = field(default_factory=list)     # every connection the system opened, the client's included
-    reader: Bus | None = None    # reads the replies the core stored (the core's connection where the bus asks)
+    buses: list[Bus] = field(default_factory=list)  # every connection the system opened, the client's included
+    reader: Bus | None = None  # reads the replies the core stored (the core's connection where the bus asks)
 
     def actor(self, user: str) -> Actor:
         """A person as a chat adapter vouches for them (a terminal actor without a token is refused)."""
         return Actor(platform=Platform.DISCORD, user_id=user, display_name=user.title())
 
     async def submit(self, user: str, source: str, file_name: str = "k.py", **kwargs) -> Reply:
-        cmd = submit_command(self.actor(user), ReplyTo(Platform.DISCORD, self.route), file_name, source.encode(),
-                             **kwargs)
+        cmd = submit_command(
+            self.actor(user), ReplyTo(Platform.DISCORD, self.route), file_name, source.encode(), **kwargs
+        )
         return await self.bus.request(cmd, timeout_s=10)
 
     async def ask(self, user: str, kind: CommandKind, **args) -> Reply:
-        return await self.bus.request(query_command(self.actor(user), ReplyTo(Platform.DISCORD, self.route), kind,
-                                                    **args), timeout_s=10)
+        return await self.bus.request(
+            query_command(self.actor(user), ReplyTo(Platform.DISCORD, self.route), kind, **args), timeout_s=10
+        )
 
     async def finals(self, run_ids: set[str], timeout_s: float = 60) -> dict[str, Reply]:
         """The final reply of each run, read from this route's reply stream."""
@@ -68,8 +70,9 @@ class System:
         """The private details of each run's result (``core.service.verdicts``), read from the reply stream."""
         return await self._first_of_each(run_ids, lambda reply: reply.data.get("kind") == "detail", timeout_s)
 
-    async def _first_of_each(self, run_ids: set[str], wanted: Callable[[Reply], bool],
-                             timeout_s: float) -> dict[str, Reply]:
+    async def _first_of_each(
+        self, run_ids: set[str], wanted: Callable[[Reply], bool], timeout_s: float
+    ) -> dict[str, Reply]:
         found: dict[str, Reply] = {}
 
         async def collect() -> None:
@@ -92,27 +95,47 @@ def problems(tmp_path: Path) -> Path:
 
 
 ROLES = (Role.CORE, Role.WORKER, Role.DISCORD)
-Connect = Callable[[], Awaitable[dict[Role, Bus]]]     # one system's connections, by role
+Connect = Callable[[], Awaitable[dict[Role, Bus]]]  # one system's connections, by role
 
 
 @contextlib.asynccontextmanager
 async def systems(connect: Connect, nats_url: str, tmp_path: Path, problems: Path) -> AsyncIterator[Callable]:
     started: list[tuple[System, asyncio.Event, Database]] = []
 
-    async def start(runner, *, rate_limit: int = 1000, max_source_bytes: int = 256 * 1024,
-                    announce: list[str] | None = None, pools: list[str] | None = None,
-                    now: Callable[[], datetime] = utc_now, **more: Any) -> System:
+    async def start(
+        runner,
+        *,
+        rate_limit: int = 1000,
+        max_source_bytes: int = 256 * 1024,
+        announce: list[str] | None = None,
+        pools: list[str] | None = None,
+        now: Callable[[], datetime] = utc_now,
+        **more: Any,
+    ) -> System:
         """``more``: other ``Settings`` fields, e.g. ``admins=["discord:root"]``; ``now``: the core's clock."""
-        settings = Settings(home=tmp_path / "var", problems_dir=problems, nats_url=nats_url,
-                            rate_limit_per_minute=rate_limit, max_source_bytes=max_source_bytes, ack_wait_s=5,
-                            announce=announce or [], **more)
+        settings = Settings(
+            home=tmp_path / "var",
+            problems_dir=problems,
+            nats_url=nats_url,
+            rate_limit_per_minute=rate_limit,
+            max_source_bytes=max_source_bytes,
+            ack_wait_s=5,
+            announce=announce or [],
+            **more,
+        )
         buses = await connect()
         store = Store(settings.database)
         db = Database(store)
         service = bootstrap(buses[Role.CORE], db, settings, pools or ["CPU"], now=now)
         await service.start()
-        system = System(buses[Role.DISCORD], store, service, settings, buses=list(dict.fromkeys(buses.values())),
-                        reader=buses[Role.CORE])
+        system = System(
+            buses[Role.DISCORD],
+            store,
+            service,
+            settings,
+            buses=list(dict.fromkeys(buses.values())),
+            reader=buses[Role.CORE],
+        )
         stop = asyncio.Event()
         worker = Worker(buses[Role.WORKER], "CPU", runner, concurrency=2, poll_s=0.2, status_s=0.5)
         system.tasks.append(asyncio.create_task(worker.run(stop)))
@@ -154,7 +177,7 @@ async def make_authed_system(authed_nats, tmp_path: Path, problems: Path) -> Asy
 class OnBus:
     make_system: Callable
     nats_url: str
-    secrets: Path | None = None          # where each role's credentials are; None on the open bus
+    secrets: Path | None = None  # where each role's credentials are; None on the open bus
 
     def credentials(self, role: Role) -> BusCredentials | None:
         return read(self.secrets / f"{role.value}.json", role) if self.secrets else None

@@ -41,8 +41,9 @@ class Client:
 
     async def submit(self, source: str = CORRECT, token: str | None = None, **fields) -> httpx.Response:
         data = {"leaderboard": "vectoradd", **fields}
-        return await self.http.post("/v1/submissions", files={"file": ("k.py", source.encode())}, data=data,
-                                    headers=self.auth(token))
+        return await self.http.post(
+            "/v1/submissions", files={"file": ("k.py", source.encode())}, data=data, headers=self.auth(token)
+        )
 
 
 def problem(response: httpx.Response) -> tuple[int, str, str]:
@@ -65,22 +66,34 @@ async def test_queries_answer_with_the_cores_reply(api):
     assert reply.title == "Leaderboards" and reply.data["leaderboards"][0]["name"] == "vectoradd"
     show = decode(Reply, (await api.get("/v1/leaderboards/vectoradd", gpu="CPU")).content)
     assert show.title == "vectoradd leaderboard"
-    for path in ("/v1/leaderboards/vectoradd/task", "/v1/leaderboards/vectoradd/mine", "/v1/queue", "/v1/stats",
-                 "/v1/eval-code", "/v1/leaderboards/vectoradd/history", "/v1/tokens", "/v1/me"):
+    for path in (
+        "/v1/leaderboards/vectoradd/task",
+        "/v1/leaderboards/vectoradd/mine",
+        "/v1/queue",
+        "/v1/stats",
+        "/v1/eval-code",
+        "/v1/leaderboards/vectoradd/history",
+        "/v1/tokens",
+        "/v1/me",
+    ):
         assert (await api.get(path)).status_code == 200, path
     assert decode(Reply, (await api.get("/v1/me")).content).data["display_name"] == "Ada"
 
 
 async def test_without_a_good_token_every_route_is_401_with_one_sentence(api):
-    for headers in ({}, {"Authorization": "Basic YWRhOnB3"}, {"Authorization": "Bearer"},
-                    {"Authorization": "Bearer " + "x" * 500}):
+    for headers in (
+        {},
+        {"Authorization": "Basic YWRhOnB3"},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Bearer " + "x" * 500},
+    ):
         response = await api.http.get("/v1/leaderboards/vectoradd/mine", headers=headers)
         status, code, message = problem(response)
         assert (status, code) == (401, "unauthenticated") and "kernelrank login" in message
         assert response.headers["www-authenticate"].startswith("Bearer")
     status, code, message = problem(await api.get("/v1/leaderboards", token="kr_unknown"))
-    assert (status, code) == (401, "unauthenticated") and "not valid" in message    # a bad token is no visitor
-    public = await api.http.get("/v1/leaderboards")                 # rankings are public: no header, a visitor
+    assert (status, code) == (401, "unauthenticated") and "not valid" in message  # a bad token is no visitor
+    public = await api.http.get("/v1/leaderboards")  # rankings are public: no header, a visitor
     assert public.status_code == 200 and public.json()["data"]["leaderboards"][0]["name"] == "vectoradd"
     refused = await api.http.post("/v1/submissions", files={"file": ("k.py", b"x")})
     assert refused.status_code == 401
@@ -94,7 +107,7 @@ async def test_a_revoked_token_stops_working_at_once(api):
     assert revoked.status_code == 200
     status, _, message = problem(await api.get("/v1/me", token=second["token"]))
     assert status == 401 and "revoked" in message
-    assert (await api.get("/v1/me")).status_code == 200          # only that token
+    assert (await api.get("/v1/me")).status_code == 200  # only that token
 
 
 async def test_statuses_follow_the_refusal(api):
@@ -102,7 +115,7 @@ async def test_statuses_follow_the_refusal(api):
     assert problem(await api.get("/v1/nothing-here"))[:2] == (404, "not_found")
     assert problem(await api.http.put("/v1/leaderboards", headers=api.auth()))[:2] == (400, "invalid")
     assert problem(await api.get("/v1/submissions/abc"))[:2] == (400, "invalid")
-    for limit in ("abc", "0", "10000000000"):                     # bad input is a sentence, never a crash
+    for limit in ("abc", "0", "10000000000"):  # bad input is a sentence, never a crash
         assert problem(await api.get("/v1/leaderboards/vectoradd", limit=limit))[:2] == (400, "invalid")
     assert (await api.get("/v1/leaderboards/vectoradd", limit="3")).status_code == 200
 
@@ -110,7 +123,7 @@ async def test_statuses_follow_the_refusal(api):
     assert accepted.status_code == 202
     theirs = decode(Reply, accepted.content).data["submission_id"]
     bob = await token_of(api.system, "bob")
-    public = await api.get(f"/v1/submissions/{theirs}", token=bob)          # someone else's: what is public only
+    public = await api.get(f"/v1/submissions/{theirs}", token=bob)  # someone else's: what is public only
     assert public.status_code == 200 and "someone else's" in public.text and "def custom_kernel" not in public.text
     assert not public.json()["data"]["details"] and api.system.store.submission_detail(theirs) is not None
     own = await api.get(f"/v1/submissions/{theirs}")
@@ -132,63 +145,85 @@ async def test_statuses_follow_the_refusal(api):
 async def test_submissions_as_a_form_or_as_json(api):
     form = decode(Reply, (await api.submit(gpu="CPU", mode="test")).content)
     assert form.data["mode"] == "test" and form.data["runs"][0]["gpu"] == "CPU"
-    as_json = await api.http.post("/v1/submissions", headers=api.auth(),
-                                  json={"file_name": "mine.py", "source": CORRECT, "leaderboard": "vectoradd"})
+    as_json = await api.http.post(
+        "/v1/submissions",
+        headers=api.auth(),
+        json={"file_name": "mine.py", "source": CORRECT, "leaderboard": "vectoradd"},
+    )
     assert as_json.status_code == 202 and "mine.py" in decode(Reply, as_json.content).parts[0].text
-    cases = [({"content": b"x", "headers": {"Content-Type": "text/plain"}}, 415, "unsupported"),
-             ({"json": {"file_name": "k.py"}}, 400, "invalid"),
-             ({"json": ["k.py"]}, 400, "invalid"),
-             ({"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, "invalid"),
-             ({"data": {"leaderboard": "vectoradd"}, "files": {"other": ("k.py", b"x")}}, 400, "invalid"),
-             ({"json": {"file_name": "k.py", "source": "x", "gpus": "CPU"}}, 400, "invalid"),
-             # once answered 500: JSON nested deeply (30,000 fits this body limit), a lone surrogate escape
-             ({"content": b"[" * 30_000 + b"]" * 30_000, "headers": {"Content-Type": "application/json"}}, 400,
-              "invalid"),
-             ({"content": b'{"file_name": "k.py", "leaderboard": "vectoradd", "source": "x = \\ud800"}',
-               "headers": {"Content-Type": "application/json"}}, 400, "invalid")]
+    cases = [
+        ({"content": b"x", "headers": {"Content-Type": "text/plain"}}, 415, "unsupported"),
+        ({"json": {"file_name": "k.py"}}, 400, "invalid"),
+        ({"json": ["k.py"]}, 400, "invalid"),
+        ({"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, "invalid"),
+        ({"data": {"leaderboard": "vectoradd"}, "files": {"other": ("k.py", b"x")}}, 400, "invalid"),
+        ({"json": {"file_name": "k.py", "source": "x", "gpus": "CPU"}}, 400, "invalid"),
+        # once answered 500: JSON nested deeply (30,000 fits this body limit), a lone surrogate escape
+        ({"content": b"[" * 30_000 + b"]" * 30_000, "headers": {"Content-Type": "application/json"}}, 400, "invalid"),
+        (
+            {
+                "content": b'{"file_name": "k.py", "leaderboard": "vectoradd", "source": "x = \\ud800"}',
+                "headers": {"Content-Type": "application/json"},
+            },
+            400,
+            "invalid",
+        ),
+    ]
     for options, status, code in cases:
         headers = {**api.auth(), **options.pop("headers", {})}
         assert problem(await api.http.post("/v1/submissions", headers=headers, **options))[:2] == (status, code)
-    nested = await api.http.post("/v1/link", content=b'{"code":' + b"[" * 30_000 + b"]" * 30_000 + b"}",
-                                 headers={**api.auth(), "Content-Type": "application/json"})
+    nested = await api.http.post(
+        "/v1/link",
+        content=b'{"code":' + b"[" * 30_000 + b"]" * 30_000 + b"}",
+        headers={**api.auth(), "Content-Type": "application/json"},
+    )
     assert problem(nested)[:2] == (400, "invalid") and "nests JSON too deeply" in problem(nested)[2]
     lone = await api.http.post("/v1/link", content=b'{"code": "\\udc80"}', headers=api.auth())
     assert problem(lone)[:2] == (400, "invalid") and "lone surrogate" in problem(lone)[2]
-    refused = await api.submit(source="", leaderboard="vectoradd")          # the core's own checks still apply
+    refused = await api.submit(source="", leaderboard="vectoradd")  # the core's own checks still apply
     assert problem(refused)[:2] == (400, "invalid") and "empty" in problem(refused)[2]
     assert api.system.store.stats().submissions == 2
 
 
 async def test_bodies_over_the_limit_are_refused_before_they_are_read(api):
-    big = "x = 1\n" * 15_000                       # 90 KB: over the 4 KiB file limit and the 64 KiB margin
+    big = "x = 1\n" * 15_000  # 90 KB: over the 4 KiB file limit and the 64 KiB margin
     declared = await api.submit(source=big)
     status, code, message = problem(declared)
     assert (status, code) == (413, "too_large") and "at most 4 KiB" in message
 
-    async def chunks() -> AsyncIterator[bytes]:              # no Content-Length: cut off once past the limit
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: cut off once past the limit
         yield b'{"file_name": "k.py", "source": "'
         for _ in range(1000):
             yield b"x" * 1024
         yield b'"}'
 
-    chunked = await api.http.post("/v1/submissions", content=chunks(),
-                                  headers={**api.auth(), "Content-Type": "application/json"})
+    chunked = await api.http.post(
+        "/v1/submissions", content=chunks(), headers={**api.auth(), "Content-Type": "application/json"}
+    )
     assert problem(chunked)[:2] == (413, "too_large")
-    small_route = await api.http.post("/v1/admin/tokens", content=b"{" + b" " * 100_000 + b"}",
-                                      headers={**api.auth(), "Content-Type": "application/json"})
+    small_route = await api.http.post(
+        "/v1/admin/tokens",
+        content=b"{" + b" " * 100_000 + b"}",
+        headers={**api.auth(), "Content-Type": "application/json"},
+    )
     assert problem(small_route)[:2] == (413, "too_large")
-    near_limit = await api.submit(source="x = 1\n" * 600)    # 3.6 KB: in, and judged by the core
+    near_limit = await api.submit(source="x = 1\n" * 600)  # 3.6 KB: in, and judged by the core
     assert near_limit.status_code == 202
-    in_the_margin = await api.submit(source="x = 1\n" * 4000)   # 24 KB: through the API, refused by the core
+    in_the_margin = await api.submit(source="x = 1\n" * 4000)  # 24 KB: through the API, refused by the core
     assert problem(in_the_margin)[:2] == (400, "invalid") and "the limit is 4 KiB" in problem(in_the_margin)[2]
     assert api.system.store.stats().submissions == 1
 
 
 async def test_a_submission_streams_its_progress_and_reports(api):
     events = []
-    async with aconnect_sse(api.http, "POST", "/v1/submissions", files={"file": ("k.py", CORRECT.encode())},
-                            data={"leaderboard": "vectoradd"},
-                            headers={**api.auth(), "Accept": "text/event-stream"}) as source:
+    async with aconnect_sse(
+        api.http,
+        "POST",
+        "/v1/submissions",
+        files={"file": ("k.py", CORRECT.encode())},
+        data={"leaderboard": "vectoradd"},
+        headers={**api.auth(), "Accept": "text/event-stream"},
+    ) as source:
         assert source.response.status_code == 200
         async for event in source.aiter_sse():
             events.append(event)
@@ -198,8 +233,12 @@ async def test_a_submission_streams_its_progress_and_reports(api):
     assert "queued as #1" in accepted.parts[0].text
     assert final.final and final.in_reply_to == accepted.data["runs"][0]["run_id"] and final.data["status"] == "passed"
 
-    refused = await api.http.post("/v1/submissions", files={"file": ("k.txt", b"x")}, data={"leaderboard": "v"},
-                                  headers={**api.auth(), "Accept": "text/event-stream"})
+    refused = await api.http.post(
+        "/v1/submissions",
+        files={"file": ("k.txt", b"x")},
+        data={"leaderboard": "v"},
+        headers={**api.auth(), "Accept": "text/event-stream"},
+    )
     assert refused.headers["content-type"].startswith("application/json") and refused.status_code == 400
 
 
@@ -226,8 +265,9 @@ async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
             assert health.status_code == 503 and health.json() == {"api": "ok", "core": "unavailable"}
             status, code, message = problem(await http.get("/v1/leaderboards", headers={"Authorization": "Bearer t"}))
             assert (status, code) == (503, "unavailable") and "not running" in message
-            submitted = await http.post("/v1/submissions", files={"file": ("k.py", b"x")},
-                                        headers={"Authorization": "Bearer t"})
+            submitted = await http.post(
+                "/v1/submissions", files={"file": ("k.py", b"x")}, headers={"Authorization": "Bearer t"}
+            )
             assert problem(submitted)[:2] == (503, "unavailable")
     finally:
         await bus.close()
@@ -236,11 +276,22 @@ async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
 def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
     from core.contracts.registry import COMMANDS
 
-    served = {(method, route.path) for route in create_app(None, Settings()).routes for method in route.methods
-              if method != "HEAD"}
+    served = {
+        (method, route.path)
+        for route in create_app(None, Settings()).routes
+        for method in route.methods
+        if method != "HEAD"
+    }
     declared = {(route.method, route.path) for spec in COMMANDS for route in spec.routes}
-    pages = {("GET", "/"), ("GET", "/leaderboards/{leaderboard}/{gpu}"), ("GET", "/people/{person:int}"),
-             ("GET", "/submissions/{id:int}"), ("GET", "/sign-in"), ("POST", "/sign-in"), ("POST", "/sign-out")}
+    pages = {
+        ("GET", "/"),
+        ("GET", "/leaderboards/{leaderboard}/{gpu}"),
+        ("GET", "/people/{person:int}"),
+        ("GET", "/submissions/{id:int}"),
+        ("GET", "/sign-in"),
+        ("POST", "/sign-in"),
+        ("POST", "/sign-out"),
+    }
     assert served == declared | {("GET", "/v1/health")} | pages and not any(p.startswith("/v1") for _, p in pages)
 
 
@@ -249,10 +300,23 @@ async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = str(busy.getsockname()[1])
-        env = {**os.environ, "PYTHONPATH": str(REPO), "KERNELRANK_NATS_URL": nats_url, "KERNELRANK_API_PORT": port,
-               "KERNELRANK_HOME": str(tmp_path)}
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "api", cwd=tmp_path, env=env,
-                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "KERNELRANK_NATS_URL": nats_url,
+            "KERNELRANK_API_PORT": port,
+            "KERNELRANK_HOME": str(tmp_path),
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "core.launch.main",
+            "api",
+            cwd=tmp_path,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         out = (await asyncio.wait_for(proc.communicate(), 60))[0].decode()
     assert proc.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in out and "KERNELRANK_API_PORT" in out
 
@@ -276,15 +340,20 @@ async def test_a_file_argument_travels_in_the_json_body_and_admin_delete_takes_i
     refused = await api.http.post("/v1/admin/leaderboards", json=body, headers=api.auth())
     assert problem(refused)[:2] == (403, "forbidden")
     broken = {**body, "problem": {"name": "p.zip", "base64": "not base64!"}}
-    assert "not valid base64" in problem(await api.http.post("/v1/admin/leaderboards", json=broken,
-                                                             headers=api.auth(admin)))[2]
+    assert (
+        "not valid base64"
+        in problem(await api.http.post("/v1/admin/leaderboards", json=broken, headers=api.auth(admin)))[2]
+    )
     wrong = {**body, "gpu": [{"no": "dicts"}]}
-    assert problem(await api.http.post("/v1/admin/leaderboards", json=wrong, headers=api.auth(admin)))[:2] == \
-        (400, "invalid")
-    loaded = await api.http.post("/v1/admin/leaderboards", json=body, headers=api.auth(admin))   # reaches the core
-    assert "runs on none of this kernelrank's GPU pools (CPU)" in problem(loaded)[2]   # first format: cuda only
+    assert problem(await api.http.post("/v1/admin/leaderboards", json=wrong, headers=api.auth(admin)))[:2] == (
+        400,
+        "invalid",
+    )
+    loaded = await api.http.post("/v1/admin/leaderboards", json=body, headers=api.auth(admin))  # reaches the core
+    assert "runs on none of this kernelrank's GPU pools (CPU)" in problem(loaded)[2]  # first format: cuda only
     asked = await api.http.delete("/v1/admin/leaderboards/vectoradd", headers=api.auth(admin))
     assert decode(Reply, asked.content).data["state"] == "confirm"
-    gone = await api.http.delete("/v1/admin/leaderboards/vectoradd", params={"confirm": "vectoradd"},
-                                 headers=api.auth(admin))
+    gone = await api.http.delete(
+        "/v1/admin/leaderboards/vectoradd", params={"confirm": "vectoradd"}, headers=api.auth(admin)
+    )
     assert decode(Reply, gone.content).data["state"] == "deleted"

@@ -48,18 +48,31 @@ async def until_closed(bus: Bus, timeout_s: float = 120) -> list[Reply]:
 @pytest.mark.slow
 async def test_a_challenge_closes_verifies_the_podium_on_the_worker_and_crowns_the_winner(make_system):
     clock = Clock()
-    system = await make_system(LocalRunner(), now=clock, admins=["discord:boss"], scheduler_tick_s=0.2,
-                               verify_tolerance=1000.0)  # shared CPUs wander past 2x: a passing re-run verifies;
-                               # the rule itself is tested in tests/core
+    system = await make_system(
+        LocalRunner(), now=clock, admins=["discord:boss"], scheduler_tick_s=0.2, verify_tolerance=1000.0
+    )  # shared CPUs wander past 2x: a passing re-run verifies;
+    # the rule itself is tested in tests/core
     boss, where = Actor(Platform.DISCORD, "boss", "Boss"), ReplyTo(Platform.DISCORD, system.route)
-    created = await system.bus.request(Command(boss, where, CommandKind.BOARD_CREATE, {"name": "weekly"},
-                                               identity_archive()), timeout_s=10)
+    created = await system.bus.request(
+        Command(boss, where, CommandKind.BOARD_CREATE, {"name": "weekly"}, identity_archive()), timeout_s=10
+    )
     assert created.data.get("state") == "validating", created.parts
     await listed(system, "weekly")
     closes = clock.now + timedelta(minutes=1)
-    scheduled = await system.bus.request(Command(boss, where, CommandKind.CHALLENGE_CREATE, {
-        "title": "Week 48", "leaderboards": "weekly", "closes": f"{closes:%Y-%m-%d %H:%M}",
-        "announce": f"discord:{NEWS},slack:C1"}), timeout_s=10)
+    scheduled = await system.bus.request(
+        Command(
+            boss,
+            where,
+            CommandKind.CHALLENGE_CREATE,
+            {
+                "title": "Week 48",
+                "leaderboards": "weekly",
+                "closes": f"{closes:%Y-%m-%d %H:%M}",
+                "announce": f"discord:{NEWS},slack:C1",
+            },
+        ),
+        timeout_s=10,
+    )
     assert scheduled.data == {"challenge": "Week 48"}, scheduled.parts
 
     accepted = await system.submit("ada", SOLUTION, leaderboard="weekly")
@@ -68,7 +81,7 @@ async def test_a_challenge_closes_verifies_the_podium_on_the_worker_and_crowns_t
 
     clock.now = closes + timedelta(seconds=1)
     news = await until_closed(system.reader)
-    assert [r.data["action"] for r in news] == ["open", "close"]           # once each, in the channel
+    assert [r.data["action"] for r in news] == ["open", "close"]  # once each, in the channel
     assert "🥇" in str(news[-1].parts) and "Ada" in str(news[-1].parts) and "verified" in str(news[-1].parts)
     results = (await system.ask("ada", CommandKind.CHALLENGE, title="Week 48")).data["results"]
     [podium] = [b["podium"] for b in results["boards"]]
@@ -83,9 +96,16 @@ async def test_a_challenge_closes_verifies_the_podium_on_the_worker_and_crowns_t
 
 
 def start_core(url: str, tmp_path: Path, problems: Path) -> subprocess.Popen:
-    env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(tmp_path / "var"),
-           "KERNELRANK_PROBLEMS_DIR": str(problems), "KERNELRANK_GPUS": "CPU", "PYTHONPATH": str(REPO),
-           "KERNELRANK_ADMINS": "discord:boss", "KERNELRANK_SCHEDULER_TICK_S": "0.2"}
+    env = {
+        **os.environ,
+        "KERNELRANK_NATS_URL": url,
+        "KERNELRANK_HOME": str(tmp_path / "var"),
+        "KERNELRANK_PROBLEMS_DIR": str(problems),
+        "KERNELRANK_GPUS": "CPU",
+        "PYTHONPATH": str(REPO),
+        "KERNELRANK_ADMINS": "discord:boss",
+        "KERNELRANK_SCHEDULER_TICK_S": "0.2",
+    }
     return subprocess.Popen([sys.executable, "-m", "core.launch.main", "core"], cwd=tmp_path, env=env)
 
 
@@ -99,15 +119,27 @@ async def answered(bus: Bus, cmd: Command) -> Reply:
 
 def a_challenge(boss: Actor, closes: datetime) -> tuple[Command, str]:
     """An admin's challenge around vectoradd, announced in the news channel; its title."""
-    return Command(boss, ReplyTo(Platform.DISCORD, "crash"), CommandKind.CHALLENGE_CREATE, {
-        "title": "Sprint", "leaderboards": "vectoradd", "closes": closes.isoformat(timespec="seconds"),
-        "announce": f"discord:{NEWS}"}), "Sprint"
+    return Command(
+        boss,
+        ReplyTo(Platform.DISCORD, "crash"),
+        CommandKind.CHALLENGE_CREATE,
+        {
+            "title": "Sprint",
+            "leaderboards": "vectoradd",
+            "closes": closes.isoformat(timespec="seconds"),
+            "announce": f"discord:{NEWS}",
+        },
+    ), "Sprint"
 
 
 def a_deadline(boss: Actor, closes: datetime) -> tuple[Command, str]:
     """vectoradd given a deadline alone, from the news channel (where its close is announced); its challenge's title."""
-    return Command(boss, ReplyTo(Platform.DISCORD, NEWS), CommandKind.BOARD_UPDATE, {
-        "leaderboard": "vectoradd", "deadline": closes.isoformat(timespec="seconds")}), "vectoradd"
+    return Command(
+        boss,
+        ReplyTo(Platform.DISCORD, NEWS),
+        CommandKind.BOARD_UPDATE,
+        {"leaderboard": "vectoradd", "deadline": closes.isoformat(timespec="seconds")},
+    ), "vectoradd"
 
 
 @pytest.mark.slow
@@ -120,18 +152,20 @@ async def test_a_core_killed_across_the_close_announces_the_winners_once(nats_ur
     try:
         await answered(bus, query_command(boss, where, CommandKind.LIST))
         kernel = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
-        await bus.request(submit_command(Actor(Platform.DISCORD, "ada", "Ada"), where, "k.py", kernel,
-                                         leaderboard="vectoradd"), timeout_s=10)
+        await bus.request(
+            submit_command(Actor(Platform.DISCORD, "ada", "Ada"), where, "k.py", kernel, leaderboard="vectoradd"),
+            timeout_s=10,
+        )
         closes = datetime.now(UTC) + timedelta(seconds=4)
         command, title = schedule(boss, closes)
         scheduled = await bus.request(command, timeout_s=10)
         assert scheduled.tone is not Tone.ERROR, scheduled.parts
-        core.send_signal(signal.SIGKILL)                        # down at the close
+        core.send_signal(signal.SIGKILL)  # down at the close
         core.wait()
         await asyncio.sleep(max(0.0, (closes - datetime.now(UTC)).total_seconds()) + 1)
         core = start_core(nats_url, tmp_path, problems)
         await until_closed(bus)
-        news = await announcements(bus, 3.0)                    # all of them, read again: a repeat would be here
+        news = await announcements(bus, 3.0)  # all of them, read again: a repeat would be here
         closes_announced = [r for r in news if r.data.get("action") == "close"]
         assert len(closes_announced) == 1 and "🥇" in str(closes_announced[0].parts)
         assert len([r for r in news if r.data.get("action") == "open"]) <= 1
@@ -143,4 +177,3 @@ async def test_a_core_killed_across_the_close_announces_the_winners_once(nats_ur
         await bus.close()
     with Store(tmp_path / "var" / "kernelrank.duckdb") as store:
         assert store.challenges.get(title).done >= {"close"}
-

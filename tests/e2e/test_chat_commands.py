@@ -22,7 +22,7 @@ def run_ids(accepted: Reply) -> set[str]:
 
 
 async def test_submit_says_how_many_jobs_are_ahead_and_queue_shows_positions(make_system):
-    system = await make_system(FakeRunner(delay_s=30))       # the worker holds two jobs, says so; the rest wait
+    system = await make_system(FakeRunner(delay_s=30))  # the worker holds two jobs, says so; the rest wait
     replies = [await system.submit(user, CORRECT, leaderboard="vectoradd") for user in ("ada", "bob", "cy", "ada")]
     assert [r.data["runs"][0]["ahead"] for r in replies] == [0, 1, 2, 3]
     assert "queued as #1 on CPU, nothing ahead" in replies[0].parts[0].text
@@ -58,17 +58,31 @@ async def test_eval_code_task_template_and_submission_carry_files(make_system):
     assert [p.filename for p in detail.parts if p.kind is PartKind.CODE] == ["mine.py"]
 
     listing = await system.ask("ada", CommandKind.LIST)
-    assert listing.data["leaderboards"] == [{"name": "vectoradd", "gpus": ["CPU"], "deadline": None,
-                                             "about": "Add two fp32 vectors into the output buffer that comes with "
-                                                      "the input.", "submissions": 1, "people": 1}]
+    assert listing.data["leaderboards"] == [
+        {
+            "name": "vectoradd",
+            "gpus": ["CPU"],
+            "deadline": None,
+            "about": "Add two fp32 vectors into the output buffer that comes with the input.",
+            "submissions": 1,
+            "people": 1,
+        }
+    ]
 
 
 async def test_history_of_another_person_on_the_same_platform(make_system):
     system = await make_system(FakeRunner())
     await system.finals(run_ids(await system.submit("bob", CORRECT, leaderboard="vectoradd")))
-    theirs = await system.bus.request(query_command(system.actor("ada"), ReplyTo(Platform.DISCORD, system.route),
-                                                    CommandKind.HISTORY, leaderboard="vectoradd", user="bob",
-                                                    user_name="Bob"))
+    theirs = await system.bus.request(
+        query_command(
+            system.actor("ada"),
+            ReplyTo(Platform.DISCORD, system.route),
+            CommandKind.HISTORY,
+            leaderboard="vectoradd",
+            user="bob",
+            user_name="Bob",
+        )
+    )
     assert theirs.title == "Bob's progress on vectoradd"
     assert any(p.kind is PartKind.CHART for p in theirs.parts)
     mine = await system.ask("ada", CommandKind.HISTORY, leaderboard="vectoradd")
@@ -92,7 +106,7 @@ async def test_a_new_top_3_entry_is_announced_on_each_configured_channel(make_sy
     finally:
         await listener.close()
     assert discord.data["kind"] == slack.data["kind"] == "announcement"
-    assert discord.data["top"][0][1] == "Ada" and len(discord.data["top"]) == 1      # the test run is not ranked
+    assert discord.data["top"][0][1] == "Ada" and len(discord.data["top"]) == 1  # the test run is not ranked
 
 
 async def test_a_ranked_report_compares_each_shape_with_the_authors_previous_best(make_system):
@@ -101,16 +115,30 @@ async def test_a_ranked_report_compares_each_shape_with_the_authors_previous_bes
         result = passed_result(job)
         score = float(re.search(r"# score=([\d.]+)", job.submission_source).group(1))
         result.score_us = score
-        result.shapes = [ShapeStats(spec={"size": size}, n=10, median_us=score * k, mean_us=score * k,
-                                    trimmed_mean_us=score * k, std_us=0.1, ci_low_us=score * k, ci_high_us=score * k,
-                                    min_us=score * k, p10_us=score * k, p90_us=score * k, max_us=score * k,
-                                    first_call_us=score * k) for k, size in ((1, 4096), (2, 16384))]
+        result.shapes = [
+            ShapeStats(
+                spec={"size": size},
+                n=10,
+                median_us=score * k,
+                mean_us=score * k,
+                trimmed_mean_us=score * k,
+                std_us=0.1,
+                ci_low_us=score * k,
+                ci_high_us=score * k,
+                min_us=score * k,
+                p10_us=score * k,
+                p90_us=score * k,
+                max_us=score * k,
+                first_call_us=score * k,
+            )
+            for k, size in ((1, 4096), (2, 16384))
+        ]
         return result
 
     system = await make_system(FakeRunner(result_for=timed))
     first = await system.submit("ada", f"{CORRECT}# score=20\n", leaderboard="vectoradd")
     (report,) = (await system.details(run_ids(first))).values()
-    assert "Against your previous best" not in "\n".join(p.text for p in report.parts)   # nothing to compare yet
+    assert "Against your previous best" not in "\n".join(p.text for p in report.parts)  # nothing to compare yet
     second = await system.submit("ada", f"{CORRECT}# score=10\n", leaderboard="vectoradd")
     (report,) = (await system.details(run_ids(second))).values()
     tables = [p for p in report.parts if p.kind is PartKind.TABLE]

@@ -25,9 +25,15 @@ IN_FLIGHT = 20
 
 
 def start_core(url: str, tmp_path: Path, problems: Path) -> subprocess.Popen:
-    env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(tmp_path / "var"),
-           "KERNELRANK_PROBLEMS_DIR": str(problems), "KERNELRANK_RATE_LIMIT_PER_MINUTE": "1000",
-           "KERNELRANK_GPUS": "CPU", "PYTHONPATH": str(REPO)}
+    env = {
+        **os.environ,
+        "KERNELRANK_NATS_URL": url,
+        "KERNELRANK_HOME": str(tmp_path / "var"),
+        "KERNELRANK_PROBLEMS_DIR": str(problems),
+        "KERNELRANK_RATE_LIMIT_PER_MINUTE": "1000",
+        "KERNELRANK_GPUS": "CPU",
+        "PYTHONPATH": str(REPO),
+    }
     return subprocess.Popen([sys.executable, "-m", "core.launch.main", "core"], cwd=tmp_path, env=env)
 
 
@@ -63,16 +69,27 @@ async def test_sigkill_of_the_core_with_20_runs_in_flight(nats_url, tmp_path, pr
     try:
         await wait_until_core_answers(bus)
         worker = asyncio.create_task(Worker(bus, "CPU", FakeRunner(delay_s=1.0), concurrency=4, poll_s=0.2).run(stop))
-        accepted = await asyncio.gather(*(
-            bus.request(submit_command(Actor(Platform.DISCORD, f"user{i}"), ReplyTo(Platform.DISCORD, ROUTE), "k.py",
-                                       source, leaderboard="vectoradd"), timeout_s=10)
-            for i in range(IN_FLIGHT)))
+        accepted = await asyncio.gather(
+            *(
+                bus.request(
+                    submit_command(
+                        Actor(Platform.DISCORD, f"user{i}"),
+                        ReplyTo(Platform.DISCORD, ROUTE),
+                        "k.py",
+                        source,
+                        leaderboard="vectoradd",
+                    ),
+                    timeout_s=10,
+                )
+                for i in range(IN_FLIGHT)
+            )
+        )
         run_ids = {run["run_id"] for reply in accepted for run in reply.data["runs"]}
         assert len(run_ids) == IN_FLIGHT
 
         core.send_signal(signal.SIGKILL)
         core.wait()
-        await asyncio.sleep(1.5)             # workers keep finishing runs while the core is down
+        await asyncio.sleep(1.5)  # workers keep finishing runs while the core is down
         core = start_core(nats_url, tmp_path, problems)
         await wait_until_core_answers(bus)
 
@@ -81,7 +98,7 @@ async def test_sigkill_of_the_core_with_20_runs_in_flight(nats_url, tmp_path, pr
             finals = [r for r in await read_replies(bus, idle_s=2.0) if r.final and r.in_reply_to in run_ids]
             if {r.in_reply_to for r in finals} == run_ids or asyncio.get_running_loop().time() > deadline:
                 break
-        assert sorted(r.in_reply_to for r in finals) == sorted(run_ids)   # each run exactly once
+        assert sorted(r.in_reply_to for r in finals) == sorted(run_ids)  # each run exactly once
         stop.set()
         await worker
     finally:

@@ -36,17 +36,32 @@ class Adapter:
 
     def __init__(self, fake: FakeDiscord, nats_url: str, home: Path, env: dict[str, str] | None = None) -> None:
         self.fake, self.home = fake, home
-        self.env = {**os.environ, "KERNELRANK_NATS_URL": nats_url, "DISCORD_TOKEN": fake.bot_token,
-                    "KERNELRANK_DISCORD_API_BASE": fake.api_base, "KERNELRANK_DISCORD_GUILDS": o.GUILD_ID,
-                    "KERNELRANK_HOME": str(home), "PYTHONPATH": str(REPO), **(env or {})}
+        self.env = {
+            **os.environ,
+            "KERNELRANK_NATS_URL": nats_url,
+            "DISCORD_TOKEN": fake.bot_token,
+            "KERNELRANK_DISCORD_API_BASE": fake.api_base,
+            "KERNELRANK_DISCORD_GUILDS": o.GUILD_ID,
+            "KERNELRANK_HOME": str(home),
+            "PYTHONPATH": str(REPO),
+            **(env or {}),
+        }
         self.proc: asyncio.subprocess.Process | None = None
         self.starts = 0
 
     async def start(self) -> None:
         self.starts += 1
         log = (self.home / f"discord-{self.starts}.log").open("w")
-        self.proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "discord", cwd=self.home,
-                                                         env=self.env, stdout=log, stderr=asyncio.subprocess.STDOUT)
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "core.launch.main",
+            "discord",
+            cwd=self.home,
+            env=self.env,
+            stdout=log,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         starts = self.starts
         await self.fake.wait_for(lambda f: len(f.calls_to("WS", "IDENTIFY")) >= starts, 60)
         await self.fake.wait_for(lambda f: f.commands.get(o.GUILD_ID), 30)
@@ -88,14 +103,20 @@ async def adapter_on_bus(fake: FakeDiscord, on_bus, tmp_path: Path) -> AsyncIter
 
 async def submit(fake: FakeDiscord, file: Path, mode: str = "ranked", **options: str):
     attachment = fake.add_attachment(file.name, file.read_bytes())
-    return await fake.inject(payloads.slash(fake, ["leaderboard", "submit", mode], {"leaderboard": "vectoradd",
-                                                                                     **options},
-                                            attachments={"script": attachment}))
+    return await fake.inject(
+        payloads.slash(
+            fake,
+            ["leaderboard", "submit", mode],
+            {"leaderboard": "vectoradd", **options},
+            attachments={"script": attachment},
+        )
+    )
 
 
 def status_message(fake: FakeDiscord, submission: int) -> dict | None:
-    return next((m for m in fake.channel_messages(o.KERNELS_CHANNEL) if f"submission #{submission} " in m["content"]),
-                None)
+    return next(
+        (m for m in fake.channel_messages(o.KERNELS_CHANNEL) if f"submission #{submission} " in m["content"]), None
+    )
 
 
 def thread_reports(fake: FakeDiscord, status: dict) -> list[dict]:
@@ -119,10 +140,12 @@ async def test_correct_and_wrong_kernels_from_discord_through_the_real_harness(m
     assert "test failed" in bad["embeds"][0]["description"] and bad["embeds"][0]["color"] == 0xED4245
     await fake.wait_for(lambda f: "❌ CPU: test failed" in f.messages[status["id"]]["content"] or None, 30)
 
-    shown = await fake.inject(payloads.slash(fake, ["leaderboard", "show"], {"leaderboard": "vectoradd"},
-                                             user=payloads.BOB))
-    answer = await fake.wait_for(lambda f: next((c for c in f.calls if c.extra.get("interaction") == shown.id
-                                                 and c.method == "PATCH"), None), 30)
+    shown = await fake.inject(
+        payloads.slash(fake, ["leaderboard", "show"], {"leaderboard": "vectoradd"}, user=payloads.BOB)
+    )
+    answer = await fake.wait_for(
+        lambda f: next((c for c in f.calls if c.extra.get("interaction") == shown.id and c.method == "PATCH"), None), 30
+    )
     assert "Ada" in answer.json["embeds"][0]["description"], adapter.log()
 
 
@@ -132,15 +155,16 @@ async def test_the_bot_killed_mid_run_posts_the_result_exactly_once_after_a_rest
     await adapter.start()
     interaction = await submit(fake, SUBMISSIONS / "correct.py")
     status = await fake.wait_for(lambda f: status_message(f, 1), 60)
-    await fake.wait_for(lambda f: any(c.extra.get("interaction") == interaction.id and c.method == "PATCH"
-                                      for c in f.calls), 30)
-    await adapter.kill()                                   # the run goes on; its result waits in the stream
+    await fake.wait_for(
+        lambda f: any(c.extra.get("interaction") == interaction.id and c.method == "PATCH" for c in f.calls), 30
+    )
+    await adapter.kill()  # the run goes on; its result waits in the stream
     await asyncio.sleep(5)
     assert not thread_reports(fake, status)
     await adapter.start()
     (report,) = await fake.wait_for(lambda f: thread_reports(f, status), 60)
     assert "ranked passed" in report["embeds"][0]["description"]
     await fake.wait_for(lambda f: "✅ CPU: ranked passed" in f.messages[status["id"]]["content"] or None, 30)
-    await asyncio.sleep(2)                                 # room for a duplicate to show up, if there were one
+    await asyncio.sleep(2)  # room for a duplicate to show up, if there were one
     assert len(thread_reports(fake, status)) == 1, adapter.log()
     assert len(fake.calls_to("POST", THREADS)) == 1

@@ -35,8 +35,9 @@ def raising_identity(tmp_path: Path) -> Attachment:
     folder = tmp_path / "identity"
     shutil.copytree(IDENTITY, folder)
     reference = folder / "reference.py"
-    reference.write_text(reference.read_text().replace(
-        "    return data.clone()", "    raise ValueError('this reference is broken')"))
+    reference.write_text(
+        reference.read_text().replace("    return data.clone()", "    raise ValueError('this reference is broken')")
+    )
     return identity_archive(folder)
 
 
@@ -60,8 +61,10 @@ async def listed(system, name: str, timeout_s: float = 120) -> dict:
 
 async def answer_to(system, cmd: Command, timeout_s: float = 120) -> Reply:
     """The final answer to ``cmd`` on its chat thread (after the "checking" reply the request got)."""
-    async with asyncio.timeout(timeout_s), contextlib.aclosing(
-            system.reader.follow_replies(system.route, Platform.DISCORD)) as replies:
+    async with (
+        asyncio.timeout(timeout_s),
+        contextlib.aclosing(system.reader.follow_replies(system.route, Platform.DISCORD)) as replies,
+    ):
         async for reply in replies:
             if reply.in_reply_to == cmd.id and reply.final:
                 return reply
@@ -71,8 +74,10 @@ async def answer_to(system, cmd: Command, timeout_s: float = 120) -> Reply:
 async def closing_news(system, channel: str, timeout_s: float = 120) -> list[Reply]:
     """The announcements in ``channel`` (Discord) once the close is among them."""
     found: list[Reply] = []
-    async with asyncio.timeout(timeout_s), contextlib.aclosing(
-            system.reader.follow_replies(channel, Platform.DISCORD)) as replies:
+    async with (
+        asyncio.timeout(timeout_s),
+        contextlib.aclosing(system.reader.follow_replies(channel, Platform.DISCORD)) as replies,
+    ):
         async for reply in replies:
             found.append(reply)
             if reply.data.get("action") == "close":
@@ -81,22 +86,44 @@ async def closing_news(system, channel: str, timeout_s: float = 120) -> list[Rep
 
 
 @pytest.mark.slow
-async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_deadline(make_system, nats_url,
-                                                                                       tmp_path):
+async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_deadline(make_system, nats_url, tmp_path):
     clock = Clock()
-    system = await make_system(LocalRunner(), now=clock, admins=["discord:boss"], announce=["discord:news"],
-                               scheduler_tick_s=0.2,
-                               verify_tolerance=1000.0)  # shared CPUs wander past 2x: a passing re-run verifies;
-                               # the rule itself is tested in tests/core
+    system = await make_system(
+        LocalRunner(),
+        now=clock,
+        admins=["discord:boss"],
+        announce=["discord:news"],
+        scheduler_tick_s=0.2,
+        verify_tolerance=1000.0,
+    )  # shared CPUs wander past 2x: a passing re-run verifies;
+    # the rule itself is tested in tests/core
     deadline = clock.now + timedelta(minutes=1)
     async with serving_api(system.settings, nats_url) as url:
         boss = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": await token_of(system, "boss")}
         ada = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": await token_of(system, "ada")}
-        code, out = await kernelrank(tmp_path, "admin", "create", "weekly", "--problem", str(IDENTITY), "--deadline",
-                                     f"{deadline:%Y-%m-%d %H:%M}", **ada)
-        assert code == 1 and "Only admins" in out                     # a participant is refused in one sentence
-        code, out = await kernelrank(tmp_path, "admin", "create", "weekly", "--problem", str(IDENTITY), "--deadline",
-                                     f"{deadline:%Y-%m-%d %H:%M}", **boss)
+        code, out = await kernelrank(
+            tmp_path,
+            "admin",
+            "create",
+            "weekly",
+            "--problem",
+            str(IDENTITY),
+            "--deadline",
+            f"{deadline:%Y-%m-%d %H:%M}",
+            **ada,
+        )
+        assert code == 1 and "Only admins" in out  # a participant is refused in one sentence
+        code, out = await kernelrank(
+            tmp_path,
+            "admin",
+            "create",
+            "weekly",
+            "--problem",
+            str(IDENTITY),
+            "--deadline",
+            f"{deadline:%Y-%m-%d %H:%M}",
+            **boss,
+        )
         assert code == 0 and "its reference now runs once in test mode on CPU" in out, out
         board = await listed(system, "weekly")
         assert board["deadline"].startswith(f"{deadline:%Y-%m-%dT%H:%M}") and board["gpus"] == ["CPU"]
@@ -105,11 +132,11 @@ async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_de
         assert accepted.data["ranked"] is True, accepted.parts
         [final] = (await system.finals({run["run_id"] for run in accepted.data["runs"]}, 120)).values()
         assert final.data["status"] == "passed" and "New #1!" in str(final.parts)
-        assert "1 min left before weekly closes" in str(final.parts)        # what is left of the week
+        assert "1 min left before weekly closes" in str(final.parts)  # what is left of the week
 
-        clock.now = deadline + timedelta(seconds=1)                      # the deadline passes
-        news = await closing_news(system, "news")                        # the podium re-run on the worker first
-        assert [r.data["action"] for r in news if "action" in r.data] == ["close"]    # once
+        clock.now = deadline + timedelta(seconds=1)  # the deadline passes
+        news = await closing_news(system, "news")  # the podium re-run on the worker first
+        assert [r.data["action"] for r in news if "action" in r.data] == ["close"]  # once
         assert "🥇" in str(news[-1].parts) and "Ada" in str(news[-1].parts) and "verified" in str(news[-1].parts)
         code, out = await kernelrank(tmp_path, "challenge", "weekly", **ada)
         assert code == 0 and "🥇" in out and "Ada" in out and "verified" in out, out
@@ -126,9 +153,13 @@ async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_de
 @pytest.mark.slow
 async def test_a_reference_that_raises_is_refused_by_its_run_and_nothing_is_created(make_system, tmp_path):
     system = await make_system(LocalRunner(), admins=["discord:boss"])
-    cmd = Command(actor=Actor(Platform.DISCORD, "boss", "Boss"), reply_to=ReplyTo(Platform.DISCORD, system.route),
-                  kind=CommandKind.BOARD_CREATE, args={"name": "broken"},
-                  attachment=raising_identity(tmp_path))
+    cmd = Command(
+        actor=Actor(Platform.DISCORD, "boss", "Boss"),
+        reply_to=ReplyTo(Platform.DISCORD, system.route),
+        kind=CommandKind.BOARD_CREATE,
+        args={"name": "broken"},
+        attachment=raising_identity(tmp_path),
+    )
     checking = await system.bus.request(cmd, timeout_s=10)
     assert checking.data.get("state") == "validating", checking.parts[0].text
     refused = await answer_to(system, cmd)

@@ -39,9 +39,9 @@ async def test_the_window_slides_per_person_and_gpu():
     with pytest.raises(RateLimited) as refused:
         await limiter.check(1, ["A100", "H100"], at(30), nothing_stored)
     assert refused.value.retry_after_s == 30 and "submissions to H100" in str(refused.value)
-    await limiter.check(1, ["A100"], at(31), nothing_stored)          # a refusal counted nothing on A100
-    await limiter.check(2, ["H100"], at(31), nothing_stored)          # another person has a window of their own
-    await limiter.check(1, ["H100"], at(60.5), nothing_stored)        # the first one has left the window
+    await limiter.check(1, ["A100"], at(31), nothing_stored)  # a refusal counted nothing on A100
+    await limiter.check(2, ["H100"], at(31), nothing_stored)  # another person has a window of their own
+    await limiter.check(1, ["H100"], at(60.5), nothing_stored)  # the first one has left the window
 
 
 async def test_a_leaderboards_own_limit_counts_everyone_together_per_gpu():
@@ -52,9 +52,9 @@ async def test_a_leaderboards_own_limit_counts_everyone_together_per_gpu():
     with pytest.raises(RateLimited) as refused:
         await limiter.check(3, ["H100"], at(20), nothing_stored, leaderboard="weekly")
     assert refused.value.retry_after_s == 40 and "weekly has had 2 submissions to H100" in str(refused.value)
-    await limiter.check(3, ["A100"], at(20), nothing_stored, leaderboard="weekly")   # another GPU: its own window
-    await limiter.check(3, ["H100"], at(20), nothing_stored, leaderboard="other")    # another leaderboard: no limit
-    limiter.uncount(2, ["H100"], at(10), leaderboard="weekly")                       # a repeat, taken back
+    await limiter.check(3, ["A100"], at(20), nothing_stored, leaderboard="weekly")  # another GPU: its own window
+    await limiter.check(3, ["H100"], at(20), nothing_stored, leaderboard="other")  # another leaderboard: no limit
+    limiter.uncount(2, ["H100"], at(10), leaderboard="weekly")  # a repeat, taken back
     await limiter.check(3, ["H100"], at(21), nothing_stored, leaderboard="weekly")
 
 
@@ -89,8 +89,13 @@ async def stop(service: CoreService, db: Database, bus: Bus) -> None:
 
 
 async def submit(client: Bus, user: str) -> Reply:
-    cmd = submit_command(Actor(Platform.DISCORD, user, user.title()), ReplyTo(Platform.DISCORD, "limits"), "k.py",
-                         CORRECT.encode(), leaderboard="vectoradd")
+    cmd = submit_command(
+        Actor(Platform.DISCORD, user, user.title()),
+        ReplyTo(Platform.DISCORD, "limits"),
+        "k.py",
+        CORRECT.encode(),
+        leaderboard="vectoradd",
+    )
     return await client.request(cmd, timeout_s=10)
 
 
@@ -102,7 +107,7 @@ async def test_a_restarted_core_still_holds_the_limit(nats_url, tmp_path, proble
         for _ in range(2):
             assert (await submit(client, "ada")).tone is not Tone.ERROR
         await stop(*running)
-        running = await core(nats_url, settings)           # a fresh core: nothing in memory
+        running = await core(nats_url, settings)  # a fresh core: nothing in memory
         refused = await submit(client, "ada")
         assert refused.tone is Tone.ERROR and refused.data["error"] == "rate_limited"
         assert "in the last minute; try again in" in refused.parts[0].text
@@ -117,9 +122,10 @@ async def test_a_restarted_core_still_holds_the_limit(nats_url, tmp_path, proble
 
 async def test_a_repeated_command_counts_once(make_system):
     system = await make_system(FakeRunner(), rate_limit=2)
-    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.DISCORD, system.route), "k.py", CORRECT.encode(),
-                         leaderboard="vectoradd")
-    for _ in range(3):                                   # a chat platform retrying one event
+    cmd = submit_command(
+        system.actor("ada"), ReplyTo(Platform.DISCORD, system.route), "k.py", CORRECT.encode(), leaderboard="vectoradd"
+    )
+    for _ in range(3):  # a chat platform retrying one event
         assert (await system.bus.request(cmd, timeout_s=10)).tone is not Tone.ERROR
     assert (await system.submit("ada", CORRECT, leaderboard="vectoradd")).tone is not Tone.ERROR
     assert (await system.submit("ada", CORRECT, leaderboard="vectoradd")).data["error"] == "rate_limited"

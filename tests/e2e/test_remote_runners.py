@@ -25,9 +25,10 @@ def texts(reply) -> str:
     return "\n".join([p.text for p in reply.parts] + [" ".join(r) for p in reply.parts for r in p.rows])
 
 
-async def test_a_modal_run_reports_its_gpu_time_and_cost_to_the_user_and_in_stats(make_system, nats_url,
-                                                                                  monkeypatch) -> None:
-    for variable in modal_app.CACHE_DIRS.values():      # the body points them at per-job copies: undo that after
+async def test_a_modal_run_reports_its_gpu_time_and_cost_to_the_user_and_in_stats(
+    make_system, nats_url, monkeypatch
+) -> None:
+    for variable in modal_app.CACHE_DIRS.values():  # the body points them at per-job copies: undo that after
         monkeypatch.delenv(variable, raising=False)
     fake = FakeModal({"kernelrank": {function_name("CPU"): modal_app.run_job}})
     calls_bus = await Bus.connect(nats_url, name="e2e-calls")

@@ -40,7 +40,7 @@ async def test_correct_and_wrong_kernels_through_the_real_harness(make_system):
     (good_reply,) = [finals[r] for r in run_ids(good)]
     assert good_reply.data["status"] == "passed" and good_reply.data["score_us"] > 0
     assert "New #1!" in texts(good_reply)
-    assert not any(p.kind is PartKind.TABLE for p in good_reply.parts)       # in chat the figures are private
+    assert not any(p.kind is PartKind.TABLE for p in good_reply.parts)  # in chat the figures are private
     mine = await system.ask("ada", CommandKind.SUBMISSION, id=str(good.data["submission_id"]))
     assert any(p.kind is PartKind.TABLE and "median" in p.headers for p in mine.parts)
     (bad_reply,) = [finals[r] for r in run_ids(bad)]
@@ -67,8 +67,11 @@ async def test_bad_submissions_get_one_clear_error_and_nothing_is_stored(make_sy
             assert words in texts(reply)
         assert len(reply.parts) == 1 and reply.parts[0].text.endswith((".", ")"))
 
-    not_utf8 = await system.bus.request(submit_command(system.actor("eve"), ReplyTo(Platform.DISCORD, "e2e"), "k.py",
-                                                       b"\xff\xfe\x00", leaderboard="vectoradd"))
+    not_utf8 = await system.bus.request(
+        submit_command(
+            system.actor("eve"), ReplyTo(Platform.DISCORD, "e2e"), "k.py", b"\xff\xfe\x00", leaderboard="vectoradd"
+        )
+    )
     assert "not UTF-8" in texts(not_utf8)
     assert system.store.stats().submissions == 0
 
@@ -91,18 +94,22 @@ async def test_show_ranks_best_per_person_with_ties_broken_by_time(make_system):
     runs = set()
     for user, score in [("ada", 30), ("bob", 20), ("ada", 10), ("cy", 20), ("bob", 40)]:
         runs |= run_ids(await system.submit(user, f"{CORRECT}# score={score}\n", leaderboard="vectoradd"))
-        await system.finals(runs)            # one at a time, so submission order is time order
+        await system.finals(runs)  # one at a time, so submission order is time order
     board = await system.ask("zed", CommandKind.SHOW, leaderboard="vectoradd")
     (table,) = [p for p in board.parts if p.kind is PartKind.TABLE]
     assert [(row[0], row[1], row[2]) for row in table.rows] == [
-        ("1", "Ada", "10 µs"), ("2", "Bob", "20 µs"), ("3", "Cy", "20 µs")]
+        ("1", "Ada", "10 µs"),
+        ("2", "Bob", "20 µs"),
+        ("3", "Cy", "20 µs"),
+    ]
 
 
 async def test_a_repeated_command_is_one_submission_and_one_run(make_system):
     runner = FakeRunner()
     system = await make_system(runner)
-    cmd = submit_command(system.actor("ada"), ReplyTo(Platform.DISCORD, system.route), "k.py", CORRECT.encode(),
-                         leaderboard="vectoradd")
+    cmd = submit_command(
+        system.actor("ada"), ReplyTo(Platform.DISCORD, system.route), "k.py", CORRECT.encode(), leaderboard="vectoradd"
+    )
     first = await system.bus.request(cmd)
     second = await system.bus.request(cmd)
     assert first.data == second.data
@@ -142,18 +149,26 @@ async def test_a_failing_result_reaches_the_user(make_system):
 
 async def test_a_dead_lettered_run_is_stored_as_failed_and_the_user_is_told(make_system):
     """What the core does when the dead-letter watcher gives up on a job (the bus tests cover the watcher)."""
-    system = await make_system(FakeRunner(delay_s=30))       # the worker holds the job; the core gives up on it
+    system = await make_system(FakeRunner(delay_s=30))  # the worker holds the job; the core gives up on it
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     (run,) = accepted.data["runs"]
     stored = system.store.run(run["run_id"])
-    job = RunJob(run_id=run["run_id"], submission_id=accepted.data["submission_id"], leaderboard="vectoradd",
-                 gpu=run["gpu"],
-                 job=EvalJob(problem=load_problem(FIXTURES / "vectoradd"),
-                             submission_name="k.py", submission_source=CORRECT, mode=Mode.RANKED))
+    job = RunJob(
+        run_id=run["run_id"],
+        submission_id=accepted.data["submission_id"],
+        leaderboard="vectoradd",
+        gpu=run["gpu"],
+        job=EvalJob(
+            problem=load_problem(FIXTURES / "vectoradd"),
+            submission_name="k.py",
+            submission_source=CORRECT,
+            mode=Mode.RANKED,
+        ),
+    )
     assert stored is not None and stored.state != "done"
     await system.service._on_dead(job, 3)
     (reply,) = (await system.finals({run["run_id"]})).values()
     assert reply.data["status"] == "error" and "could not run" in texts(reply)
-    told = await system.ask("ada", CommandKind.SUBMISSION, id=str(accepted.data["submission_id"]))   # the why
+    told = await system.ask("ada", CommandKind.SUBMISSION, id=str(accepted.data["submission_id"]))  # the why
     assert "failed 3 times" in texts(told)
     assert system.store.run(run["run_id"]).status == "error"

@@ -24,8 +24,11 @@ def fake() -> Iterator[FakeSlack]:
 
 
 def said(fake: FakeSlack, words: str) -> list:
-    return [c for c in fake.calls if words in json.dumps(c.params.get("blocks", []), ensure_ascii=False)
-            + str(c.params.get("text", ""))]
+    return [
+        c
+        for c in fake.calls
+        if words in json.dumps(c.params.get("blocks", []), ensure_ascii=False) + str(c.params.get("text", ""))
+    ]
 
 
 async def until_said(fake: FakeSlack, words: str, timeout_s: float = 60) -> list:
@@ -44,20 +47,22 @@ async def slash(slack, fake: FakeSlack, text: str, user: str = "U0ALICE") -> str
 
 
 @pytest.mark.slow
-async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_with_permission_checks(make_system,
-                                                                                                     fake):
+async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_with_permission_checks(make_system, fake):
     system = await make_system(LocalRunner(), admins=["slack:U0ALICE"])
     problem = identity_archive()
     async with running_slack(system.settings.nats_url, fake) as slack:
-        bob = payloads.app_mention("<@U0KRBOT> admin create weekly", user="U0BOB",
-                                   files=[fake.add_file(problem.name, problem.content, user="U0BOB",
-                                                        mimetype="application/gzip")])
+        bob = payloads.app_mention(
+            "<@U0KRBOT> admin create weekly",
+            user="U0BOB",
+            files=[fake.add_file(problem.name, problem.content, user="U0BOB", mimetype="application/gzip")],
+        )
         await slack.sender.event(payloads.event_callback(bob))
         await until_said(fake, "Only admins and leaderboard creators can use `admin create`")
 
-        mention = payloads.app_mention("<@U0KRBOT> admin create weekly deadline=2099-01-01T12:00",
-                                       files=[fake.add_file(problem.name, problem.content,
-                                                            mimetype="application/gzip")])
+        mention = payloads.app_mention(
+            "<@U0KRBOT> admin create weekly deadline=2099-01-01T12:00",
+            files=[fake.add_file(problem.name, problem.content, mimetype="application/gzip")],
+        )
         await slack.sender.event(payloads.event_callback(mention))
         await until_said(fake, "its reference now runs once in test mode on CPU")
         [ready] = await until_said(fake, "(version 1) was created")
@@ -70,28 +75,37 @@ async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_wi
         assert "no leaderboard" in await slash(slack, fake, "show weekly")
 
 
-async def create_by_form(slack, fake: FakeSlack, text: str, problem_file: dict, gpus: list[str],
-                         user: str = "U0ALICE", deadline: str | None = None) -> dict:
+async def create_by_form(
+    slack,
+    fake: FakeSlack,
+    text: str,
+    problem_file: dict,
+    gpus: list[str],
+    user: str = "U0ALICE",
+    deadline: str | None = None,
+) -> dict:
     """``/kernelrank TEXT`` by ``user``, then the form it opened, submitted with the file, ``gpus`` and ``deadline``
     (as Slack sends a text input: its value, what was typed or left of the pre-filled one); the view."""
     opened_before = len(fake.calls_to("views.open"))
-    await slack.sender.command(payloads.slash_command(text, user=user, user_name=user.lower(),
-                                                      response_url=fake.response_url()))
+    await slack.sender.command(
+        payloads.slash_command(text, user=user, user_name=user.lower(), response_url=fake.response_url())
+    )
     for _ in range(300):
         if len(fake.calls_to("views.open")) > opened_before:
             break
         await asyncio.sleep(0.1)
     view = {**fake.calls_to("views.open")[-1].params["view"], "id": f"V0{user}", "hash": "1.h"}
-    values = {"kr_problem": {"problem": payloads.file_value(problem_file)},
-              "kr_create_gpus": {"gpus": payloads.multi_select_value(gpus)},
-              "kr_deadline": {"deadline": {"type": "plain_text_input", "value": deadline}}}
+    values = {
+        "kr_problem": {"problem": payloads.file_value(problem_file)},
+        "kr_create_gpus": {"gpus": payloads.multi_select_value(gpus)},
+        "kr_deadline": {"deadline": {"type": "plain_text_input", "value": deadline}},
+    }
     await slack.sender.interaction(payloads.view_submission(view, values, user=user, user_name=user.lower()))
     return view
 
 
 @pytest.mark.slow
-async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_the_gpu_multi_select(make_system,
-                                                                                                    fake):
+async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_the_gpu_multi_select(make_system, fake):
     system = await make_system(LocalRunner(), pools=["CPU", "H100"], admins=["slack:U0ALICE"])
     problem = identity_archive()
     async with running_slack(system.settings.nats_url, fake) as slack:
@@ -100,9 +114,14 @@ async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_
         await until_said(fake, "Only admins and leaderboard creators can use `admin create`")
         assert not system.store.leaderboard_name_taken("weekly")
 
-        view = await create_by_form(slack, fake, "admin create weekly deadline=2099-01-01T12:00",
-                                    fake.add_file(problem.name, problem.content, mimetype="application/gzip"),
-                                    ["CPU"], deadline="2099-01-01 12:00")
+        view = await create_by_form(
+            slack,
+            fake,
+            "admin create weekly deadline=2099-01-01T12:00",
+            fake.add_file(problem.name, problem.content, mimetype="application/gzip"),
+            ["CPU"],
+            deadline="2099-01-01 12:00",
+        )
         blocks = {b.get("block_id"): b for b in view["blocks"]}
         menu = blocks["kr_create_gpus"]["element"]
         assert menu["type"] == "multi_static_select" and [o["value"] for o in menu["options"]] == ["CPU", "H100"]

@@ -27,8 +27,11 @@ def text_of(params: dict) -> str:
 
 
 def report_in(fake: FakeSlack, thread: str) -> list:
-    return [c for c in fake.calls_to("chat.postMessage", thread_ts=thread) if "Submission #" in c.params["text"]
-            and "queued" not in c.params["text"]]
+    return [
+        c
+        for c in fake.calls_to("chat.postMessage", thread_ts=thread)
+        if "Submission #" in c.params["text"] and "queued" not in c.params["text"]
+    ]
 
 
 @pytest.mark.slow
@@ -39,16 +42,18 @@ async def test_a_kernel_from_slack_is_judged_and_ranked(make_system, fake):
         mention = payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])
         await slack.sender.event(payloads.event_callback(mention))
         # The same through the form, by someone else.
-        await slack.sender.command(payloads.slash_command("submit vectoradd", user="U0BOB", user_name="bob",
-                                                 response_url=fake.response_url()))
+        await slack.sender.command(
+            payloads.slash_command("submit vectoradd", user="U0BOB", user_name="bob", response_url=fake.response_url())
+        )
         (opened,) = await fake.wait_for("views.open")
         view = {**opened.params["view"], "id": "V0E2E", "hash": "1.h"}
         values = form_values(fake.add_file("bob.py", CORRECT, user="U0BOB"), mode=None)
         await slack.sender.interaction(payloads.view_submission(view, values, user="U0BOB", user_name="bob"))
 
         for _ in range(600):
-            form_thread = next((c.params["ts"] for c in fake.calls_to("chat.update")
-                                if "Submission #2" in c.params["text"]), None)
+            form_thread = next(
+                (c.params["ts"] for c in fake.calls_to("chat.update") if "Submission #2" in c.params["text"]), None
+            )
             if report_in(fake, mention["ts"]) and form_thread and report_in(fake, form_thread):
                 break
             await asyncio.sleep(0.2)
@@ -58,7 +63,7 @@ async def test_a_kernel_from_slack_is_judged_and_ranked(make_system, fake):
             words = text_of(report.params)
             assert report.params["text"].startswith(f"<@{who}>")
             assert "ranked passed" in words and "*Score*" in words and "µs" in words
-            assert "95% CI" not in words                                 # the per-shape table: the author's
+            assert "95% CI" not in words  # the per-shape table: the author's
             shown_to = [c for c in fake.calls_to("chat.postEphemeral", user=who) if "95% CI" in text_of(c.params)]
             assert shown_to, f"{who} never saw the per-shape table"
         assert "New #1!" in text_of(by_mention.params) or "New #1!" in text_of(by_form.params)
@@ -88,15 +93,15 @@ async def test_results_that_arrive_while_the_adapter_is_down_are_posted_once_whe
     mention = payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])
     async with running_slack(system.settings.nats_url, fake, credentials) as slack:
         await slack.sender.event(payloads.event_callback(mention))
-        await fake.wait_for("chat.update")                              # accepted; the run waits at the gate
+        await fake.wait_for("chat.update")  # accepted; the run waits at the gate
     runner.gate.set()
     for _ in range(200):
         if system.store.stats().submissions == 1 and not system.store.unfinished_runs():
             break
         await asyncio.sleep(0.05)
-    assert report_in(fake, mention["ts"]) == []                         # nobody posted it meanwhile
-    for _ in range(2):                                                  # restarted twice: still one report
+    assert report_in(fake, mention["ts"]) == []  # nobody posted it meanwhile
+    for _ in range(2):  # restarted twice: still one report
         async with running_slack(system.settings.nats_url, fake, credentials):
-            await settled(system.service.bus, fake)              # the marker reply comes from the core
+            await settled(system.service.bus, fake)  # the marker reply comes from the core
     (report,) = report_in(fake, mention["ts"])
     assert "ranked passed" in text_of(report.params)

@@ -37,7 +37,7 @@ async def slash(slack: RunningSlack, text: str, **fields) -> dict:
     """Run a slash command; the answer that came back through its response_url."""
     url = slack.fake.response_url()
     status, body = await slack.sender.command(payloads.slash_command(text, response_url=url, **fields))
-    assert status == 200 and body == ""                  # acknowledged at once, with nothing shown yet
+    assert status == 200 and body == ""  # acknowledged at once, with nothing shown yet
     calls = await slack.fake.wait_for("response_url", url=url)
     return calls[-1].params
 
@@ -50,20 +50,25 @@ async def open_form(slack: RunningSlack, text: str = "submit") -> dict:
 
 # ----- request signing ---------------------------------------------------------------------------------------
 
+
 async def test_forged_and_stale_requests_are_refused(slack):
     form = payloads.slash_command("list", response_url=slack.fake.response_url())
     assert (await slack.sender.command(form, secret="not-the-secret"))[0] == 401
     assert (await slack.sender.command(form, timestamp=int(time.time()) - 301))[0] == 401
-    unsigned = await slack.sender.post("command=%2Fkernelrank&text=list", "application/x-www-form-urlencoded",
-                                       headers={"X-Slack-Signature": ""})
+    unsigned = await slack.sender.post(
+        "command=%2Fkernelrank&text=list", "application/x-www-form-urlencoded", headers={"X-Slack-Signature": ""}
+    )
     assert unsigned[0] == 401
     assert slack.fake.calls_to("response_url") == []
     assert (await slack.sender.command(form, timestamp=int(time.time()) - 200))[0] == 200
 
 
 async def test_slack_can_verify_the_request_url(slack):
-    challenge = {"token": "gIkuvaNzQIHg97ATvDxqgjtO", "type": "url_verification",
-                 "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}
+    challenge = {
+        "token": "gIkuvaNzQIHg97ATvDxqgjtO",
+        "type": "url_verification",
+        "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
+    }
     status, body = await slack.sender.event(challenge)
     assert status == 200 and challenge["challenge"] in body
     assert (await slack.sender.event(challenge, secret="wrong"))[0] == 401
@@ -71,11 +76,16 @@ async def test_slack_can_verify_the_request_url(slack):
 
 # ----- the slash command ---------------------------------------------------------------------------------
 
+
 async def test_help_and_unknown_subcommands_print_the_usage_privately(slack):
     shown = await slash(slack, "help")
     assert shown["response_type"] == "ephemeral"
-    for line in ("/kernelrank show LEADERBOARD [GPU]", "/kernelrank eval-code", "/kernelrank queue [GPU]",
-                 "/kernelrank token"):
+    for line in (
+        "/kernelrank show LEADERBOARD [GPU]",
+        "/kernelrank eval-code",
+        "/kernelrank queue [GPU]",
+        "/kernelrank token",
+    ):
         assert line in blocks_text(shown)
     unknown = await slash(slack, "frobnicate now")
     assert "`/kernelrank frobnicate` is not a command" in blocks_text(unknown)
@@ -92,9 +102,9 @@ async def test_queries_go_to_the_core_and_come_back_through_the_response_url(sla
     assert "Task vectoradd" in blocks_text(task)
     wrong = await slash(slack, "show nosuchboard")
     assert "There is no leaderboard" in blocks_text(wrong) and "❌" in blocks_text(wrong)
-    for text in ("queue", "token", "eval-code"):          # answered by the core (or its refusal), privately
+    for text in ("queue", "token", "eval-code"):  # answered by the core (or its refusal), privately
         assert (await slash(slack, text))["response_type"] == "ephemeral"
-    (lookup,) = slack.fake.calls_to("users.info")          # the name is asked once and cached
+    (lookup,) = slack.fake.calls_to("users.info")  # the name is asked once and cached
     assert lookup.params["user"] == "U0ALICE"
 
 
@@ -111,11 +121,14 @@ async def test_submit_opens_a_form_prefilled_from_the_words(slack):
 
 # ----- the form -------------------------------------------------------------------------------------------
 
+
 async def test_the_form_keeps_itself_open_with_a_message_when_the_file_will_not_do(slack):
     view = await open_form(slack)
-    cases = [(None, "Attach one kernel file"),
-             (slack.fake.add_file("notes.txt", b"hello"), "not a kernel file"),
-             (slack.fake.add_file("big.py", b"x = 1\n", size=10 * 1024 * 1024), "the limit is 256 KiB")]
+    cases = [
+        (None, "Attach one kernel file"),
+        (slack.fake.add_file("notes.txt", b"hello"), "not a kernel file"),
+        (slack.fake.add_file("big.py", b"x = 1\n", size=10 * 1024 * 1024), "the limit is 256 KiB"),
+    ]
     for file, words in cases:
         status, body = await slack.sender.interaction(payloads.view_submission(view, form_values(file)))
         answer = json.loads(body)
@@ -138,12 +151,12 @@ async def test_a_form_submission_opens_a_thread_with_the_acceptance(slack):
     view = await open_form(slack)
     file = slack.fake.add_file("kernel.py", CORRECT)
     status, body = await slack.sender.interaction(payloads.view_submission(view, form_values(file)))
-    assert status == 200 and body == ""                                   # the form closes
+    assert status == 200 and body == ""  # the form closes
     (download,) = await slack.fake.wait_for("file.download")
     assert download.auth == "bot"
     placeholder = (await slack.fake.wait_for("chat.postMessage"))[0]
     assert placeholder.params["channel"] == "C0GENERAL" and "thread_ts" not in placeholder.params
-    accepted = await update_saying(slack, "Submission #1 to vectoradd")     # a progress update may come first
+    accepted = await update_saying(slack, "Submission #1 to vectoradd")  # a progress update may come first
     assert "<@U0ALICE>" in blocks_text(accepted.params)
     report = (await slack.fake.wait_for("chat.postMessage", count=3, timeout_s=30))[-1]
     assert report.params["thread_ts"] == accepted.params["ts"] and "test passed" in blocks_text(report.params)
@@ -157,8 +170,12 @@ async def test_a_form_submission_opens_a_thread_with_the_acceptance(slack):
 
 async def test_choosing_a_leaderboard_narrows_the_gpu_choices(slack):
     view = await open_form(slack)
-    action = {"type": "static_select", "action_id": "kr_pick_leaderboard", "block_id": "kr_leaderboard",
-              "selected_option": {"text": {"type": "plain_text", "text": "vectoradd"}, "value": "vectoradd"}}
+    action = {
+        "type": "static_select",
+        "action_id": "kr_pick_leaderboard",
+        "block_id": "kr_leaderboard",
+        "selected_option": {"text": {"type": "plain_text", "text": "vectoradd"}, "value": "vectoradd"},
+    }
     state = {"values": form_values(None, mode="benchmark")}
     status, _ = await slack.sender.interaction(payloads.block_actions(action, view={**view, "state": state}))
     assert status == 200
@@ -170,6 +187,7 @@ async def test_choosing_a_leaderboard_narrows_the_gpu_choices(slack):
 
 
 # ----- mentions and direct messages ---------------------------------------------------------------------
+
 
 async def test_a_mention_with_a_file_submits_and_answers_in_its_thread(slack):
     file = slack.fake.add_file("vectoradd.py", CORRECT)
@@ -190,11 +208,15 @@ async def test_a_mention_with_a_file_submits_and_answers_in_its_thread(slack):
 
 
 async def test_a_file_slack_sends_without_details_is_looked_up(slack):
-    file = slack.fake.add_file("shared.py", CORRECT)                    # as in a Slack Connect channel
-    stub = {"id": file["id"], "file_access": "check_file_info", "created": file["created"],
-            "timestamp": file["timestamp"], "user": "U0ALICE"}
-    await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> test vectoradd",
-                                                                          files=[stub])))
+    file = slack.fake.add_file("shared.py", CORRECT)  # as in a Slack Connect channel
+    stub = {
+        "id": file["id"],
+        "file_access": "check_file_info",
+        "created": file["created"],
+        "timestamp": file["timestamp"],
+        "user": "U0ALICE",
+    }
+    await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> test vectoradd", files=[stub])))
     accepted = (await slack.fake.wait_for("chat.update"))[0]
     assert "test run of shared.py queued as #" in blocks_text(accepted.params)
 
@@ -204,14 +226,16 @@ async def test_mentions_without_a_file_are_commands(slack):
     await slack.sender.event(payloads.event_callback(channel_event))
     (posted,) = await slack.fake.wait_for("chat.postMessage")
     assert posted.params["thread_ts"] == channel_event["ts"] and "vectoradd" in blocks_text(posted.params)
-    for text, words in (("<@U0KRBOT> mine vectoradd", "You have not submitted yet"),
-                        ("<@U0KRBOT> hello there", "is not a command"),
-                        ("<@U0KRBOT> submit vectoradd", "Attach your kernel file")):
+    for text, words in (
+        ("<@U0KRBOT> mine vectoradd", "You have not submitted yet"),
+        ("<@U0KRBOT> hello there", "is not a command"),
+        ("<@U0KRBOT> submit vectoradd", "Attach your kernel file"),
+    ):
         before = len(slack.fake.calls_to("chat.postEphemeral"))
         await slack.sender.event(payloads.event_callback(payloads.app_mention(text)))
         private = (await slack.fake.wait_for("chat.postEphemeral", count=before + 1))[-1]
         assert private.params["user"] == "U0ALICE" and words in blocks_text(private.params)
-    assert len(slack.fake.calls_to("chat.postMessage")) == 1          # private answers stayed private
+    assert len(slack.fake.calls_to("chat.postMessage")) == 1  # private answers stayed private
 
 
 async def test_a_file_sent_to_the_app_directly_is_submitted_there(slack):
@@ -222,17 +246,22 @@ async def test_a_file_sent_to_the_app_directly_is_submitted_there(slack):
 
 
 async def test_bad_files_and_refusals_get_one_private_sentence(slack):
-    cases = [(slack.fake.add_file("k.py", b"\xff\xfe\x00\x00"), "vectoradd", "is not UTF-8"),
-             (slack.fake.add_file("k.py", CORRECT), "nosuchboard", "There is no leaderboard 'nosuchboard'"),
-             (slack.fake.add_file("k.py", CORRECT, mode="hidden_by_limit"), "vectoradd", "Slack hides k.py"),
-             (slack.fake.add_file("a.py", CORRECT), "vectoradd two", "does not offer two")]
+    cases = [
+        (slack.fake.add_file("k.py", b"\xff\xfe\x00\x00"), "vectoradd", "is not UTF-8"),
+        (slack.fake.add_file("k.py", CORRECT), "nosuchboard", "There is no leaderboard 'nosuchboard'"),
+        (slack.fake.add_file("k.py", CORRECT, mode="hidden_by_limit"), "vectoradd", "Slack hides k.py"),
+        (slack.fake.add_file("a.py", CORRECT), "vectoradd two", "does not offer two"),
+    ]
     for index, (file, words, expected) in enumerate(cases, start=1):
         await slack.sender.event(payloads.event_callback(payloads.app_mention(f"<@U0KRBOT> {words}", files=[file])))
         private = (await slack.fake.wait_for("chat.postEphemeral", count=index))[-1]
         assert expected in blocks_text(private.params), blocks_text(private.params)
     slack.fake.fail("files.info", "missing_scope")
-    await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> vectoradd",
-                                                        files=[slack.fake.add_file("k.py", CORRECT)])))
+    await slack.sender.event(
+        payloads.event_callback(
+            payloads.app_mention("<@U0KRBOT> vectoradd", files=[slack.fake.add_file("k.py", CORRECT)])
+        )
+    )
     private = (await slack.fake.wait_for("chat.postEphemeral", count=len(cases) + 1))[-1]
     assert "files:read" in blocks_text(private.params)
     # The "submitting" line of each refused submission is taken back; only private answers remain.
@@ -242,31 +271,42 @@ async def test_bad_files_and_refusals_get_one_private_sentence(slack):
 
 # ----- buttons under a report ----------------------------------------------------------------------------
 
+
 async def test_report_buttons_show_the_submission_and_the_leaderboard(slack):
     file = slack.fake.add_file("vectoradd.py", CORRECT)
     await slack.sender.event(payloads.event_callback(payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[file])))
     report = (await slack.fake.wait_for("chat.postMessage", count=3, timeout_s=30))[-1]
     (actions,) = [b for b in report.params["blocks"] if b["type"] == "actions"]
     buttons = {e["action_id"]: e for e in actions["elements"]}
-    message = {"type": "message", "ts": "1700000000.000300", "thread_ts": "1700000000.000100",
-               "blocks": report.params["blocks"], "text": report.params["text"]}
-    for action_id, words in (("kr_view_submission", "vectoradd.py by Ada Lovelace"),
-                             ("kr_show_board", "Ada Lovelace")):
+    message = {
+        "type": "message",
+        "ts": "1700000000.000300",
+        "thread_ts": "1700000000.000100",
+        "blocks": report.params["blocks"],
+        "text": report.params["text"],
+    }
+    for action_id, words in (("kr_view_submission", "vectoradd.py by Ada Lovelace"), ("kr_show_board", "Ada Lovelace")):
         url = slack.fake.response_url(action_id)
-        await slack.sender.interaction(payloads.block_actions({**buttons[action_id], "block_id": "kr_report_actions"},
-                                                     message=message, response_url=url))
+        await slack.sender.interaction(
+            payloads.block_actions(
+                {**buttons[action_id], "block_id": "kr_report_actions"}, message=message, response_url=url
+            )
+        )
         (answer,) = await slack.fake.wait_for("response_url", url=url)
         assert answer.params["response_type"] == "ephemeral"
         assert words in blocks_text(answer.params)
     again = {**buttons["kr_submit_again"], "block_id": "kr_report_actions"}
-    await slack.sender.interaction(payloads.block_actions(again, message=message,
-                                                          response_url=slack.fake.response_url()))
+    await slack.sender.interaction(
+        payloads.block_actions(again, message=message, response_url=slack.fake.response_url())
+    )
     (opened,) = await slack.fake.wait_for("views.open")
-    assert json.loads(opened.params["view"]["private_metadata"]) == {"channel": "C0GENERAL",
-                                                                    "thread": "1700000000.000100"}
+    assert json.loads(opened.params["view"]["private_metadata"]) == {
+        "channel": "C0GENERAL",
+        "thread": "1700000000.000100",
+    }
 
 
 async def test_with_kernelrank_down_people_are_told_so(nats_url, fake):
-    async with running_slack(nats_url, fake) as slack:      # not even the core's streams exist yet
+    async with running_slack(nats_url, fake) as slack:  # not even the core's streams exist yet
         shown = await slash(slack, "list")
         assert "kernelrank is not running" in blocks_text(shown)

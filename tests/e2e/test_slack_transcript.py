@@ -74,34 +74,65 @@ async def test_every_command_shows_something(make_system, fake):
 
         for text in ("help", "list", "task vectoradd", "template identity Triton"):
             await step(f"`/kernelrank {text}`", command(slack, text), answered)
-        await step("`/kernelrank submit ranked vectoradd`", command(slack, "submit ranked vectoradd"),
-                   lambda since: any(c.method == "views.open" for c in fake.calls[since:]))
+        await step(
+            "`/kernelrank submit ranked vectoradd`",
+            command(slack, "submit ranked vectoradd"),
+            lambda since: any(c.method == "views.open" for c in fake.calls[since:]),
+        )
         view = {**fake.calls_to("views.open")[-1].params["view"], "id": "V0TRANSCRIPT", "hash": "1.h"}
-        await step("The form submitted with `vectoradd.py` attached (a correct kernel)",
-                   submit_form(slack, view), lambda since: reported(fake, since))
+        await step(
+            "The form submitted with `vectoradd.py` attached (a correct kernel)",
+            submit_form(slack, view),
+            lambda since: reported(fake, since),
+        )
         mention = payloads.app_mention("<@U0KRBOT> test vectoradd", files=[fake.add_file("add.py", CORRECT)])
-        await step("A message `@kernelrank test vectoradd` with `add.py` attached",
-                   lambda: slack.sender.event(payloads.event_callback(mention)), lambda since: reported(fake, since))
-        for text in ("show vectoradd", "mine vectoradd", "history vectoradd", "submission 1", "queue", "eval-code",
-                     "token", "stats", "rank vectoradd"):
+        await step(
+            "A message `@kernelrank test vectoradd` with `add.py` attached",
+            lambda: slack.sender.event(payloads.event_callback(mention)),
+            lambda since: reported(fake, since),
+        )
+        for text in (
+            "show vectoradd",
+            "mine vectoradd",
+            "history vectoradd",
+            "submission 1",
+            "queue",
+            "eval-code",
+            "token",
+            "stats",
+            "rank vectoradd",
+        ):
             await step(f"`/kernelrank {text}`", command(slack, text), answered)
         asking = payloads.event_callback(payloads.app_mention("<@U0KRBOT> show vectoradd CPU"))
-        await step("A message `@kernelrank show vectoradd CPU` in a channel", lambda: slack.sender.event(asking),
-                   lambda since: any(c.method == "chat.postMessage" for c in fake.calls[since:]))
-        problem = fake.add_file("identity.tar.gz", identity_archive().content, user="U0BOB",
-                                mimetype="application/gzip")
-        event = payloads.event_callback(payloads.app_mention("<@U0KRBOT> admin create weekly", user="U0BOB",
-                                                             files=[problem]))
-        await step("A message `@kernelrank admin create weekly` with `identity.tar.gz` attached (by a participant: "
-                   "refused)", lambda: slack.sender.event(event),
-                   lambda since: any("Only admins" in str(c.params) for c in fake.calls[since:]))
-        await step("`/kernelrank admin create weekly deadline=2099-01-01T18:00` (by an admin: a form for the "
-                   "problem's file and the GPUs)", command(slack, "admin create weekly deadline=2099-01-01T18:00"),
-                   lambda since: any(c.method == "views.open" for c in fake.calls[since:]))
+        await step(
+            "A message `@kernelrank show vectoradd CPU` in a channel",
+            lambda: slack.sender.event(asking),
+            lambda since: any(c.method == "chat.postMessage" for c in fake.calls[since:]),
+        )
+        problem = fake.add_file(
+            "identity.tar.gz", identity_archive().content, user="U0BOB", mimetype="application/gzip"
+        )
+        event = payloads.event_callback(
+            payloads.app_mention("<@U0KRBOT> admin create weekly", user="U0BOB", files=[problem])
+        )
+        await step(
+            "A message `@kernelrank admin create weekly` with `identity.tar.gz` attached (by a participant: refused)",
+            lambda: slack.sender.event(event),
+            lambda since: any("Only admins" in str(c.params) for c in fake.calls[since:]),
+        )
+        await step(
+            "`/kernelrank admin create weekly deadline=2099-01-01T18:00` (by an admin: a form for the "
+            "problem's file and the GPUs)",
+            command(slack, "admin create weekly deadline=2099-01-01T18:00"),
+            lambda since: any(c.method == "views.open" for c in fake.calls[since:]),
+        )
         view = {**fake.calls_to("views.open")[-1].params["view"], "id": "V0CREATE", "hash": "1.h"}
-        await step("The form submitted with `identity.tar.gz` attached and CPU chosen (its reference runs once on "
-                   "the worker, then it opens)", create_form(slack, view),
-                   lambda since: any("was created" in str(c.params) for c in fake.calls[since:]))
+        await step(
+            "The form submitted with `identity.tar.gz` attached and CPU chosen (its reference runs once on "
+            "the worker, then it opens)",
+            create_form(slack, view),
+            lambda since: any("was created" in str(c.params) for c in fake.calls[since:]),
+        )
         for text in ("admin close weekly", "admin delete weekly", "admin delete weekly confirm=weekly"):
             await step(f"`/kernelrank {text}`", command(slack, text), answered)
     target = os.environ.get("KERNELRANK_SLACK_TRANSCRIPT")
@@ -120,9 +151,11 @@ def submit_form(slack: RunningSlack, view: dict) -> Callable[[], Awaitable[objec
 
 def create_form(slack: RunningSlack, view: dict) -> Callable[[], Awaitable[object]]:
     problem = slack.fake.add_file("identity.tar.gz", identity_archive().content, mimetype="application/gzip")
-    values = {"kr_problem": {"problem": payloads.file_value(problem)},
-              "kr_create_gpus": {"gpus": payloads.multi_select_value(["CPU"])},
-              "kr_deadline": {"deadline": {"type": "plain_text_input", "value": "2099-01-01 18:00"}}}
+    values = {
+        "kr_problem": {"problem": payloads.file_value(problem)},
+        "kr_create_gpus": {"gpus": payloads.multi_select_value(["CPU"])},
+        "kr_deadline": {"deadline": {"type": "plain_text_input", "value": "2099-01-01 18:00"}},
+    }
     return lambda: slack.sender.interaction(payloads.view_submission(view, values))
 
 

@@ -35,20 +35,24 @@ def failed(job: EvalJob) -> EvalResult:
 def forged(run: dict, submission_id: int, **fields) -> RunResult:
     """A result claiming a pass at an impossible 0.5 us, as the issue's attacker sent."""
     result = EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", score_us=FORGED_US)
-    return RunResult(run_id=run["run_id"], submission_id=submission_id, gpu=run["gpu"], result=result,
-                     worker="evil", **fields)
+    return RunResult(
+        run_id=run["run_id"], submission_id=submission_id, gpu=run["gpu"], result=result, worker="evil", **fields
+    )
 
 
 async def all_replies(bus: Bus) -> list[bytes]:
     """Every message stored in the REPLIES stream (read with the core's rights)."""
     js = bus._js
     info = await js.stream_info(subjects.REPLIES)
-    return [(await js.get_msg(subjects.REPLIES, seq)).data or b""
-            for seq in range(info.state.first_seq, info.state.last_seq + 1)]
+    return [
+        (await js.get_msg(subjects.REPLIES, seq)).data or b""
+        for seq in range(info.state.first_seq, info.state.last_seq + 1)
+    ]
 
 
-async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(make_authed_system, authed_nats,
-                                                                                caplog):
+async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
+    make_authed_system, authed_nats, caplog
+):
     caplog.set_level(logging.WARNING, logger="core.service.loop")
     system = await make_authed_system(FakeRunner(result_for=failed, delay_s=3))
     accepted = await system.submit("ada", WRONG, leaderboard="vectoradd")
@@ -57,13 +61,19 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     attacker = await authed_nats.connect(Role.WORKER, "attacker")
     try:
         other_key = signing.run_key(b"a guess at the core's secret", run["run_id"])
-        await attacker.publish_result(forged(run, submission_id))                                # unsigned
-        await attacker.publish_result(forged(run, submission_id, signature="0" * 64))            # made up
-        await attacker.publish_result(forged(run, submission_id), other_key)                    # wrong key
+        await attacker.publish_result(forged(run, submission_id))  # unsigned
+        await attacker.publish_result(forged(run, submission_id, signature="0" * 64))  # made up
+        await attacker.publish_result(forged(run, submission_id), other_key)  # wrong key
         slower = signing.sign(forged(run, submission_id, cost_usd=0.01), other_key)
-        await attacker.publish_result(forged(run, submission_id, signature=slower.signature))   # copied
-        await attacker.publish_progress(RunProgress(run["run_id"], submission_id, run["gpu"],
-                                                    Progress(stage="disqualified", detail="send your token to evil")))
+        await attacker.publish_result(forged(run, submission_id, signature=slower.signature))  # copied
+        await attacker.publish_progress(
+            RunProgress(
+                run["run_id"],
+                submission_id,
+                run["gpu"],
+                Progress(stage="disqualified", detail="send your token to evil"),
+            )
+        )
         finals = await system.finals({run["run_id"]})
     finally:
         await attacker.close()
@@ -79,8 +89,9 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     assert len(dropped) == 5
 
 
-async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(make_authed_system, authed_nats,
-                                                                                 eventually, caplog):
+async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(
+    make_authed_system, authed_nats, eventually, caplog
+):
     """Attempt 1 (the system's worker, slow) is overtaken by attempt 2 (a second worker, played here)."""
     caplog.set_level(logging.WARNING, logger="core.service.loop")
     system = await make_authed_system(FakeRunner(result_for=failed, delay_s=3, progress_steps=0))
@@ -89,12 +100,17 @@ async def test_a_result_from_an_attempt_older_than_one_already_started_is_droppe
     key = signing.run_key(result_secret(system.settings), run["run_id"])
     second = await authed_nats.connect(Role.WORKER, "second worker")
     try:
+
         async def first_started() -> bool:
             return system.service.runs.latest_attempt(run["run_id"]) == 1
 
         await eventually(first_started)
-        await second.publish_progress(RunProgress(run["run_id"], accepted.data["submission_id"], run["gpu"],
-                                                  Progress(stage="started"), attempt=2), key)
+        await second.publish_progress(
+            RunProgress(
+                run["run_id"], accepted.data["submission_id"], run["gpu"], Progress(stage="started"), attempt=2
+            ),
+            key,
+        )
 
         async def first_result_dropped() -> bool:
             return any("attempt 2 has started since" in r.getMessage() for r in caplog.records)
@@ -102,8 +118,10 @@ async def test_a_result_from_an_attempt_older_than_one_already_started_is_droppe
         await eventually(first_result_dropped)
         assert system.store.run(run["run_id"]).state != "done"
         result = EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", score_us=77.0)
-        await second.publish_result(RunResult(run["run_id"], accepted.data["submission_id"], run["gpu"], result,
-                                              worker="second", attempts=2), key)
+        await second.publish_result(
+            RunResult(run["run_id"], accepted.data["submission_id"], run["gpu"], result, worker="second", attempts=2),
+            key,
+        )
         finals = await system.finals({run["run_id"]})
     finally:
         await second.close()
@@ -134,7 +152,11 @@ async def test_only_ranked_jobs_carry_the_secret_seed(make_authed_system):
     await system.finals(ids)
     seed = system.store.get_leaderboard("vectoradd").secret_seed
     assert {job.mode.value: job.secret_seed for job in runner.jobs} == {
-        "test": None, "benchmark": None, "profile": None, "ranked": seed}
+        "test": None,
+        "benchmark": None,
+        "profile": None,
+        "ranked": seed,
+    }
 
 
 @pytest.mark.slow
@@ -148,11 +170,17 @@ async def test_the_secret_seed_and_result_keys_never_reach_replies_or_logs(make_
     finals = await system.finals(runs, timeout_s=180)
     assert {f.data["status"] for f in finals.values()} == {"passed", "failed"}
     secret = result_secret(system.settings)
-    hidden = [str(system.store.get_leaderboard("vectoradd").secret_seed), secret.decode(),
-              *(signing.run_key(secret, run_id) for run_id in runs)]
+    hidden = [
+        str(system.store.get_leaderboard("vectoradd").secret_seed),
+        secret.decode(),
+        *(signing.run_key(secret, run_id) for run_id in runs),
+    ]
     stored = [system.store.submission_detail(a.data["submission_id"]) for a in (good, bad)]
-    places = {"replies": b"\n".join(await all_replies(system.service.bus)).decode(), "logs": caplog.text,
-              "stored results": repr(stored)}
+    places = {
+        "replies": b"\n".join(await all_replies(system.service.bus)).decode(),
+        "logs": caplog.text,
+        "stored results": repr(stored),
+    }
     for place, text in places.items():
         for value in hidden:
             assert value not in text, f"a secret reached the {place}"

@@ -36,12 +36,27 @@ async def start_up(tmp_path: Path) -> asyncio.subprocess.Process:
     problems.mkdir()
     (problems / "vectoradd").symlink_to(FIXTURE_PROBLEMS / "vectoradd")
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
-    env.update(PYTHONPATH=str(REPO), KERNELRANK_HOME=str(tmp_path / "var"), KERNELRANK_API_PORT="0",
-               KERNELRANK_PROBLEMS_DIR=str(problems), KERNELRANK_USER="ada", XDG_CONFIG_HOME=str(tmp_path / "config"),
-               KERNELRANK_LOG_LEVEL="DEBUG")
-    return await asyncio.create_subprocess_exec(sys.executable, "-m", "core.launch.main", "up", "--backend", "fake",
-                                                cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT)
+    env.update(
+        PYTHONPATH=str(REPO),
+        KERNELRANK_HOME=str(tmp_path / "var"),
+        KERNELRANK_API_PORT="0",
+        KERNELRANK_PROBLEMS_DIR=str(problems),
+        KERNELRANK_USER="ada",
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        KERNELRANK_LOG_LEVEL="DEBUG",
+    )
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "core.launch.main",
+        "up",
+        "--backend",
+        "fake",
+        cwd=tmp_path,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
 
 
 @pytest.mark.slow
@@ -55,13 +70,14 @@ async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
         token = token_file.read_text().strip()
 
-        code, out = await kernelrank(tmp_path, "submit", str(SUBMISSIONS / "correct.py"), "-l", "vectoradd",
-                                     KERNELRANK_USER="someone-else")          # the client's claimed name is moot
+        code, out = await kernelrank(
+            tmp_path, "submit", str(SUBMISSIONS / "correct.py"), "-l", "vectoradd", KERNELRANK_USER="someone-else"
+        )  # the client's claimed name is moot
         assert code == 0, out
         assert "queued as #1 on CPU" in out and "ranked passed" in out
         code, out = await kernelrank(tmp_path, "show", "vectoradd")
         assert code == 0 and "ada" in out and "someone-else" not in out
-        code, out = await kernelrank(tmp_path, "token")                   # the local user is an admin
+        code, out = await kernelrank(tmp_path, "token")  # the local user is an admin
         assert code == 0 and "whose" in out and "kernelrank up" in out
     finally:
         up.send_signal(signal.SIGINT)
@@ -70,7 +86,7 @@ async def test_up_then_submit_works_with_no_token_step(tmp_path: Path):
     everything = "".join(log)
     assert "kernelrank stopped." in everything
     assert token not in everything and token_sha256(token) not in everything and "Bearer" not in everything
-    assert not token_file.exists()                 # the next `up` issues a new one
+    assert not token_file.exists()  # the next `up` issues a new one
 
 
 @pytest.mark.slow
@@ -85,14 +101,14 @@ async def test_a_killed_nats_server_is_restarted_where_it_was_and_nothing_is_los
         (ports,) = run.glob("nats-server_*.ports")
         os.kill(int(ports.stem.rsplit("_", 1)[1]), signal.SIGKILL)
         await wait_for_line(up, "nats-server restarted at", log, timeout_s=60)
-        for _ in range(60):             # the core and the API reconnect by themselves
+        for _ in range(60):  # the core and the API reconnect by themselves
             code, out = await kernelrank(tmp_path, "submit", str(SUBMISSIONS / "correct.py"), "-l", "vectoradd")
             if code == 0:
                 break
             await asyncio.sleep(1)
         assert code == 0 and "queued as #2" in out and "ranked passed" in out, out
         code, out = await kernelrank(tmp_path, "mine", "vectoradd")
-        assert code == 0 and "#1" in out and "#2" in out, out            # the first one's result is still there
+        assert code == 0 and "#1" in out and "#2" in out, out  # the first one's result is still there
     finally:
         up.send_signal(signal.SIGINT)
         rest, _ = await asyncio.wait_for(up.communicate(), 60)

@@ -57,11 +57,22 @@ def children_of(pid: int) -> list[int]:
 def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path) -> None:
     home, problems = tmp_path / "var", tmp_path / "problems"
     shutil.copytree(FIXTURES / "vectoradd", problems / "vectoradd")
-    env = {**os.environ, "KERNELRANK_HOME": str(home), "KERNELRANK_PROBLEMS_DIR": str(problems),
-           "PYTHONPATH": str(REPO), "KERNELRANK_LOG_LEVEL": "INFO"}
+    env = {
+        **os.environ,
+        "KERNELRANK_HOME": str(home),
+        "KERNELRANK_PROBLEMS_DIR": str(problems),
+        "PYTHONPATH": str(REPO),
+        "KERNELRANK_LOG_LEVEL": "INFO",
+    }
     env.pop("KERNELRANK_NATS_URL", None)
-    up = subprocess.Popen([sys.executable, "-m", "core.launch.main", "up", "--backend", "fake"], cwd=tmp_path, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    up = subprocess.Popen(
+        [sys.executable, "-m", "core.launch.main", "up", "--backend", "fake"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     seen: list[str] = []
     try:
         wait_for_line(lines_of(up), "kernelrank is up", 60, seen)
@@ -72,18 +83,31 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
         assert len(passwords) == 5
 
         def submit() -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "core.launch.main", "submit", str(FIXTURES / "submissions" /
-                                   "correct.py"), "--leaderboard", "vectoradd"], cwd=tmp_path, env=env,
-                                  capture_output=True, text=True, timeout=120)
+            return subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "core.launch.main",
+                    "submit",
+                    str(FIXTURES / "submissions" / "correct.py"),
+                    "--leaderboard",
+                    "vectoradd",
+                ],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
 
         deadline = time.monotonic() + 60
         while (done := submit()).returncode != 0 and time.monotonic() < deadline:
-            time.sleep(1)                              # the core may still be loading the leaderboards
+            time.sleep(1)  # the core may still be loading the leaderboards
         assert done.returncode == 0, done.stdout + done.stderr
         assert "passed" in done.stdout.lower()
 
         processes = [up.pid, *children_of(up.pid)]
-        assert len(processes) >= 4                     # nats-server, core, a worker (and its helpers)
+        assert len(processes) >= 4  # nats-server, core, a worker (and its helpers)
         for pid in processes:
             exposed = Path(f"/proc/{pid}/cmdline").read_bytes() + Path(f"/proc/{pid}/environ").read_bytes()
             assert not any(password.encode() in exposed for password in passwords), pid

@@ -36,17 +36,22 @@ _EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 
 def load_workflow() -> dict[str, Any]:
     workflow = yaml.safe_load(WORKFLOW_FILE.read_text())
-    workflow["on"] = workflow.pop(True, workflow.get("on"))      # YAML 1.1 reads the key `on` as True
+    workflow["on"] = workflow.pop(True, workflow.get("on"))  # YAML 1.1 reads the key `on` as True
     return workflow
 
 
 class FakeGitHub:
-    def __init__(self, repo: str = "team/kernel-runners", workflow: str = "kernelrank-runner.yml",
-                 token: str = "github_pat_fake_0123456789", ref: str = "main") -> None:
+    def __init__(
+        self,
+        repo: str = "team/kernel-runners",
+        workflow: str = "kernelrank-runner.yml",
+        token: str = "github_pat_fake_0123456789",
+        ref: str = "main",
+    ) -> None:
         self.repo, self.workflow_file, self.token, self.ref = repo, workflow, token, ref
         self.workflow = load_workflow()
         self.runs: dict[int, dict[str, Any]] = {}
-        self.artifacts: dict[int, tuple[int, str, bytes]] = {}       # id -> (run id, name, zip bytes)
+        self.artifacts: dict[int, tuple[int, str, bytes]] = {}  # id -> (run id, name, zip bytes)
         self.dispatches: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.runners_online = True
@@ -64,15 +69,17 @@ class FakeGitHub:
     async def start(self) -> str:
         app = web.Application(middlewares=[self._checks])
         prefix = f"/repos/{self.repo}/actions"
-        app.add_routes([
-            web.post(f"{prefix}/workflows/{{workflow}}/dispatches", self._dispatch),
-            web.get(f"{prefix}/workflows/{{workflow}}/runs", self._list_runs),
-            web.get(f"{prefix}/runs/{{run_id:\\d+}}", self._get_run),
-            web.post(f"{prefix}/runs/{{run_id:\\d+}}/cancel", self._cancel),
-            web.get(f"{prefix}/runs/{{run_id:\\d+}}/artifacts", self._list_artifacts),
-            web.get(f"{prefix}/artifacts/{{artifact_id:\\d+}}/zip", self._download),
-            web.get("/storage/{artifact_id:\\d+}", self._storage),
-        ])
+        app.add_routes(
+            [
+                web.post(f"{prefix}/workflows/{{workflow}}/dispatches", self._dispatch),
+                web.get(f"{prefix}/workflows/{{workflow}}/runs", self._list_runs),
+                web.get(f"{prefix}/runs/{{run_id:\\d+}}", self._get_run),
+                web.post(f"{prefix}/runs/{{run_id:\\d+}}/cancel", self._cancel),
+                web.get(f"{prefix}/runs/{{run_id:\\d+}}/artifacts", self._list_artifacts),
+                web.get(f"{prefix}/artifacts/{{artifact_id:\\d+}}/zip", self._download),
+                web.get("/storage/{artifact_id:\\d+}", self._storage),
+            ]
+        )
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -98,14 +105,23 @@ class FakeGitHub:
             return await handler(request)
         if request.headers.get("Authorization") != f"Bearer {self.token}":
             return web.json_response({"message": "Bad credentials", "status": "401"}, status=401)
-        if request.headers.get("X-GitHub-Api-Version") != "2022-11-28" or \
-                request.headers.get("Accept") != "application/vnd.github+json":
+        if (
+            request.headers.get("X-GitHub-Api-Version") != "2022-11-28"
+            or request.headers.get("Accept") != "application/vnd.github+json"
+        ):
             return web.json_response({"message": "Send the REST API's Accept and version headers"}, status=400)
         if self.rate_limited:
             self.rate_limited -= 1
-            return web.json_response({"message": "API rate limit exceeded for user ID 1."}, status=403, headers={
-                "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-used": "5000",
-                "x-ratelimit-reset": str(int(time.time()) + 1)})
+            return web.json_response(
+                {"message": "API rate limit exceeded for user ID 1."},
+                status=403,
+                headers={
+                    "x-ratelimit-limit": "5000",
+                    "x-ratelimit-remaining": "0",
+                    "x-ratelimit-used": "5000",
+                    "x-ratelimit-reset": str(int(time.time()) + 1),
+                },
+            )
         if "workflow" in request.match_info and request.match_info["workflow"] != self.workflow_file:
             return web.json_response({"message": "Not Found", "status": "404"}, status=404)
         return await handler(request)
@@ -133,8 +149,11 @@ class FakeGitHub:
 
     async def _list_runs(self, request: web.Request) -> web.Response:
         since = request.query.get("created", ">=1970-01-01T00:00:00Z").removeprefix(">=")
-        runs = [run for run in self.runs.values() if run["event"] == request.query.get("event", run["event"])
-                and run["created_at"] >= since]
+        runs = [
+            run
+            for run in self.runs.values()
+            if run["event"] == request.query.get("event", run["event"]) and run["created_at"] >= since
+        ]
         return web.json_response({"total_count": len(runs), "workflow_runs": sorted(runs, key=lambda r: -r["id"])})
 
     async def _get_run(self, request: web.Request) -> web.Response:
@@ -152,10 +171,17 @@ class FakeGitHub:
 
     async def _list_artifacts(self, request: web.Request) -> web.Response:
         run_id = int(request.match_info["run_id"])
-        found = [{"id": artifact_id, "name": name, "size_in_bytes": len(data), "expired": False,
-                  "archive_download_url": f"{self.base_url}/repos/{self.repo}/actions/artifacts/{artifact_id}/zip"}
-                 for artifact_id, (owner, name, data) in self.artifacts.items()
-                 if owner == run_id and request.query.get("name", name) == name]
+        found = [
+            {
+                "id": artifact_id,
+                "name": name,
+                "size_in_bytes": len(data),
+                "expired": False,
+                "archive_download_url": f"{self.base_url}/repos/{self.repo}/actions/artifacts/{artifact_id}/zip",
+            }
+            for artifact_id, (owner, name, data) in self.artifacts.items()
+            if owner == run_id and request.query.get("name", name) == name
+        ]
         return web.json_response({"total_count": len(found), "artifacts": found})
 
     async def _download(self, request: web.Request) -> web.Response:
@@ -165,20 +191,27 @@ class FakeGitHub:
         raise web.HTTPFound(f"{self.base_url}/storage/{artifact_id}?sv=2021-08-06&sig=signed")
 
     async def _storage(self, request: web.Request) -> web.Response:
-        if "Authorization" in request.headers:      # the storage service refuses a second credential
+        if "Authorization" in request.headers:  # the storage service refuses a second credential
             return web.Response(status=400, text="AuthenticationFailed: Authorization header not allowed")
-        return web.Response(body=self.artifacts[int(request.match_info["artifact_id"])][2],
-                            content_type="application/zip")
+        return web.Response(
+            body=self.artifacts[int(request.match_info["artifact_id"])][2], content_type="application/zip"
+        )
 
     # ----- the runner ---------------------------------------------------------------------------
 
     def _new_run(self, inputs: dict[str, str]) -> dict[str, Any]:
         run_id = next(self._ids)
-        run = {"id": run_id, "name": self.workflow["name"], "event": "workflow_dispatch", "status": "queued",
-               "conclusion": None, "display_title": self._expand(self.workflow["run-name"], inputs),
-               "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-               "url": f"{self.base_url}/repos/{self.repo}/actions/runs/{run_id}",
-               "html_url": f"https://github.example/{self.repo}/actions/runs/{run_id}"}
+        run = {
+            "id": run_id,
+            "name": self.workflow["name"],
+            "event": "workflow_dispatch",
+            "status": "queued",
+            "conclusion": None,
+            "display_title": self._expand(self.workflow["run-name"], inputs),
+            "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "url": f"{self.base_url}/repos/{self.repo}/actions/runs/{run_id}",
+            "html_url": f"https://github.example/{self.repo}/actions/runs/{run_id}",
+        }
         self.runs[run_id] = run
         task = asyncio.create_task(self._execute(run, inputs))
         self._tasks.add(task)
@@ -191,17 +224,24 @@ class FakeGitHub:
             await asyncio.sleep(0.05)
         await self.gate.wait()
         if run["status"] != "queued":
-            return                                   # cancelled while queued
+            return  # cancelled while queued
         run.update(status="in_progress", run_started_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
         steps = self.workflow["jobs"]["evaluate"]["steps"]
         evaluate = next(step for step in steps if "run" in step)
         upload = next(step for step in steps if str(step.get("uses", "")).startswith("actions/upload-artifact"))
         with tempfile.TemporaryDirectory() as workspace:
-            env = {**os.environ, "PYTHONPATH": str(REPO)}          # the checked-out repository
+            env = {**os.environ, "PYTHONPATH": str(REPO)}  # the checked-out repository
             env.update({name: self._expand(str(value), inputs) for name, value in evaluate.get("env", {}).items()})
             command = "exit 3" if self.step_fails else evaluate["run"]
-            done = await asyncio.to_thread(subprocess.run, ["bash", "-c", command], cwd=workspace, env=env,
-                                           capture_output=True, text=True, timeout=300)
+            done = await asyncio.to_thread(
+                subprocess.run,
+                ["bash", "-c", command],
+                cwd=workspace,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             answer = Path(workspace) / upload["with"]["path"]
             if answer.exists():
                 archive = io.BytesIO()
@@ -215,6 +255,7 @@ class FakeGitHub:
     @staticmethod
     def _expand(text: str, inputs: dict[str, str]) -> str:
         """The workflow expressions our file uses: ``inputs.X``, and ``vars.X || 'default'`` (this Python)."""
+
         def value(match: re.Match[str]) -> str:
             expression = match.group(1)
             if expression.startswith("inputs."):

@@ -49,8 +49,14 @@ class _Aio:
 
 
 class FakeCall:
-    def __init__(self, fake: FakeModal, object_id: str, future: concurrent.futures.Future | None,
-                 error: BaseException | None, blip: BaseException | None = None) -> None:
+    def __init__(
+        self,
+        fake: FakeModal,
+        object_id: str,
+        future: concurrent.futures.Future | None,
+        error: BaseException | None,
+        blip: BaseException | None = None,
+    ) -> None:
         self.fake, self.object_id = fake, object_id
         self._future, self._error, self._blip = future, error, blip
         self.cancelled = False
@@ -67,14 +73,14 @@ class FakeCall:
         if self._blip is not None:
             blip, self._blip = self._blip, None
             raise blip
-        if self._future is None:                       # "hang": queued forever
+        if self._future is None:  # "hang": queued forever
             await asyncio.sleep(min(timeout or 0.05, 0.05))
             raise TimeoutError()
         try:
             answer = await asyncio.wait_for(asyncio.wrap_future(self._future), min(timeout or 60, 0.2))
         except TimeoutError:
-            raise TimeoutError() from None              # builtin, like Modal's get(timeout=...)
-        json.dumps(answer)                              # our contract: functions return plain JSON-able data
+            raise TimeoutError() from None  # builtin, like Modal's get(timeout=...)
+        json.dumps(answer)  # our contract: functions return plain JSON-able data
         return pickle.loads(pickle.dumps(answer))
 
     async def _cancel(self, terminate_containers: bool = False) -> None:
@@ -100,23 +106,29 @@ class FakeFunction:
 
     async def _spawn(self, payload: dict[str, Any]) -> FakeCall:
         body = self._body()
-        json.dumps(payload)                             # our contract: plain JSON-able data
+        json.dumps(payload)  # our contract: plain JSON-able data
         payload = pickle.loads(pickle.dumps(payload))
         outcome = self.fake.outcomes.pop(0) if self.fake.outcomes else "ok"
         object_id = f"fc-{uuid.uuid4().hex[:20]}"
         future = None
         if outcome == "ok" or isinstance(outcome, Flaky):
             future = self.fake.pool.submit(self.fake.run_body, body, payload)
-        call = FakeCall(self.fake, object_id, future, outcome if isinstance(outcome, BaseException) else None,
-                        outcome.error if isinstance(outcome, Flaky) else None)
+        call = FakeCall(
+            self.fake,
+            object_id,
+            future,
+            outcome if isinstance(outcome, BaseException) else None,
+            outcome.error if isinstance(outcome, Flaky) else None,
+        )
         self.fake.calls[object_id] = call
         self.fake.spawned.append((self.app, self.name, self.options, payload))
         return call
 
     async def _stats(self) -> FunctionCurrentStats:
         self._body()
-        return FunctionCurrentStats(backlog=self.fake.backlog, num_total_runners=1, num_running_inputs=0,
-                                    input_headroom=0)
+        return FunctionCurrentStats(
+            backlog=self.fake.backlog, num_total_runners=1, num_running_inputs=0, input_headroom=0
+        )
 
 
 class _FunctionClass:
@@ -135,8 +147,12 @@ class _FunctionCallClass:
         known = self.fake.calls.get(function_call_id)
         if known is not None:
             return known
-        return FakeCall(self.fake, function_call_id, None,
-                        modal.exception.NotFoundError(f"FunctionCall {function_call_id} not found"))
+        return FakeCall(
+            self.fake,
+            function_call_id,
+            None,
+            modal.exception.NotFoundError(f"FunctionCall {function_call_id} not found"),
+        )
 
 
 class FakeModal:

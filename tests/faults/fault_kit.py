@@ -57,9 +57,26 @@ class NatsProcess:
         run = self.root / "run"
         run.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            [str(find_executable()), "-a", "127.0.0.1", "-p", str(self.port), "-m", "-1", "--ports_file_dir",
-             str(run), "-js", "-sd", str(self.root / "store"), "-l", str(self.root / "nats.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                str(find_executable()),
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-m",
+                "-1",
+                "--ports_file_dir",
+                str(run),
+                "-js",
+                "-sd",
+                str(self.root / "store"),
+                "-l",
+                str(self.root / "nats.log"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         ports_file = run / f"nats-server_{self.proc.pid}.ports"
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -114,22 +131,33 @@ class ServiceProcess:
 
 def service_env(url: str, home: Path, problems: Path, **settings: str) -> dict[str, str]:
     """The environment of a kernelrank process in these tests: one CPU pool, no rate limit, short waits."""
-    return {**os.environ, "PYTHONPATH": str(REPO), "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(home),
-            "KERNELRANK_PROBLEMS_DIR": str(problems), "KERNELRANK_GPUS": "CPU",
-            "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000", "KERNELRANK_ACK_WAIT_S": "4",
-            **{f"KERNELRANK_{key.upper()}": value for key, value in settings.items()}}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "KERNELRANK_NATS_URL": url,
+        "KERNELRANK_HOME": str(home),
+        "KERNELRANK_PROBLEMS_DIR": str(problems),
+        "KERNELRANK_GPUS": "CPU",
+        "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000",
+        "KERNELRANK_ACK_WAIT_S": "4",
+        **{f"KERNELRANK_{key.upper()}": value for key, value in settings.items()},
+    }
 
 
 def core_process(env: dict[str, str], log: Path) -> ServiceProcess:
     return ServiceProcess([sys.executable, "-m", "core.launch.main", "core"], env, log)
 
 
-def worker_process(env: dict[str, str], log: Path, evaluations: Path, *, delay_s: float,
-                   concurrency: int) -> ServiceProcess:
+def worker_process(
+    env: dict[str, str], log: Path, evaluations: Path, *, delay_s: float, concurrency: int
+) -> ServiceProcess:
     """A worker process whose runner takes ``delay_s`` per job and appends each run id it evaluates to a file."""
     script = Path(__file__).with_name("fault_worker.py")
-    return ServiceProcess([sys.executable, str(script), env["KERNELRANK_NATS_URL"], str(evaluations), str(delay_s),
-                           str(concurrency)], env, log)
+    return ServiceProcess(
+        [sys.executable, str(script), env["KERNELRANK_NATS_URL"], str(evaluations), str(delay_s), str(concurrency)],
+        env,
+        log,
+    )
 
 
 class CountingRunner(FakeRunner):
@@ -170,16 +198,29 @@ def actor(user: str) -> Actor:
     return Actor(platform=Platform.DISCORD, user_id=user, display_name=user.title())
 
 
-async def submit_all(bus: Bus, count: int, route: str, *, in_flight: int = 64, timeout_s: float = 30.0,
-                     started: asyncio.Event | None = None) -> list[Outcome]:
+async def submit_all(
+    bus: Bus,
+    count: int,
+    route: str,
+    *,
+    in_flight: int = 64,
+    timeout_s: float = 30.0,
+    started: asyncio.Event | None = None,
+) -> list[Outcome]:
     """``count`` submissions (distinct sources, ten people), ``in_flight`` at a time; what each sender got."""
     slots = asyncio.Semaphore(in_flight)
     answered = 0
 
     async def one(index: int) -> Outcome:
         nonlocal answered
-        cmd = submit_command(actor(f"user{index % 10}"), ReplyTo(Platform.DISCORD, route), "k.py",
-                             KERNEL + f"# variant {index}\n".encode(), leaderboard="vectoradd", mode="test")
+        cmd = submit_command(
+            actor(f"user{index % 10}"),
+            ReplyTo(Platform.DISCORD, route),
+            "k.py",
+            KERNEL + f"# variant {index}\n".encode(),
+            leaderboard="vectoradd",
+            mode="test",
+        )
         async with slots:
             try:
                 outcome = Outcome(cmd.id, reply=await bus.request(cmd, timeout_s=timeout_s))
@@ -206,8 +247,9 @@ async def wait_for_core(bus: Bus, timeout_s: float = 60.0) -> None:
             await asyncio.sleep(0.1)
 
 
-async def final_replies(bus: Bus, route: str, run_ids: set[str], *, timeout_s: float = 120.0,
-                        quiet_s: float = 3.0) -> collections.Counter[str]:
+async def final_replies(
+    bus: Bus, route: str, run_ids: set[str], *, timeout_s: float = 120.0, quiet_s: float = 3.0
+) -> collections.Counter[str]:
     """How many final replies each run got on ``route``: read until all arrived and ``quiet_s`` passed silently."""
     counts: collections.Counter[str] = collections.Counter()
     deadline = time.monotonic() + timeout_s
@@ -239,8 +281,10 @@ class StoredRun:
 def stored_runs(database: Path) -> dict[str, StoredRun]:
     """Every run in the database file, by run id (read with the core stopped: it holds the file's lock)."""
     with duckdb.connect(str(database), read_only=True) as con:
-        rows = con.execute("SELECT r.run_id, r.state, r.status, s.command_id, r.worker FROM runs r "
-                           "JOIN submissions s ON s.id = r.submission_id").fetchall()
+        rows = con.execute(
+            "SELECT r.run_id, r.state, r.status, s.command_id, r.worker FROM runs r "
+            "JOIN submissions s ON s.id = r.submission_id"
+        ).fetchall()
     return {run_id: StoredRun(*rest) for run_id, *rest in rows}
 
 
@@ -249,6 +293,21 @@ def stored_commands(database: Path) -> collections.Counter[str]:
         return collections.Counter(c for (c,) in con.execute("SELECT command_id FROM submissions").fetchall())
 
 
-__all__ = ["CountingRunner", "KERNEL", "NatsProcess", "Outcome", "ServiceProcess", "StoredRun", "core_process",
-           "evaluations_in", "final_replies", "free_port", "service_env", "stored_commands", "stored_runs",
-           "submit_all", "wait_for_core", "worker_process"]
+__all__ = [
+    "CountingRunner",
+    "KERNEL",
+    "NatsProcess",
+    "Outcome",
+    "ServiceProcess",
+    "StoredRun",
+    "core_process",
+    "evaluations_in",
+    "final_replies",
+    "free_port",
+    "service_env",
+    "stored_commands",
+    "stored_runs",
+    "submit_all",
+    "wait_for_core",
+    "worker_process",
+]

@@ -38,8 +38,9 @@ async def main(url: str, log: Path, delay_s: float, concurrency: int) -> None:
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     bus = await Bus.connect(url, name="fault-worker")
     try:
-        await Worker(bus, "CPU", LoggingRunner(log, delay_s), concurrency=concurrency, poll_s=0.2,
-                     status_s=1.0).run(stop)
+        await Worker(bus, "CPU", LoggingRunner(log, delay_s), concurrency=concurrency, poll_s=0.2, status_s=1.0).run(
+            stop
+        )
     finally:
         await bus.close()
 

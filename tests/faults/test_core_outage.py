@@ -39,10 +39,10 @@ async def test_a_three_minute_core_outage_evaluates_and_replies_once(nats_url, t
             core.kill()
             started_during_outage = sum(runner.evaluations.values())
             await asyncio.sleep(OUTAGE_S)
-            assert sum(runner.evaluations.values()) == RUNS > started_during_outage   # the workers went on
+            assert sum(runner.evaluations.values()) == RUNS > started_during_outage  # the workers went on
             core.start()
             await wait_for_core(bus)
-            replies = await final_replies(bus, ROUTE, run_ids, quiet_s=2 * 4 + 2)   # two ack_waits and then some
+            replies = await final_replies(bus, ROUTE, run_ids, quiet_s=2 * 4 + 2)  # two ack_waits and then some
     finally:
         core.stop()
         await bus.close()

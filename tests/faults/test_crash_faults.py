@@ -39,7 +39,7 @@ from tests.fakes.slack import FakeSlack
 
 SUBMISSIONS = 100
 CHANNEL = "C0GENERAL"
-SETTLE_S = 6.0          # quiet time after the last report, for a duplicate to show up
+SETTLE_S = 6.0  # quiet time after the last report, for a duplicate to show up
 
 
 def thread(index: int) -> str:
@@ -66,10 +66,14 @@ class System:
         logs = tmp_path / "logs"
         logs.mkdir()
         self.core = core_process(env, logs / "core.log")
-        self.workers = [worker_process(env, logs / f"worker{i}.log", self.evaluations, delay_s=0.5, concurrency=4)
-                        for i in range(2)]
-        self.slack = ServiceProcess([sys.executable, "-m", "core.launch.main", "slack", "--http", "--port",
-                                     str(free_port())], env, logs / "slack.log")
+        self.workers = [
+            worker_process(env, logs / f"worker{i}.log", self.evaluations, delay_s=0.5, concurrency=4) for i in range(2)
+        ]
+        self.slack = ServiceProcess(
+            [sys.executable, "-m", "core.launch.main", "slack", "--http", "--port", str(free_port())],
+            env,
+            logs / "slack.log",
+        )
         for process in (self.core, *self.workers, self.slack):
             process.start()
 
@@ -101,14 +105,25 @@ async def test_a_sigkill_with_100_submissions_in_flight_loses_and_doubles_nothin
         bus = await Bus.connect(system.url, name="crash-test")
         try:
             await wait_for_core(bus)
-            accepted = await asyncio.gather(*(bus.request(submit_command(
-                Actor(Platform.SLACK, f"U0USER{i % 10}", display_name=f"User {i % 10}"),
-                ReplyTo(Platform.SLACK, channel=CHANNEL, thread=thread(i), user=f"U0USER{i % 10}"), "k.py",
-                KERNEL + f"# variant {i}\n".encode(), leaderboard="vectoradd", mode="test"), timeout_s=30)
-                for i in range(SUBMISSIONS)))
+            accepted = await asyncio.gather(
+                *(
+                    bus.request(
+                        submit_command(
+                            Actor(Platform.SLACK, f"U0USER{i % 10}", display_name=f"User {i % 10}"),
+                            ReplyTo(Platform.SLACK, channel=CHANNEL, thread=thread(i), user=f"U0USER{i % 10}"),
+                            "k.py",
+                            KERNEL + f"# variant {i}\n".encode(),
+                            leaderboard="vectoradd",
+                            mode="test",
+                        ),
+                        timeout_s=30,
+                    )
+                    for i in range(SUBMISSIONS)
+                )
+            )
             assert all(reply.tone is not Tone.ERROR for reply in accepted)
             run_ids = {run["run_id"] for reply in accepted for run in reply.data["runs"]}
-            await asyncio.sleep(1.5)                      # a few runs done, most queued or running
+            await asyncio.sleep(1.5)  # a few runs done, most queued or running
             assert len(evaluations_in(system.evaluations)) < SUBMISSIONS
             await asyncio.sleep(system.kill_and_restart(victim))
             system.restart(victim)

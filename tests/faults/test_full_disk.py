@@ -28,8 +28,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     home.mkdir()
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a small file system needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(home)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(home)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
@@ -57,15 +58,15 @@ async def test_a_full_disk_refuses_plainly_keeps_what_was_stored_and_recovers(sm
     first = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     await system.finals({run["run_id"] for run in first.data["runs"]})
 
-    pending = await system.submit("bob", CORRECT + "# pending\n", leaderboard="vectoradd")   # its result comes later
+    pending = await system.submit("bob", CORRECT + "# pending\n", leaderboard="vectoradd")  # its result comes later
     filler = fill(small_disk)
     refused = await system.submit("cy", CORRECT + "# refused\n", leaderboard="vectoradd")
     assert refused.tone is Tone.ERROR and "disk under its database is full" in text(refused)
-    assert (await system.ask("ada", CommandKind.LIST)).tone is not Tone.ERROR          # reading still works
-    await asyncio.sleep(2.5)                               # bob's result arrives and cannot be stored yet
+    assert (await system.ask("ada", CommandKind.LIST)).tone is not Tone.ERROR  # reading still works
+    await asyncio.sleep(2.5)  # bob's result arrives and cannot be stored yet
     (bob_run,) = pending.data["runs"]
     assert system.store.run(bob_run["run_id"]).state != "done"
-    filler.unlink()                                        # room again: the result is stored when it comes back
+    filler.unlink()  # room again: the result is stored when it comes back
 
     later = await system.submit("dee", CORRECT + "# later\n", leaderboard="vectoradd")
     assert later.tone is not Tone.ERROR
@@ -73,12 +74,14 @@ async def test_a_full_disk_refuses_plainly_keeps_what_was_stored_and_recovers(sm
     finals = await system.finals(run_ids, timeout_s=60)
     assert {reply.data["status"] for reply in finals.values()} == {"passed"}
 
-    copy = tmp_path / "copy"            # what a crash now would leave: the file and its write-ahead log
+    copy = tmp_path / "copy"  # what a crash now would leave: the file and its write-ahead log
     copy.mkdir()
     for name in ("kernelrank.duckdb", "kernelrank.duckdb.wal"):
         if (small_disk / name).exists():
             shutil.copy(small_disk / name, copy / name)
     with duckdb.connect(str(copy / "kernelrank.duckdb"), read_only=True) as con:
-        rows = con.execute("SELECT s.file_name, r.state, r.status FROM submissions s JOIN runs r "
-                           "ON r.submission_id = s.id ORDER BY s.id").fetchall()
-    assert rows == [("k.py", "done", "passed")] * 3        # ada, bob, dee: cy's refused submission left nothing
+        rows = con.execute(
+            "SELECT s.file_name, r.state, r.status FROM submissions s JOIN runs r "
+            "ON r.submission_id = s.id ORDER BY s.id"
+        ).fetchall()
+    assert rows == [("k.py", "done", "passed")] * 3  # ada, bob, dee: cy's refused submission left nothing

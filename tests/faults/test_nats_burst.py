@@ -60,9 +60,11 @@ async def test_every_sender_is_told_what_was_stored_when_nats_dies_mid_burst(tmp
         await worker_bus.close()
         nats.stop()
 
-    assert not [o.error for o in outcomes if "not running" in o.error]      # the core was up all along
-    stored, commands = stored_runs(tmp_path / "var" / "kernelrank.duckdb"), stored_commands(tmp_path / "var" /
-                                                                                            "kernelrank.duckdb")
+    assert not [o.error for o in outcomes if "not running" in o.error]  # the core was up all along
+    stored, commands = (
+        stored_runs(tmp_path / "var" / "kernelrank.duckdb"),
+        stored_commands(tmp_path / "var" / "kernelrank.duckdb"),
+    )
     assert max(commands.values()) == 1
     for outcome in accepted:
         assert commands[outcome.command_id] == 1

@@ -18,8 +18,9 @@ from core.contracts.messages import Actor, Attachment, Command, CommandKind, Par
 
 
 def command(kind: CommandKind = CommandKind.LIST, attachment: Attachment | None = None) -> Command:
-    return Command(actor=Actor(Platform.DISCORD, "ada"), reply_to=ReplyTo(Platform.DISCORD, "s1"), kind=kind,
-                   attachment=attachment)
+    return Command(
+        actor=Actor(Platform.DISCORD, "ada"), reply_to=ReplyTo(Platform.DISCORD, "s1"), kind=kind, attachment=attachment
+    )
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ async def test_no_responders_just_after_connecting_is_asked_again_until_the_core
 async def test_no_core_on_a_settled_connection_is_reported_at_once(nats):
     client = await Bus.connect(nats.url, name="client")
     try:
-        client._link.since -= 60                      # connected a minute ago: no core means no core
+        client._link.since -= 60  # connected a minute ago: no core means no core
         with pytest.raises(CoreUnavailable) as caught:
             await client.request(command(), timeout_s=600)
         assert str(caught.value) == NOT_RUNNING
@@ -120,7 +121,7 @@ async def test_a_job_published_while_nats_restarts_is_stored_once(nats, make_job
         publishing = asyncio.create_task(bus.publish_job(job))
         await asyncio.sleep(1.0)
         nats.start()
-        await publishing                           # stored (or found stored: the run id is the message id)
+        await publishing  # stored (or found stored: the run id is the message id)
         info = await bus._js.stream_info(subjects.JOBS)
         assert info.state.messages == 1
     finally:

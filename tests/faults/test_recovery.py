@@ -52,23 +52,34 @@ async def test_a_restart_requeues_only_runs_that_were_stored_but_never_queued(ma
     runner = QuickThenSlow()
     system = await make_system(runner)
     quick = set()
-    for index in range(2):                                # done: their jobs are gone from the queue
+    for index in range(2):  # done: their jobs are gone from the queue
         accepted = await system.submit(f"early{index}", CORRECT + f"# quick {index}\n", leaderboard="vectoradd")
         quick |= {run["run_id"] for run in accepted.data["runs"]}
     await system.finals(quick)
-    for index in range(5):                                # two held by the worker, three waiting
+    for index in range(5):  # two held by the worker, three waiting
         await system.submit(f"user{index}", CORRECT + f"# {index}\n", leaderboard="vectoradd")
     while len(runner.evaluations) < 4:
         await asyncio.sleep(0.05)
-    never_queued = new_id()                               # a crash between storing and queueing left this one
+    never_queued = new_id()  # a crash between storing and queueing left this one
     person = system.store.person("cli", "zed", "Zed")
-    system.store.add_submissions([NewSubmission(
-        command_id=new_id(), person_id=person, leaderboard="vectoradd", file_name="k.py", source=CORRECT,
-        mode="test", runs=[(never_queued, "CPU")], reply_to={"platform": "discord", "channel": system.route},
-        created_at=datetime.now(UTC))])
+    system.store.add_submissions(
+        [
+            NewSubmission(
+                command_id=new_id(),
+                person_id=person,
+                leaderboard="vectoradd",
+                file_name="k.py",
+                source=CORRECT,
+                mode="test",
+                runs=[(never_queued, "CPU")],
+                reply_to={"platform": "discord", "channel": system.route},
+                created_at=datetime.now(UTC),
+            )
+        ]
+    )
     assert await jobs_stored(system) == 5
 
     assert await restart_core(system) == [never_queued]
     assert await jobs_stored(system) == 6 and len(system.service.runs.in_flight) == 6
-    assert await restart_core(system) == []               # a second start adds nothing
+    assert await restart_core(system) == []  # a second start adds nothing
     assert set(runner.evaluations.values()) == {1}

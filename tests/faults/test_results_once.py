@@ -56,28 +56,41 @@ async def test_a_result_that_comes_again_is_not_answered_again(make_system):
     (first,) = (await system.finals({run_id})).values()
     # The same run's result again, past the stream's duplicate window (a new message id), as a re-run or a
     # redelivery after a long outage would bring it.
-    again = RunResult(run_id=run_id, submission_id=accepted.data["submission_id"], gpu="CPU",
-                      result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd"), worker="late")
-    await system.bus._js.publish(subjects.result_subject(run_id), encode(signing.sign(again, run_key(system, run_id))),
-                                 headers={"Nats-Msg-Id": "other"})
+    again = RunResult(
+        run_id=run_id,
+        submission_id=accepted.data["submission_id"],
+        gpu="CPU",
+        result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd"),
+        worker="late",
+    )
+    await system.bus._js.publish(
+        subjects.result_subject(run_id),
+        encode(signing.sign(again, run_key(system, run_id))),
+        headers={"Nats-Msg-Id": "other"},
+    )
     await asyncio.sleep(1.5)
     assert sent[run_id] == 1 and first.data["status"] == "passed"
-    assert system.store.run(run_id).status == "passed"            # the first result stands
+    assert system.store.run(run_id).status == "passed"  # the first result stands
 
 
 async def test_a_stored_result_whose_reply_never_went_out_is_answered_when_it_comes_again(make_system):
     """A core killed between storing a result and replying gets the result again (it was not acked)."""
-    system = await make_system(CountingRunner(delay_s=30))         # holds the job: the test plays the worker
+    system = await make_system(CountingRunner(delay_s=30))  # holds the job: the test plays the worker
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     run_id = run_id_of(accepted)
-    result = RunResult(run_id=run_id, submission_id=accepted.data["submission_id"], gpu="CPU",
-                       result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd"), worker="w")
-    stored = await system.service.writer.results([_record(result)])           # stored, and then "the crash"
+    result = RunResult(
+        run_id=run_id,
+        submission_id=accepted.data["submission_id"],
+        gpu="CPU",
+        result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd"),
+        worker="w",
+    )
+    stored = await system.service.writer.results([_record(result)])  # stored, and then "the crash"
     assert stored == [True] and system.store.unreplied([run_id]) == {run_id}
     await system.bus.publish_result(result, run_key(system, run_id))
     (reply,) = (await system.finals({run_id})).values()
     assert reply.data["status"] == "failed"
-    await system.service.writer.close()                      # the note rides along; close writes what waits
+    await system.service.writer.close()  # the note rides along; close writes what waits
     assert system.store.unreplied([run_id]) == set()
 
 
@@ -86,7 +99,7 @@ async def test_a_started_run_is_marked_running_before_its_start_is_acknowledged(
     system = await make_system(runner)
     run_id = run_id_of(await system.submit("ada", CORRECT, leaderboard="vectoradd"))
     deadline = asyncio.get_running_loop().time() + 20
-    while system.store.run(run_id).state != "running":       # written by the progress consumer, nothing else
+    while system.store.run(run_id).state != "running":  # written by the progress consumer, nothing else
         assert asyncio.get_running_loop().time() < deadline, "the running mark was never stored"
         await asyncio.sleep(0.05)
     assert runner.evaluations[run_id] == 1
@@ -96,8 +109,11 @@ async def test_a_result_larger_than_nats_carries_is_cut_at_the_source_and_answer
     def huge_exception(job):
         result = passed_result(job)
         result.status = Status.FAILED
-        result.failure = Failure(kind=FailureKind.EXCEPTION, message="ValueError: " + "x" * (5 << 20),
-                                 log_tail="Traceback (most recent call last):\n" + "  frame\n" * 400_000)
+        result.failure = Failure(
+            kind=FailureKind.EXCEPTION,
+            message="ValueError: " + "x" * (5 << 20),
+            log_tail="Traceback (most recent call last):\n" + "  frame\n" * 400_000,
+        )
         result.stdout = "y" * (3 << 20)
         return result
 
@@ -116,8 +132,9 @@ async def test_a_result_larger_than_nats_carries_is_cut_at_the_source_and_answer
 
 
 def _record(result: RunResult) -> ResultRecord:
-    return ResultRecord(run_id=result.run_id, result=result.result, worker=result.worker, attempts=1,
-                        finished_at=datetime.now(UTC))
+    return ResultRecord(
+        run_id=result.run_id, result=result.result, worker=result.worker, attempts=1, finished_at=datetime.now(UTC)
+    )
 
 
 async def test_a_reply_that_could_not_be_sent_is_sent_when_the_result_comes_back(make_system):
@@ -129,7 +146,7 @@ async def test_a_reply_that_could_not_be_sent_is_sent_when_the_result_comes_back
     async def failing_once(reply: Reply) -> None:
         if reply.final and not failures:
             failures.append(reply.in_reply_to)
-            raise BusError("cannot publish: NATS did not answer in time")     # the batch is given back
+            raise BusError("cannot publish: NATS did not answer in time")  # the batch is given back
         await counting(reply)
 
     system.service.bus.publish_reply = failing_once

@@ -33,15 +33,26 @@ def harness_server() -> Iterator[HarnessServer]:
 
 @pytest.fixture
 def make_job(problem: Problem) -> Callable[..., EvalJob]:
-    def make(submission: str, mode: Mode = Mode.TEST, *, device: str = "cpu", task: dict[str, Any] | None = None,
-             **fields: Any) -> EvalJob:
+    def make(
+        submission: str,
+        mode: Mode = Mode.TEST,
+        *,
+        device: str = "cpu",
+        task: dict[str, Any] | None = None,
+        **fields: Any,
+    ) -> EvalJob:
         """A job for a fixture submission; ``task`` overrides fields of the problem's TaskSpec."""
         chosen = problem
         if task:
             chosen = dataclasses.replace(problem, task=dataclasses.replace(problem.task, **task))
-        return EvalJob(problem=chosen, submission_name=f"{submission}.py",
-                       submission_source=(SUBMISSIONS / f"{submission}.py").read_text(), mode=mode, device=device,
-                       **fields)
+        return EvalJob(
+            problem=chosen,
+            submission_name=f"{submission}.py",
+            submission_source=(SUBMISSIONS / f"{submission}.py").read_text(),
+            mode=mode,
+            device=device,
+            **fields,
+        )
 
     return make
 

@@ -41,8 +41,9 @@ def test_the_arch_table_names_one_target_per_gpu() -> None:
 
 
 @needs_nvcc
-@pytest.mark.parametrize("source", [s for p in CU_PROBLEMS for s in _sources(p)],
-                         ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize(
+    "source", [s for p in CU_PROBLEMS for s in _sources(p)], ids=lambda p: str(p.relative_to(REPO))
+)
 def test_every_shipped_cu_source_compiles_for_sm_90a(source: Path, tmp_path: Path) -> None:
     problem = load_problem(source.parents[2] if source.parent.name in ("correct", "wrong") else source.parent)
     outcome = builds.run(builds.cu_request(problem.files, problem.submission_name, source.read_text(), H100), tmp_path)
@@ -73,11 +74,15 @@ def test_a_missing_custom_kernel_fails_at_link_time(tmp_path: Path) -> None:
 
 @needs_nvcc
 def test_compile_errors_reach_the_result_through_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KERNELRANK_CUDA_ARCH", "sm_90a")       # no GPU here: build for an H100 anyway
+    monkeypatch.setenv("KERNELRANK_CUDA_ARCH", "sm_90a")  # no GPU here: build for an H100 anyway
     monkeypatch.setenv("KERNELRANK_BUILD_CACHE", str(tmp_path / "cache"))
     problem = load_problem(REPO / "problems" / "vectoradd_cu")
-    job = EvalJob(problem=problem, submission_name="fast_add.cu", mode=Mode.TEST,
-                  submission_source='#include "task.h"\noutput_t custom_kernel(input_t data) { return data.a + 1; }\n')
+    job = EvalJob(
+        problem=problem,
+        submission_name="fast_add.cu",
+        mode=Mode.TEST,
+        submission_source='#include "task.h"\noutput_t custom_kernel(input_t data) { return data.a + 1; }\n',
+    )
     with HarnessServer() as server:
         result = server.evaluate(job)
     assert result.status is Status.ERROR and result.failure.kind is FailureKind.COMPILE_ERROR
@@ -94,15 +99,16 @@ def test_the_second_build_is_a_cache_hit(tmp_path: Path, capability: sandbox.Cap
 
     first = Builds(cache, capability).build(request, 120)
     second = Builds(cache, capability).build(request, 120)
-    other = Builds(cache, capability).build(builds.cu_request(problem.files, problem.submission_name, source, "sm_80"),
-                                            120)
+    other = Builds(cache, capability).build(
+        builds.cu_request(problem.files, problem.submission_name, source, "sm_80"), 120
+    )
 
     assert first.ok and not first.cached, first.log
     assert second.ok and second.cached and second.files == first.files
-    assert other.ok and not other.cached                            # another GPU, another key
+    assert other.ok and not other.cached  # another GPU, another key
     entry = cache.entry(request.key())
     assert sorted(p.name for p in entry.iterdir()) == [builds.CU_MODULE]
-    assert not stat.S_IMODE(entry.stat().st_mode) & 0o022        # nobody else may write it
+    assert not stat.S_IMODE(entry.stat().st_mode) & 0o022  # nobody else may write it
 
 
 def test_the_cache_renames_atomically_evicts_least_recently_used_and_keeps_the_first(tmp_path: Path) -> None:
@@ -110,10 +116,10 @@ def test_the_cache_renames_atomically_evicts_least_recently_used_and_keeps_the_f
     keys = [key({"n": n}) for n in range(3)]
     for n, build_key in enumerate(keys):
         cache.store(build_key, {"module.so": bytes([n]) * 100})
-        os.utime(cache.entry(build_key), (n, n))                  # older first
-    assert cache.lookup(keys[0]) is None                          # 300 bytes > 250: the oldest went
+        os.utime(cache.entry(build_key), (n, n))  # older first
+    assert cache.lookup(keys[0]) is None  # 300 bytes > 250: the oldest went
     assert cache.lookup(keys[1]) is not None and cache.lookup(keys[2]) is not None
-    cache.store(keys[2], {"module.so": b"\xff" * 100})            # a second build of a stored key loses the race
+    cache.store(keys[2], {"module.so": b"\xff" * 100})  # a second build of a stored key loses the race
     assert (cache.entry(keys[2]) / "module.so").read_bytes() == bytes([2]) * 100
     assert not [p for p in tmp_path.rglob(".incoming-*")]
     with pytest.raises(ValueError, match="plain name"):
@@ -121,21 +127,33 @@ def test_the_cache_renames_atomically_evicts_least_recently_used_and_keeps_the_f
 
 
 def test_only_plain_load_inline_arguments_are_built_outside_the_job() -> None:
-    call = {"name": "add_ext", "cpp_sources": "torch::Tensor add(torch::Tensor a);", "cuda_sources": ["// cuda"],
-            "functions": ["add"], "extra_cuda_cflags": ["-O3"], "verbose": True}
+    call = {
+        "name": "add_ext",
+        "cpp_sources": "torch::Tensor add(torch::Tensor a);",
+        "cuda_sources": ["// cuda"],
+        "functions": ["add"],
+        "extra_cuda_cflags": ["-O3"],
+        "verbose": True,
+    }
     request = builds.extension_request(call, "sm_90a", {"task.py": "x"})
     assert request is not None and "verbose" not in request.options and request.sources == {}
     assert request.key() == builds.extension_request(dict(call, verbose=False), "sm_90a", {}).key()
     assert request.key() != builds.extension_request(dict(call, extra_cuda_cflags=["-O2"]), "sm_90a", {}).key()
     assert builds.extension_request(dict(call, extra_include_paths=["."]), "sm_90a", {"task.h": "x"}).sources
-    for odd in ({"build_directory": "/tmp/x"}, {"name": "../x"}, {"functions": [object()]},
-                {"cpp_sources": type("Sneaky", (str,), {})("x")}, {"sycl_sources": ["x"]}):
+    for odd in (
+        {"build_directory": "/tmp/x"},
+        {"name": "../x"},
+        {"functions": [object()]},
+        {"cpp_sources": type("Sneaky", (str,), {})("x")},
+        {"sycl_sources": ["x"]},
+    ):
         assert builds.extension_request({**call, **odd}, "sm_90a", {}) is None
 
 
 @needs_nvcc
-def test_a_submission_cannot_plant_a_module_in_the_cache(tmp_path: Path, capability: sandbox.Capability,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_submission_cannot_plant_a_module_in_the_cache(
+    tmp_path: Path, capability: sandbox.Capability, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A job computes the cache key of a known-good source (all of it is public) and writes a trojan where the
     cache keeps that build; the next build of that source must still be the honest one."""
     cache_root = tmp_path / "cache"
@@ -147,10 +165,13 @@ def test_a_submission_cannot_plant_a_module_in_the_cache(tmp_path: Path, capabil
     planter = (REPO / "tests/fixtures/harness/cuda/plant_cache.py").read_text().replace('"TARGET"', repr(str(target)))
     fixture = load_problem(REPO / "tests/fixtures/harness/vectoradd")
     with HarnessServer() as server:
-        planted = server.evaluate(EvalJob(problem=fixture, submission_name="plant.py", submission_source=planter,
-                                          mode=Mode.TEST, device="cpu"))
+        planted = server.evaluate(
+            EvalJob(
+                problem=fixture, submission_name="plant.py", submission_source=planter, mode=Mode.TEST, device="cpu"
+            )
+        )
     assert planted.status is Status.PASSED, planted.failure
-    assert "planted" in planted.stdout or "refused" in planted.stdout     # its own private /tmp, or read-only
+    assert "planted" in planted.stdout or "refused" in planted.stdout  # its own private /tmp, or read-only
     assert not target.exists()
     honest = Builds(BuildCache(cache_root, 2**30), capability).build(request, 120)
     assert honest.ok and not honest.cached and b"TROJAN" not in honest.files[builds.CU_MODULE]
@@ -158,26 +179,32 @@ def test_a_submission_cannot_plant_a_module_in_the_cache(tmp_path: Path, capabil
 
 
 def test_light_headers_stand_in_for_torch_extension_h_and_nothing_else_changes() -> None:
-    call = {"name": "add_ext", "cpp_sources": "torch::Tensor add(torch::Tensor a);",
-            "cuda_sources": '#include <torch/extension.h>\n#include "torch/extension.h"\n__global__ void k() {}',
-            "functions": ["add"]}
+    call = {
+        "name": "add_ext",
+        "cpp_sources": "torch::Tensor add(torch::Tensor a);",
+        "cuda_sources": '#include <torch/extension.h>\n#include "torch/extension.h"\n__global__ void k() {}',
+        "functions": ["add"],
+    }
     light = builds.light_options(call)
     assert light["no_implicit_headers"] and light["functions"] == ["add"] and light["name"] == "add_ext"
     assert light["cpp_sources"] == [*builds.LIGHT_CPP_HEADERS, call["cpp_sources"]]
-    assert light["cuda_sources"] == [*builds.LIGHT_CUDA_HEADERS, "#include <torch/types.h>\n#include <torch/types.h>\n"
-                                     "__global__ void k() {}"]
-    assert builds.light_options({**call, "cuda_sources": None})["cuda_sources"] is None    # C++ only: as passed
-    assert builds.light_options({**call, "no_implicit_headers": True}) is None      # the author chose the headers
+    assert light["cuda_sources"] == [
+        *builds.LIGHT_CUDA_HEADERS,
+        "#include <torch/types.h>\n#include <torch/types.h>\n__global__ void k() {}",
+    ]
+    assert builds.light_options({**call, "cuda_sources": None})["cuda_sources"] is None  # C++ only: as passed
+    assert builds.light_options({**call, "no_implicit_headers": True}) is None  # the author chose the headers
 
 
 LIGHT = "torch::Tensor twice(torch::Tensor x) { return x * 2; }"
-FULL = "torch::Tensor twice(torch::Tensor x) { return torch::nn::functional::relu(x) * 0 + x * 2; }"   # nn: all.h
+FULL = "torch::Tensor twice(torch::Tensor x) { return torch::nn::functional::relu(x) * 0 + x * 2; }"  # nn: all.h
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("source", "fell_back"), [(LIGHT, False), (FULL, True)])
 def test_a_load_inline_build_uses_light_headers_or_falls_back_to_the_sources_as_written(
-        source: str, fell_back: bool, tmp_path: Path, capability: sandbox.Capability) -> None:
+    source: str, fell_back: bool, tmp_path: Path, capability: sandbox.Capability
+) -> None:
     request = builds.extension_request({"name": "twice_ext", "cpp_sources": source, "functions": ["twice"]}, "", {})
     outcome = Builds(None, capability).build(request, 600)
     assert outcome.ok, outcome.log
@@ -191,5 +218,5 @@ def test_a_load_inline_build_uses_light_headers_or_falls_back_to_the_sources_as_
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert torch.equal(module.twice(torch.arange(4.0)), torch.arange(4.0) * 2)
-    with pytest.raises(TypeError):           # pybind's tensor caster is bound in, as with torch/extension.h
+    with pytest.raises(TypeError):  # pybind's tensor caster is bound in, as with torch/extension.h
         module.twice("not a tensor")

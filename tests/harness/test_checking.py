@@ -30,8 +30,12 @@ def _inputs():
 def _allclose_checker(reference):
     def check(pristine, output):
         expected = reference(clone_data(pristine))
-        return checker_verdict(bool(torch.allclose(output.double(), expected.double())) if output.numel() ==
-                               expected.numel() else "SIZE MISMATCH")
+        return checker_verdict(
+            bool(torch.allclose(output.double(), expected.double()))
+            if output.numel() == expected.numel()
+            else "SIZE MISMATCH"
+        )
+
     return check
 
 
@@ -56,7 +60,7 @@ def test_clone_data_copies_every_tensor_in_nested_structures():
 
 def test_expect_learns_the_output_and_the_buffers_the_reference_writes():
     data = _inputs()
-    data[2].copy_(data[0] + data[1])        # the buffer already holds the answer: only the version counter tells
+    data[2].copy_(data[0] + data[1])  # the buffer already holds the answer: only the version counter tells
     expectation = expect(_add_into, data)
     assert expectation.writable == {(2,)}
     assert expectation.tensors[()].shape == (4,) and expectation.tensors[()].dtype == torch.float32
@@ -88,7 +92,7 @@ def test_scribbling_on_an_input_is_caught_after_the_checker_accepted():
 def test_an_input_the_output_aliases_may_change():
     def in_place(data):
         a, b, _ = data
-        return a.add_(b)                     # computes in x and returns it: same storage, so no scribble
+        return a.add_(b)  # computes in x and returns it: same storage, so no scribble
 
     assert _judge(in_place, reference=_add_new) is None
 
@@ -102,18 +106,22 @@ def test_a_view_of_an_input_counts_as_aliasing_it():
 
 
 def test_the_checker_decides_dtype_and_shape_unless_strict():
-    assert _judge(lambda d: _add_new(d).double()) is None                  # this checker compares values only
+    assert _judge(lambda d: _add_new(d).double()) is None  # this checker compares values only
     rejection = _judge(lambda d: _add_new(d).double(), strict=True)
-    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "strict-output",
-                                                                      False)
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (
+        FailureKind.BAD_OUTPUT_TYPE,
+        "strict-output",
+        False,
+    )
     assert "dtype torch.float64" in rejection.message
 
 
 def test_strict_output_checks_structure_and_shape():
     rejection = _judge(lambda d: _add_new(d)[:3], strict=True)
     assert rejection.rule == "strict-output" and "shape (3,)" in rejection.message
-    rejection = _judge(lambda d: (d[0],), reference=lambda d: (d[0] + 1, d[1] + 1),
-                       check=lambda p, o: (True, ""), strict=True)
+    rejection = _judge(
+        lambda d: (d[0],), reference=lambda d: (d[0] + 1, d[1] + 1), check=lambda p, o: (True, ""), strict=True
+    )
     assert rejection.rule == "strict-output" and "sequence of 2 items" in rejection.message
 
 
@@ -127,8 +135,7 @@ def test_a_tensor_subclass_is_rejected_before_the_checker():
     seen = []
     lazy = type("Lazy", (torch.Tensor,), {})
     rejection = _judge(lambda d: _add_new(d).as_subclass(lazy), check=lambda p, o: seen.append(o) or (True, ""))
-    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "plain-tensor",
-                                                                      False)
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "plain-tensor", False)
     assert "Lazy" in rejection.message and seen == []
 
 
@@ -144,16 +151,14 @@ def test_an_object_intercepting_torch_functions_is_a_lazy_output_too():
 
 def test_subclasses_are_fine_where_the_reference_returns_them():
     marked = type("Marked", (torch.Tensor,), {})
-    reference = lambda d: _add_new(d).as_subclass(marked)      # noqa: E731
-    assert _judge(lambda d: _add_new(d).as_subclass(marked), reference=reference,
-                  check=lambda p, o: (True, "")) is None
+    reference = lambda d: _add_new(d).as_subclass(marked)  # noqa: E731
+    assert _judge(lambda d: _add_new(d).as_subclass(marked), reference=reference, check=lambda p, o: (True, "")) is None
 
 
 def test_an_output_on_another_device_is_rejected(monkeypatch):
     """CPU-only here: a meta tensor stands in for "another device than the reference's"."""
     rejection = _judge(lambda d: torch.empty(4, device="meta"), check=lambda p, o: (True, ""))
-    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "same-device",
-                                                                      False)
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.BAD_OUTPUT_TYPE, "same-device", False)
     assert "meta" in rejection.message and "cpu" in rejection.message
 
 
@@ -164,7 +169,7 @@ def _with_nan(data):
 
 
 def test_nan_a_lenient_checker_accepts_is_caught_after_it():
-    lenient = lambda p, o: (not bool(((o - _add_new(p)).abs() > 1e-3).any()), "")   # NaN > tol is False  # noqa: E731
+    lenient = lambda p, o: (not bool(((o - _add_new(p)).abs() > 1e-3).any()), "")  # NaN > tol is False  # noqa: E731
     rejection = _judge(_with_nan, reference=_add_new, check=lenient)
     assert (rejection.kind, rejection.rule, rejection.consulted) == (FailureKind.WRONG_OUTPUT, "finite-output", True)
     assert "NaN or Inf" in rejection.message
@@ -172,9 +177,10 @@ def test_nan_a_lenient_checker_accepts_is_caught_after_it():
 
 def test_nan_passes_where_this_calls_reference_has_it_too():
     """The shape's expectation saw finite values; this call's input makes the reference non-finite too."""
+
     def reference(data):
         a, b, _ = data
-        return torch.log(a + b - 1)          # -inf where a + b == 1
+        return torch.log(a + b - 1)  # -inf where a + b == 1
 
     data = (torch.arange(4.0), torch.ones(4), torch.empty(4))
     expectation = expect(reference, (torch.arange(4.0) + 5, torch.ones(4), torch.empty(4)))
@@ -183,24 +189,30 @@ def test_nan_passes_where_this_calls_reference_has_it_too():
     assert judge(expectation, clone_data(data), data, output, lambda p, o: (True, ""), reference, False) is None
 
 
-@pytest.mark.parametrize(("answer", "expected"), [
-    ((True, ""), (True, "")),
-    ((True, "close enough"), (True, "close enough")),
-    ((False, ["SIZE MISMATCH", "3 elements"]), (False, "SIZE MISMATCH\n3 elements")),
-    ([False, "values differ"], (False, "values differ")),
-    ((torch.tensor(True), ""), (True, "")),
-    ((np.bool_(False), "no"), (False, "no")),
-    ("", (True, "")),
-    ("  ", (True, "  ")),
-    ("mismatch found! ERROR AT (1,)", (False, "mismatch found! ERROR AT (1,)")),
-    ([], (True, "")),
-    (["Number of mismatched elements: 3", "ERROR AT (0,)"], (False, "Number of mismatched elements: 3\nERROR AT (0,)")),
-    ((), (True, "")),
-    (True, (True, "")),
-    (False, (False, "the checker rejected the output (it gave no reason).")),
-    (torch.tensor(False), (False, "the checker rejected the output (it gave no reason).")),
-    (None, (True, "")),
-])
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ((True, ""), (True, "")),
+        ((True, "close enough"), (True, "close enough")),
+        ((False, ["SIZE MISMATCH", "3 elements"]), (False, "SIZE MISMATCH\n3 elements")),
+        ([False, "values differ"], (False, "values differ")),
+        ((torch.tensor(True), ""), (True, "")),
+        ((np.bool_(False), "no"), (False, "no")),
+        ("", (True, "")),
+        ("  ", (True, "  ")),
+        ("mismatch found! ERROR AT (1,)", (False, "mismatch found! ERROR AT (1,)")),
+        ([], (True, "")),
+        (
+            ["Number of mismatched elements: 3", "ERROR AT (0,)"],
+            (False, "Number of mismatched elements: 3\nERROR AT (0,)"),
+        ),
+        ((), (True, "")),
+        (True, (True, "")),
+        (False, (False, "the checker rejected the output (it gave no reason).")),
+        (torch.tensor(False), (False, "the checker rejected the output (it gave no reason).")),
+        (None, (True, "")),
+    ],
+)
 def test_every_checker_answer_style_is_understood(answer, expected):
     assert checker_verdict(answer) == expected
 

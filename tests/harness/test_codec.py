@@ -52,30 +52,55 @@ def _through_json(value: Any) -> Any:
 
 
 def _shape(n: int, samples: int) -> ShapeStats:
-    return ShapeStats(spec={"size": 1024 * n, "seed": n}, n=samples, median_us=12.5, mean_us=13.0,
-                      trimmed_mean_us=12.75, std_us=0.5, ci_low_us=12.0, ci_high_us=13.0, min_us=11.0,
-                      p10_us=11.5, p90_us=14.0, max_us=20.0, first_call_us=900.0, stop_reason="converged",
-                      achieved_gbps=812.5 if n % 2 else None, peak_fraction=0.25, flags=["noisy"],
-                      samples_us=[10.0 + i / 7 for i in range(samples)])
+    return ShapeStats(
+        spec={"size": 1024 * n, "seed": n},
+        n=samples,
+        median_us=12.5,
+        mean_us=13.0,
+        trimmed_mean_us=12.75,
+        std_us=0.5,
+        ci_low_us=12.0,
+        ci_high_us=13.0,
+        min_us=11.0,
+        p10_us=11.5,
+        p90_us=14.0,
+        max_us=20.0,
+        first_call_us=900.0,
+        stop_reason="converged",
+        achieved_gbps=812.5 if n % 2 else None,
+        peak_fraction=0.25,
+        flags=["noisy"],
+        samples_us=[10.0 + i / 7 for i in range(samples)],
+    )
 
 
 def _result() -> EvalResult:
     return EvalResult(
-        status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd",
+        status=Status.FAILED,
+        mode=Mode.RANKED,
+        problem="vectoradd",
         tests=[CheckResult(spec={"size": 8}, passed=True), CheckResult(spec={"size": 9}, passed=False, message="off")],
         shapes=[_shape(n, 500) for n in range(5)],
         profiles=[ProfileEntry(spec={"size": 8}, table="kernel  time\nadd  1us")],
         score_us=12.5,
         failure=Failure(FailureKind.IMPLAUSIBLE_TIME, "Too fast to be true.", log_tail="tail"),
         system=SystemInfo(device="cuda", gpu_name="H100", gpu_count=1, l2_bytes=50 << 20, sm_clock_mhz=[1980, 1755]),
-        stdout="out", stderr="err", wall_s=3.5, gpu_s=1.25, compile_s=0.5)
+        stdout="out",
+        stderr="err",
+        wall_s=3.5,
+        gpu_s=1.25,
+        compile_s=0.5,
+    )
 
 
 def _command() -> Command:
-    return Command(actor=Actor(Platform.DISCORD, "u1", "Ada", ["admin"]),
-                   reply_to=ReplyTo(Platform.DISCORD, "c1", "t1", "m1", "u1"), kind=CommandKind.SUBMIT,
-                   args={"leaderboard": "vectoradd", "gpus": ["H100", "A100"], "nested": {"n": [1, 2.5, None]}},
-                   attachment=Attachment("kernel.py", bytes(range(256))))
+    return Command(
+        actor=Actor(Platform.DISCORD, "u1", "Ada", ["admin"]),
+        reply_to=ReplyTo(Platform.DISCORD, "c1", "t1", "m1", "u1"),
+        kind=CommandKind.SUBMIT,
+        args={"leaderboard": "vectoradd", "gpus": ["H100", "A100"], "nested": {"n": [1, 2.5, None]}},
+        attachment=Attachment("kernel.py", bytes(range(256))),
+    )
 
 
 # --- round trips of the real contracts ---------------------------------------------------------------
@@ -104,8 +129,16 @@ def test_eval_result_defaults_fill_missing_keys():
 
 def test_eval_job_with_problem_round_trips(problem: Problem):
     problem.task.roofline = Roofline(bytes="3*4*size", flops="size")
-    job = EvalJob(problem=problem, submission_name="kernel.py", submission_source="def f(): ...",
-                  mode=Mode.BENCHMARK, device="cpu", secret_seed=7, run_id="r1", memory_limit_mb=2048)
+    job = EvalJob(
+        problem=problem,
+        submission_name="kernel.py",
+        submission_source="def f(): ...",
+        mode=Mode.BENCHMARK,
+        device="cpu",
+        secret_seed=7,
+        run_id="r1",
+        memory_limit_mb=2048,
+    )
     decoded = from_jsonable(EvalJob, _through_json(job))
     assert decoded == job
     assert isinstance(decoded.problem.task.roofline, Roofline)
@@ -121,12 +154,21 @@ def test_command_with_attachment_round_trips():
 
 
 def test_reply_with_parts_round_trips():
-    reply = Reply(reply_to=ReplyTo(Platform.SLACK, "C1"), title="Results", tone=Tone.SUCCESS, in_reply_to="c1",
-                  parts=[Part(PartKind.TEXT, text="**done**"),
-                         Part(PartKind.TABLE, headers=["gpu", "time"], rows=[["H100", "1 µs"], ["A100", "2 µs"]]),
-                         Part(PartKind.IMAGE, data=b"\x89PNG\r\n", filename="plot.png"),
-                         Part(PartKind.STATUS, text="passed", tone=Tone.SUCCESS)],
-                  data={"submission_id": 3, "runs": ["a", "b"]}, final=False, ephemeral=True)
+    reply = Reply(
+        reply_to=ReplyTo(Platform.SLACK, "C1"),
+        title="Results",
+        tone=Tone.SUCCESS,
+        in_reply_to="c1",
+        parts=[
+            Part(PartKind.TEXT, text="**done**"),
+            Part(PartKind.TABLE, headers=["gpu", "time"], rows=[["H100", "1 µs"], ["A100", "2 µs"]]),
+            Part(PartKind.IMAGE, data=b"\x89PNG\r\n", filename="plot.png"),
+            Part(PartKind.STATUS, text="passed", tone=Tone.SUCCESS),
+        ],
+        data={"submission_id": 3, "runs": ["a", "b"]},
+        final=False,
+        ephemeral=True,
+    )
     decoded = from_jsonable(Reply, _through_json(reply))
     assert decoded == reply
     assert decoded.parts[2].data == b"\x89PNG\r\n"
@@ -134,9 +176,11 @@ def test_reply_with_parts_round_trips():
 
 def test_run_messages_round_trip(problem: Problem):
     job = EvalJob(problem=problem, submission_name="k.py", submission_source="x = 1")
-    messages = [RunResult(run_id="r1", submission_id=4, gpu="H100", result=_result(), worker="w1", attempts=2),
-                RunJob(run_id="r1", submission_id=4, leaderboard="vectoradd", gpu="H100", job=job),
-                RunProgress(run_id="r1", submission_id=4, gpu="H100", progress=Progress("timing", 2, 5, "size=8"))]
+    messages = [
+        RunResult(run_id="r1", submission_id=4, gpu="H100", result=_result(), worker="w1", attempts=2),
+        RunJob(run_id="r1", submission_id=4, leaderboard="vectoradd", gpu="H100", job=job),
+        RunProgress(run_id="r1", submission_id=4, gpu="H100", progress=Progress("timing", 2, 5, "size=8")),
+    ]
     for message in messages:
         assert from_jsonable(type(message), _through_json(message)) == message
 
@@ -170,8 +214,8 @@ def test_plain_values_pass_through_unchanged():
     for value in ("s", 3, 2.5, True, None):
         assert to_jsonable(value) is value
     odd = {1, 2}
-    assert to_jsonable(odd) is odd             # not JSON, but the codec does not judge it
-    assert to_jsonable(Leaf) is Leaf           # a dataclass class is not an instance
+    assert to_jsonable(odd) is odd  # not JSON, but the codec does not judge it
+    assert to_jsonable(Leaf) is Leaf  # a dataclass class is not an instance
 
 
 def test_containers_are_encoded_recursively():
@@ -215,7 +259,7 @@ class Unions:
 
 @dataclass
 class Loose:
-    items: list = field(default_factory=list)      # a bare container hint is checked as a type
+    items: list = field(default_factory=list)  # a bare container hint is checked as a type
     choice: Literal["a", "b"] = "a"
 
 
@@ -234,27 +278,36 @@ def test_bool_passes_as_int_but_not_as_float():
         from_jsonable(Numbers, {"floats": [1.0, False]})
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"i": 1.5}, "expected int, got float"),
-    ({"i": "1"}, "expected int, got str"),
-    ({"f": "1.0"}, "expected float, got str"),
-    ({"floats": {"a": 1}}, "expected a list, got dict"),
-    ({"floats": (1.0,)}, "expected a list, got tuple"),
-    ({"named": [1]}, "expected an object, got list"),
-    ({"named": {"a": "leaf"}}, "expected an object for Leaf, got str"),
-    ({"named": {"a": {"x": "1"}}}, "expected int, got str"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"i": 1.5}, "expected int, got float"),
+        ({"i": "1"}, "expected int, got str"),
+        ({"f": "1.0"}, "expected float, got str"),
+        ({"floats": {"a": 1}}, "expected a list, got dict"),
+        ({"floats": (1.0,)}, "expected a list, got tuple"),
+        ({"named": [1]}, "expected an object, got list"),
+        ({"named": {"a": "leaf"}}, "expected an object for Leaf, got str"),
+        ({"named": {"a": {"x": "1"}}}, "expected int, got str"),
+    ],
+)
 def test_type_mismatches_name_what_was_expected(data, message):
     with pytest.raises(DecodeError, match=f"^{message}$"):
         from_jsonable(Numbers, data)
 
 
-@pytest.mark.parametrize(("cls", "data"), [
-    (Command, {"actor": {"platform": "myspace", "user_id": "u"}, "reply_to": {"platform": "cli"}, "kind": "submit"}),
-    (Attachment, {"name": "k.py", "content": "not base64!"}),
-    (Attachment, {"name": "k.py", "content": 12}),
-    (Leaf, {"y": 1.0}),                                           # a required key is missing
-])
+@pytest.mark.parametrize(
+    ("cls", "data"),
+    [
+        (
+            Command,
+            {"actor": {"platform": "myspace", "user_id": "u"}, "reply_to": {"platform": "cli"}, "kind": "submit"},
+        ),
+        (Attachment, {"name": "k.py", "content": "not base64!"}),
+        (Attachment, {"name": "k.py", "content": 12}),
+        (Leaf, {"y": 1.0}),  # a required key is missing
+    ],
+)
 def test_unreadable_values_raise_decode_error_naming_the_class(cls, data):
     with pytest.raises(DecodeError, match=f"^cannot read {cls.__name__}: "):
         from_jsonable(cls, data)
@@ -271,10 +324,12 @@ def test_unknown_keys_are_ignored_and_missing_keys_use_defaults():
 
 
 def test_containers_decode_to_their_declared_types():
-    decoded = from_jsonable(Numbers, {"pair": [1, 2, 3], "mixed": [1, 2], "named": {"k": {"x": 5}},
-                                      "raw": base64.b64encode(b"\x00\x01").decode()})
+    decoded = from_jsonable(
+        Numbers,
+        {"pair": [1, 2, 3], "mixed": [1, 2], "named": {"k": {"x": 5}}, "raw": base64.b64encode(b"\x00\x01").decode()},
+    )
     assert decoded.pair == (1, 2, 3)
-    assert decoded.mixed == (1, 2)                     # every item is read as the first type
+    assert decoded.mixed == (1, 2)  # every item is read as the first type
     assert decoded.named == {"k": Leaf(5)}
     assert decoded.raw == b"\x00\x01"
     with pytest.raises(DecodeError, match="expected int, got str"):

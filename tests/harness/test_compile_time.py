@@ -60,19 +60,21 @@ def test_a_build_inside_a_build_counts_once(slow_builds: list[str], monkeypatch:
 
     monkeypatch.setattr(cpp_extension, "load_inline", clock._timed(outer_build))
     cpp_extension.load_inline("kernel")
-    assert 2 * BUILD_S <= clock.seconds() < 3 * BUILD_S + 0.5      # the outer build's time, which holds the inner
+    assert 2 * BUILD_S <= clock.seconds() < 3 * BUILD_S + 0.5  # the outer build's time, which holds the inner
 
 
 def test_triton_compiles_are_counted_from_its_listener(monkeypatch: pytest.MonkeyPatch) -> None:
     earlier: list[int] = []
     compilation = types.SimpleNamespace(listener=lambda **details: earlier.append(details["times"].total))
-    monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(knobs=types.SimpleNamespace(
-        compilation=compilation)))
+    monkeypatch.setitem(
+        sys.modules, "triton", types.SimpleNamespace(knobs=types.SimpleNamespace(compilation=compilation))
+    )
     clock = CompileClock().install()
 
-    compilation.listener(src=None, metadata={}, metadata_group={}, times=types.SimpleNamespace(total=250_000),
-                         cache_hit=False)
-    assert clock.seconds() == pytest.approx(0.25) and earlier == [250_000]     # microseconds; the old one still hears
+    compilation.listener(
+        src=None, metadata={}, metadata_group={}, times=types.SimpleNamespace(total=250_000), cache_hit=False
+    )
+    assert clock.seconds() == pytest.approx(0.25) and earlier == [250_000]  # microseconds; the old one still hears
 
 
 def test_an_old_triton_without_the_listener_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,10 +92,12 @@ def test_torch_compile_time_comes_from_dynamo() -> None:
 
 def test_a_torch_compile_submission_reports_compile_s(evaluate_fixture, make_job, harness_server):
     job = make_job("correct", Mode.TEST)
-    job.submission_source = ("import torch\n\n"
-                             "@torch.compile(backend='eager')\n"
-                             "def add(a, b):\n    return a + b\n\n"
-                             "def custom_kernel(data):\n    a, b, out = data\n    return out.copy_(add(a, b))\n")
+    job.submission_source = (
+        "import torch\n\n"
+        "@torch.compile(backend='eager')\n"
+        "def add(a, b):\n    return a + b\n\n"
+        "def custom_kernel(data):\n    a, b, out = data\n    return out.copy_(add(a, b))\n"
+    )
     compiled = harness_server.evaluate(job)
     plain = evaluate_fixture("correct", Mode.TEST)
 

@@ -42,7 +42,7 @@ def test_exception_in_custom_kernel_points_at_the_submission(evaluate_fixture):
     assert "ValueError: this kernel gave up" in failure.message
     assert "test 1 of 3" in failure.message
     assert "submission.py" in failure.log_tail
-    assert "harness/modes.py" not in failure.log_tail      # the user's traceback, not ours
+    assert "harness/modes.py" not in failure.log_tail  # the user's traceback, not ours
     assert [t.passed for t in result.tests] == [False, False, False]
 
 
@@ -91,7 +91,7 @@ def test_exit_with_a_fake_passed_line_is_a_crash(evaluate_fixture):
     result = evaluate_fixture("exit_early", Mode.RANKED)
     failure = _failed(result, FailureKind.CRASH, Status.ERROR)
     assert "exited with code 0" in failure.message
-    assert "check: pass" in result.stdout         # printed, and ignored: results never come from stdout
+    assert "check: pass" in result.stdout  # printed, and ignored: results never come from stdout
 
 
 def test_one_huge_allocation_is_out_of_memory(evaluate_fixture):
@@ -100,8 +100,7 @@ def test_one_huge_allocation_is_out_of_memory(evaluate_fixture):
 
 
 def test_slowly_growing_memory_is_stopped_by_the_watchdog(evaluate_fixture):
-    failure = _failed(evaluate_fixture("memory_creep", memory_limit_mb=700), FailureKind.OUT_OF_MEMORY,
-                      Status.ERROR)
+    failure = _failed(evaluate_fixture("memory_creep", memory_limit_mb=700), FailureKind.OUT_OF_MEMORY, Status.ERROR)
     assert "more than 700 MB of host memory" in failure.message
 
 
@@ -113,15 +112,23 @@ def test_infinite_loop_times_out(evaluate_fixture):
     assert result.wall_s < 30
 
 
-@pytest.mark.parametrize(("mode", "limits", "words"), [
-    (Mode.TEST, {"test_timeout": 3.0}, "test phase did not finish within its 3 s limit (the problem's test_timeout)"),
-    (Mode.BENCHMARK, {"benchmark_timeout": 3.0}, "benchmark phase did not finish within its 3 s limit"),
-])
-def test_a_hung_call_reports_that_it_still_runs_and_stops_at_its_phase_limit(make_job, monkeypatch, mode, limits,
-                                                                             words):
+@pytest.mark.parametrize(
+    ("mode", "limits", "words"),
+    [
+        (
+            Mode.TEST,
+            {"test_timeout": 3.0},
+            "test phase did not finish within its 3 s limit (the problem's test_timeout)",
+        ),
+        (Mode.BENCHMARK, {"benchmark_timeout": 3.0}, "benchmark phase did not finish within its 3 s limit"),
+    ],
+)
+def test_a_hung_call_reports_that_it_still_runs_and_stops_at_its_phase_limit(
+    make_job, monkeypatch, mode, limits, words
+):
     from harness import HarnessServer
 
-    monkeypatch.setenv("KERNELRANK_PROGRESS_EVERY_S", "0.5")     # a server of its own reads the interval
+    monkeypatch.setenv("KERNELRANK_PROGRESS_EVERY_S", "0.5")  # a server of its own reads the interval
     seen = []
     with HarnessServer() as server:
         result = server.evaluate(make_job("infinite_loop", mode, task=limits), on_progress=seen.append)
@@ -143,8 +150,9 @@ def test_a_cuda_only_submission_is_refused_on_cpu(evaluate_fixture):
 
 
 def test_a_problem_without_cpu_support_is_refused_on_cpu(evaluate_fixture):
-    failure = _failed(evaluate_fixture("correct", task={"devices": ["cuda"]}), FailureKind.UNSUPPORTED_DEVICE,
-                      Status.ERROR)
+    failure = _failed(
+        evaluate_fixture("correct", task={"devices": ["cuda"]}), FailureKind.UNSUPPORTED_DEVICE, Status.ERROR
+    )
     assert "runs on cuda, not on cpu" in failure.message
 
 

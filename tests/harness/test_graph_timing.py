@@ -45,11 +45,11 @@ def test_copy_into_writes_fresh_values_into_the_same_tensors():
     fresh = {"x": torch.arange(3.0), "pair": (torch.full((2, 2), 7.0), [torch.tensor([9])]), "n": 6}
     storage = static["x"].data_ptr()
     copy_into(static, fresh)
-    assert static["x"].data_ptr() == storage                   # in place: a captured graph still reads it
+    assert static["x"].data_ptr() == storage  # in place: a captured graph still reads it
     assert torch.equal(static["x"], fresh["x"])
     assert torch.equal(static["pair"][0], fresh["pair"][0])
     assert torch.equal(static["pair"][1][0], fresh["pair"][1][0])
-    assert static["n"] == 5                                    # non-tensor leaves are the template's
+    assert static["n"] == 5  # non-tensor leaves are the template's
 
 
 @pytest.mark.parametrize("fresh", [(torch.ones(2),), [torch.ones(2), 1], {"a": torch.ones(2)}])
@@ -60,15 +60,29 @@ def test_copy_into_refuses_a_different_structure(fresh):
 
 def test_shape_stats_graph_us_is_optional_and_survives_json():
     def shape(**extra):
-        return ShapeStats(spec={"size": 4}, n=1, median_us=1.0, mean_us=1.0, trimmed_mean_us=1.0, std_us=0.0,
-                          ci_low_us=1.0, ci_high_us=1.0, min_us=1.0, p10_us=1.0, p90_us=1.0, max_us=1.0,
-                          first_call_us=1.0, **extra)
+        return ShapeStats(
+            spec={"size": 4},
+            n=1,
+            median_us=1.0,
+            mean_us=1.0,
+            trimmed_mean_us=1.0,
+            std_us=0.0,
+            ci_low_us=1.0,
+            ci_high_us=1.0,
+            min_us=1.0,
+            p10_us=1.0,
+            p90_us=1.0,
+            max_us=1.0,
+            first_call_us=1.0,
+            **extra,
+        )
 
     assert shape().graph_us is None
-    result = EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd",
-                        shapes=[shape(graph_us=2.5), shape()])
+    result = EvalResult(
+        status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", shapes=[shape(graph_us=2.5), shape()]
+    )
     again = EvalResult.from_json(result.to_json())
     assert [s.graph_us for s in again.shapes] == [2.5, None]
     legacy = result.to_dict()
-    del legacy["shapes"][0]["graph_us"]                         # a result written before the field existed
+    del legacy["shapes"][0]["graph_us"]  # a result written before the field existed
     assert EvalResult.from_dict(legacy).shapes[0].graph_us is None

@@ -32,7 +32,7 @@ def test_timed_modes_time_every_cpu_shape_and_score_them(evaluate_fixture, probl
         assert shape.n == len(shape.samples_us) >= 20
         assert shape.min_us <= shape.p10_us <= shape.median_us <= shape.p90_us <= shape.max_us
         assert shape.first_call_us > 0 and shape.stop_reason in ("converged", "budget", "cap")
-        assert shape.achieved_gbps is not None and shape.achieved_gbps > 0     # the fixture declares a roofline
+        assert shape.achieved_gbps is not None and shape.achieved_gbps > 0  # the fixture declares a roofline
     medians = [s.median_us for s in result.shapes]
     assert result.score_us == pytest.approx(math.exp(sum(map(math.log, medians)) / len(medians)))
     assert len(result.tests) == (len(problem.task.tests) if mode is Mode.RANKED else 0)
@@ -42,8 +42,8 @@ def test_timed_modes_report_diagnostics_and_where_the_time_went(evaluate_fixture
     result = _passed(evaluate_fixture("correct", Mode.RANKED))
     for shape in result.shapes:
         assert len(shape.warmup_us) >= 5 and all(w > 0 for w in shape.warmup_us)
-        assert shape.clock_mhz is None and shape.flush_us is None        # CUDA-only readings
-        assert shape.host_us == shape.median_us                           # a CPU call is all host time
+        assert shape.clock_mhz is None and shape.flush_us is None  # CUDA-only readings
+        assert shape.host_us == shape.median_us  # a CPU call is all host time
         assert shape.address_spread is None or shape.address_spread >= 0
     assert {"prepare", "tests", "gate", "warm-up", "timing", "timing: calls", "timing: checks"} <= set(result.phases_s)
     assert sum(v for k, v in result.phases_s.items() if ":" not in k) <= result.wall_s
@@ -53,12 +53,15 @@ def test_timed_modes_report_diagnostics_and_where_the_time_went(evaluate_fixture
 @pytest.mark.parametrize("declared", [True, False], ids=["devices declared", "as written"])
 def test_only_problems_declaring_devices_get_a_default_device(harness_server, make_job, declared):
     job = make_job("correct", Mode.TEST, task={"default_device": declared})
-    spy = ("\nimport torch.overrides\n_generate = generate_input\n\n"
-           "def generate_input(**spec):\n"
-           "    print('modes:', [type(m).__name__ for m in torch.overrides._get_current_function_mode_stack()])\n"
-           "    return _generate(**spec)\n")
-    job.problem = dataclasses.replace(job.problem, files={**job.problem.files,
-                                                          "reference.py": job.problem.files["reference.py"] + spy})
+    spy = (
+        "\nimport torch.overrides\n_generate = generate_input\n\n"
+        "def generate_input(**spec):\n"
+        "    print('modes:', [type(m).__name__ for m in torch.overrides._get_current_function_mode_stack()])\n"
+        "    return _generate(**spec)\n"
+    )
+    job.problem = dataclasses.replace(
+        job.problem, files={**job.problem.files, "reference.py": job.problem.files["reference.py"] + spy}
+    )
     result = _passed(harness_server.evaluate(job))
     modes = [line for line in result.stdout.splitlines() if line.startswith("modes:")]
     assert modes and all(("DeviceContext" in line) == declared for line in modes)
@@ -89,7 +92,7 @@ def test_ranked_inputs_are_secret_not_the_public_ones(evaluate_fixture):
 
 @pytest.mark.parametrize("mode", [Mode.BENCHMARK, Mode.RANKED, Mode.PROFILE])
 def test_benchmark_shapes_are_checked_in_every_timed_mode(evaluate_fixture, mode):
-    assert _passed(evaluate_fixture("shape_cheat", Mode.TEST))      # only the large shapes take the shortcut
+    assert _passed(evaluate_fixture("shape_cheat", Mode.TEST))  # only the large shapes take the shortcut
     result = evaluate_fixture("shape_cheat", mode)
     assert (result.status, result.failure.kind) == (Status.FAILED, FailureKind.WRONG_OUTPUT)
     assert "benchmark shape 1 of 2" in result.failure.message

@@ -18,13 +18,13 @@ def test_the_raw_page_becomes_one_profile_per_kernel_launch() -> None:
 
     assert add_pairs.name.startswith("add_pairs(")
     assert add_pairs.grid == "(4224, 1, 1)" and add_pairs.block == "(256, 1, 1)"
-    assert add_pairs.duration_us == pytest.approx(66.976)              # nanoseconds in base units
-    assert add_pairs.dram_gbps == pytest.approx(3012.3457, rel=1e-6)   # bytes per second
+    assert add_pairs.duration_us == pytest.approx(66.976)  # nanoseconds in base units
+    assert add_pairs.dram_gbps == pytest.approx(3012.3457, rel=1e-6)  # bytes per second
     assert add_pairs.memory_pct == pytest.approx(91.42) and add_pairs.compute_pct == pytest.approx(23.87)
     assert (add_pairs.occupancy_pct, add_pairs.theoretical_occupancy_pct) == (88.03, 100.0)
-    assert add_pairs.stalls == {"long_scoreboard": 27.51, "wait": 2.31, "lg_throttle": 1.92}     # top 3, largest first
-    assert tail.dram_gbps == pytest.approx(0.001234567)                # thousands separators are read
-    assert list(tail.stalls) == ["wait", "long_scoreboard"]           # zeros are not reasons
+    assert add_pairs.stalls == {"long_scoreboard": 27.51, "wait": 2.31, "lg_throttle": 1.92}  # top 3, largest first
+    assert tail.dram_gbps == pytest.approx(0.001234567)  # thousands separators are read
+    assert list(tail.stalls) == ["wait", "long_scoreboard"]  # zeros are not reasons
 
 
 def test_the_summary_table_and_the_result_round_trip() -> None:

@@ -55,9 +55,9 @@ def test_a_public_task_yml_loads_as_written(tmp_path: Path) -> None:
     (tmp_path / "template.py").write_text("def custom_kernel(data): ...\n")
     problem = load_problem(_problem(tmp_path / "scale", PUBLIC))
 
-    assert set(problem.files) == {"reference.py"}               # eval.py is GPU MODE's evaluator: ours replaces it
+    assert set(problem.files) == {"reference.py"}  # eval.py is GPU MODE's evaluator: ours replaces it
     assert problem.task.tests[0] == {"size": 128, "contention": 12.5, "seed": -3}
-    assert problem.templates == {"Python": "def custom_kernel(data): ...\n"}   # a missing template is skipped
+    assert problem.templates == {"Python": "def custom_kernel(data): ...\n"}  # a missing template is skipped
     assert problem.task.ranking_by == "last" and problem.task.devices == ["cuda"]
     assert not problem.task.default_device and not problem.task.strict_output
     assert problem.task.checker_args == CHECKER_ARGS[0]
@@ -65,7 +65,7 @@ def test_a_public_task_yml_loads_as_written(tmp_path: Path) -> None:
 
 def test_declaring_devices_sets_the_default_device_and_strict_output_is_read(tmp_path: Path) -> None:
     task = PUBLIC + "devices: [cpu, cuda]\nstrict_output: true\nshape_budget_ms: 250\n"
-    problem = load_problem(_problem(tmp_path / "ours", task) / "task.yml")      # the task.yml itself works too
+    problem = load_problem(_problem(tmp_path / "ours", task) / "task.yml")  # the task.yml itself works too
     assert problem.task.devices == ["cpu", "cuda"] and problem.task.default_device
     assert problem.task.strict_output and problem.task.shape_budget_ms == 250
 
@@ -74,11 +74,14 @@ def test_the_default_device_is_derived_never_read(tmp_path: Path) -> None:
     assert not load_problem(_problem(tmp_path / "p", PUBLIC + "default_device: true\n")).task.default_device
 
 
-@pytest.mark.parametrize(("extra", "words"), [
-    ("checker_args: 'output, data'\n", "checker_args must be one of"),
-    ("shape_budget_ms: 0\n", "shape_budget_ms must be a positive"),
-    ("devices: [tpu]\n", "unknown devices"),
-])
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("checker_args: 'output, data'\n", "checker_args must be one of"),
+        ("shape_budget_ms: 0\n", "shape_budget_ms must be a positive"),
+        ("devices: [tpu]\n", "unknown devices"),
+    ],
+)
 def test_bad_keys_are_named(tmp_path: Path, extra: str, words: str) -> None:
     with pytest.raises(ProblemError, match=words):
         load_problem(_problem(tmp_path / "p", PUBLIC + extra))
@@ -113,8 +116,9 @@ def test_a_lone_reference_stages_the_helpers_it_imports(tmp_path: Path) -> None:
     folder = tmp_path / "double_py"
     folder.mkdir()
     (folder / "reference.py").write_text(FIRST)
-    (folder / "helpers.py").write_text("import torch\nfrom more import SIZE\n\n\ndef make():\n"
-                                       "    return torch.ones(SIZE)\n")
+    (folder / "helpers.py").write_text(
+        "import torch\nfrom more import SIZE\n\n\ndef make():\n    return torch.ones(SIZE)\n"
+    )
     (folder / "more.py").write_text("SIZE = 4\n")
     (folder / "unrelated.py").write_text("raise SystemExit\n")
 
@@ -125,10 +129,13 @@ def test_a_lone_reference_stages_the_helpers_it_imports(tmp_path: Path) -> None:
     assert load_problem(folder / "reference.py").files == problem.files
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("def generate_input():\n    pass\n", "defines no ref_kernel, check_implementation"),
-    ("def generate_input(:\n", "is not valid Python"),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("def generate_input():\n    pass\n", "defines no ref_kernel, check_implementation"),
+        ("def generate_input(:\n", "is not valid Python"),
+    ],
+)
 def test_a_reference_py_that_is_not_the_first_format_is_named(tmp_path: Path, text: str, words: str) -> None:
     (tmp_path / "reference.py").write_text(text)
     with pytest.raises(ProblemError, match=words):

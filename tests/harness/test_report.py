@@ -11,10 +11,16 @@ from harness.stats import shape_stats
 def _ranked_result() -> EvalResult:
     shape = shape_stats({"size": 4096, "seed": 1}, [10.0, 11.0, 12.0] * 10, 250.0, [0.0] * 30, "converged")
     shape.achieved_gbps, shape.peak_fraction = 123.4, 0.5
-    return EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", score_us=11.0,
-                      tests=[Case({"size": 127}, True)], shapes=[shape],
-                      system=SystemInfo(device="cuda", gpu_name="NVIDIA H100 80GB HBM3", torch="2.13", cuda="12.8"),
-                      wall_s=1.5)
+    return EvalResult(
+        status=Status.PASSED,
+        mode=Mode.RANKED,
+        problem="vectoradd",
+        score_us=11.0,
+        tests=[Case({"size": 127}, True)],
+        shapes=[shape],
+        system=SystemInfo(device="cuda", gpu_name="NVIDIA H100 80GB HBM3", torch="2.13", cuda="12.8"),
+        wall_s=1.5,
+    )
 
 
 def test_a_passed_run_shows_score_tests_and_the_shape_table():
@@ -31,10 +37,13 @@ def test_a_passed_run_shows_score_tests_and_the_shape_table():
 
 
 def test_a_failure_shows_its_paragraph_and_log_tail_in_colour_when_asked():
-    result = EvalResult(status=Status.ERROR, mode=Mode.TEST, problem="vectoradd",
-                        tests=[Case({"size": 127}, False, "custom_kernel raised ValueError")],
-                        failure=Failure(FailureKind.EXCEPTION, "custom_kernel raised ValueError: no.",
-                                        'File "submission.py", line 2'))
+    result = EvalResult(
+        status=Status.ERROR,
+        mode=Mode.TEST,
+        problem="vectoradd",
+        tests=[Case({"size": 127}, False, "custom_kernel raised ValueError")],
+        failure=Failure(FailureKind.EXCEPTION, "custom_kernel raised ValueError: no.", 'File "submission.py", line 2'),
+    )
     text = render(result, colour=True)
     assert "\033[31mERROR\033[0m" in text and "FAIL" in text
     assert "Failure (exception)" in text and "custom_kernel raised ValueError: no." in text

@@ -35,7 +35,7 @@ def _in_filtered_child(parent: int) -> dict[str, str]:
                 answers[name] = errno.errorcode.get(exc.errno, str(exc.errno))
 
         def ptrace():
-            if libc.ptrace(16, parent, 0, 0) != 0:          # PTRACE_ATTACH
+            if libc.ptrace(16, parent, 0, 0) != 0:  # PTRACE_ATTACH
                 raise OSError(ctypes.get_errno(), "ptrace")
 
         probe("signal the parent", lambda: os.kill(parent, 0))
@@ -62,9 +62,16 @@ def _in_filtered_child(parent: int) -> dict[str, str]:
 
 def test_the_runner_cannot_reach_its_judge_or_the_kernels_larger_surfaces():
     answers = _in_filtered_child(os.getpid())
-    assert answers == {"signal the parent": "EPERM", "signal everything": "EPERM", "signal itself": "ok",
-                       "signal its group": "ok", "ptrace the parent": "EPERM", "new user namespace": "EPERM",
-                       "mount": "EPERM", "signal its child": "ok"}
+    assert answers == {
+        "signal the parent": "EPERM",
+        "signal everything": "EPERM",
+        "signal itself": "ok",
+        "signal its group": "ok",
+        "ptrace the parent": "EPERM",
+        "new user namespace": "EPERM",
+        "mount": "EPERM",
+        "signal its child": "ok",
+    }
 
 
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
@@ -72,8 +79,8 @@ def test_the_filter_fits_classic_bpf(machine):
     code = seccomp.program(1000, machine)
     assert len(code) < 4096
     for index, (op, jt, jf, k) in enumerate(code):
-        if op == 0x06:                                      # return
+        if op == 0x06:  # return
             continue
-        reach = k if op == 0x05 else max(jt, jf)            # an unconditional jump's offset is in k
+        reach = k if op == 0x05 else max(jt, jf)  # an unconditional jump's offset is in k
         assert index + 1 + reach < len(code), f"instruction {index} jumps past the end"
-    assert code[-1] == (0x06, 0, 0, 0x7FFF0000)          # the last word: allow
+    assert code[-1] == (0x06, 0, 0, 0x7FFF0000)  # the last word: allow

@@ -15,15 +15,23 @@ PROBLEMS = Path(__file__).resolve().parents[2] / "problems"
 
 def job_for(problem: str, solution: str) -> EvalJob:
     path = PROBLEMS / problem / "solutions" / "correct" / solution
-    return EvalJob(problem=load_problem(PROBLEMS / problem), submission_name=path.name,
-                   submission_source=path.read_text(), mode=Mode.TEST, device="cpu")
+    return EvalJob(
+        problem=load_problem(PROBLEMS / problem),
+        submission_name=path.name,
+        submission_source=path.read_text(),
+        mode=Mode.TEST,
+        device="cpu",
+    )
 
 
-@pytest.mark.parametrize(("solution", "expected"), [
-    ("pytorch.py", ()),
-    ("triton_add.py", ("triton",)),
-    ("cuda_inline.py", ("torch.utils.cpp_extension",)),
-])
+@pytest.mark.parametrize(
+    ("solution", "expected"),
+    [
+        ("pytorch.py", ()),
+        ("triton_add.py", ("triton",)),
+        ("cuda_inline.py", ("torch.utils.cpp_extension",)),
+    ],
+)
 def test_a_one_job_server_preloads_what_the_submission_names(solution, expected):
     assert preloads_for(job_for("vectoradd", solution)) == expected
 

@@ -27,6 +27,7 @@ def shuffled(values: list[float], seed: int = 7) -> list[float]:
 
 # --- median_ci: 1-based ranks floor(n/2 - d), ceil(n/2 + 1 + d) with d = 0.98 sqrt(n) ---------------
 
+
 def test_median_ci_n20_uses_ranks_5_and_16():
     # d = 0.98 * sqrt(20) = 4.38: ranks floor(5.62) = 5 and ceil(15.38) = 16
     assert median_ci(shuffled([float(i) for i in range(1, 21)])) == (5.0, 16.0)
@@ -44,7 +45,7 @@ def test_median_ci_wider_for_higher_confidence():
 
 def test_median_ci_clamps_ranks_for_tiny_samples():
     assert median_ci([5.0]) == (5.0, 5.0)
-    assert median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)   # ranks -1 and 5 clamp to 1 and 3
+    assert median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)  # ranks -1 and 5 clamp to 1 and 3
 
 
 @pytest.mark.parametrize("samples, confidence", [([], 0.95), ([1.0], 0.0), ([1.0], 1.0)])
@@ -55,7 +56,7 @@ def test_median_ci_rejects_bad_input(samples, confidence):
 
 # --- StopRule -----------------------------------------------------------------------------------------
 
-NOISY = [100.0, 200.0] * 5000           # CI of the median spans the two values: never converges
+NOISY = [100.0, 200.0] * 5000  # CI of the median spans the two values: never converges
 
 
 def test_stop_rule_defaults_follow_the_method():
@@ -86,7 +87,7 @@ def test_low_noise_data_converges_on_a_check(target):
     samples: list[float] = []
     reason = None
     while reason is None:
-        samples.append(rng.gauss(100.0, 2.0))        # 2 % CV: needs well over 20 samples for 0.5 %
+        samples.append(rng.gauss(100.0, 2.0))  # 2 % CV: needs well over 20 samples for 0.5 %
         reason = rule.decide(samples, wall_s=0.0)
     assert reason == "converged"
     assert len(samples) > 20 and (len(samples) - 20) % 10 == 0
@@ -102,7 +103,7 @@ def test_a_wider_target_needs_fewer_samples():
         rule = StopRule(ci_half_width=target)
         return next(n for n in range(1, len(samples)) if rule.decide(samples[:n], wall_s=0.0))
 
-    assert needed(0.005 * 5 ** 0.5) < needed(0.005) / 2
+    assert needed(0.005 * 5**0.5) < needed(0.005) / 2
 
 
 def test_noisy_data_stops_on_the_loops_wall_budget_at_any_sample():
@@ -114,11 +115,12 @@ def test_noisy_data_stops_on_the_loops_wall_budget_at_any_sample():
 def test_caps_stop_on_samples_and_wall_time():
     rule = StopRule(min_samples=20, max_samples=40)
     assert rule.decide(NOISY[:40], wall_s=0.0) == "cap"
-    assert rule.decide(NOISY[:5], wall_s=5.0) == "cap"     # slow kernel: wall cap before min
+    assert rule.decide(NOISY[:5], wall_s=5.0) == "cap"  # slow kernel: wall cap before min
     assert rule.decide(NOISY[:19], wall_s=4.9) is None
 
 
 # --- ci_target: the score's 0.5 % spread over the shapes it aggregates ----------------------------------
+
 
 def test_geom_lets_each_shape_be_sqrt_shapes_wider():
     assert [ci_target("geom", 4, i) for i in range(4)] == [pytest.approx(0.01)] * 4
@@ -141,6 +143,7 @@ def test_ci_target_rejects_a_shape_outside_the_list():
 
 # --- address_spread: do calls at some output addresses run slower? ------------------------------------
 
+
 def test_address_spread_compares_the_medians_per_address():
     samples = [100.0, 101.0, 99.0, 100.0, 100.0] * 4 + [110.0, 111.0, 109.0, 110.0, 110.0] * 4
     addresses = [1] * 20 + [2] * 20
@@ -154,10 +157,18 @@ def test_address_spread_ignores_rare_addresses_and_needs_two():
         address_spread([1.0], [])
 
 
-@pytest.mark.parametrize("settings", [
-    {"min_samples": 0}, {"check_every": 0}, {"min_samples": 30, "max_samples": 20},
-    {"ci_half_width": 0.0}, {"budget_s": -1.0}, {"max_wall_s": math.nan}, {"budget_s": math.inf},
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"min_samples": 0},
+        {"check_every": 0},
+        {"min_samples": 30, "max_samples": 20},
+        {"ci_half_width": 0.0},
+        {"budget_s": -1.0},
+        {"max_wall_s": math.nan},
+        {"budget_s": math.inf},
+    ],
+)
 def test_stop_rule_rejects_bad_settings(settings):
     with pytest.raises(ValueError):
         StopRule(**settings)
@@ -165,22 +176,22 @@ def test_stop_rule_rejects_bad_settings(settings):
 
 # --- shape_stats -------------------------------------------------------------------------------------
 
+
 def test_shape_stats_fields_by_hand():
     samples = [10.0, 12.0, 11.0, 13.0, 9.0, 10.0, 11.0, 10.0, 12.0, 100.0]
     # sorted: 9 10 10 10 11 11 12 12 13 100
-    stats = shape_stats({"size": 4}, samples, first_call_us=250.0, sync_gaps_us=[1.0, 30.0, 2.0],
-                        stop_reason="budget")
+    stats = shape_stats({"size": 4}, samples, first_call_us=250.0, sync_gaps_us=[1.0, 30.0, 2.0], stop_reason="budget")
     assert stats.spec == {"size": 4} and stats.n == 10 and stats.stop_reason == "budget"
     assert stats.median_us == 11.0
     assert stats.mean_us == pytest.approx(19.8)
-    assert stats.trimmed_mean_us == pytest.approx(89 / 8)          # one sample cut from each end
+    assert stats.trimmed_mean_us == pytest.approx(89 / 8)  # one sample cut from each end
     assert stats.std_us == pytest.approx(statistics.stdev(samples))
     assert (stats.min_us, stats.max_us) == (9.0, 100.0)
     assert stats.p10_us == pytest.approx(9.9) and stats.p90_us == pytest.approx(21.7)
-    assert (stats.ci_low_us, stats.ci_high_us) == (9.0, 100.0)     # n = 10: ranks 1 and 10
+    assert (stats.ci_low_us, stats.ci_high_us) == (9.0, 100.0)  # n = 10: ranks 1 and 10
     assert stats.first_call_us == 250.0 and stats.sync_gap_us == 2.0
-    assert stats.flags == ["heavy_tail"]                            # mean / median = 1.8
-    assert stats.samples_us == samples                              # raw, in call order
+    assert stats.flags == ["heavy_tail"]  # mean / median = 1.8
+    assert stats.samples_us == samples  # raw, in call order
 
 
 def test_percentiles_match_numpy():
@@ -203,6 +214,7 @@ def test_shape_stats_rejects_missing_or_non_finite_samples(samples):
 
 # --- score -------------------------------------------------------------------------------------------
 
+
 def test_score_rules():
     assert score([1.0, 100.0], "geom") == pytest.approx(10.0)
     assert score([2.0, 8.0, 4.0], "geom") == pytest.approx(4.0)
@@ -210,16 +222,24 @@ def test_score_rules():
     assert score([1.0, 2.0, 6.0], "last") == 6.0
 
 
-@pytest.mark.parametrize("medians, rule", [
-    ([], "geom"), ([1.0, 0.0], "geom"), ([1.0, -2.0], "mean"), ([math.nan], "last"), ([math.inf], "geom"),
-    ([1.0], "median"),
-])
+@pytest.mark.parametrize(
+    "medians, rule",
+    [
+        ([], "geom"),
+        ([1.0, 0.0], "geom"),
+        ([1.0, -2.0], "mean"),
+        ([math.nan], "last"),
+        ([math.inf], "geom"),
+        ([1.0], "median"),
+    ],
+)
 def test_score_rejects_bad_input(medians, rule):
     with pytest.raises(ValueError):
         score(medians, rule)
 
 
 # --- escaped_timing: excess gap over the baseline > max(20 us, 10 % of the event time) ----------------
+
 
 def test_escape_threshold_is_20us_for_short_calls():
     assert not escaped_timing(sync_gap_us=30.0, baseline_gap_us=10.0, event_us=100.0)
@@ -239,6 +259,7 @@ def test_side_stream_shape_is_escaped_and_non_finite_fails_closed():
 
 # --- stability_flags: what makes a median likely to differ in another process ----------------------------
 
+
 def _shape(samples: list[float], **diagnostics) -> object:
     stats = shape_stats({"size": 1}, samples, first_call_us=1.0, sync_gaps_us=[], stop_reason="converged")
     for name, value in diagnostics.items():
@@ -247,16 +268,23 @@ def _shape(samples: list[float], **diagnostics) -> object:
 
 
 def test_a_steady_shape_raises_no_flag():
-    assert stability_flags(_shape([100.0] * 60, clock_mhz=1980.0, min_clock_mhz=1960.0, address_spread=0.01),
-                           max_clock_mhz=1980) == []
+    assert (
+        stability_flags(
+            _shape([100.0] * 60, clock_mhz=1980.0, min_clock_mhz=1960.0, address_spread=0.01), max_clock_mhz=1980
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize(("samples", "diagnostics", "flag"), [
-    ([100.0] * 60, {"clock_mhz": 1500.0, "min_clock_mhz": 1500.0}, "clock_below_max"),
-    ([100.0] * 60, {"clock_mhz": 1980.0, "min_clock_mhz": 1200.0}, "clock_dips"),
-    ([100.0] * 60, {"address_spread": 0.11}, "placement_sensitive"),
-    ([100.0] * 30 + [108.0] * 30, {}, "drift"),
-])
+@pytest.mark.parametrize(
+    ("samples", "diagnostics", "flag"),
+    [
+        ([100.0] * 60, {"clock_mhz": 1500.0, "min_clock_mhz": 1500.0}, "clock_below_max"),
+        ([100.0] * 60, {"clock_mhz": 1980.0, "min_clock_mhz": 1200.0}, "clock_dips"),
+        ([100.0] * 60, {"address_spread": 0.11}, "placement_sensitive"),
+        ([100.0] * 30 + [108.0] * 30, {}, "drift"),
+    ],
+)
 def test_each_cause_of_a_run_to_run_difference_is_named(samples, diagnostics, flag):
     assert stability_flags(_shape(samples, **diagnostics), max_clock_mhz=1980) == [flag]
 

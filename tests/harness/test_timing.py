@@ -25,7 +25,7 @@ def test_cpu_timer_returns_the_value_and_positive_times():
 
 def test_cpu_timer_reports_microseconds():
     _, timing = make_timer("cpu").time_call(lambda: time.sleep(0.002))
-    assert timing.event_us >= 2000.0          # slept at least 2 ms: a lower bound, not a speed claim
+    assert timing.event_us >= 2000.0  # slept at least 2 ms: a lower bound, not a speed claim
 
 
 def test_cpu_timer_ignores_a_clock_patched_after_it_was_built(monkeypatch):
@@ -40,9 +40,9 @@ def test_cpu_timer_ignores_a_clock_patched_after_it_was_built(monkeypatch):
 
     out, timing = timer.time_call(cheating_kernel)
     assert out == "done" and timing.event_us >= 1000.0
-    assert time.perf_counter_ns() == 0                 # the patch is live ...
+    assert time.perf_counter_ns() == 0  # the patch is live ...
     _, naive = CpuTimer().time_call(lambda: time.sleep(0.001))
-    assert naive.event_us == 0.0                       # ... and fools a timer built after it
+    assert naive.event_us == 0.0  # ... and fools a timer built after it
 
 
 def test_untimed_returns_the_value():
@@ -78,8 +78,7 @@ def test_cuda_timer_on_a_cpu_machine_fails_with_a_clear_message():
 
 
 def test_importing_the_measurement_modules_loads_neither_torch_nor_cuda():
-    code = ("import sys, harness.timing, harness.device, harness.stats, harness.roofline; "
-            "print('torch' in sys.modules)")
+    code = "import sys, harness.timing, harness.device, harness.stats, harness.roofline; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
@@ -98,8 +97,9 @@ def test_sm_clock_is_none_or_a_positive_mhz():
 
 @no_cuda
 def test_gpu_timing_check_stops_cleanly_without_a_gpu():
-    done = subprocess.run([sys.executable, "bench/gpu_timing_check.py"], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "bench/gpu_timing_check.py"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2
     assert "needs a CUDA GPU" in done.stderr and "Traceback" not in done.stderr
 

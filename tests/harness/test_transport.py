@@ -24,7 +24,7 @@ def test_nested_values_cross_and_shared_memory_stays_shared():
     back = _round_trip({"a": a, "view": view, "pair": (1, 2.5, None, "x"), "dtype": torch.float16})
     assert torch.equal(back["a"], a) and torch.equal(back["view"], view)
     assert back["pair"] == (1, 2.5, None, "x") and back["dtype"] is torch.float16
-    back["a"][3] = -1                           # one storage on the other side too
+    back["a"][3] = -1  # one storage on the other side too
     assert back["view"][0, 1] == -1
 
 
@@ -35,7 +35,7 @@ def test_namedtuples_come_back_as_their_class_only_where_asked():
     pair = Pair(torch.ones(2), torch.zeros(2))
     assert type(_round_trip(pair)) is tuple
     assert type(_round_trip(pair, rebuild_classes=True)) is Pair
-    assert transport.unpack({"namedtuple": ["os", "system"], "items": []}, []) == ()     # the judge imports nothing
+    assert transport.unpack({"namedtuple": ["os", "system"], "items": []}, []) == ()  # the judge imports nothing
 
 
 class Lazy(torch.Tensor):
@@ -48,11 +48,16 @@ def test_what_cannot_be_checked_is_refused(value):
         transport.pack(value, [])
 
 
-@pytest.mark.parametrize("meta", [{"tensor": {"storage": 0, "offset": 0, "size": [100], "stride": [1],
-                                              "dtype": "float32"}},
-                                  {"tensor": {"storage": 5, "offset": 0, "size": [1], "stride": [1],
-                                              "dtype": "float32"}},
-                                  {"dtype": "os"}, {"value": [1, 2]}, "tuple"])
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"tensor": {"storage": 0, "offset": 0, "size": [100], "stride": [1], "dtype": "float32"}},
+        {"tensor": {"storage": 5, "offset": 0, "size": [1], "stride": [1], "dtype": "float32"}},
+        {"dtype": "os"},
+        {"value": [1, 2]},
+        "tuple",
+    ],
+)
 def test_malformed_descriptions_are_refused(meta):
     storage = torch.zeros(4, dtype=torch.uint8).untyped_storage()
     with pytest.raises(transport.TransportError):

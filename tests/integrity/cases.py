@@ -18,9 +18,11 @@ from harness import EvalJob, EvalResult, FailureKind, Mode, Problem, Status, loa
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-PROBLEMS = {"fixture": REPO / "tests" / "fixtures" / "harness" / "vectoradd",
-            "lenient": REPO / "tests" / "fixtures" / "harness" / "lenient",
-            **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum")}}
+PROBLEMS = {
+    "fixture": REPO / "tests" / "fixtures" / "harness" / "vectoradd",
+    "lenient": REPO / "tests" / "fixtures" / "harness" / "lenient",
+    **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum")},
+}
 PASSED = "passed"
 
 F = FailureKind
@@ -29,15 +31,15 @@ HELD = F.HELD_FOR_REVIEW
 
 @dataclass(frozen=True)
 class Case:
-    file: str                       # under cheats/, honest/, hostile/, or from the repository root
-    entry: str                      # catalogue entry ("C7"), "honest", or the hostile input it stands for
-    defence: str                    # what catches it (docs/integrity.md's table)
-    expect: tuple[F | str, ...]     # acceptable outcomes: failure kinds, or PASSED
-    reason: str = ""                # words the failure message must contain (the right reason)
+    file: str  # under cheats/, honest/, hostile/, or from the repository root
+    entry: str  # catalogue entry ("C7"), "honest", or the hostile input it stands for
+    defence: str  # what catches it (docs/integrity.md's table)
+    expect: tuple[F | str, ...]  # acceptable outcomes: failure kinds, or PASSED
+    reason: str = ""  # words the failure message must contain (the right reason)
     mode: Mode = Mode.RANKED
     problem: str = "fixture"
     cuda: bool = False
-    check: Callable[[EvalResult], str | None] | None = None     # a further condition, None when it holds
+    check: Callable[[EvalResult], str | None] | None = None  # a further condition, None when it holds
     timeout_s: float | None = None  # the mode's time limit, when the problem's would only make the test slow
 
     @property
@@ -55,12 +57,24 @@ class Case:
         problem = (problems or {}).get(self.problem) or load_problem(PROBLEMS[self.problem])
         if self.timeout_s is not None:
             limit = self.timeout_s
-            problem = dataclasses.replace(problem, task=dataclasses.replace(
-                problem.task, test_timeout=limit, benchmark_timeout=limit, ranked_timeout=limit))
-        settings: dict[str, object] = {"mode": self.mode, "device": "cuda" if self.cuda else "cpu",
-                                       "secret_seed": 20261123, **fields}
-        return EvalJob(problem=problem, submission_name=problem.submission_name,
-                       submission_source=self.path.read_text(), **settings)  # type: ignore[arg-type]
+            problem = dataclasses.replace(
+                problem,
+                task=dataclasses.replace(
+                    problem.task, test_timeout=limit, benchmark_timeout=limit, ranked_timeout=limit
+                ),
+            )
+        settings: dict[str, object] = {
+            "mode": self.mode,
+            "device": "cuda" if self.cuda else "cpu",
+            "secret_seed": 20261123,
+            **fields,
+        }
+        return EvalJob(
+            problem=problem,
+            submission_name=problem.submission_name,
+            submission_source=self.path.read_text(),
+            **settings,
+        )  # type: ignore[arg-type]
 
     def judge(self, result: EvalResult) -> str | None:
         """None when the result is what this case expects; otherwise what is wrong with it."""
@@ -86,89 +100,279 @@ def _timed_in_full(result: EvalResult) -> str | None:
 
 
 CATALOGUE = [
-    Case("c01_cache_by_shape.py", "C1", "fresh inputs every call, every warm-up output checked", (F.WRONG_OUTPUT,),
-         "wrong output", Mode.BENCHMARK),
-    Case("c01_cache_by_pointer.py", "C1", "fresh allocations, the last inputs kept alive, every output checked",
-         (F.WRONG_OUTPUT, PASSED), "wrong output"),
-    Case("c02_replay_from_files.py", "C2", "per-job /tmp, /dev/shm and HOME; never-seen inputs; pre-check",
-         (HELD,), "outside its working directory"),
-    Case("c03_return_input.py", "C3", "seed-dependent inputs, the problem's checker", (F.WRONG_OUTPUT,),
-         "mismatched"),
-    Case("c04_stale_memory.py", "C4", "freed reference outputs poisoned before each call", (F.WRONG_OUTPUT,),
-         "wrong output"),
-    Case("c04_stale_memory.py", "C4", "freed reference outputs poisoned before each call (CUDA caching allocator)",
-         (F.WRONG_OUTPUT,), "wrong output", cuda=True),
-    Case("c05_side_stream.py", "C5", "device-wide post-sync marker vs event time; the judge's bracket; pre-check",
-         (F.ESCAPED_TIMING, F.UNTRUSTED_TIME), "", Mode.BENCHMARK, cuda=True),
-    Case("c06_async_work.py", "C6", "CUDA events and a device sync: queued work is timed", (PASSED,),
-         mode=Mode.BENCHMARK, cuda=True, check=_timed_in_full),
-    Case("c07_background_thread.py", "C7", "after each call no thread may still run the submission's code",
-         (F.ESCAPED_TIMING,), "thread it started"),
-    Case("c07_thread_library_target.py", "C7", "threads the submission started must be done when it returns",
-         (F.ESCAPED_TIMING,), "thread it started"),
-    Case("c08_lazy_tensor.py", "C8", "the output must be a plain torch.Tensor", (F.BAD_OUTPUT_TYPE,),
-         "plain torch.Tensor"),
-    Case("c09_patch_timer.py", "C9", "timer and checker bound before import, verified after", (F.TAMPERING,),
-         "replaced"),
-    Case("c10_fake_records.py", "C10", "private channel with a per-run nonce; nothing read from stdout",
-         (F.TAMPERING, F.CRASH), ""),
-    Case("c10_nonce_forgery.py", "C10", "the runner never holds the judge's result channel (its descriptor is closed)",
-         (F.IMPORT_ERROR,), "Bad file descriptor"),
-    Case("c11_frame_walk.py", "C11", "the reference never runs in the runner: no frame or object to find",
-         (F.WRONG_OUTPUT,), "mismatched"),
-    Case("c11_read_reference_file.py", "C11", "reference.py removed from the working directory once bound",
-         (F.EXCEPTION,), "No such file"),
-    Case("c12_zero_inputs.py", "C12", "the checker sees a pristine copy of the inputs", (F.WRONG_OUTPUT,),
-         "checker rejected"),
-    Case("c12_scribble_input.py", "C12", "inputs unchanged unless the reference writes them or the output aliases them",
-         (F.WRONG_OUTPUT,), "inputs-unchanged", problem="lenient"),
+    Case(
+        "c01_cache_by_shape.py",
+        "C1",
+        "fresh inputs every call, every warm-up output checked",
+        (F.WRONG_OUTPUT,),
+        "wrong output",
+        Mode.BENCHMARK,
+    ),
+    Case(
+        "c01_cache_by_pointer.py",
+        "C1",
+        "fresh allocations, the last inputs kept alive, every output checked",
+        (F.WRONG_OUTPUT, PASSED),
+        "wrong output",
+    ),
+    Case(
+        "c02_replay_from_files.py",
+        "C2",
+        "per-job /tmp, /dev/shm and HOME; never-seen inputs; pre-check",
+        (HELD,),
+        "outside its working directory",
+    ),
+    Case("c03_return_input.py", "C3", "seed-dependent inputs, the problem's checker", (F.WRONG_OUTPUT,), "mismatched"),
+    Case(
+        "c04_stale_memory.py",
+        "C4",
+        "freed reference outputs poisoned before each call",
+        (F.WRONG_OUTPUT,),
+        "wrong output",
+    ),
+    Case(
+        "c04_stale_memory.py",
+        "C4",
+        "freed reference outputs poisoned before each call (CUDA caching allocator)",
+        (F.WRONG_OUTPUT,),
+        "wrong output",
+        cuda=True,
+    ),
+    Case(
+        "c05_side_stream.py",
+        "C5",
+        "device-wide post-sync marker vs event time; the judge's bracket; pre-check",
+        (F.ESCAPED_TIMING, F.UNTRUSTED_TIME),
+        "",
+        Mode.BENCHMARK,
+        cuda=True,
+    ),
+    Case(
+        "c06_async_work.py",
+        "C6",
+        "CUDA events and a device sync: queued work is timed",
+        (PASSED,),
+        mode=Mode.BENCHMARK,
+        cuda=True,
+        check=_timed_in_full,
+    ),
+    Case(
+        "c07_background_thread.py",
+        "C7",
+        "after each call no thread may still run the submission's code",
+        (F.ESCAPED_TIMING,),
+        "thread it started",
+    ),
+    Case(
+        "c07_thread_library_target.py",
+        "C7",
+        "threads the submission started must be done when it returns",
+        (F.ESCAPED_TIMING,),
+        "thread it started",
+    ),
+    Case(
+        "c08_lazy_tensor.py",
+        "C8",
+        "the output must be a plain torch.Tensor",
+        (F.BAD_OUTPUT_TYPE,),
+        "plain torch.Tensor",
+    ),
+    Case(
+        "c09_patch_timer.py", "C9", "timer and checker bound before import, verified after", (F.TAMPERING,), "replaced"
+    ),
+    Case(
+        "c10_fake_records.py",
+        "C10",
+        "private channel with a per-run nonce; nothing read from stdout",
+        (F.TAMPERING, F.CRASH),
+        "",
+    ),
+    Case(
+        "c10_nonce_forgery.py",
+        "C10",
+        "the runner never holds the judge's result channel (its descriptor is closed)",
+        (F.IMPORT_ERROR,),
+        "Bad file descriptor",
+    ),
+    Case(
+        "c11_frame_walk.py",
+        "C11",
+        "the reference never runs in the runner: no frame or object to find",
+        (F.WRONG_OUTPUT,),
+        "mismatched",
+    ),
+    Case(
+        "c11_read_reference_file.py",
+        "C11",
+        "reference.py removed from the working directory once bound",
+        (F.EXCEPTION,),
+        "No such file",
+    ),
+    Case(
+        "c12_zero_inputs.py",
+        "C12",
+        "the checker sees a pristine copy of the inputs",
+        (F.WRONG_OUTPUT,),
+        "checker rejected",
+    ),
+    Case(
+        "c12_scribble_input.py",
+        "C12",
+        "inputs unchanged unless the reference writes them or the output aliases them",
+        (F.WRONG_OUTPUT,),
+        "inputs-unchanged",
+        problem="lenient",
+    ),
     Case("c13_half_precision.py", "C13", "the problem's dtype-aware tolerance", (F.WRONG_OUTPUT,), "mismatched"),
-    Case("c14_public_seed_replay.py", "C14", "ranked inputs from a secret run key, handed over per call",
-         (F.WRONG_OUTPUT,), "wrong output"),
-    Case("c15_shape_shortcut.py", "C15", "benchmark shapes checked in every mode", (F.WRONG_OUTPUT,),
-         "benchmark shape", Mode.BENCHMARK),
-    Case("c16_seed_ahead.py", "C16", "seeds live in the judge: the runner has no seed plan to ask ahead",
-         (PASSED,), mode=Mode.BENCHMARK),
-    Case("c16_batch_with_generator.py", "C16", "the input generator never loads in the runner",
-         (F.IMPORT_ERROR,), "No module named 'reference'"),
-    Case("c17_import_time_work.py", "C17", "the problem's functions never load in the runner", (F.IMPORT_ERROR,),
-         "No module named 'reference'"),
-    Case("c18_uninitialised.py", "C18", "poisoned freed memory, NaN/Inf and value checks", (F.WRONG_OUTPUT,),
-         "wrong output"),
-    Case("c18_illegal_address.py", "C18", "CUDA errors checked after every call", (F.CUDA_ERROR,), "CUDA error",
-         cuda=True),
+    Case(
+        "c14_public_seed_replay.py",
+        "C14",
+        "ranked inputs from a secret run key, handed over per call",
+        (F.WRONG_OUTPUT,),
+        "wrong output",
+    ),
+    Case(
+        "c15_shape_shortcut.py",
+        "C15",
+        "benchmark shapes checked in every mode",
+        (F.WRONG_OUTPUT,),
+        "benchmark shape",
+        Mode.BENCHMARK,
+    ),
+    Case(
+        "c16_seed_ahead.py",
+        "C16",
+        "seeds live in the judge: the runner has no seed plan to ask ahead",
+        (PASSED,),
+        mode=Mode.BENCHMARK,
+    ),
+    Case(
+        "c16_batch_with_generator.py",
+        "C16",
+        "the input generator never loads in the runner",
+        (F.IMPORT_ERROR,),
+        "No module named 'reference'",
+    ),
+    Case(
+        "c17_import_time_work.py",
+        "C17",
+        "the problem's functions never load in the runner",
+        (F.IMPORT_ERROR,),
+        "No module named 'reference'",
+    ),
+    Case(
+        "c18_uninitialised.py",
+        "C18",
+        "poisoned freed memory, NaN/Inf and value checks",
+        (F.WRONG_OUTPUT,),
+        "wrong output",
+    ),
+    Case(
+        "c18_illegal_address.py",
+        "C18",
+        "CUDA errors checked after every call",
+        (F.CUDA_ERROR,),
+        "CUDA error",
+        cuda=True,
+    ),
     # held for review (the pre-check) where the driver already reserves the most the GPU allows: nothing changed
-    Case("c19_persisting_l2.py", "C19", "persisting-L2 limit checked after every call; pre-check", (F.TAMPERING, HELD),
-         "persisting L2", cuda=True),
-    Case("c20_calls_reference.py", "C20", "the reference never loads in the runner", (F.IMPORT_ERROR,),
-         "No module named 'reference'"),
+    Case(
+        "c19_persisting_l2.py",
+        "C19",
+        "persisting-L2 limit checked after every call; pre-check",
+        (F.TAMPERING, HELD),
+        "persisting L2",
+        cuda=True,
+    ),
+    Case(
+        "c20_calls_reference.py",
+        "C20",
+        "the reference never loads in the runner",
+        (F.IMPORT_ERROR,),
+        "No module named 'reference'",
+    ),
     Case("c21_nan_output.py", "C21", "the problem's NaN-aware checker", (F.WRONG_OUTPUT,), "mismatched"),
-    Case("c21_nan_output.py", "C21", "NaN where the reference has none, when the checker lets NaN through",
-         (F.WRONG_OUTPUT,), "finite-output", problem="lenient"),
-    Case("c22_hijack.py", "C22", "PID namespace and a user of its own: nothing to kill, trace or write",
-         (F.WRONG_OUTPUT,), "mismatched"),
-    Case("c23_leftover_process.py", "C23", "PID namespace killed with the job; pre-check", (HELD,),
-         "threads or processes", check=_leftover),
+    Case(
+        "c21_nan_output.py",
+        "C21",
+        "NaN where the reference has none, when the checker lets NaN through",
+        (F.WRONG_OUTPUT,),
+        "finite-output",
+        problem="lenient",
+    ),
+    Case(
+        "c22_hijack.py",
+        "C22",
+        "PID namespace and a user of its own: nothing to kill, trace or write",
+        (F.WRONG_OUTPUT,),
+        "mismatched",
+    ),
+    Case(
+        "c23_leftover_process.py",
+        "C23",
+        "PID namespace killed with the job; pre-check",
+        (HELD,),
+        "threads or processes",
+        check=_leftover,
+    ),
     # issue 20: the judge/runner split (docs/integrity.md, "The judge and the runner")
-    Case("c24_heap_forgery.py", "C10", "the runner holds no channel to forge on; its early exit is a crash",
-         (F.CRASH,), "exited with code 0"),
-    Case("c24_forged_time.py", "C9", "reported times must account for the runner's CPU time in the judge's bracket",
-         (F.UNTRUSTED_TIME,), "shorter than the work took"),
-    Case("c24_patched_comparison.py", "C9", "the checker runs in the judge, on copies, untouched by the runner",
-         (F.WRONG_OUTPUT,), "mismatched"),
-    Case("c24_done_early.py", "C7", "the judge copies the output when the runner answers", (F.WRONG_OUTPUT,),
-         "mismatched"),
-    Case("c24_done_early_cuda.py", "C5", "the judge waits for the runner's stream and copies the output then",
-         # or its own timer fails on events that never completed (seen on an H200): not passed either way
-         (F.WRONG_OUTPUT, F.ESCAPED_TIMING, F.UNTRUSTED_TIME, F.EXCEPTION), "", cuda=True),
-    Case("c24_write_channel.py", "C10", "anything on the judge's link that is not the harness's answer",
-         (F.TAMPERING,), "protocol"),
+    Case(
+        "c24_heap_forgery.py",
+        "C10",
+        "the runner holds no channel to forge on; its early exit is a crash",
+        (F.CRASH,),
+        "exited with code 0",
+    ),
+    Case(
+        "c24_forged_time.py",
+        "C9",
+        "reported times must account for the runner's CPU time in the judge's bracket",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
+        "c24_patched_comparison.py",
+        "C9",
+        "the checker runs in the judge, on copies, untouched by the runner",
+        (F.WRONG_OUTPUT,),
+        "mismatched",
+    ),
+    Case(
+        "c24_done_early.py",
+        "C7",
+        "the judge copies the output when the runner answers",
+        (F.WRONG_OUTPUT,),
+        "mismatched",
+    ),
+    Case(
+        "c24_done_early_cuda.py",
+        "C5",
+        "the judge waits for the runner's stream and copies the output then",
+        # or its own timer fails on events that never completed (seen on an H200): not passed either way
+        (F.WRONG_OUTPUT, F.ESCAPED_TIMING, F.UNTRUSTED_TIME, F.EXCEPTION),
+        "",
+        cuda=True,
+    ),
+    Case(
+        "c24_write_channel.py",
+        "C10",
+        "anything on the judge's link that is not the harness's answer",
+        (F.TAMPERING,),
+        "protocol",
+    ),
     # the same on a GPU (bench/integrity_gpu.py): CUDA IPC answers, the bracket as the judge's measure
     Case("c24_heap_forgery.py", "C10", "no channel in the runner (CUDA)", (F.CRASH,), "exited with code 0", cuda=True),
-    Case("c24_forged_time.py", "C9", "the judge's bracket around a CUDA call", (F.UNTRUSTED_TIME,),
-         "shorter than the work took", cuda=True),
-    Case("c24_patched_comparison.py", "C9", "the checker in the judge (CUDA)", (F.WRONG_OUTPUT,), "mismatched",
-         cuda=True),
+    Case(
+        "c24_forged_time.py",
+        "C9",
+        "the judge's bracket around a CUDA call",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+        cuda=True,
+    ),
+    Case(
+        "c24_patched_comparison.py", "C9", "the checker in the judge (CUDA)", (F.WRONG_OUTPUT,), "mismatched", cuda=True
+    ),
     Case("c24_write_channel.py", "C10", "the judge's link (CUDA)", (F.TAMPERING,), "protocol", cuda=True),
 ]
 
@@ -178,27 +382,76 @@ HONEST = [
     Case("h02_new_tensor.py", "honest", "a fresh output tensor", (PASSED,)),
     Case("h03_chunked.py", "honest", "slices of the output buffer", (PASSED,)),
     Case("h04_numpy.py", "honest", "NumPy on the host", (PASSED,)),
-    Case("h05_torch_compile.py", "honest", "torch.compile with configuration (Inductor's C++ backend)", (PASSED,),
-         problem="vectoradd"),
+    Case(
+        "h05_torch_compile.py",
+        "honest",
+        "torch.compile with configuration (Inductor's C++ backend)",
+        (PASSED,),
+        problem="vectoradd",
+    ),
     Case("h01_out_buffer.py", "honest", "destination passing on the GPU", (PASSED,), cuda=True),
-    Case("h05_torch_compile.py", "honest", "torch.compile (Inductor, Triton)", (PASSED,), problem="vectoradd",
-         cuda=True),
-    Case("h06_cuda_graph.py", "honest", "a CUDA graph replayed on copied-in inputs", (PASSED,), problem="vectoradd",
-         cuda=True),
-    Case("h07_joined_side_stream.py", "honest", "a side stream joined back before returning", (PASSED,),
-         problem="vectoradd", cuda=True),
-    Case(_SOLUTIONS.format("vectoradd", "triton_add.py"), "honest", "Triton", (PASSED,), problem="vectoradd",
-         cuda=True),
-    Case(_SOLUTIONS.format("vectoradd", "cuda_inline.py"), "honest", "inline CUDA (load_inline)", (PASSED,),
-         problem="vectoradd", cuda=True),
-    Case(_SOLUTIONS.format("matmul", "pytorch.py"), "honest", "cuBLAS through torch", (PASSED,), problem="matmul",
-         cuda=True),
-    Case(_SOLUTIONS.format("matmul", "triton_tiled.py"), "honest", "a tiled Triton matmul", (PASSED,),
-         problem="matmul", cuda=True),
-    Case(_SOLUTIONS.format("histogram", "triton_private_bins.py"), "honest", "Triton with atomics", (PASSED,),
-         problem="histogram", cuda=True),
-    Case(_SOLUTIONS.format("prefixsum", "triton_three_pass.py"), "honest", "a three-pass Triton scan", (PASSED,),
-         problem="prefixsum", cuda=True),
+    Case(
+        "h05_torch_compile.py", "honest", "torch.compile (Inductor, Triton)", (PASSED,), problem="vectoradd", cuda=True
+    ),
+    Case(
+        "h06_cuda_graph.py",
+        "honest",
+        "a CUDA graph replayed on copied-in inputs",
+        (PASSED,),
+        problem="vectoradd",
+        cuda=True,
+    ),
+    Case(
+        "h07_joined_side_stream.py",
+        "honest",
+        "a side stream joined back before returning",
+        (PASSED,),
+        problem="vectoradd",
+        cuda=True,
+    ),
+    Case(
+        _SOLUTIONS.format("vectoradd", "triton_add.py"), "honest", "Triton", (PASSED,), problem="vectoradd", cuda=True
+    ),
+    Case(
+        _SOLUTIONS.format("vectoradd", "cuda_inline.py"),
+        "honest",
+        "inline CUDA (load_inline)",
+        (PASSED,),
+        problem="vectoradd",
+        cuda=True,
+    ),
+    Case(
+        _SOLUTIONS.format("matmul", "pytorch.py"),
+        "honest",
+        "cuBLAS through torch",
+        (PASSED,),
+        problem="matmul",
+        cuda=True,
+    ),
+    Case(
+        _SOLUTIONS.format("matmul", "triton_tiled.py"),
+        "honest",
+        "a tiled Triton matmul",
+        (PASSED,),
+        problem="matmul",
+        cuda=True,
+    ),
+    Case(
+        _SOLUTIONS.format("histogram", "triton_private_bins.py"),
+        "honest",
+        "Triton with atomics",
+        (PASSED,),
+        problem="histogram",
+        cuda=True,
+    ),
+    Case(
+        _SOLUTIONS.format("prefixsum", "triton_three_pass.py"),
+        "honest",
+        "a three-pass Triton scan",
+        (PASSED,),
+        problem="prefixsum",
+        cuda=True,
+    ),
 ]
 
 HOSTILE = [
@@ -208,8 +461,9 @@ HOSTILE = [
     Case("missing_module.py", "missing module", "", (F.IMPORT_ERROR,), "kernelrank_hostile_module", Mode.TEST),
     Case("no_entry_point.py", "no custom_kernel", "", (F.MISSING_ENTRY_POINT,), "custom_kernel", Mode.TEST),
     Case("loop_at_import.py", "infinite loop at import", "", (F.TIMEOUT,), "starting", Mode.TEST, timeout_s=4),
-    Case("loop_in_kernel.py", "infinite loop in the kernel", "", (F.TIMEOUT,), "testing 1 of 3", Mode.TEST,
-         timeout_s=4),
+    Case(
+        "loop_in_kernel.py", "infinite loop in the kernel", "", (F.TIMEOUT,), "testing 1 of 3", Mode.TEST, timeout_s=4
+    ),
     Case("fork_bomb.py", "fork bomb", "", (F.RESOURCE_LIMIT,), "processes", Mode.TEST),
     Case("forks_128.py", "128 forked copies", "", (PASSED,), mode=Mode.TEST),
     Case("allocate_10gb.py", "10 GB allocation", "", (F.OUT_OF_MEMORY,), "memory", Mode.TEST),
@@ -222,8 +476,7 @@ HOSTILE = [
     Case("network.py", "a network connection", "", (F.EXCEPTION,), "no network", Mode.TEST),
     Case("exit_at_import.py", "sys.exit at import", "", (F.IMPORT_ERROR,), "SystemExit", Mode.TEST),
     Case("deep_recursion.py", "unbounded recursion", "", (F.EXCEPTION,), "RecursionError", Mode.TEST),
-    Case("unprintable_error.py", "an exception that cannot print itself", "", (F.EXCEPTION,), "Unprintable",
-         Mode.TEST),
+    Case("unprintable_error.py", "an exception that cannot print itself", "", (F.EXCEPTION,), "Unprintable", Mode.TEST),
     Case("returns_none.py", "returns None", "", (F.BAD_OUTPUT_TYPE,), "NoneType", Mode.TEST),
     Case("huge_file.py", "a 2 GiB file", "", (F.RESOURCE_LIMIT,), "MiB in all", Mode.TEST),
     Case("many_files.py", "100,000 open files", "", (F.RESOURCE_LIMIT,), "files", Mode.TEST),

@@ -29,4 +29,3 @@ def run_case(harness_server: HarnessServer, problem_set: dict[str, Problem]) -> 
         return (server or harness_server).evaluate(case.job(problem_set, **fields))
 
     return run
-

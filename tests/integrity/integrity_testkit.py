@@ -10,10 +10,15 @@ from harness import HarnessServer, processes
 
 def params(cases: list[Case]) -> list[object]:
     """Cases as pytest parameters: CUDA ones marked, ids like "C7-c07_background_thread"."""
-    return [pytest.param(case, marks=[pytest.mark.cuda] if case.cuda else [],
-                         id=f"{case.entry.replace(' ', '-')}-{case.name}{'-cuda' if case.cuda else ''}"
-                            + ("" if case.problem == "fixture" else f"-{case.problem}"))
-            for case in cases]
+    return [
+        pytest.param(
+            case,
+            marks=[pytest.mark.cuda] if case.cuda else [],
+            id=f"{case.entry.replace(' ', '-')}-{case.name}{'-cuda' if case.cuda else ''}"
+            + ("" if case.problem == "fixture" else f"-{case.problem}"),
+        )
+        for case in cases
+    ]
 
 
 def nothing_left(server: HarnessServer) -> list[int]:

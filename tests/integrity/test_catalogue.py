@@ -14,8 +14,9 @@ def test_every_cheat_is_caught_for_the_right_reason(case: Case, run_case, harnes
     result = run_case(case)
     assert (why := case.judge(result)) is None, why
     # C1 may pass by being honest; C6 is a timing case; asking seeds ahead has nothing to ask in the runner
-    assert result.status is not Status.PASSED or case.entry in ("C1", "C6") or case.name == "c16_seed_ahead", \
+    assert result.status is not Status.PASSED or case.entry in ("C1", "C6") or case.name == "c16_seed_ahead", (
         "a cheat passed"
+    )
     assert nothing_left(harness_server) == []
 
 
@@ -25,8 +26,8 @@ def test_replay_stores_do_not_outlive_an_evaluation(run_case):
     first, second = (run_case(case, mode=Mode.TEST) for _ in range(2))
     for result in (first, second):
         assert "replayed" not in result.stdout and result.status is Status.PASSED, result.failure
-    assert "stored, 3 files visible" in first.stdout      # each store held one file within a run...
-    assert "stored, 3 files visible" in second.stdout     # ...and the next run started from empty stores
+    assert "stored, 3 files visible" in first.stdout  # each store held one file within a run...
+    assert "stored, 3 files visible" in second.stdout  # ...and the next run started from empty stores
 
 
 def test_a_pointer_cache_never_serves_a_stale_output(run_case):

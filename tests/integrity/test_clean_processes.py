@@ -24,13 +24,20 @@ PREFIX = "KRM" + "ARK-"
 
 
 def _job(source: str) -> EvalJob:
-    return EvalJob(problem=load_problem(PROBLEMS["fixture"]), submission_name="submission.py",
-                   submission_source=source, mode=Mode.TEST, device="cpu")
+    return EvalJob(
+        problem=load_problem(PROBLEMS["fixture"]),
+        submission_name="submission.py",
+        submission_source=source,
+        mode=Mode.TEST,
+        device="cpu",
+    )
 
 
 def _planting(marker: str) -> str:
-    return (f"# {marker}\nimport torch\n\nSECRET = {marker!r}\nprint(SECRET * 2, flush=True)\n\n\n"
-            "def custom_kernel(data):\n    a, b, out = data\n    return torch.add(a, b, out=out)\n")
+    return (
+        f"# {marker}\nimport torch\n\nSECRET = {marker!r}\nprint(SECRET * 2, flush=True)\n\n\n"
+        "def custom_kernel(data):\n    a, b, out = data\n    return torch.add(a, b, out=out)\n"
+    )
 
 
 def _in_memory_of(pid: int, needle: bytes) -> bool | None:

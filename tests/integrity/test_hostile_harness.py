@@ -30,4 +30,4 @@ def test_hostile_submissions_end_with_one_clear_sentence(case: Case, run_case, h
         message = result.failure.message
         assert len(message) < _ONE_SENTENCE_MAX and message.rstrip().endswith("."), message
     assert nothing_left(harness_server) == []
-    assert harness_server.running        # the same warm server takes the next job
+    assert harness_server.running  # the same warm server takes the next job

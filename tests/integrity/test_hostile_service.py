@@ -40,7 +40,7 @@ async def system(make_system):
     yield system
     accepted = getattr(system, "accepted", 0)
     assert system.store.stats().submissions == accepted, "a refused submission was stored"
-    assert (await system.ask("zed", CommandKind.LIST)).tone is not Tone.ERROR      # the core still answers
+    assert (await system.ask("zed", CommandKind.LIST)).tone is not Tone.ERROR  # the core still answers
 
 
 async def _submit(system, content: bytes, file_name: str = "k.py", **kwargs) -> Reply:
@@ -97,14 +97,18 @@ async def test_the_rate_limit(system):
 async def test_unicode_names_are_accepted_and_kept(system):
     system.accepted = 1
     zoe = dataclasses.replace(system.actor("eve"), display_name="Zoë 🚀 Ωmega")
-    cmd = submit_command(zoe, ReplyTo(Platform.DISCORD, system.route), "kérnel_🚀.py", CORRECT.encode(),
-                         leaderboard="vectoradd")
+    cmd = submit_command(
+        zoe, ReplyTo(Platform.DISCORD, system.route), "kérnel_🚀.py", CORRECT.encode(), leaderboard="vectoradd"
+    )
     accepted = await system.bus.request(cmd, timeout_s=10)
     assert accepted.tone is not Tone.ERROR, _text(accepted)
     await system.finals({run["run_id"] for run in accepted.data["runs"]})
-    detail = await system.bus.request(query_command(zoe, ReplyTo(Platform.DISCORD, system.route),
-                                                    CommandKind.SUBMISSION, id=str(accepted.data["submission_id"])),
-                                      timeout_s=10)
+    detail = await system.bus.request(
+        query_command(
+            zoe, ReplyTo(Platform.DISCORD, system.route), CommandKind.SUBMISSION, id=str(accepted.data["submission_id"])
+        ),
+        timeout_s=10,
+    )
     assert "kérnel_🚀.py" in detail.title and "Zoë 🚀 Ωmega" in detail.title
 
 
@@ -118,8 +122,9 @@ async def test_a_very_long_file_name(system):
 
 
 async def test_a_very_long_argument(system):
-    text = _refused(await _submit(system, CORRECT.encode(), leaderboard="vectoradd", mode="turbo" * 20_000),
-                    "Unknown mode")
+    text = _refused(
+        await _submit(system, CORRECT.encode(), leaderboard="vectoradd", mode="turbo" * 20_000), "Unknown mode"
+    )
     assert "100,000 characters" in text
 
 
@@ -134,13 +139,17 @@ async def test_a_submission_without_a_file(system):
     _refused(await system.bus.request(cmd, timeout_s=10), "Attach the kernel file")
 
 
-@pytest.mark.parametrize("header, words", [
-    ("#!POPCORN leaderboard ../../etc/passwd", "no leaderboard '../../etc/passwd'"),
-    ("#!POPCORN leaderboard vectoradd\n#!POPCORN gpu CPU H100; rm -rf /", "does not offer H100"),
-    ("#!POPCORN leaderboard vectoradd\n#!POPCORN mode admin", "Unknown mode 'admin'"),
-    ("#!POPCORN leaderboard " + "x" * 3000, "3,000 characters"),
-    ("#!POPCORN leaderboard vectoradd\x1b[2J\x07", "no leaderboard"),
-], ids=["path-traversal", "shell-in-gpus", "unknown-mode", "huge-header", "control-characters"])
+@pytest.mark.parametrize(
+    "header, words",
+    [
+        ("#!POPCORN leaderboard ../../etc/passwd", "no leaderboard '../../etc/passwd'"),
+        ("#!POPCORN leaderboard vectoradd\n#!POPCORN gpu CPU H100; rm -rf /", "does not offer H100"),
+        ("#!POPCORN leaderboard vectoradd\n#!POPCORN mode admin", "Unknown mode 'admin'"),
+        ("#!POPCORN leaderboard " + "x" * 3000, "3,000 characters"),
+        ("#!POPCORN leaderboard vectoradd\x1b[2J\x07", "no leaderboard"),
+    ],
+    ids=["path-traversal", "shell-in-gpus", "unknown-mode", "huge-header", "control-characters"],
+)
 async def test_forged_popcorn_headers(system, header, words):
     _refused(await _submit(system, f"{header}\n{CORRECT}".encode()), words)
 

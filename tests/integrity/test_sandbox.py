@@ -40,10 +40,16 @@ NOBODY = 65534
 
 def _job(probe: str, mode: Mode = Mode.TEST, **fields: object) -> EvalJob:
     source = (PROBES / f"{probe}.py").read_text()
-    for name, value in fields.pop("fill", {}).items():        # type: ignore[union-attr]
+    for name, value in fields.pop("fill", {}).items():  # type: ignore[union-attr]
         source = source.replace(f"{name} = {{}}", f"{name} = {value!r}", 1)
-    return EvalJob(problem=load_problem(PROBLEMS["fixture"]), submission_name="submission.py",
-                   submission_source=source, mode=mode, device="cpu", **fields)    # type: ignore[arg-type]
+    return EvalJob(
+        problem=load_problem(PROBLEMS["fixture"]),
+        submission_name="submission.py",
+        submission_source=source,
+        mode=mode,
+        device="cpu",
+        **fields,
+    )  # type: ignore[arg-type]
 
 
 def _report(result) -> dict:
@@ -70,21 +76,40 @@ def _writes() -> dict[str, str]:
     """Places a submission tries to write: its own, and the host's (which must refuse)."""
     import torch
 
-    return {"workdir": "planted.txt", "tmp": "/tmp/planted.txt", "extension-cache": "$TORCH_EXTENSIONS_DIR/p.txt",
-            "harness": str(REPO / "harness" / "planted.py"), "usr": "/usr/planted.txt",
-            "site-packages": str(Path(torch.__file__).parents[1] / "planted.py")}
+    return {
+        "workdir": "planted.txt",
+        "tmp": "/tmp/planted.txt",
+        "extension-cache": "$TORCH_EXTENSIONS_DIR/p.txt",
+        "harness": str(REPO / "harness" / "planted.py"),
+        "usr": "/usr/planted.txt",
+        "site-packages": str(Path(torch.__file__).parents[1] / "planted.py"),
+    }
 
 
 def test_the_view_is_read_only_private_and_offline(harness_server, other_stage):
     _isolated(harness_server)
-    watched = {"shadow": "/etc/shadow", "checkout": str(REPO / "pyproject.toml"),
-               "other stage": str(other_stage / "submission.py"), "host tmp": str(other_stage)}
+    watched = {
+        "shadow": "/etc/shadow",
+        "checkout": str(REPO / "pyproject.toml"),
+        "other stage": str(other_stage / "submission.py"),
+        "host tmp": str(other_stage),
+    }
     report = _report(harness_server.evaluate(_job("look_around", fill={"WATCHED": watched, "WRITES": _writes()})))
-    assert report["read"] == {"shadow": "errno 13", "checkout": "errno 2", "other stage": "errno 2",
-                              "host tmp": "errno 2"}
-    assert report["write"] == {"workdir": "ok", "tmp": "ok", "extension-cache": "ok", "harness": "errno 30",
-                               "site-packages": "errno 30", "usr": "errno 30"}
-    assert report["network"] == "errno 101"                  # no interface but a loopback that is down
+    assert report["read"] == {
+        "shadow": "errno 13",
+        "checkout": "errno 2",
+        "other stage": "errno 2",
+        "host tmp": "errno 2",
+    }
+    assert report["write"] == {
+        "workdir": "ok",
+        "tmp": "ok",
+        "extension-cache": "ok",
+        "harness": "errno 30",
+        "site-packages": "errno 30",
+        "usr": "errno 30",
+    }
+    assert report["network"] == "errno 101"  # no interface but a loopback that is down
     # the namespace's init, the judge and the runner (where the probe runs): nothing of the host
     assert report["processes"] == [1, 2, 3] and report["hostname"] == "kernelrank-job"
     assert report["capabilities"] == "0000000000000000" and report["no_new_privs"] == "1"
@@ -110,7 +135,7 @@ else:
 def test_a_python_folder_under_the_hosts_tmp_is_shown_read_only(monkeypatch):
     """A virtual environment (or PYTHONPATH entry) kept under /tmp must still be importable in the job."""
     folder = Path(tempfile.mkdtemp(prefix="kernelrank-test-site-"))
-    folder.chmod(0o755)                   # as a virtual environment's folders are: the job runs as another user
+    folder.chmod(0o755)  # as a virtual environment's folders are: the job runs as another user
     (folder / "kernelrank_tmp_module.py").write_text("VALUE = 1\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
     correct = REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py"
@@ -118,8 +143,15 @@ def test_a_python_folder_under_the_hosts_tmp_is_shown_read_only(monkeypatch):
     try:
         with HarnessServer() as server:
             _isolated(server)
-            result = server.evaluate(EvalJob(problem=load_problem(PROBLEMS["fixture"]), submission_name="submission.py",
-                                             submission_source=source, mode=Mode.TEST, device="cpu"))
+            result = server.evaluate(
+                EvalJob(
+                    problem=load_problem(PROBLEMS["fixture"]),
+                    submission_name="submission.py",
+                    submission_source=source,
+                    mode=Mode.TEST,
+                    device="cpu",
+                )
+            )
         assert result.status is Status.PASSED, result.failure
     finally:
         shutil.rmtree(folder)
@@ -128,8 +160,7 @@ def test_a_python_folder_under_the_hosts_tmp_is_shown_read_only(monkeypatch):
 def test_build_caches_and_temporary_files_do_not_carry_over(harness_server):
     _isolated(harness_server)
     writes = {"extension-cache": "$TORCH_EXTENSIONS_DIR/p.txt"}
-    first, second = (_report(harness_server.evaluate(_job("look_around", fill={"WRITES": writes})))
-                     for _ in range(2))
+    first, second = (_report(harness_server.evaluate(_job("look_around", fill={"WRITES": writes}))) for _ in range(2))
     assert first["write"]["extension-cache"] == "ok" and not second["seen_before"]
 
 
@@ -137,8 +168,11 @@ def test_the_leaderboard_secret_never_reaches_the_submission(harness_server):
     secret = str(SECRET_SEED)
     needles = {"secret seed": (secret[:9], secret[9:]), "control: its own file name": ("submis", "sion.py")}
     job = _job("memory_search", Mode.RANKED, secret_seed=SECRET_SEED, fill={"NEEDLES": needles})
-    assert _report(harness_server.evaluate(job)) == {"secret seed": False, "control: its own file name": True,
-                                                     "jobs holding a secret seed": 0}
+    assert _report(harness_server.evaluate(job)) == {
+        "secret seed": False,
+        "control: its own file name": True,
+        "jobs holding a secret seed": 0,
+    }
 
 
 def test_the_run_key_is_not_in_the_memory_the_child_starts_from(harness_server, monkeypatch):
@@ -192,15 +226,20 @@ def _as_nobody(tmp_path: Path) -> Path:
     if os.geteuid() != 0 or unshare is None:
         pytest.skip("needs root and unshare to start a server as another user")
     wrapper = tmp_path / "python-as-nobody"
-    wrapper.write_text(f'#!/bin/sh\nexec {unshare} --user --map-user={NOBODY} --map-group={NOBODY} -- '
-                       f'{sys.executable} "$@"\n')
+    wrapper.write_text(
+        f'#!/bin/sh\nexec {unshare} --user --map-user={NOBODY} --map-group={NOBODY} -- {sys.executable} "$@"\n'
+    )
     wrapper.chmod(0o755)
     return wrapper
 
 
 def _job_for(path: str) -> EvalJob:
-    return EvalJob(problem=load_problem(PROBLEMS["fixture"]), submission_name="submission.py",
-                   submission_source=(REPO / path).read_text(), device="cpu")
+    return EvalJob(
+        problem=load_problem(PROBLEMS["fixture"]),
+        submission_name="submission.py",
+        submission_source=(REPO / path).read_text(),
+        device="cpu",
+    )
 
 
 def test_a_server_that_is_not_root_sandboxes_in_a_user_namespace(tmp_path):
@@ -226,8 +265,9 @@ def test_a_host_without_namespaces_falls_back_or_refuses(monkeypatch):
     assert "turned off" in sandbox.probe("limits").reason
 
 
-@pytest.mark.parametrize("host_mb, job_mb, expected_mb", [(23_000, 16_384, 5_750), (131_072, 16_384, 16_384),
-                                                          (23_000, 1_024, 1_024)])
+@pytest.mark.parametrize(
+    "host_mb, job_mb, expected_mb", [(23_000, 16_384, 5_750), (131_072, 16_384, 16_384), (23_000, 1_024, 1_024)]
+)
 def test_memory_is_capped_by_the_job_and_the_host(monkeypatch, host_mb, job_mb, expected_mb):
     monkeypatch.setattr(sandbox, "host_memory_mb", lambda: host_mb)
     assert sandbox.Limits.for_job(job_mb, 30).memory_mb == expected_mb
@@ -247,7 +287,7 @@ def test_a_killed_server_takes_its_job_with_it():
     harness.server.send_record(server._sock, {"op": "evaluate", "job": job.to_dict()})
     child = int(server._receive(time.monotonic() + 30)["pid"])
     deadline = time.monotonic() + 10
-    while len(seen) < 2 and time.monotonic() < deadline:       # the chain: init of the namespace, worker
+    while len(seen) < 2 and time.monotonic() < deadline:  # the chain: init of the namespace, worker
         seen = [p.pid for p in processes.descendants(child)]
         time.sleep(0.05)
     server_pid = server._process.pid
@@ -259,23 +299,29 @@ def test_a_killed_server_takes_its_job_with_it():
         assert time.monotonic() < deadline, "the job outlived its server"
         time.sleep(0.05)
     left = list(Path(tempfile.gettempdir()).glob(f"kernelrank-{server_pid}-*"))
-    assert left and staging.remove_orphans() >= 1 and not any(p.exists() for p in left)   # the next server's job
+    assert left and staging.remove_orphans() >= 1 and not any(p.exists() for p in left)  # the next server's job
 
 
 def test_a_sandbox_that_cannot_be_entered_is_a_harness_error(monkeypatch, tmp_path):
     """The sandbox's own processes report why it failed, before anything submitted runs."""
+
     def refuse(root):
         raise OSError(1, "Operation not permitted")
 
     monkeypatch.setattr(sandbox, "_unshare", refuse)
     stage = Stage.empty(tmp_path)
-    launch = sandbox.Launch.plan(sandbox.Capability(isolated=True, root=False), sandbox.Limits.for_job(1024, 10),
-                                 stage)
+    launch = sandbox.Launch.plan(sandbox.Capability(isolated=True, root=False), sandbox.Limits.for_job(1024, 10), stage)
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:
-        worker.child_main(_job_for("tests/fixtures/harness/submissions/correct.py"), launch, "n0nce", theirs.fileno(),
-                          os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY))
+        worker.child_main(
+            _job_for("tests/fixtures/harness/submissions/correct.py"),
+            launch,
+            "n0nce",
+            theirs.fileno(),
+            os.open(os.devnull, os.O_WRONLY),
+            os.open(os.devnull, os.O_WRONLY),
+        )
     theirs.close()
     reader, records = RecordReader(), []
     while data := ours.recv(1 << 16):

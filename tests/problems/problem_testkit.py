@@ -20,8 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = REPO / "problems"
 ALL_PROBLEM_DIRS = sorted(task.parent for task in PROBLEMS.glob("*/task.yml"))
 # Python problems (lang: py); the CUDA ones (lang: cu) take .cu submissions and have a suite of their own.
-CU_PROBLEM_DIRS = [folder for folder in ALL_PROBLEM_DIRS
-                   if re.search(r'(?m)^lang:\s*"?cu"?\s*$', (folder / "task.yml").read_text())]
+CU_PROBLEM_DIRS = [
+    folder for folder in ALL_PROBLEM_DIRS if re.search(r'(?m)^lang:\s*"?cu"?\s*$', (folder / "task.yml").read_text())
+]
 PROBLEM_DIRS = [folder for folder in ALL_PROBLEM_DIRS if folder not in CU_PROBLEM_DIRS]
 # Written exactly in the public GPU MODE format, without kernelrank's extensions (see its README).
 COMPAT_PROBLEM = "gpumode-compat-scale"
@@ -43,7 +44,7 @@ class Solution:
 
     @property
     def kind(self) -> str:
-        """"correct" or "wrong"."""
+        """ "correct" or "wrong"."""
         return self.path.parent.name
 
     @property
@@ -69,8 +70,9 @@ def solutions(kind: str) -> list[Solution]:
 
 def python_sources() -> list[Path]:
     """Every template and solution file: code users read or run."""
-    return sorted(path for folder in PROBLEM_DIRS
-                  for path in [*folder.glob("template*.py"), *folder.glob("solutions/*/*.py")])
+    return sorted(
+        path for folder in PROBLEM_DIRS for path in [*folder.glob("template*.py"), *folder.glob("solutions/*/*.py")]
+    )
 
 
 @contextlib.contextmanager

@@ -47,8 +47,15 @@ def test_cuda_problem_is_complete(folder: Path) -> None:
 def test_cuda_solution_gets_its_label(solution: Path, mode: Mode, problems_harness: HarnessServer) -> None:
     problem = load_problem(solution.parents[2])
     problem = dataclasses.replace(problem, task=dataclasses.replace(problem.task, shape_budget_ms=20.0))
-    result = problems_harness.evaluate(EvalJob(problem=problem, submission_name=solution.name, mode=mode,
-                                               submission_source=solution.read_text(), device="cuda"))
+    result = problems_harness.evaluate(
+        EvalJob(
+            problem=problem,
+            submission_name=solution.name,
+            mode=mode,
+            submission_source=solution.read_text(),
+            device="cuda",
+        )
+    )
     expected = EXPECT.search(solution.read_text())
     if expected is None:
         assert result.status is Status.PASSED, result.failure

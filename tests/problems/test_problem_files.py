@@ -14,11 +14,24 @@ from harness.loading import load_problem
 from harness.problem import SUBMISSION_MARK
 from harness.roofline import evaluate_expr
 
-L2_BYTES = 50 * 2**20                  # an H100's L2
+L2_BYTES = 50 * 2**20  # an H100's L2
 CPU_WORKING_SET = (64 * 2**10, 16 * 2**20)
 TEST_WORKING_SET_MAX = 2 * 2**20
-GPU_MODE_KEYS = {"files", "lang", "description", "config", "templates", "tests", "benchmarks", "test_timeout",
-                 "benchmark_timeout", "ranked_timeout", "ranking_by", "seed", "multi_gpu"}
+GPU_MODE_KEYS = {
+    "files",
+    "lang",
+    "description",
+    "config",
+    "templates",
+    "tests",
+    "benchmarks",
+    "test_timeout",
+    "benchmark_timeout",
+    "ranked_timeout",
+    "ranking_by",
+    "seed",
+    "multi_gpu",
+}
 PEAK_DTYPES = set(peaks_for("NVIDIA H100 80GB HBM3").tflops)
 OURS = [folder for folder in PROBLEM_DIRS if folder.name != COMPAT_PROBLEM]
 
@@ -28,8 +41,17 @@ def _ids(folders: list[Path]) -> list[str]:
 
 
 def test_every_problem_of_issue_2_is_shipped() -> None:
-    expected = {"identity", "vectoradd", "vectorsum", "softmax", "grayscale", "matmul", "prefixsum", "histogram",
-                COMPAT_PROBLEM}
+    expected = {
+        "identity",
+        "vectoradd",
+        "vectorsum",
+        "softmax",
+        "grayscale",
+        "matmul",
+        "prefixsum",
+        "histogram",
+        COMPAT_PROBLEM,
+    }
     assert expected <= {folder.name for folder in PROBLEM_DIRS}
 
 
@@ -84,8 +106,9 @@ def test_shapes_fit_their_purpose(folder: Path) -> None:
     moved = lambda spec: evaluate_expr(task.roofline.bytes, spec)
 
     assert all(moved(spec) <= TEST_WORKING_SET_MAX for spec in task.tests)
-    assert task.cpu_benchmarks and all(CPU_WORKING_SET[0] <= moved(s) <= CPU_WORKING_SET[1]
-                                       for s in task.cpu_benchmarks)
+    assert task.cpu_benchmarks and all(
+        CPU_WORKING_SET[0] <= moved(s) <= CPU_WORKING_SET[1] for s in task.cpu_benchmarks
+    )
     assert 3 <= len(task.benchmarks) <= 5
     assert max(moved(spec) for spec in task.benchmarks) >= 4 * L2_BYTES
     assert all(isinstance(spec.get("seed"), int) for spec in task.tests + task.benchmarks + task.cpu_benchmarks)
@@ -101,7 +124,7 @@ def test_compat_problem_keeps_the_public_format() -> None:
     assert {"name": "eval.py", "source": "../eval.py"} in raw["files"]
     assert {"name": "submission.py", "source": SUBMISSION_MARK} in raw["files"]
     assert all(isinstance(spec, dict) for spec in raw["tests"] + raw["benchmarks"])
-    assert "eval.py" not in problem.files          # GPU MODE's evaluator is replaced by our harness
+    assert "eval.py" not in problem.files  # GPU MODE's evaluator is replaced by our harness
     assert problem.task.ranking_by == "last" and problem.task.devices == ["cuda"]
-    assert not problem.task.default_device and not problem.task.strict_output       # it runs as written
+    assert not problem.task.default_device and not problem.task.strict_output  # it runs as written
     assert problem.task.roofline is None and problem.task.cpu_benchmarks is None

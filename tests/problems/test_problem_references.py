@@ -27,7 +27,8 @@ def _leaves(value: object) -> list[object]:
 def _same(a: object, b: object) -> bool:
     left, right = _leaves(a), _leaves(b)
     return len(left) == len(right) and all(
-        torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(left, right, strict=True))
+        torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(left, right, strict=True)
+    )
 
 
 @pytest.mark.parametrize("folder", PROBLEM_DIRS, ids=[folder.name for folder in PROBLEM_DIRS])

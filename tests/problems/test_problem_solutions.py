@@ -22,8 +22,14 @@ def _job(solution: Solution, mode: Mode, device: str) -> EvalJob:
     if solution.problem == COMPAT_PROBLEM:
         # Its task.yml keeps GPU MODE's format (CUDA only by default); its reference is device-agnostic.
         task = dataclasses.replace(task, devices=["cpu", "cuda"])
-    return EvalJob(problem=dataclasses.replace(problem, task=task), submission_name=problem.submission_name,
-                   submission_source=solution.source, mode=mode, device=device, run_id=f"{solution.id}-{mode.value}")
+    return EvalJob(
+        problem=dataclasses.replace(problem, task=task),
+        submission_name=problem.submission_name,
+        submission_source=solution.source,
+        mode=mode,
+        device=device,
+        run_id=f"{solution.id}-{mode.value}",
+    )
 
 
 def _evaluate(harness: HarnessServer, solution: Solution, mode: Mode, device: str) -> EvalResult:
@@ -40,8 +46,7 @@ def _explain(result: EvalResult) -> str:
 
 @pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.value)
 @pytest.mark.parametrize("solution", solutions("correct"), ids=lambda solution: solution.id)
-def test_correct_solution_passes(solution: Solution, mode: Mode, problems_harness: HarnessServer,
-                                 device: str) -> None:
+def test_correct_solution_passes(solution: Solution, mode: Mode, problems_harness: HarnessServer, device: str) -> None:
     result = _evaluate(problems_harness, solution, mode, device)
 
     assert result.status is Status.PASSED, _explain(result)
@@ -64,5 +69,5 @@ def test_wrong_solution_fails(solution: Solution, mode: Mode, problems_harness: 
     assert result.status is Status.FAILED, _explain(result)
     assert result.failure is not None and result.failure.kind in WRONG_KINDS, _explain(result)
     assert result.score_us is None
-    if solution.fails_only_in_ranked:      # caught on a benchmark shape, after every test passed
+    if solution.fails_only_in_ranked:  # caught on a benchmark shape, after every test passed
         assert result.tests and all(test.passed for test in result.tests), _explain(result)

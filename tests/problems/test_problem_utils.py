@@ -43,10 +43,20 @@ def test_allclose_reports_the_count_and_the_first_mismatches() -> None:
     assert reasons[3] == "... and 1 more mismatched elements"
 
 
-@pytest.mark.parametrize(("got", "want", "match"), [
-    (NAN, NAN, True), (INF, INF, True), (-INF, -INF, True),
-    (NAN, 1.0, False), (1.0, NAN, False), (INF, -INF, False), (1.0, INF, False), (INF, 1e30, False),
-], ids=["nan-nan", "inf-inf", "-inf--inf", "nan-num", "num-nan", "inf--inf", "num-inf", "inf-num"])
+@pytest.mark.parametrize(
+    ("got", "want", "match"),
+    [
+        (NAN, NAN, True),
+        (INF, INF, True),
+        (-INF, -INF, True),
+        (NAN, 1.0, False),
+        (1.0, NAN, False),
+        (INF, -INF, False),
+        (1.0, INF, False),
+        (INF, 1e30, False),
+    ],
+    ids=["nan-nan", "inf-inf", "-inf--inf", "nan-num", "num-nan", "inf--inf", "num-inf", "inf-num"],
+)
 def test_allclose_requires_nan_and_inf_in_the_same_places(got: float, want: float, match: bool) -> None:
     reasons = utils.verbose_allclose(torch.tensor([got, 2.0]), torch.tensor([want, 2.0]), rtol=1e-2, atol=1e-2)
 
@@ -84,11 +94,12 @@ def test_allequal_is_exact_and_matches_nan_with_nan() -> None:
 
 def test_match_reference_checks_dtype_and_values_on_the_harnesss_copy() -> None:
     """The harness hands each check a copy of its own, so the reference may write into it, as here."""
+
     def doubling_in_place(data: tuple[torch.Tensor]) -> torch.Tensor:
         return data[0].mul_(2)
 
     check = utils.make_match_reference(doubling_in_place, rtol=0, atol=0)
-    fresh = lambda: (torch.tensor([1.0, 2.0]),)      # noqa: E731
+    fresh = lambda: (torch.tensor([1.0, 2.0]),)  # noqa: E731
 
     assert check(fresh(), torch.tensor([2.0, 4.0])) == (True, "")
     ok, message = check(fresh(), torch.tensor([2.0, 4.0], dtype=torch.float64))
@@ -101,8 +112,9 @@ def test_make_generator_is_reproducible_for_any_seed() -> None:
     for seed in (0, 42, 2**63 - 1, 2**70 + 3):
         first = torch.rand(4, generator=utils.make_generator(seed))
         assert torch.equal(first, torch.rand(4, generator=utils.make_generator(seed)))
-    assert not torch.equal(torch.rand(4, generator=utils.make_generator(1)),
-                           torch.rand(4, generator=utils.make_generator(2)))
+    assert not torch.equal(
+        torch.rand(4, generator=utils.make_generator(1)), torch.rand(4, generator=utils.make_generator(2))
+    )
 
 
 def test_make_generator_follows_the_selected_device() -> None:

@@ -20,9 +20,14 @@ FIXTURES = REPO / "tests" / "fixtures" / "harness"
 
 
 def _eval_job(submission: str = "correct", *, mode: Mode = Mode.TEST, device: str = "cpu") -> EvalJob:
-    return EvalJob(problem=load_problem(FIXTURES / "vectoradd"), submission_name=f"{submission}.py",
-                   submission_source=(FIXTURES / "submissions" / f"{submission}.py").read_text(), mode=mode,
-                   device=device, run_id=new_id())
+    return EvalJob(
+        problem=load_problem(FIXTURES / "vectoradd"),
+        submission_name=f"{submission}.py",
+        submission_source=(FIXTURES / "submissions" / f"{submission}.py").read_text(),
+        mode=mode,
+        device=device,
+        run_id=new_id(),
+    )
 
 
 def _run_job(gpu: str = "CPU", submission: str = "correct", **options) -> RunJob:

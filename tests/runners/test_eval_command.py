@@ -32,11 +32,14 @@ def test_a_failing_submission_prints_json_and_exits_1(capsys) -> None:
     assert result.status is Status.FAILED and len(result.tests) == 3
 
 
-@pytest.mark.parametrize(("argv", "words"), [
-    (["missing.py", "--problem", PROBLEM], "cannot read missing.py"),
-    ([_submission("correct"), "--problem", "no/such/problem"], "does not exist"),
-    ([_submission("correct"), "--problem", PROBLEM, "--mode", "fast"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["missing.py", "--problem", PROBLEM], "cannot read missing.py"),
+        ([_submission("correct"), "--problem", "no/such/problem"], "does not exist"),
+        ([_submission("correct"), "--problem", PROBLEM, "--mode", "fast"], "invalid choice"),
+    ],
+)
 def test_usage_errors_exit_2_with_one_clear_sentence(capsys, argv, words) -> None:
     assert main(argv) == 2
     assert words in capsys.readouterr().err
@@ -44,9 +47,19 @@ def test_usage_errors_exit_2_with_one_clear_sentence(capsys, argv, words) -> Non
 
 def test_profile_mode_saves_the_attached_ncu_reports(tmp_path, monkeypatch, capsys) -> None:
     report = b"NVIDIA Nsight Compute report bytes"
-    profiled = EvalResult(status=Status.PASSED, mode=Mode.PROFILE, problem="vectoradd", profiles=[ProfileEntry(
-        spec={"size": 8}, table="k  1.0 us", tool="ncu",
-        report=ReportFile("shape0.ncu-rep", base64.b64encode(report).decode(), len(report)))])
+    profiled = EvalResult(
+        status=Status.PASSED,
+        mode=Mode.PROFILE,
+        problem="vectoradd",
+        profiles=[
+            ProfileEntry(
+                spec={"size": 8},
+                table="k  1.0 us",
+                tool="ncu",
+                report=ReportFile("shape0.ncu-rep", base64.b64encode(report).decode(), len(report)),
+            )
+        ],
+    )
     monkeypatch.setattr(eval_command, "evaluate", lambda job, on_progress=None: profiled)
     folder = tmp_path / "reports"
     assert main([_submission("correct"), "--problem", PROBLEM, "--mode", "profile", "--reports", str(folder)]) == 0

@@ -49,14 +49,15 @@ def worker(bus: Bus, runner: GitHubRunner) -> Worker:
 
 
 async def test_a_job_runs_as_a_workflow_run_and_its_answer_comes_back_as_an_artifact(
-        bus, results, run_job, github, serve) -> None:
+    bus, results, run_job, github, serve
+) -> None:
     calls = await bus.runner_calls()
     job = run_job(GPU)
     await bus.publish_job(job)
     async with serve(worker(bus, github_runner(github, calls))):
         (result,) = await results.wait(1)
     assert result.result.status is Status.PASSED, result.result.failure
-    assert result.cost_usd is None and result.result.gpu_s > 0        # self-hosted: not billed per run
+    assert result.cost_usd is None and result.result.gpu_s > 0  # self-hosted: not billed per run
     (dispatch,) = github.dispatches
     assert dispatch["ref"] == "main" and dispatch["inputs"]["run_id"] == job.run_id
     assert dispatch["inputs"]["gpu"] == GPU
@@ -81,8 +82,9 @@ async def test_without_run_details_the_run_is_found_by_its_title(bus, results, r
 
 
 async def test_a_restarted_worker_follows_the_same_workflow_run(
-        bus, results, run_job, github, serve, eventually) -> None:
-    github.gate.clear()                               # the run is queued on GitHub; no runner has it yet
+    bus, results, run_job, github, serve, eventually
+) -> None:
+    github.gate.clear()  # the run is queued on GitHub; no runner has it yet
     calls = await bus.runner_calls()
     job = run_job(GPU)
     await bus.publish_job(job)
@@ -112,9 +114,11 @@ async def test_a_run_no_runner_took_in_time_is_cancelled(bus, results, run_job, 
     github.runners_online = False
     job = run_job(GPU)
     gh_run = await api(github).dispatch({"run_id": job.run_id, "gpu": GPU, "payload": "x"})
-    calls = await bus.runner_calls()                  # dispatched a day ago, still queued
-    await calls.put(job.run_id, {"backend": "github", "started_at": time.time() - 86_400, "gh_run": gh_run,
-                                 "dispatched": time.time() - 86_400})
+    calls = await bus.runner_calls()  # dispatched a day ago, still queued
+    await calls.put(
+        job.run_id,
+        {"backend": "github", "started_at": time.time() - 86_400, "gh_run": gh_run, "dispatched": time.time() - 86_400},
+    )
     await bus.publish_job(job)
     async with serve(worker(bus, github_runner(github, calls))):
         (result,) = await results.wait(1)
@@ -124,7 +128,8 @@ async def test_a_run_no_runner_took_in_time_is_cancelled(bus, results, run_job, 
 
 
 async def test_a_run_that_failed_before_answering_points_at_the_workflow_run(
-        bus, results, run_job, github, serve) -> None:
+    bus, results, run_job, github, serve
+) -> None:
     github.step_fails = True
     await bus.publish_job(run_job(GPU))
     async with serve(worker(bus, github_runner(github, await bus.runner_calls()))):
@@ -135,9 +140,11 @@ async def test_a_run_that_failed_before_answering_points_at_the_workflow_run(
 
 
 async def test_a_refused_token_says_the_runner_is_not_configured_and_never_shows_the_token(
-        bus, results, run_job, github, serve) -> None:
-    runner = GitHubRunner(GPU, await bus.runner_calls(), api(github, github_token="github_pat_wrong_secret"),
-                          poll_s=0.05)
+    bus, results, run_job, github, serve
+) -> None:
+    runner = GitHubRunner(
+        GPU, await bus.runner_calls(), api(github, github_token="github_pat_wrong_secret"), poll_s=0.05
+    )
     await bus.publish_job(run_job(GPU))
     async with serve(worker(bus, runner)):
         (result,) = await results.wait(1)
@@ -180,7 +187,7 @@ def test_the_shipped_workflow_is_the_one_the_backend_expects() -> None:
     assert job["runs-on"] == ["self-hosted", "${{ inputs.gpu }}"]
     (evaluate,) = [step for step in job["steps"] if "run" in step]
     assert "-m harness.remote --payload-env KERNELRANK_PAYLOAD --output " + ANSWER_FILE in evaluate["run"]
-    assert "inputs." not in evaluate["run"]            # the payload reaches the step only through its environment
+    assert "inputs." not in evaluate["run"]  # the payload reaches the step only through its environment
     assert evaluate["env"]["KERNELRANK_PAYLOAD"] == "${{ inputs.payload }}"
     (upload,) = [step for step in job["steps"] if str(step.get("uses", "")).startswith("actions/upload-artifact")]
     assert upload["with"]["name"] == artifact_name("${{ inputs.run_id }}") and upload["if"] == "always()"

@@ -15,8 +15,12 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harness"
 
 
 def _job(submission: str, mode: Mode = Mode.TEST) -> EvalJob:
-    return EvalJob(problem=load_problem(FIXTURES / "vectoradd"), submission_name=f"{submission}.py",
-                   submission_source=(FIXTURES / "submissions" / f"{submission}.py").read_text(), mode=mode)
+    return EvalJob(
+        problem=load_problem(FIXTURES / "vectoradd"),
+        submission_name=f"{submission}.py",
+        submission_source=(FIXTURES / "submissions" / f"{submission}.py").read_text(),
+        mode=mode,
+    )
 
 
 @pytest.fixture
@@ -57,13 +61,15 @@ async def test_concurrent_runs_take_turns(runner: LocalRunner) -> None:
     def tagged(tag: str):
         async def on_progress(progress: Progress) -> None:
             order.append(tag)
+
         return on_progress
 
-    results = await asyncio.gather(runner.run(_job("correct"), tagged("a")),
-                                   runner.run(_job("correct", Mode.BENCHMARK), tagged("b")))
+    results = await asyncio.gather(
+        runner.run(_job("correct"), tagged("a")), runner.run(_job("correct", Mode.BENCHMARK), tagged("b"))
+    )
     assert all(r.status is Status.PASSED for r in results)
     switches = sum(1 for before, after in zip(order, order[1:], strict=False) if before != after)
-    assert switches == 1, order        # all of one job's events, then all of the other's
+    assert switches == 1, order  # all of one job's events, then all of the other's
 
 
 async def test_cancelling_a_run_stops_it_and_the_runner_goes_on(runner: LocalRunner) -> None:

@@ -47,10 +47,11 @@ def worker(bus: Bus, runner: ModalRunner, **options) -> Worker:
 
 
 async def test_a_job_runs_in_its_pools_function_and_comes_back_with_the_gpu_and_its_cost(
-        bus, results, run_job, fake, serve, monkeypatch) -> None:
+    bus, results, run_job, fake, serve, monkeypatch
+) -> None:
     monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")
     calls = await bus.runner_calls()
-    job = run_job(GPU, device="auto")               # the harness picks the CPU here, the GPU on Modal
+    job = run_job(GPU, device="auto")  # the harness picks the CPU here, the GPU on Modal
     await bus.publish_job(job)
     async with serve(worker(bus, modal_runner(fake, calls))):
         (result,) = await results.wait(1)
@@ -61,14 +62,21 @@ async def test_a_job_runs_in_its_pools_function_and_comes_back_with_the_gpu_and_
     assert payload == payload_for(job.job)
     assert result.result.gpu_s > 0
     assert result.cost_usd == pytest.approx(result.result.gpu_s * PRICE, rel=1e-3)
-    record = await calls.get(job.run_id)            # kept: a redelivery re-reads the stored output, never reruns
+    record = await calls.get(job.run_id)  # kept: a redelivery re-reads the stored output, never reruns
     assert record["backend"] == "modal" and record["call_id"] in fake.calls
 
 
-@pytest.mark.parametrize("raised", [modal.exception.ExecutionError("Could not deserialize remote exception"),
-                                    modal.exception.RemoteError("container crashed"), ZeroDivisionError("remote")])
+@pytest.mark.parametrize(
+    "raised",
+    [
+        modal.exception.ExecutionError("Could not deserialize remote exception"),
+        modal.exception.RemoteError("container crashed"),
+        ZeroDivisionError("remote"),
+    ],
+)
 async def test_an_exception_from_the_remote_side_is_an_error_blamed_on_kernelrank(
-        bus, results, run_job, fake, serve, raised) -> None:
+    bus, results, run_job, fake, serve, raised
+) -> None:
     fake.outcomes = [raised]
     calls = await bus.runner_calls()
     job = run_job(GPU)
@@ -81,8 +89,7 @@ async def test_an_exception_from_the_remote_side_is_an_error_blamed_on_kernelran
     assert await calls.get(job.run_id) is None
 
 
-async def test_a_lost_container_goes_back_through_the_queue_and_runs_again(
-        bus, results, run_job, fake, serve) -> None:
+async def test_a_lost_container_goes_back_through_the_queue_and_runs_again(bus, results, run_job, fake, serve) -> None:
     fake.outcomes = [modal.exception.InternalFailure("Worker was preempted"), "ok"]
     await bus.publish_job(run_job(GPU))
     async with serve(worker(bus, modal_runner(fake, await bus.runner_calls()))):
@@ -91,8 +98,7 @@ async def test_a_lost_container_goes_back_through_the_queue_and_runs_again(
     assert result.attempts == 2 and len(fake.spawned) == 2
 
 
-async def test_modal_stopping_the_function_at_its_time_limit_is_a_timeout(
-        bus, results, run_job, fake, serve) -> None:
+async def test_modal_stopping_the_function_at_its_time_limit_is_a_timeout(bus, results, run_job, fake, serve) -> None:
     fake.outcomes = [modal.exception.FunctionTimeoutError("Function timed out after 1200 s")]
     await bus.publish_job(run_job(GPU))
     async with serve(worker(bus, modal_runner(fake, await bus.runner_calls()))):
@@ -101,11 +107,12 @@ async def test_modal_stopping_the_function_at_its_time_limit_is_a_timeout(
 
 
 async def test_a_call_past_its_deadline_is_cancelled_and_its_container_killed(
-        bus, results, run_job, fake, serve) -> None:
+    bus, results, run_job, fake, serve
+) -> None:
     fake.outcomes = ["hang"]
     job = run_job(GPU)
     stuck = await fake.Function.from_name("kernelrank", "run_H100").spawn.aio(payload_for(job.job))
-    calls = await bus.runner_calls()             # a call that has waited for a GPU far longer than allowed
+    calls = await bus.runner_calls()  # a call that has waited for a GPU far longer than allowed
     await calls.put(job.run_id, {"backend": "modal", "call_id": stuck.object_id, "started_at": time.time() - 86_400})
     await bus.publish_job(job)
     async with serve(worker(bus, modal_runner(fake, calls))):
@@ -116,9 +123,10 @@ async def test_a_call_past_its_deadline_is_cancelled_and_its_container_killed(
 
 
 async def test_missing_credentials_say_the_runner_is_not_configured(
-        bus, results, run_job, serve, tmp_path, monkeypatch) -> None:
+    bus, results, run_job, serve, tmp_path, monkeypatch
+) -> None:
     for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"):
-        monkeypatch.setenv(name, "")                 # the real client, with no token at all
+        monkeypatch.setenv(name, "")  # the real client, with no token at all
     monkeypatch.setenv("MODAL_SERVER_URL", "http://127.0.0.1:9")
     job = run_job(GPU)
     await bus.publish_job(job)
@@ -143,14 +151,15 @@ async def test_an_app_that_was_never_deployed_says_how_to_deploy_it(bus, results
 
 
 async def test_a_restarted_worker_reattaches_to_the_running_call_instead_of_paying_twice(
-        bus, results, run_job, fake, serve, eventually) -> None:
-    fake.gate.clear()                               # the call starts, then waits inside its container
+    bus, results, run_job, fake, serve, eventually
+) -> None:
+    fake.gate.clear()  # the call starts, then waits inside its container
     calls = await bus.runner_calls()
     job = run_job(GPU)
     await bus.publish_job(job)
     async with serve(worker(bus, modal_runner(fake, calls))):
         await eventually(lambda: _has_record(calls, job.run_id))
-    assert len(fake.spawned) == 1 and not results.items      # the first worker is gone, its job given back
+    assert len(fake.spawned) == 1 and not results.items  # the first worker is gone, its job given back
     async with serve(worker(bus, modal_runner(fake, calls))):
         await eventually(lambda: _polled(fake))
         fake.gate.set()
@@ -163,7 +172,7 @@ async def test_a_restarted_worker_reattaches_to_the_running_call_instead_of_payi
 async def test_a_call_that_is_gone_on_reattach_is_started_again(bus, results, run_job, fake, serve, gone) -> None:
     job = run_job(GPU)
     old_call = "fc-unknown-to-modal"
-    if gone is not None:                             # a call Modal knows, whose output has expired
+    if gone is not None:  # a call Modal knows, whose output has expired
         fake.outcomes = [gone]
         old_call = (await fake.Function.from_name("kernelrank", "run_H100").spawn.aio(payload_for(job.job))).object_id
     calls = await bus.runner_calls()
@@ -218,10 +227,19 @@ async def test_modal_backlog_is_reported_in_the_pool_status(bus, nats_url, fake,
 
     await nc.subscribe(subjects.pool_status_subject(GPU), cb=on_status)
     try:
-        async with serve(Worker(bus, GPU, modal_runner(fake, await bus.runner_calls()), concurrency=4, poll_s=0.2,
-                                status_s=0.1, name="w-modal")):
+        async with serve(
+            Worker(
+                bus,
+                GPU,
+                modal_runner(fake, await bus.runner_calls()),
+                concurrency=4,
+                poll_s=0.2,
+                status_s=0.1,
+                name="w-modal",
+            )
+        ):
             await eventually(reported)
-        await eventually(signed_off)          # the last word of a stopping worker: no capacity left
+        await eventually(signed_off)  # the last word of a stopping worker: no capacity left
     finally:
         await nc.close()
     first = statuses[0]

@@ -48,7 +48,7 @@ def test_check_runs_the_identity_problem_on_each_gpu_type_and_prints_what_ran_wh
 
 
 def test_check_fails_a_gpu_whose_container_could_not_use_it(fake, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")     # seen, but the run used CPU
+    monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")  # seen, but the run used CPU
     assert modal_cli.main(["check", "--gpu", "H100"], Settings(), modal_api=fake) == 1
     out = capsys.readouterr().out
     assert "NVIDIA H100" in out and "H100 (python): the container has a GPU, but the evaluation could not use it" in out
@@ -60,16 +60,28 @@ def test_check_against_an_app_that_is_not_deployed_says_so(capsys, cache_env) ->
         assert modal_cli.main(["check", "--gpu", "L4"], Settings(), modal_api=empty) == 1
     finally:
         empty.close()
-    assert "L4 (python): The Modal runner is not configured: the app 'kernelrank' has no function run_L4" in \
-        capsys.readouterr().out
+    assert (
+        "L4 (python): The Modal runner is not configured: the app 'kernelrank' has no function run_L4"
+        in capsys.readouterr().out
+    )
 
 
 def test_deploy_without_a_modal_token_fails_with_what_to_do(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MODAL_", "KERNELRANK_"))}
-    env.update(MODAL_CONFIG_PATH=str(tmp_path / "modal.toml"), MODAL_SERVER_URL="http://127.0.0.1:9",
-               KERNELRANK_MODAL_APP="team-runners", PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, "-m", "core.launch.main", "modal", "deploy"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=180)
+    env.update(
+        MODAL_CONFIG_PATH=str(tmp_path / "modal.toml"),
+        MODAL_SERVER_URL="http://127.0.0.1:9",
+        KERNELRANK_MODAL_APP="team-runners",
+        PYTHONPATH=str(REPO),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "core.launch.main", "modal", "deploy"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 1
     assert "Deploying Modal app 'team-runners'" in done.stdout
     assert "Token missing" in done.stdout + done.stderr and "modal token new" in done.stderr
@@ -80,17 +92,18 @@ def test_a_github_worker_without_its_settings_stops_with_what_to_set(nats_url, t
     for name in ("GITHUB_TOKEN", "KERNELRANK_GITHUB_REPO"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("KERNELRANK_NATS_URL", nats_url)
-    assert kernelrank(["worker", "--gpu", "H100", "--backend", "github"]) == 2   # a setting to fix, as at load
+    assert kernelrank(["worker", "--gpu", "H100", "--backend", "github"]) == 2  # a setting to fix, as at load
     assert "the github backend needs GITHUB_TOKEN and KERNELRANK_GITHUB_REPO" in capsys.readouterr().err
 
 
 def test_runner_settings_come_from_the_environment_and_toml(tmp_path: Path) -> None:
     toml = tmp_path / "kernelrank.toml"
     toml.write_text("[gpu_prices]\nH100 = 0.002\n\n[pool_concurrency]\nH100 = 8\n")
-    settings = load_settings({"KERNELRANK_POOL_CONCURRENCY": "T4=2, L4=3", "GITHUB_TOKEN": "github_pat_x"},
-                             config_file=toml, dotenv=None)
-    assert settings.pool_concurrency == {"T4": 2, "L4": 3}           # the environment wins over the file
-    assert settings.gpu_prices["H100"] == 0.002 and settings.gpu_prices["T4"] == 0.000164   # others keep Modal's
+    settings = load_settings(
+        {"KERNELRANK_POOL_CONCURRENCY": "T4=2, L4=3", "GITHUB_TOKEN": "github_pat_x"}, config_file=toml, dotenv=None
+    )
+    assert settings.pool_concurrency == {"T4": 2, "L4": 3}  # the environment wins over the file
+    assert settings.gpu_prices["H100"] == 0.002 and settings.gpu_prices["T4"] == 0.000164  # others keep Modal's
     assert (settings.concurrency_for("L4"), settings.concurrency_for("B200")) == (3, 1)
     assert "github_pat_x" not in repr(settings)
 
@@ -106,7 +119,8 @@ class RecordingVolume:
 
 
 def test_warm_runs_each_problems_reference_through_the_cache_writer_on_the_gpu_asked_for(
-        tmp_path: Path, monkeypatch, capsys, cache_env) -> None:
+    tmp_path: Path, monkeypatch, capsys, cache_env
+) -> None:
     problems = tmp_path / "problems"
     shutil.copytree(REPO / "tests" / "fixtures" / "harness" / "vectoradd", problems / "vectoradd")
     volume = RecordingVolume()
@@ -127,13 +141,20 @@ def test_warm_runs_each_problems_reference_through_the_cache_writer_on_the_gpu_a
 
 
 def test_the_core_never_loads_modal_and_workers_never_load_the_app_module() -> None:
-    code = ("import sys, core.launch.main, core.service.loop, runners.worker, runners.backends, runners.modal_backend, "
-            "runners.github_backend; print(sorted(m for m in ('modal', 'runners.modal_app') if m in sys.modules))")
-    core_only = subprocess.run([sys.executable, "-c", "import sys, core.launch.main, core.service.loop; "
-                                "print('modal' in sys.modules)"], cwd=REPO, capture_output=True, text=True, check=True)
+    code = (
+        "import sys, core.launch.main, core.service.loop, runners.worker, runners.backends, runners.modal_backend, "
+        "runners.github_backend; print(sorted(m for m in ('modal', 'runners.modal_app') if m in sys.modules))"
+    )
+    core_only = subprocess.run(
+        [sys.executable, "-c", "import sys, core.launch.main, core.service.loop; print('modal' in sys.modules)"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     workers = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert core_only.stdout.strip() == "False"
-    assert workers.stdout.strip() == "[]"         # the client loads when a modal worker starts; the app, never
+    assert workers.stdout.strip() == "[]"  # the client loads when a modal worker starts; the app, never
 
 
 async def _serve_pool(nats_url: str, gpu: str, backend: str, settings: Settings, results, n: int = 1) -> list:
@@ -148,7 +169,8 @@ async def _serve_pool(nats_url: str, gpu: str, backend: str, settings: Settings,
 
 
 async def test_a_modal_worker_built_from_the_settings_reaches_the_real_modal_client(
-        bus, results, run_job, nats_url, monkeypatch) -> None:
+    bus, results, run_job, nats_url, monkeypatch
+) -> None:
     for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"):
         monkeypatch.setenv(name, "")
     monkeypatch.setenv("MODAL_SERVER_URL", "http://127.0.0.1:9")
@@ -158,7 +180,8 @@ async def test_a_modal_worker_built_from_the_settings_reaches_the_real_modal_cli
 
 
 async def test_a_github_worker_built_from_the_settings_runs_jobs_on_the_repositorys_runners(
-        bus, results, run_job, nats_url) -> None:
+    bus, results, run_job, nats_url
+) -> None:
     github = FakeGitHub()
     await github.start()
     try:

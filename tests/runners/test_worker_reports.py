@@ -23,7 +23,8 @@ def ten_gpu_seconds(job: EvalJob) -> EvalResult:
 
 @pytest.mark.parametrize("price, cost", [(0.001097, 0.01097), (None, None)])
 async def test_a_result_carries_the_cost_of_its_gpu_time_where_the_backend_bills(
-        bus, results, run_job, serve, price, cost) -> None:
+    bus, results, run_job, serve, price, cost
+) -> None:
     await bus.publish_job(run_job("CPU"))
     async with serve(Worker(bus, "CPU", FakeRunner(ten_gpu_seconds, price_per_s=price), poll_s=0.2)):
         (result,) = await results.wait(1)
@@ -31,7 +32,8 @@ async def test_a_result_carries_the_cost_of_its_gpu_time_where_the_backend_bills
 
 
 async def test_workers_report_running_jobs_and_capacity_until_they_stop(
-        bus, nats_url, run_job, results, serve, eventually) -> None:
+    bus, nats_url, run_job, results, serve, eventually
+) -> None:
     nc = await nats.connect(nats_url)
     statuses: list[PoolStatus] = []
 
@@ -47,8 +49,9 @@ async def test_workers_report_running_jobs_and_capacity_until_they_stop(
     await nc.subscribe(subjects.pool_status_subject("CPU"), cb=on_status)
     try:
         await bus.publish_job(run_job("CPU"))
-        async with serve(Worker(bus, "CPU", FakeRunner(delay_s=1.5), concurrency=3, poll_s=0.1, status_s=0.1,
-                                name="w-cpu")):
+        async with serve(
+            Worker(bus, "CPU", FakeRunner(delay_s=1.5), concurrency=3, poll_s=0.1, status_s=0.1, name="w-cpu")
+        ):
             await eventually(busy)
             await results.wait(1)
         await eventually(signed_off)
@@ -60,9 +63,13 @@ async def test_workers_report_running_jobs_and_capacity_until_they_stop(
 
 
 def profiled_with_a_huge_report(job: EvalJob) -> EvalResult:
-    data = os.urandom(3 << 20)                       # base64 of 3 MiB: far over NATS's 1 MB payload
-    entry = ProfileEntry(spec={"size": 1}, table="kernel  duration 1.0 us", tool="ncu",
-                         report=ReportFile("shape0.ncu-rep", base64.b64encode(data).decode(), len(data)))
+    data = os.urandom(3 << 20)  # base64 of 3 MiB: far over NATS's 1 MB payload
+    entry = ProfileEntry(
+        spec={"size": 1},
+        table="kernel  duration 1.0 us",
+        tool="ncu",
+        report=ReportFile("shape0.ncu-rep", base64.b64encode(data).decode(), len(data)),
+    )
     return dataclasses.replace(passed_result(job), profiles=[entry])
 
 

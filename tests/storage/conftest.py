@@ -20,9 +20,17 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def store(db_path: Path) -> Iterator[Store]:
     with Store(db_path) as opened:
-        opened.upsert_leaderboard(Leaderboard(name="vecadd", description="add two vectors", problem={"name": "vecadd"},
-                                              problem_sha="ab" * 32, gpus=["H100", "T4"], ranking_by="geom",
-                                              secret_seed=99))
+        opened.upsert_leaderboard(
+            Leaderboard(
+                name="vecadd",
+                description="add two vectors",
+                problem={"name": "vecadd"},
+                problem_sha="ab" * 32,
+                gpus=["H100", "T4"],
+                ranking_by="geom",
+                secret_seed=99,
+            )
+        )
         yield opened
 
 

@@ -12,15 +12,14 @@ from storage import Store
 from storage._schema import MIGRATIONS, migrate
 
 
-def test_a_runs_cost_is_stored_with_its_result_and_summed_per_gpu(store: Store, build: Builder,
-                                                                  db_path: Path) -> None:
+def test_a_runs_cost_is_stored_with_its_result_and_summed_per_gpu(store: Store, build: Builder, db_path: Path) -> None:
     ada = build.person("Ada")
-    billed, = store.add_submissions([build.new(ada, gpus=("H100", "T4"))])
+    (billed,) = store.add_submissions([build.new(ada, gpus=("H100", "T4"))])
     (h100, _), (t4, _) = sorted(billed.runs, key=lambda run: run[1])
-    store.record_results([replace(build.result(h100), cost_usd=0.0137), build.result(t4)])   # T4: a local GPU
-    local, = store.add_submissions([build.new(ada, gpus=("H100",))])
+    store.record_results([replace(build.result(h100), cost_usd=0.0137), build.result(t4)])  # T4: a local GPU
+    (local,) = store.add_submissions([build.new(ada, gpus=("H100",))])
     store.record_results([replace(build.result(local.runs[0][0]), cost_usd=0.0063)])
-    store.add_submissions([build.new(ada, gpus=("T4",))])                       # still queued: not counted
+    store.add_submissions([build.new(ada, gpus=("T4",))])  # still queued: not counted
 
     figures = store.stats()
     assert round(figures.cost_usd, 6) == 0.02
@@ -29,7 +28,9 @@ def test_a_runs_cost_is_stored_with_its_result_and_summed_per_gpu(store: Store, 
     assert (by_gpu["T4"].runs, by_gpu["T4"].cost_usd) == (1, 0.0)
     store.close()
     assert raw_rows(db_path, f"SELECT cost_usd FROM runs WHERE run_id IN ('{h100}', '{t4}') ORDER BY gpu") == [
-        (0.0137,), (None,)]
+        (0.0137,),
+        (None,),
+    ]
 
 
 def test_a_database_from_before_costs_gains_the_column_and_keeps_its_runs(tmp_path: Path) -> None:

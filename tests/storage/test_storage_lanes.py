@@ -28,10 +28,11 @@ def test_intake_and_outcomes_commit_side_by_side(store: Store, build: Builder) -
     def outcomes() -> None:
         try:
             for i in range(ROUNDS):
-                chunk = [run_id for sub in earlier[i * 4:(i + 1) * 4] for run_id, _ in sub.runs]
+                chunk = [run_id for sub in earlier[i * 4 : (i + 1) * 4] for run_id, _ in sub.runs]
                 store.write(WriteBatch(running=[(run_id, "w") for run_id in chunk]))
-                assert store.write(WriteBatch(results=[build.result(run_id, 10.0 + i) for run_id in chunk],
-                                              replied=chunk)) == [True] * len(chunk)
+                assert store.write(
+                    WriteBatch(results=[build.result(run_id, 10.0 + i) for run_id in chunk], replied=chunk)
+                ) == [True] * len(chunk)
         except BaseException as exc:
             errors.append(exc)
 
@@ -44,4 +45,4 @@ def test_intake_and_outcomes_commit_side_by_side(store: Store, build: Builder) -
     assert store.stats().submissions == ROUNDS * 8
     assert store.unfinished_runs() and all(run.state == "queued" for run in store.unfinished_runs())
     assert store.unreplied([run_id for sub in earlier for run_id, _ in sub.runs]) == set()
-    assert [row.score_us for row in store.ranking("vecadd", "H100")] == [10.0] * 4     # everyone's first and best
+    assert [row.score_us for row in store.ranking("vecadd", "H100")] == [10.0] * 4  # everyone's first and best

@@ -27,7 +27,7 @@ def test_linked_people_have_one_entry_one_history_and_one_set_of_tokens(store: S
     assert ranked(store) == [(1, "Ada S", 8.0), (2, "Bob", 10.0), (3, "Ada", 12.0)]
 
     store.link_people(ada_discord, ada_slack, T0)
-    assert ranked(store) == [(1, "Ada", 8.0), (2, "Bob", 10.0)]           # one entry, the better score
+    assert ranked(store) == [(1, "Ada", 8.0), (2, "Bob", 10.0)]  # one entry, the better score
     assert store.find_person("slack", "s1") == ada_discord
     assert len(store.history("vecadd", ada_discord)) == 2 and store.history("vecadd", ada_slack) == []
     assert [t.prefix for t in store.tokens(ada_discord)] == ["kr_1"]
@@ -42,11 +42,12 @@ def test_linked_people_have_one_entry_one_history_and_one_set_of_tokens(store: S
     assert store.find_person("slack", "s1") == ada_slack
     assert [t.prefix for t in store.tokens(ada_slack)] == ["kr_1"]
     assert [t.prefix for t in store.tokens(ada_discord)] == ["kr_2"]
-    assert store.unlink_people(ada_discord, ("discord", "d1"), None, T0) == []     # nothing left to split
+    assert store.unlink_people(ada_discord, ("discord", "d1"), None, T0) == []  # nothing left to split
 
 
 def test_unlink_from_the_kept_account_splits_every_link_and_undo_moves_only_what_was_moved(
-        store: Store, build: Builder) -> None:
+    store: Store, build: Builder
+) -> None:
     kept, second, third = (store.person(p, "u", "Cy") for p in ("discord", "slack", "cli"))
     for person, score in ((kept, 9.0), (second, 5.0), (third, 6.0)):
         build.submit(person, score)

@@ -12,12 +12,13 @@ def test_previous_best_ignores_the_new_runs_and_what_does_not_count(store: Store
     ann, bob = build.person("Ann"), build.person("Bob")
     old = build.submit(ann, 12.0)
     best = build.submit(ann, 9.0)
-    build.submit(ann, 1.0, mode="test")                     # not ranked
+    build.submit(ann, 1.0, mode="test")  # not ranked
     build.submit(ann, None, Status.FAILED)
     build.submit(bob, 5.0, gpus=("A100",))
     new = build.submit(ann, 8.0)
-    found = store.previous_bests([("vecadd", "H100", ann), ("vecadd", "A100", bob), ("vecadd", "H100", bob)],
-                                 [new.runs[0][0]])
+    found = store.previous_bests(
+        [("vecadd", "H100", ann), ("vecadd", "A100", bob), ("vecadd", "H100", bob)], [new.runs[0][0]]
+    )
     assert set(found) == {("vecadd", "H100", ann), ("vecadd", "A100", bob)}
     mine = found[("vecadd", "H100", ann)]
     assert (mine.submission_id, mine.run_id) == (best.id, best.runs[0][0]) and old.id != best.id

@@ -38,7 +38,7 @@ def test_best_over_time_is_the_running_minimum_of_ranked_passes(store: Store, bu
     build.submit(ann, 7.0, at=times[2])
     build.submit(ann, 1.0, at=times[3], mode="benchmark")  # not ranked: not on the curve
     build.submit(ann, None, Status.FAILED, at=times[4])
-    build.submit(ann, 2.0, gpus=("T4",), at=times[4])      # another GPU
+    build.submit(ann, 2.0, gpus=("T4",), at=times[4])  # another GPU
     assert store.best_over_time("vecadd", ann, "H100") == [(times[0], 10.0), (times[1], 10.0), (times[2], 7.0)]
     assert store.best_over_time("vecadd", ann, "T4") == [(times[4], 2.0)]
 
@@ -51,11 +51,22 @@ def test_submission_detail_has_code_person_and_every_run(store: Store, build: Bu
     store.record_results([build.result(h100, 6.5)])
     detail = store.submission_detail(sub.id)
     assert (detail.id, detail.command_id, detail.display_name, detail.leaderboard, detail.mode, detail.source) == (
-        sub.id, sub.command_id, "Ann", "vecadd", "ranked", source)
+        sub.id,
+        sub.command_id,
+        "Ann",
+        "vecadd",
+        "ranked",
+        source,
+    )
     assert detail.reply_to["channel"] == "c"
     done, waiting = detail.runs
     assert (done.info.run_id, done.info.state, done.result["score_us"], done.worker, done.attempts) == (
-        h100, "done", 6.5, "w1", 1)
+        h100,
+        "done",
+        6.5,
+        "w1",
+        1,
+    )
     assert done.result["shapes"][1]["spec"] == {"size": 2048}
     assert done.finished_at == T0 + timedelta(days=1)
     assert (waiting.info.run_id, waiting.info.state, waiting.result, waiting.finished_at) == (t4, "queued", None, None)
@@ -63,9 +74,18 @@ def test_submission_detail_has_code_person_and_every_run(store: Store, build: Bu
 
 
 def test_list_leaderboards_counts_submissions_and_people(store: Store, build: Builder) -> None:
-    store.upsert_leaderboard(Leaderboard(name="softmax", description="row softmax", problem={}, problem_sha="0" * 64,
-                                         gpus=["A100"], ranking_by="geom", secret_seed=1,
-                                         deadline=T0 + timedelta(days=7)))
+    store.upsert_leaderboard(
+        Leaderboard(
+            name="softmax",
+            description="row softmax",
+            problem={},
+            problem_sha="0" * 64,
+            gpus=["A100"],
+            ranking_by="geom",
+            secret_seed=1,
+            deadline=T0 + timedelta(days=7),
+        )
+    )
     ann, bob = build.person("Ann"), build.person("Bob")
     build.submit(ann, 5.0)
     build.submit(ann, 4.0)

@@ -89,13 +89,18 @@ def test_a_new_display_name_shows_in_the_ranking(store: Store, build: Builder) -
 def test_incremental_entries_match_a_rebuild_and_a_plain_reference(store: Store, build: Builder) -> None:
     rng = random.Random(20260301)
     people = [build.person(f"P{i}") for i in range(12)]
-    facts = []     # (person, gpu, mode, status, score, submitted_at, submission_id, run_id)
+    facts = []  # (person, gpu, mode, status, score, submitted_at, submission_id, run_id)
     pending = []
     for _ in range(30):
-        batch = [build.new(rng.choice(people), gpus=tuple(rng.sample(["H100", "T4"], rng.randint(1, 2))),
-                           mode=rng.choice(["ranked", "ranked", "ranked", "benchmark", "test"]),
-                           at=T0 + timedelta(minutes=rng.randint(0, 60)))  # equal times happen
-                 for _ in range(rng.randint(1, 6))]
+        batch = [
+            build.new(
+                rng.choice(people),
+                gpus=tuple(rng.sample(["H100", "T4"], rng.randint(1, 2))),
+                mode=rng.choice(["ranked", "ranked", "ranked", "benchmark", "test"]),
+                at=T0 + timedelta(minutes=rng.randint(0, 60)),
+            )  # equal times happen
+            for _ in range(rng.randint(1, 6))
+        ]
         for sub, item in zip(store.add_submissions(batch), batch, strict=True):
             for run_id, gpu in sub.runs:
                 status = rng.choice([Status.PASSED] * 4 + [Status.FAILED, Status.ERROR])

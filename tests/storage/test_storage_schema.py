@@ -11,10 +11,28 @@ from storage_testkit import python_child, raw_rows
 from storage import SchemaTooNew, Store, StoreError, StoreLocked
 from storage._schema import MIGRATIONS, Migration, migrate
 
-TABLES = {"api_tokens", "people", "identities", "leaderboards", "code_blobs", "submissions", "runs", "shape_results",
-          "personal_bests", "audit_log", "schema_migrations", "leaderboard_versions",
-          "challenges", "challenge_actions", "teams", "roles", "bans", "rate_limits", "person_links",
-          "leaderboard_rate_limits"}
+TABLES = {
+    "api_tokens",
+    "people",
+    "identities",
+    "leaderboards",
+    "code_blobs",
+    "submissions",
+    "runs",
+    "shape_results",
+    "personal_bests",
+    "audit_log",
+    "schema_migrations",
+    "leaderboard_versions",
+    "challenges",
+    "challenge_actions",
+    "teams",
+    "roles",
+    "bans",
+    "rate_limits",
+    "person_links",
+    "leaderboard_rate_limits",
+}
 
 
 def test_a_new_file_gets_every_migration(db_path: Path) -> None:
@@ -42,7 +60,8 @@ def test_an_older_file_is_upgraded_in_order(db_path: Path) -> None:
     assert migrate(con, (*MIGRATIONS, later)) == len(MIGRATIONS) + 1
     assert con.execute("SELECT display_name, team FROM people").fetchall() == [("kept", None)]
     assert con.execute("SELECT name FROM schema_migrations ORDER BY version DESC LIMIT 1").fetchall() == [
-        ("add a column",)]
+        ("add a column",)
+    ]
     con.close()
 
 
@@ -78,7 +97,8 @@ def test_a_second_process_is_locked_out(db_path: Path) -> None:
         f"store = Store({str(db_path)!r})\n"
         "print('ready', flush=True)\n"
         "sys.stdin.readline()\n"
-        "store.close()\n")
+        "store.close()\n"
+    )
     try:
         assert holder.stdout.readline().strip() == "ready", holder.stderr.read()
         with pytest.raises(StoreLocked, match="in use by another process"):

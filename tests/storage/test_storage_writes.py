@@ -19,12 +19,25 @@ from storage.records import Leaderboard, ResultRecord
 def test_upsert_updates_a_leaderboard_but_never_rotates_its_seed(store: Store) -> None:
     created_at = store.get_leaderboard("vecadd").created_at
     deadline = datetime(2026, 4, 1, 18, 0, tzinfo=UTC)
-    store.upsert_leaderboard(Leaderboard(name="vecadd", description="new text", problem={"name": "vecadd", "v": 2},
-                                         problem_sha="cd" * 32, gpus=["H100"], ranking_by="geom", secret_seed=12345,
-                                         deadline=deadline))
+    store.upsert_leaderboard(
+        Leaderboard(
+            name="vecadd",
+            description="new text",
+            problem={"name": "vecadd", "v": 2},
+            problem_sha="cd" * 32,
+            gpus=["H100"],
+            ranking_by="geom",
+            secret_seed=12345,
+            deadline=deadline,
+        )
+    )
     lb = store.get_leaderboard("vecadd")
-    assert (lb.description, lb.problem, lb.gpus, lb.deadline) == ("new text", {"name": "vecadd", "v": 2}, ["H100"],
-                                                                  deadline)
+    assert (lb.description, lb.problem, lb.gpus, lb.deadline) == (
+        "new text",
+        {"name": "vecadd", "v": 2},
+        ["H100"],
+        deadline,
+    )
     assert lb.secret_seed == 99
     assert lb.created_at == created_at
     assert store.get_leaderboard("nope") is None
@@ -50,7 +63,13 @@ def test_add_submissions_stores_a_batch_and_its_queued_runs(store: Store, build:
     assert stored[0].runs == [("run-0-H100", "H100"), ("run-0-T4", "T4")]
     run = store.run("run-0-T4")
     assert (run.state, run.status, run.gpu, run.person_id, run.display_name, run.submission_id) == (
-        "queued", None, "T4", ann, "Ann", stored[0].id)
+        "queued",
+        None,
+        "T4",
+        ann,
+        "Ann",
+        stored[0].id,
+    )
     assert run.reply_to == items[0].reply_to
     assert run.created_at == items[0].created_at
 
@@ -107,16 +126,22 @@ def test_record_results_is_idempotent_on_the_run_id(store: Store, build: Builder
     assert store.run(t4).status == "failed"
     store.close()
     assert raw_rows(store.path, "SELECT run_id, count(*) FROM shape_results GROUP BY ALL ORDER BY 1") == [
-        (h100, 2), (t4, 2)]
+        (h100, 2),
+        (t4, 2),
+    ]
     assert raw_rows(store.path, f"SELECT worker, attempts, gpu_s FROM runs WHERE run_id = '{h100}'") == [
-        ("w1", 1, 1.25)]
+        ("w1", 1, 1.25)
+    ]
 
 
 def test_shape_rows_hold_the_per_shape_figures(store: Store, build: Builder, db_path: Path) -> None:
     sub = build.submit(build.person("Ann"), 9.0)
     store.close()
-    rows = raw_rows(db_path, "SELECT shape_index, spec->>'size', n, median_us, ci_low_us, p90_us, achieved_gbps, "
-                             "peak_fraction FROM shape_results ORDER BY shape_index")
+    rows = raw_rows(
+        db_path,
+        "SELECT shape_index, spec->>'size', n, median_us, ci_low_us, p90_us, achieved_gbps, "
+        "peak_fraction FROM shape_results ORDER BY shape_index",
+    )
     assert rows == [(0, "1024", 100, 9.0, 8.9, 9.9, 900.0, 0.3), (1, "2048", 100, 10.0, 8.9, 9.9, 900.0, 0.3)]
     assert sub.runs
 
@@ -157,8 +182,10 @@ def test_a_run_whose_person_row_is_missing_is_still_recovered(store: Store, buil
 
 def test_count_submissions_since_counts_one_person_in_the_window(store: Store, build: Builder) -> None:
     ann, bob = build.person("Ann"), build.person("Bob")
-    store.add_submissions([build.new(ann, at=T0 + timedelta(minutes=m)) for m in (0, 10, 20)]
-                          + [build.new(bob, at=T0 + timedelta(minutes=15))])
+    store.add_submissions(
+        [build.new(ann, at=T0 + timedelta(minutes=m)) for m in (0, 10, 20)]
+        + [build.new(bob, at=T0 + timedelta(minutes=15))]
+    )
     assert store.count_submissions_since(ann, T0 + timedelta(minutes=10)) == 2
     assert store.count_submissions_since(ann, (T0 + timedelta(minutes=21)).replace(tzinfo=None)) == 0
     assert store.count_submissions_since(bob, T0) == 1
@@ -168,4 +195,5 @@ def test_audit_rows_are_kept(store: Store, db_path: Path) -> None:
     store.audit("admin:ann", "leaderboard.deadline", {"leaderboard": "vecadd", "at": T0})
     store.close()
     assert raw_rows(db_path, "SELECT actor, action, detail->>'at' FROM audit_log") == [
-        ("admin:ann", "leaderboard.deadline", str(T0))]
+        ("admin:ann", "leaderboard.deadline", str(T0))
+    ]

@@ -33,8 +33,14 @@ class Browser:
 
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     f"--window-size={width},{height}", "--lang=en-US"):
+        for flag in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--disable-gpu",
+            f"--window-size={width},{height}",
+            "--lang=en-US",
+        ):
             options.add_argument(flag)
         self.driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=DRIVER))
 
@@ -57,8 +63,9 @@ class Browser:
         button = await asyncio.to_thread(self.driver.find_element, By.CSS_SELECTOR, "form.sign-in button")
         await asyncio.to_thread(button.click)
         for _ in range(100):
-            if await self.script("return document.readyState") == "complete" and \
-                    "/sign-in" not in await asyncio.to_thread(lambda: self.driver.current_url):
+            if await self.script(
+                "return document.readyState"
+            ) == "complete" and "/sign-in" not in await asyncio.to_thread(lambda: self.driver.current_url):
                 return
             await asyncio.sleep(0.05)
 

@@ -40,8 +40,9 @@ UNLABELLED = """return [...document.querySelectorAll('input:not([type=hidden]), 
 
 async def test_home_lists_the_leaderboards_with_their_gpus_and_time_left(site: Site, browser: Browser) -> None:
     store = site.system.store
-    store.upsert_leaderboard(dataclasses.replace(store.get_leaderboard("vectoradd"),
-                                                 deadline=datetime.now(UTC) + timedelta(days=2, hours=5)))
+    store.upsert_leaderboard(
+        dataclasses.replace(store.get_leaderboard("vectoradd"), deadline=datetime.now(UTC) + timedelta(days=2, hours=5))
+    )
     await browser.get(site.url + "/")
     text = await browser.text()
     assert "Leaderboards" in text and "vectoradd" in text and "closes in 2 days" in text
@@ -71,7 +72,8 @@ async def test_a_person_page_shows_bests_a_progress_chart_and_submissions(site: 
 
 
 async def test_a_submission_page_refuses_a_visitor_and_others_and_shows_its_author_everything(
-        site: Site, browser: Browser) -> None:
+    site: Site, browser: Browser
+) -> None:
     first, latest = site.submissions["ada"]
     page = f"/submissions/{latest}"
     await browser.get(site.url + page)
@@ -81,26 +83,32 @@ async def test_a_submission_page_refuses_a_visitor_and_others_and_shows_its_auth
     await browser.sign_in(site.url, site.tokens["bob"], page)
     others = await browser.text()
     assert "someone else's" in others and "custom_kernel" not in others and "Ran on" not in others
-    await browser.script("document.querySelector('header form button').click()")        # sign out
+    await browser.script("document.querySelector('header form button').click()")  # sign out
 
     await browser.sign_in(site.url, site.tokens["ada"], page)
     mine = await browser.text()
     assert f"Submission #{latest}" in mine and "passed" in mine and "Source" in mine
-    assert "return a.add(b)" in mine                                         # highlighted source
-    diff = await browser.script("return [...document.querySelectorAll('.diff .add, .diff .del')]"
-                                ".map(s => s.className + ' ' + s.textContent)")
+    assert "return a.add(b)" in mine  # highlighted source
+    diff = await browser.script(
+        "return [...document.querySelectorAll('.diff .add, .diff .del')].map(s => s.className + ' ' + s.textContent)"
+    )
     assert f"del --- #{first} k.py" in diff and "add +    return a.add(b)  # faster" in diff
     cookie = await browser.script("return document.cookie")
-    assert site.tokens["ada"] not in cookie                                   # HttpOnly: no script reads it
+    assert site.tokens["ada"] not in cookie  # HttpOnly: no script reads it
 
 
 async def test_pages_pass_an_accessibility_smoke_check(site: Site, browser: Browser) -> None:
     await browser.sign_in(site.url, site.tokens["ada"], "/")
-    for path in ("/", "/leaderboards/vectoradd/CPU", f"/people/{site.person_ids['ada']}",
-                 f"/submissions/{site.submissions['ada'][-1]}", "/sign-in"):
+    for path in (
+        "/",
+        "/leaderboards/vectoradd/CPU",
+        f"/people/{site.person_ids['ada']}",
+        f"/submissions/{site.submissions['ada'][-1]}",
+        "/sign-in",
+    ):
         await browser.get(site.url + path)
         outline = await browser.script(OUTLINE)
-        assert outline[:1] == [1] and outline.count(1) == 1, (path, outline)        # one h1, first
+        assert outline[:1] == [1] and outline.count(1) == 1, (path, outline)  # one h1, first
         assert all(b - a <= 1 for a, b in zip(outline, outline[1:], strict=False)), (path, outline)
         assert await browser.script(UNLABELLED) == [], path
         assert await browser.script(CONTRAST) == [], path

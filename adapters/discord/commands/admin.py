@@ -21,8 +21,12 @@ log = logging.getLogger(__name__)
 
 
 def admin_group() -> app_commands.Group:
-    return app_commands.Group(name="admin", description="kernelrank administration",
-                              default_permissions=discord.Permissions(manage_guild=True), guild_only=True)
+    return app_commands.Group(
+        name="admin",
+        description="kernelrank administration",
+        default_permissions=discord.Permissions(manage_guild=True),
+        guild_only=True,
+    )
 
 
 def require_admin(itx: discord.Interaction) -> None:
@@ -33,8 +37,12 @@ def require_admin(itx: discord.Interaction) -> None:
 def register(group: app_commands.Group, tree: app_commands.CommandTree) -> None:
     @group.command(name="sync", description="Register kernelrank's commands with Discord")
     @app_commands.describe(scope="This server only (instant) or every server the bot is in (up to an hour)")
-    @app_commands.choices(scope=[app_commands.Choice(name="this server", value="guild"),
-                                 app_commands.Choice(name="every server", value="global")])
+    @app_commands.choices(
+        scope=[
+            app_commands.Choice(name="this server", value="guild"),
+            app_commands.Choice(name="every server", value="global"),
+        ]
+    )
     async def sync(itx: discord.Interaction, scope: str = "guild") -> None:
         require_admin(itx)
         await defer(itx, public=False)

@@ -24,8 +24,12 @@ def help_message(tree: app_commands.CommandTree) -> Outgoing:
         options = " ".join(f"[{p.name}]" if not p.required else p.name for p in command.parameters)
         lines.append(f"`/{command.qualified_name}{' ' + options if options else ''}`: {command.description}")
     body = "\n".join(lines)[:4000]
-    embed = {"title": "kernelrank commands", "description": body, "color": HELP_COLOUR,
-             "footer": {"text": "Options in brackets are optional. Errors and personal answers are shown only to you."}}
+    embed = {
+        "title": "kernelrank commands",
+        "description": body,
+        "color": HELP_COLOUR,
+        "footer": {"text": "Options in brackets are optional. Errors and personal answers are shown only to you."},
+    }
     return Outgoing(embeds=[embed], pages=[body])
 
 

@@ -28,8 +28,8 @@ from core.contracts.messages import CommandKind
 from core.contracts.registry import COMMANDS, Arg, ArgKind, Spec
 
 AUTOCOMPLETED = {"leaderboard": leaderboard_names, "leaderboard_name": leaderboard_names, "gpu": gpu_names}
-SECOND_NAMES = ("leaderboard_name",)        # argument aliases that get an option of their own in Discord
-GPU_MENU = {CommandKind.BOARD_CREATE}     # with no GPU named, a menu of the pools served (the anchor's create)
+SECOND_NAMES = ("leaderboard_name",)  # argument aliases that get an option of their own in Discord
+GPU_MENU = {CommandKind.BOARD_CREATE}  # with no GPU named, a menu of the pools served (the anchor's create)
 
 
 def register(groups: dict[str, app_commands.Group], svc: Services) -> None:
@@ -64,33 +64,39 @@ def _callback(spec: Spec, svc: Services):
             value = next((options[n] for n in (arg.name, *second_names(arg)) if options.get(n) is not None), None)
             if value is None:
                 continue
-            if arg.kind is ArgKind.FILE:             # the attached file travels as the command's attachment
+            if arg.kind is ArgKind.FILE:  # the attached file travels as the command's attachment
                 file = value
                 continue
             if arg.kind is ArgKind.PERSON:
-                if value.id != itx.user.id:          # yourself is the default, not "someone else"
+                if value.id != itx.user.id:  # yourself is the default, not "someone else"
                     args.update({arg.name: str(value.id), f"{arg.name}_name": display_name(value)})
                 continue
             args[arg.name] = str(value)
         await svc.query(itx, spec.kind, public=not spec.private, file=file, gpu_menu=spec.kind in GPU_MENU, **args)
 
     parameters = [inspect.Parameter("itx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
-    required = [arg for arg in spec.args if arg.required and not second_names(arg)]     # Discord lists them first
+    required = [arg for arg in spec.args if arg.required and not second_names(arg)]  # Discord lists them first
     optional = [arg for arg in spec.args if arg not in required]
-    parameters += [inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg, True))
-                   for arg in required]
-    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg, False),
-                                     default=None) for arg in optional for name in (arg.name, *second_names(arg))]
+    parameters += [
+        inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg, True))
+        for arg in required
+    ]
+    parameters += [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg, False), default=None)
+        for arg in optional
+        for name in (arg.name, *second_names(arg))
+    ]
     callback.__signature__ = inspect.Signature(parameters)
     callback.__discord_app_commands_param_description__ = {
         **{arg.name: _short(arg.help) for arg in spec.args},
-        **{name: _short(f"{arg.help} (the same as {arg.name})") for arg in spec.args for name in second_names(arg)}}
+        **{name: _short(f"{arg.help} (the same as {arg.name})") for arg in spec.args for name in second_names(arg)},
+    }
     return callback
 
 
 def _annotation(arg: Arg, required: bool) -> Any:
     if arg.choices:
-        kind: Any = Literal[arg.choices]       # a menu of the choices
+        kind: Any = Literal[arg.choices]  # a menu of the choices
     elif arg.kind is ArgKind.NUMBER:
         kind = app_commands.Range[int, 1]
     elif arg.kind is ArgKind.PERSON:

@@ -34,18 +34,25 @@ from core.contracts.messages import Part, PartKind, Tone
 
 log = logging.getLogger(__name__)
 
-MODES = {"test": "Check correctness only", "benchmark": "Check, then time it (not ranked)",
-         "ranked": "Check, time it and rank it", "profile": "Check, then profile it"}
-CANNOT_POST = ("I cannot post in this channel, so your results would have nowhere to go; submit in another channel, "
-               "or ask a server admin to let me send messages here.")
+MODES = {
+    "test": "Check correctness only",
+    "benchmark": "Check, then time it (not ranked)",
+    "ranked": "Check, time it and rank it",
+    "profile": "Check, then profile it",
+}
+CANNOT_POST = (
+    "I cannot post in this channel, so your results would have nowhere to go; submit in another channel, "
+    "or ask a server admin to let me send messages here."
+)
 THREAD_CHANNELS = (discord.ChannelType.text, discord.ChannelType.news)
 
 
 def register(group: app_commands.Group, svc: Services) -> None:
     submit = app_commands.Group(name="submit", description="Submit a kernel", parent=group)
     for mode, description in MODES.items():
-        command = app_commands.Command(name=mode, description=f"{description}: attach your kernel file",
-                                       callback=_callback(svc, mode))
+        command = app_commands.Command(
+            name=mode, description=f"{description}: attach your kernel file", callback=_callback(svc, mode)
+        )
         command.autocomplete("leaderboard")(leaderboard_names(svc.catalogue))
         command.autocomplete("leaderboard_name")(leaderboard_names(svc.catalogue))
         command.autocomplete("gpu")(gpu_names(svc.catalogue))
@@ -53,25 +60,35 @@ def register(group: app_commands.Group, svc: Services) -> None:
 
 
 def _callback(svc: Services, mode: str):
-    @app_commands.describe(script="Your kernel: a .py file defining custom_kernel, or a .cu file",
-                           leaderboard="The leaderboard (default: the file's #!POPCORN leaderboard line)",
-                           gpu="The GPUs to run on, like H100 or H100,A100 (asked when there are several)",
-                           leaderboard_name="The leaderboard (the same as leaderboard)")
-    async def submit(itx: discord.Interaction, script: discord.Attachment, leaderboard: str | None = None,
-                     gpu: str | None = None, leaderboard_name: str | None = None) -> None:
+    @app_commands.describe(
+        script="Your kernel: a .py file defining custom_kernel, or a .cu file",
+        leaderboard="The leaderboard (default: the file's #!POPCORN leaderboard line)",
+        gpu="The GPUs to run on, like H100 or H100,A100 (asked when there are several)",
+        leaderboard_name="The leaderboard (the same as leaderboard)",
+    )
+    async def submit(
+        itx: discord.Interaction,
+        script: discord.Attachment,
+        leaderboard: str | None = None,
+        gpu: str | None = None,
+        leaderboard_name: str | None = None,
+    ) -> None:
         await run_submission(svc, itx, mode, script, leaderboard or leaderboard_name or "", gpu or "")
 
     return submit
 
 
-async def run_submission(svc: Services, itx: discord.Interaction, mode: str, script: discord.Attachment,
-                         leaderboard: str, gpu: str) -> None:
+async def run_submission(
+    svc: Services, itx: discord.Interaction, mode: str, script: discord.Attachment, leaderboard: str, gpu: str
+) -> None:
     await defer(itx, public=False)
     _check_can_post(itx)
     limit = svc.settings.max_source_bytes
     if script.size > limit:
-        raise Refusal(f"{script.filename} is {_kib(script.size)}; the limit is {_kib(limit)}. Move data out of the "
-                      "source and submit again.")
+        raise Refusal(
+            f"{script.filename} is {_kib(script.size)}; the limit is {_kib(limit)}. Move data out of the "
+            "source and submit again."
+        )
     try:
         content = await script.read()
     except discord.HTTPException as exc:
@@ -84,36 +101,44 @@ async def run_submission(svc: Services, itx: discord.Interaction, mode: str, scr
     if not gpus and not headers.gpus and board:
         offered = await svc.catalogue.gpus_of(actor, board)
         if len(offered) > 1:
-            gpus = await pick_gpus(itx, f"**{board}** runs on {', '.join(offered)}: which should run your kernel?",
-                                   offered, "submit", "Submitting to")
+            gpus = await pick_gpus(
+                itx,
+                f"**{board}** runs on {', '.join(offered)}: which should run your kernel?",
+                offered,
+                "submit",
+                "Submitting to",
+            )
             if not gpus:
                 return
     channel = itx.channel_id
     who = escape_markdown(escape_mentions(display_name(itx.user)))
     try:
-        status = await svc.poster.send_text(channel, f"📥 **{who}** is submitting `{_plain(script.filename)}` "
-                                                     f"({mode})…")
+        status = await svc.poster.send_text(
+            channel, f"📥 **{who}** is submitting `{_plain(script.filename)}` ({mode})…"
+        )
     except (discord.Forbidden, discord.NotFound) as exc:
         raise Refusal(CANNOT_POST) from exc
     threaded = _can_open_thread(itx)
     reply_to = reply_to_of(itx, thread=status.id if threaded else None, message=status.id)
-    reply = await svc.core.ask(submit_command(actor, reply_to, script.filename, content, leaderboard=leaderboard,
-                                              gpus=gpus, mode=mode))
+    reply = await svc.core.ask(
+        submit_command(actor, reply_to, script.filename, content, leaderboard=leaderboard, gpus=gpus, mode=mode)
+    )
     if reply.tone is Tone.ERROR:
         await svc.poster.delete(channel, status.id)
         await answer(itx, reply)
         return
     number, board, runs = reply.data.get("submission_id"), reply.data.get("leaderboard", board), reply.data["runs"]
     header = f"📥 **{who}** · submission #{number} · `{_plain(script.filename)}` → **{board}** · {mode}"
-    lines = [f"⏳ {run['gpu']}: queued, " + (f"{run['ahead']} ahead" if run.get("ahead") else "next in line")
-             for run in runs]
+    lines = [
+        f"⏳ {run['gpu']}: queued, " + (f"{run['ahead']} ahead" if run.get("ahead") else "next in line") for run in runs
+    ]
     await svc.live.open(channel, status.id, header, lines)
     where = "Results will be posted as replies to your submission message."
     if threaded:
         try:
             await svc.poster.start_thread(channel, status.id, f"#{number} {board} {mode} · {script.filename} · {who}")
             where = f"Follow it in <#{status.id}>."
-        except discord.HTTPException as exc:    # the first report will try again (see replies)
+        except discord.HTTPException as exc:  # the first report will try again (see replies)
             log.warning("could not open the thread for submission %s: %s", number, exc)
     reply.parts.append(Part(kind=PartKind.TEXT, text=where))
     await answer(itx, reply)
@@ -122,22 +147,30 @@ async def run_submission(svc: Services, itx: discord.Interaction, mode: str, scr
 def _check_can_post(itx: discord.Interaction) -> None:
     """Results are posted with the bot's own account later, so it must be able to post where it was asked."""
     if itx.context.private_channel:
-        raise Refusal("I cannot post in this conversation, so your results would have nowhere to go; submit in a "
-                      "server channel I am in, or in a direct message with me.")
+        raise Refusal(
+            "I cannot post in this conversation, so your results would have nowhere to go; submit in a "
+            "server channel I am in, or in a direct message with me."
+        )
     allowed = itx.app_permissions
-    if itx.guild_id is None or not allowed.value:       # a DM with the bot, or permissions not sent: try and see
+    if itx.guild_id is None or not allowed.value:  # a DM with the bot, or permissions not sent: try and see
         return
-    in_thread = getattr(itx.channel, "type", None) in (discord.ChannelType.public_thread,
-                                                       discord.ChannelType.private_thread,
-                                                       discord.ChannelType.news_thread)
+    in_thread = getattr(itx.channel, "type", None) in (
+        discord.ChannelType.public_thread,
+        discord.ChannelType.private_thread,
+        discord.ChannelType.news_thread,
+    )
     if not (allowed.view_channel and (allowed.send_messages_in_threads if in_thread else allowed.send_messages)):
         raise Refusal(CANNOT_POST)
 
 
 def _can_open_thread(itx: discord.Interaction) -> bool:
     allowed = itx.app_permissions
-    return (itx.guild_id is not None and getattr(itx.channel, "type", None) in THREAD_CHANNELS
-            and allowed.create_public_threads and allowed.send_messages_in_threads)
+    return (
+        itx.guild_id is not None
+        and getattr(itx.channel, "type", None) in THREAD_CHANNELS
+        and allowed.create_public_threads
+        and allowed.send_messages_in_threads
+    )
 
 
 def _kib(size: int) -> str:

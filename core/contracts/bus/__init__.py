@@ -2,7 +2,8 @@
 
 Every process talks to the others through a ``Bus``: commands by request-reply, jobs through a
 JetStream work queue per GPU pool, progress, results and replies through durable streams. Subject and
-stream names come from ``core.contracts.subjects``. Payloads are ``core.contracts.messages`` dataclasses, JSON on the wire.
+stream names come from ``core.contracts.subjects``. Payloads are ``core.contracts.messages`` dataclasses, JSON on
+the wire.
 
 Errors, all raised from here, messages safe to show to a user::
 
@@ -26,15 +27,29 @@ pull loops), ``_kv`` (key-value records), ``_dead_letters`` (jobs that used up t
 from core.contracts.bus._bus import Bus
 from core.contracts.bus._consumers import Consumer, Delivery, Puller, Running
 from core.contracts.bus._errors import (
-           BusError,
-           BusUnavailable,
-           CoreUnavailable,
-           PayloadTooLarge,
-           QueueFull,
-           Reconnecting,
+    BusError,
+    BusUnavailable,
+    CoreUnavailable,
+    PayloadTooLarge,
+    QueueFull,
+    Reconnecting,
 )
 from core.contracts.bus._kv import JsonBucket, Ledger
 from core.contracts.roles import Role
 
-__all__ = ["Bus", "BusError", "BusUnavailable", "Consumer", "CoreUnavailable", "Delivery", "JsonBucket", "Ledger",
-           "PayloadTooLarge", "Puller", "QueueFull", "Reconnecting", "Role", "Running"]
+__all__ = [
+    "Bus",
+    "BusError",
+    "BusUnavailable",
+    "Consumer",
+    "CoreUnavailable",
+    "Delivery",
+    "JsonBucket",
+    "Ledger",
+    "PayloadTooLarge",
+    "Puller",
+    "QueueFull",
+    "Reconnecting",
+    "Role",
+    "Running",
+]

@@ -46,9 +46,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RECONNECT_WAIT_S = 0.5
-FOLLOW_POLL_S = 0.5            # a reply follower notices Bus.close() within this long
-PAYLOAD_MARGIN_BYTES = 16 * 1024   # room left under max_payload for headers and what a fitted message gains back
-PUBLISH_ATTEMPT_S = 2.0        # how long one publish waits for the stream's acknowledgement
+FOLLOW_POLL_S = 0.5  # a reply follower notices Bus.close() within this long
+PAYLOAD_MARGIN_BYTES = 16 * 1024  # room left under max_payload for headers and what a fitted message gains back
+PUBLISH_ATTEMPT_S = 2.0  # how long one publish waits for the stream's acknowledgement
 
 
 class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
@@ -56,7 +56,7 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
 
     def __init__(self, nc: Client, link: Link, *, manages: bool = True) -> None:
         self._nc = nc
-        self._manages = manages        # may create streams and buckets (the core, or anyone on an open server)
+        self._manages = manages  # may create streams and buckets (the core, or anyone on an open server)
         self._js = nc.jetstream()
         self._link = link
         self._running: set[Running] = set()
@@ -69,20 +69,20 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         ``credentials`` (``core.contracts.credentials.for_role``) log in as a role; without them the connection
         is anonymous, which only an open server (the tests' own) accepts.
         """
-        refused: list[Exception] = []        # the server said no to the credentials (it reports it here)
+        refused: list[Exception] = []  # the server said no to the credentials (it reports it here)
         link = Link()
 
         async def on_error(exc: Exception) -> None:
             if "authorization violation" in str(exc).lower():
                 refused.append(exc)
-            if "permissions violation" in str(exc).lower():     # a bug in core.contracts.roles, or someone probing
+            if "permissions violation" in str(exc).lower():  # a bug in core.contracts.roles, or someone probing
                 log.warning("NATS refused %s: %s", name, exc)
             else:
                 log.debug("NATS %s: %s", name, exc)
 
         async def on_disconnect() -> None:
             link.lost()
-            if not (nc.is_closed or nc.is_draining):      # a close we asked for is no news
+            if not (nc.is_closed or nc.is_draining):  # a close we asked for is no news
                 log.warning("%s lost its NATS connection; reconnecting", name)
 
         async def on_reconnect() -> None:
@@ -92,19 +92,35 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         nc = Client()
         options = credentials.connect_options() if credentials else {}
         try:
-            await nc.connect(url, name=name, connect_timeout=2, max_reconnect_attempts=1,
-                             reconnect_time_wait=RECONNECT_WAIT_S, drain_timeout=5, error_cb=on_error,
-                             disconnected_cb=on_disconnect, reconnected_cb=on_reconnect, **options)
+            await nc.connect(
+                url,
+                name=name,
+                connect_timeout=2,
+                max_reconnect_attempts=1,
+                reconnect_time_wait=RECONNECT_WAIT_S,
+                drain_timeout=5,
+                error_cb=on_error,
+                disconnected_cb=on_disconnect,
+                reconnected_cb=on_reconnect,
+                **options,
+            )
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             if refused or "authorization violation" in str(exc).lower():
-                who = f"the {credentials.role.value} role's credentials" if credentials else "a connection without " \
-                      "credentials"
-                raise BusUnavailable(f"NATS at {url} refused {who}: start the system with `kernelrank up`, or give "
-                                     "this process its role's credentials (KERNELRANK_NATS_CREDENTIALS, see "
-                                     "docs/security.md).") from exc
-            raise BusUnavailable(f"cannot reach NATS at {url}: is kernelrank running? Start it with "
-                                 "`kernelrank up`, or set KERNELRANK_NATS_URL to a running NATS.") from exc
-        nc.options["max_reconnect_attempts"] = -1   # the first attempt fails fast; later ones never give up
+                who = (
+                    f"the {credentials.role.value} role's credentials"
+                    if credentials
+                    else "a connection without credentials"
+                )
+                raise BusUnavailable(
+                    f"NATS at {url} refused {who}: start the system with `kernelrank up`, or give "
+                    "this process its role's credentials (KERNELRANK_NATS_CREDENTIALS, see "
+                    "docs/security.md)."
+                ) from exc
+            raise BusUnavailable(
+                f"cannot reach NATS at {url}: is kernelrank running? Start it with "
+                "`kernelrank up`, or set KERNELRANK_NATS_URL to a running NATS."
+            ) from exc
+        nc.options["max_reconnect_attempts"] = -1  # the first attempt fails fast; later ones never give up
         return cls(nc, link, manages=credentials is None or credentials.may_manage)
 
     @classmethod
@@ -151,8 +167,11 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         stored once, but a forged one cannot take the run's id and make the stream drop the real one.
         """
         signed = sign(result, key) if key else result
-        await self._publish_confirmed(subjects.result_subject(result.run_id), encode(signed),
-                                      f"{result.run_id}:{signed.signature[:32] or 'unsigned'}")
+        await self._publish_confirmed(
+            subjects.result_subject(result.run_id),
+            encode(signed),
+            f"{result.run_id}:{signed.signature[:32] or 'unsigned'}",
+        )
 
     async def publish_reply(self, reply: Reply) -> None:
         """Store a reply on its platform's durable subject; the reply id makes a repeat a no-op.
@@ -196,50 +215,87 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         duplicate, which still means stored.
         """
         if len(payload) > self.max_payload:
-            raise PayloadTooLarge(f"cannot publish on {subject}: {size_words(len(payload))} is more than the "
-                                  f"{size_words(self.max_payload)} NATS carries.")
-        return await while_reconnecting(f"publish on {subject}", lambda: self._js.publish(
-            subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=PUBLISH_ATTEMPT_S))
+            raise PayloadTooLarge(
+                f"cannot publish on {subject}: {size_words(len(payload))} is more than the "
+                f"{size_words(self.max_payload)} NATS carries."
+            )
+        return await while_reconnecting(
+            f"publish on {subject}",
+            lambda: self._js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=PUBLISH_ATTEMPT_S),
+        )
 
     # ----- consuming ----------------------------------------------------------------------------
 
     async def jobs(self, gpu: str) -> Puller[RunJob]:
         """The shared pull consumer of one GPU pool's jobs; ``BusError`` until the core has created it."""
-        return await self._bind(subjects.JOBS, subjects.runner_durable(gpu), RunJob,
-                                missing=f"there is no job queue for GPU pool {gpu!r} yet (the core creates it "
-                                        "when it starts with that pool configured).")
+        return await self._bind(
+            subjects.JOBS,
+            subjects.runner_durable(gpu),
+            RunJob,
+            missing=f"there is no job queue for GPU pool {gpu!r} yet (the core creates it "
+            "when it starts with that pool configured).",
+        )
 
-    async def consume(self, durable: str, stream: str, subject: str, handler: Callable[[list[T]], Awaitable[None]],
-                      cls: type[T], *, batch: int = 64, ack_wait_s: float = 30.0, nak_delay_s: float = 1.0,
-                      poll_s: float = 1.0, ack_sync: bool = True) -> Consumer[T]:
+    async def consume(
+        self,
+        durable: str,
+        stream: str,
+        subject: str,
+        handler: Callable[[list[T]], Awaitable[None]],
+        cls: type[T],
+        *,
+        batch: int = 64,
+        ack_wait_s: float = 30.0,
+        nak_delay_s: float = 1.0,
+        poll_s: float = 1.0,
+        ack_sync: bool = True,
+    ) -> Consumer[T]:
         """Run a durable pull loop over ``subject`` (created if missing): see ``Consumer``."""
         # ``name`` makes nats-py ask through the create subject that names the filter (see core.contracts.roles)
-        config = ConsumerConfig(name=durable, durable_name=durable, filter_subject=subject,
-                                ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL, ack_wait=ack_wait_s,
-                                max_deliver=-1)
+        config = ConsumerConfig(
+            name=durable,
+            durable_name=durable,
+            filter_subject=subject,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=ack_wait_s,
+            max_deliver=-1,
+        )
         with translated(f"create consumer {durable}"):
             await self._js.add_consumer(stream, config)
         puller = await self._bind(stream, durable, cls, missing=f"consumer {durable} vanished")
-        return Consumer(self._running, puller, handler, batch=batch, nak_delay_s=nak_delay_s, poll_s=poll_s,
-                        ack_sync=ack_sync)
+        return Consumer(
+            self._running, puller, handler, batch=batch, nak_delay_s=nak_delay_s, poll_s=poll_s, ack_sync=ack_sync
+        )
 
-    async def consume_results(self, handler: Callable[[list[RunResult]], Awaitable[None]], **options: Any) \
-            -> Consumer[RunResult]:
+    async def consume_results(
+        self, handler: Callable[[list[RunResult]], Awaitable[None]], **options: Any
+    ) -> Consumer[RunResult]:
         """The core's durable consumer of every run's result (never lossy)."""
-        return await self.consume(subjects.CORE_RESULTS, subjects.EVENTS, subjects.RESULTS_ALL, handler, RunResult,
-                                  **options)
+        return await self.consume(
+            subjects.CORE_RESULTS, subjects.EVENTS, subjects.RESULTS_ALL, handler, RunResult, **options
+        )
 
-    async def consume_progress(self, handler: Callable[[list[RunProgress]], Awaitable[None]], **options: Any) \
-            -> Consumer[RunProgress]:
+    async def consume_progress(
+        self, handler: Callable[[list[RunProgress]], Awaitable[None]], **options: Any
+    ) -> Consumer[RunProgress]:
         """The core's durable consumer of progress events."""
-        return await self.consume(subjects.CORE_PROGRESS, subjects.EVENTS, subjects.PROGRESS_ALL, handler,
-                                  RunProgress, **options)
+        return await self.consume(
+            subjects.CORE_PROGRESS, subjects.EVENTS, subjects.PROGRESS_ALL, handler, RunProgress, **options
+        )
 
-    async def consume_replies(self, platform: Platform, handler: Callable[[list[Reply]], Awaitable[None]],
-                              **options: Any) -> Consumer[Reply]:
+    async def consume_replies(
+        self, platform: Platform, handler: Callable[[list[Reply]], Awaitable[None]], **options: Any
+    ) -> Consumer[Reply]:
         """A chat adapter's durable consumer of every reply for its platform."""
-        return await self.consume(subjects.adapter_durable(platform.value), subjects.REPLIES,
-                                  subjects.platform_replies(platform.value), handler, Reply, **options)
+        return await self.consume(
+            subjects.adapter_durable(platform.value),
+            subjects.REPLIES,
+            subjects.platform_replies(platform.value),
+            handler,
+            Reply,
+            **options,
+        )
 
     async def _bind(self, stream: str, durable: str, cls: type[T], *, missing: str) -> Puller[T]:
         with translated(f"look up consumer {durable}"):
@@ -256,8 +312,14 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
 
         The iteration ends when the bus is closed. Use ``contextlib.aclosing`` when breaking out early.
         """
-        messages = follow(self._nc, self._js, subjects.REPLIES, subjects.reply_subject(platform.value, route),
-                          poll_s=FOLLOW_POLL_S, closing=lambda: self._closing)
+        messages = follow(
+            self._nc,
+            self._js,
+            subjects.REPLIES,
+            subjects.reply_subject(platform.value, route),
+            poll_s=FOLLOW_POLL_S,
+            closing=lambda: self._closing,
+        )
         async with contextlib.aclosing(messages):
             try:
                 async for msg in messages:
@@ -301,5 +363,3 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("NATS drain did not finish (%s); closing", exc)
             await self._nc.close()
-
-

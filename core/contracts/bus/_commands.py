@@ -57,9 +57,11 @@ class CommandOps:
         """
         payload, subject = encode(command), subjects.command_subject(command.actor.platform.value)
         if len(payload) > self.max_payload:
-            raise PayloadTooLarge(f"This request is {size_words(len(payload))}, more than the "
-                                  f"{size_words(self.max_payload)} kernelrank's message bus carries: make the file "
-                                  "(or the arguments) smaller.")
+            raise PayloadTooLarge(
+                f"This request is {size_words(len(payload))}, more than the "
+                f"{size_words(self.max_payload)} kernelrank's message bus carries: make the file "
+                "(or the arguments) smaller."
+            )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         no_responders = 0
@@ -72,7 +74,7 @@ class CommandOps:
             except (_Dropped, *CONNECTION_LOST):
                 if loop.time() >= deadline:
                     raise Reconnecting(RECONNECTING) from None
-                await asyncio.sleep(backoff(0))        # nats-py may not have marked the connection down yet
+                await asyncio.sleep(backoff(0))  # nats-py may not have marked the connection down yet
                 continue
             except nats.errors.NoRespondersError as exc:
                 retry_for = min(NO_RESPONDERS_RETRY_S, deadline - loop.time())
@@ -83,8 +85,10 @@ class CommandOps:
                 await asyncio.sleep(wait)
                 continue
             except nats.errors.TimeoutError as exc:
-                raise CoreUnavailable(f"kernelrank did not answer within {timeout_s:g} s; it may be busy or "
-                                      "restarting. Try again in a minute.") from exc
+                raise CoreUnavailable(
+                    f"kernelrank did not answer within {timeout_s:g} s; it may be busy or "
+                    "restarting. Try again in a minute."
+                ) from exc
             except nats.errors.Error as exc:
                 raise BusError(f"cannot send the command: {exc}") from exc
             break
@@ -110,8 +114,9 @@ class CommandOps:
             raise _Dropped
         return asked.result()
 
-    async def serve_commands(self, handler: Callable[[Command], Awaitable[Reply]], *,
-                             max_in_flight: int = 256) -> Running:
+    async def serve_commands(
+        self, handler: Callable[[Command], Awaitable[Reply]], *, max_in_flight: int = 256
+    ) -> Running:
         """Answer commands (queue group ``core``) with up to ``max_in_flight`` handlers running at once.
 
         An unreadable request, a command whose user or reply route is not of the platform whose subject
@@ -127,8 +132,11 @@ class CommandOps:
                     command = decode(Command, msg.data)
                 except DecodeError as exc:
                     log.warning("unreadable command: %s", exc)
-                    reply = error_reply(ReplyTo(platform=Platform.CLI), "kernelrank could not read that request "
-                                        "(is this client older or newer than the server?); update it and try again.")
+                    reply = error_reply(
+                        ReplyTo(platform=Platform.CLI),
+                        "kernelrank could not read that request "
+                        "(is this client older or newer than the server?); update it and try again.",
+                    )
                 else:
                     reply = _misrouted(command, msg.subject) or await _answer_safely(handler, command)
                 if msg.reply:
@@ -147,10 +155,13 @@ class CommandOps:
         with translated("serve commands"):
             # one subscription per platform, not svc.command.*: measured on nats-server 2.15, a request sent just
             # after a wildcard queue subscription was flushed sometimes (2 in 40) found no responder
-            served.sub, *served.more = [await self._nc.subscribe(subjects.command_subject(platform.value),
-                                                                 queue=subjects.CORE_QUEUE, cb=on_message)
-                                        for platform in Platform]
-            await self._nc.flush()       # the server knows the subscriptions before we report ready
+            served.sub, *served.more = [
+                await self._nc.subscribe(
+                    subjects.command_subject(platform.value), queue=subjects.CORE_QUEUE, cb=on_message
+                )
+                for platform in Platform
+            ]
+            await self._nc.flush()  # the server knows the subscriptions before we report ready
         return served
 
 
@@ -165,12 +176,21 @@ def _misrouted(command: Command, subject: str) -> Reply | None:
     token_ok = not command.credential_sha256 or platform in {p.value for p in API_PLATFORMS}
     if command.actor.platform.value == platform and command.reply_to.platform.value == platform and token_ok:
         return None
-    log.warning("refused command %s on %s: it names a %s user and a %s reply route%s", command.id, subject,
-                command.actor.platform.value, command.reply_to.platform.value,
-                "" if token_ok else ", and carries a token's hash")
-    return error_reply(command.reply_to, f"kernelrank refuses this request: it came through the {platform} "
-                       f"side but speaks for a {command.actor.platform.value} user"
-                       f"{'' if token_ok else ' or a token holder'}.", command.id)
+    log.warning(
+        "refused command %s on %s: it names a %s user and a %s reply route%s",
+        command.id,
+        subject,
+        command.actor.platform.value,
+        command.reply_to.platform.value,
+        "" if token_ok else ", and carries a token's hash",
+    )
+    return error_reply(
+        command.reply_to,
+        f"kernelrank refuses this request: it came through the {platform} "
+        f"side but speaks for a {command.actor.platform.value} user"
+        f"{'' if token_ok else ' or a token holder'}.",
+        command.id,
+    )
 
 
 async def _answer_safely(handler: Callable[[Command], Awaitable[Reply]], command: Command) -> Reply:
@@ -178,8 +198,9 @@ async def _answer_safely(handler: Callable[[Command], Awaitable[Reply]], command
         return await handler(command)
     except Exception:
         log.exception("command %s (%s) failed", command.id, command.kind.value)
-        return error_reply(command.reply_to, "Something went wrong inside kernelrank; try again in a minute.",
-                           command.id)
+        return error_reply(
+            command.reply_to, "Something went wrong inside kernelrank; try again in a minute.", command.id
+        )
 
 
 def size_words(n: int) -> str:

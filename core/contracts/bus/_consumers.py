@@ -22,9 +22,9 @@ from core.contracts.messages import DecodeError, decode
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-ACK_TIMEOUT_S = 5.0            # how long an ack_sync waits for the server's confirmation
-ACK_RETRY_S = 10.0             # how long an unconfirmed ack_sync is repeated while NATS is unreachable
-SPARE_FOR = 0.5                # a message fetched beyond what was asked is kept for this share of ack_wait
+ACK_TIMEOUT_S = 5.0  # how long an ack_sync waits for the server's confirmation
+ACK_RETRY_S = 10.0  # how long an unconfirmed ack_sync is repeated while NATS is unreachable
+SPARE_FOR = 0.5  # a message fetched beyond what was asked is kept for this share of ack_wait
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Delivery(Generic[T]):
     """One decoded message from a durable pull consumer; settle it once (ack or nak)."""
 
     message: T
-    deliveries: int                      # 1 on the first delivery, counting redeliveries after that
+    deliveries: int  # 1 on the first delivery, counting redeliveries after that
     _msg: Msg = field(repr=False)
 
     async def ack(self, *, sync: bool = True) -> None:
@@ -46,8 +46,9 @@ class Delivery(Generic[T]):
                 await self._msg.ack()
             return
         # An acknowledgement is idempotent: repeat it while NATS comes back, or the job would run again.
-        await while_reconnecting("acknowledge a message", lambda: self._msg.ack_sync(timeout=ACK_TIMEOUT_S),
-                                 for_s=ACK_RETRY_S)
+        await while_reconnecting(
+            "acknowledge a message", lambda: self._msg.ack_sync(timeout=ACK_TIMEOUT_S), for_s=ACK_RETRY_S
+        )
 
     async def nak(self, delay_s: float | None = None) -> None:
         """Give the message back for redelivery, after ``delay_s`` seconds when given."""
@@ -69,8 +70,15 @@ class Puller(Generic[T]):
     hands it out again), so no job is run by two workers because it sat here.
     """
 
-    def __init__(self, sub: Any, cls: type[T], *, ack_wait_s: float, max_deliver: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        sub: Any,
+        cls: type[T],
+        *,
+        ack_wait_s: float,
+        max_deliver: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._sub = sub
         self._cls = cls
         self.ack_wait_s = ack_wait_s
@@ -87,8 +95,8 @@ class Puller(Generic[T]):
             with translated("fetch messages"):
                 try:
                     msgs = await self._sub.fetch(batch, timeout=timeout_s)
-                except TimeoutError:          # nats-py raises its own or asyncio's, depending on where it waited
-                    return []                 # an idle queue: the normal case, not a failure
+                except TimeoutError:  # nats-py raises its own or asyncio's, depending on where it waited
+                    return []  # an idle queue: the normal case, not a failure
             self._spare += [(now, msg) for msg in msgs[batch:]]
             msgs = msgs[:batch]
         deliveries = []
@@ -96,8 +104,13 @@ class Puller(Generic[T]):
             try:
                 message = decode(self._cls, msg.data)
             except DecodeError as exc:
-                log.error("dropping an unreadable %s on %s (stream seq %s): %s", self._cls.__name__, msg.subject,
-                          msg.metadata.sequence.stream, exc)
+                log.error(
+                    "dropping an unreadable %s on %s (stream seq %s): %s",
+                    self._cls.__name__,
+                    msg.subject,
+                    msg.metadata.sequence.stream,
+                    exc,
+                )
                 with translated("drop an unreadable message"):
                     await msg.term()
                 continue
@@ -107,7 +120,6 @@ class Puller(Generic[T]):
     async def close(self) -> None:
         with contextlib.suppress(nats.errors.Error):
             await self._sub.unsubscribe()
-
 
 
 class Running:
@@ -137,7 +149,7 @@ class Served(Running):
     def __init__(self, registry: set[Running]) -> None:
         super().__init__(registry)
         self.sub: Subscription | None = None
-        self.more: list[Subscription] = []       # further subscriptions serving the same work
+        self.more: list[Subscription] = []  # further subscriptions serving the same work
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def _stop(self) -> None:
@@ -158,8 +170,17 @@ class Consumer(Running, Generic[T]):
     ``ack_sync`` False acknowledges without waiting for the server: for handlers a repeat does not harm.
     """
 
-    def __init__(self, registry: set[Running], puller: Puller[T], handler: Callable[[list[T]], Awaitable[None]],
-                 *, batch: int, nak_delay_s: float, poll_s: float, ack_sync: bool = True) -> None:
+    def __init__(
+        self,
+        registry: set[Running],
+        puller: Puller[T],
+        handler: Callable[[list[T]], Awaitable[None]],
+        *,
+        batch: int,
+        nak_delay_s: float,
+        poll_s: float,
+        ack_sync: bool = True,
+    ) -> None:
         super().__init__(registry)
         self._puller, self._handler = puller, handler
         self._batch, self._nak_delay_s, self._poll_s, self._ack_sync = batch, nak_delay_s, poll_s, ack_sync
@@ -182,8 +203,9 @@ class Consumer(Running, Generic[T]):
         try:
             await self._handler([d.message for d in deliveries])
         except Exception:
-            log.exception("handler failed on a batch of %d; it will be redelivered in %.1f s",
-                          len(deliveries), self._nak_delay_s)
+            log.exception(
+                "handler failed on a batch of %d; it will be redelivered in %.1f s", len(deliveries), self._nak_delay_s
+            )
             outcomes = await asyncio.gather(*(d.nak(self._nak_delay_s) for d in deliveries), return_exceptions=True)
         else:
             outcomes = await asyncio.gather(*(d.ack(sync=self._ack_sync) for d in deliveries), return_exceptions=True)
@@ -195,4 +217,3 @@ class Consumer(Running, Generic[T]):
         self._stopping.set()
         await self._task
         await self._puller.close()
-

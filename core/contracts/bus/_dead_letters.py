@@ -60,8 +60,7 @@ class DeadLetterOps:
                 seq = 1
                 while True:
                     try:
-                        msg = await self._js.get_msg(subjects.JOBS, seq, subject=info.config.filter_subject,
-                                                     next=True)
+                        msg = await self._js.get_msg(subjects.JOBS, seq, subject=info.config.filter_subject, next=True)
                     except nats.js.errors.NotFoundError:
                         break
                     if msg.seq is None or msg.seq > delivered:
@@ -91,14 +90,13 @@ class DeadLetterOps:
             await self._js.delete_msg(subjects.JOBS, stream_seq)
 
 
-
 def redacted(payload: bytes) -> bytes:
     """What the dead-letter stream keeps of a job: who to tell and what failed, never the kernel's source, the
     problem's files, the leaderboard's secret seed or the run's result key (the database keeps the source)."""
     try:
         job = decode(RunJob, payload)
     except DecodeError:
-        return b""                      # unreadable: it may hold anything, so keep none of it
+        return b""  # unreadable: it may hold anything, so keep none of it
     problem = dataclasses.replace(job.job.problem, files={})
     evaluation = dataclasses.replace(job.job, problem=problem, submission_source="", secret_seed=None)
     return encode(dataclasses.replace(job, job=evaluation, result_key=""))

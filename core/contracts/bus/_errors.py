@@ -37,9 +37,14 @@ class QueueFull(BusError):
 
 
 # nats-py's ways of saying "the connection is not there right now": each means try again once it is back.
-CONNECTION_LOST = (nats.errors.ConnectionClosedError, nats.errors.NoServersError, nats.errors.StaleConnectionError,
-                   nats.errors.ConnectionDrainingError, nats.errors.ConnectionReconnectingError,
-                   nats.errors.OutboundBufferLimitError)
+CONNECTION_LOST = (
+    nats.errors.ConnectionClosedError,
+    nats.errors.NoServersError,
+    nats.errors.StaleConnectionError,
+    nats.errors.ConnectionDrainingError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.OutboundBufferLimitError,
+)
 
 
 @contextlib.contextmanager
@@ -61,7 +66,6 @@ def translated(action: str) -> Iterator[None]:
     except CONNECTION_LOST as exc:
         raise BusUnavailable(f"cannot {action}: the connection to NATS is closed or reconnecting.") from exc
     except TimeoutError as exc:
-        raise BusUnavailable(f"cannot {action}: NATS did not answer in time; is it overloaded or restarting?") \
-            from exc
+        raise BusUnavailable(f"cannot {action}: NATS did not answer in time; is it overloaded or restarting?") from exc
     except nats.errors.Error as exc:
         raise BusError(f"cannot {action}: {exc}") from exc

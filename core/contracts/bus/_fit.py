@@ -20,8 +20,8 @@ from core.contracts.messages import encode
 log = logging.getLogger(__name__)
 M = TypeVar("M")
 
-MIN_KEPT_CHARS = 256          # a cut text keeps this much of its head and tail together, at least
-SLACK_BYTES = 256             # cut a little more than the excess: the note itself takes room
+MIN_KEPT_CHARS = 256  # a cut text keeps this much of its head and tail together, at least
+SLACK_BYTES = 256  # cut a little more than the excess: the note itself takes room
 
 
 class TooLarge(ValueError):
@@ -53,15 +53,22 @@ def fit(message: M, max_bytes: int, *, size: int | None = None) -> M:
 
 
 def _cut_longest_text(root: Any, excess: int) -> bool:
-    sized = [(encoded_size(text), holder, key, text) for holder, key, text in _values(root, str)
-             if len(text) > 2 * MIN_KEPT_CHARS]
+    sized = [
+        (encoded_size(text), holder, key, text)
+        for holder, key, text in _values(root, str)
+        if len(text) > 2 * MIN_KEPT_CHARS
+    ]
     if not sized:
         return False
     size, holder, key, text = max(sized, key=lambda found: found[0])
     keep = max(MIN_KEPT_CHARS, len(text) - int((excess + SLACK_BYTES) * len(text) / size) - 1)
     head, tail = keep - keep // 2, keep // 2
-    _set(holder, key, f"{text[:head]}\n[... {len(text) - keep:,} characters cut to fit the message limit ...]\n"
-                      f"{text[len(text) - tail:]}")
+    _set(
+        holder,
+        key,
+        f"{text[:head]}\n[... {len(text) - keep:,} characters cut to fit the message limit ...]\n"
+        f"{text[len(text) - tail :]}",
+    )
     return True
 
 
@@ -85,7 +92,7 @@ def _values(node: Any, kind: type) -> Iterator[tuple[Any, Any, Any]]:
     else:
         return
     for key, value in list(items):
-        if type(value) is kind:            # exactly: enum members (a StrEnum is a str) are not texts to cut
+        if type(value) is kind:  # exactly: enum members (a StrEnum is a str) are not texts to cut
             yield node, key, value
         yield from _values(value, kind)
 
@@ -94,4 +101,4 @@ def _set(holder: Any, key: Any, value: Any) -> None:
     if isinstance(holder, dict | list):
         holder[key] = value
     else:
-        object.__setattr__(holder, key, value)     # the copy is ours, frozen or not
+        object.__setattr__(holder, key, value)  # the copy is ours, frozen or not

@@ -25,15 +25,16 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from core.contracts.bus._errors import translated
 
-HEARTBEAT_S = 2.0                 # the server's idle heartbeat to a quiet follower
-SILENT_S = 3 * HEARTBEAT_S        # no message and no heartbeat for this long: the consumer is gone
-INACTIVE_S = 60.0                 # the server drops a consumer nobody has listened to for this long
+HEARTBEAT_S = 2.0  # the server's idle heartbeat to a quiet follower
+SILENT_S = 3 * HEARTBEAT_S  # no message and no heartbeat for this long: the consumer is gone
+INACTIVE_S = 60.0  # the server drops a consumer nobody has listened to for this long
 
 
-async def follow(nc: Client, js: Any, stream: str, subject: str, *, poll_s: float,
-                 closing: Callable[[], bool]) -> AsyncIterator[Msg]:
+async def follow(
+    nc: Client, js: Any, stream: str, subject: str, *, poll_s: float, closing: Callable[[], bool]
+) -> AsyncIterator[Msg]:
     """Every message on ``subject`` in ``stream``, from the first stored one on, until ``closing()``."""
-    next_seq = 0                      # the stream sequence to start from when (re)creating; 0: the first
+    next_seq = 0  # the stream sequence to start from when (re)creating; 0: the first
     loop = asyncio.get_running_loop()
     while not closing():
         with translated("follow replies"):
@@ -51,14 +52,14 @@ async def follow(nc: Client, js: Any, stream: str, subject: str, *, poll_s: floa
                 _raise_if_cancelled()
                 if msg is None:
                     if loop.time() - heard > SILENT_S:
-                        break                 # lost: replace the consumer
+                        break  # lost: replace the consumer
                     continue
                 heard = loop.time()
                 if msg.headers and msg.headers.get("Status"):
-                    continue                  # an idle heartbeat
+                    continue  # an idle heartbeat
                 sequence = msg.metadata.sequence
                 if sequence.consumer != expected:
-                    break                     # a gap: replace the consumer from the last message passed on
+                    break  # a gap: replace the consumer from the last message passed on
                 expected += 1
                 next_seq = sequence.stream + 1
                 yield msg
@@ -78,7 +79,14 @@ def _raise_if_cancelled() -> None:
 
 def _config(subject: str, inbox: str, start_seq: int) -> ConsumerConfig:
     return ConsumerConfig(
-        name=uuid.uuid4().hex, filter_subject=subject, deliver_subject=inbox, ack_policy=AckPolicy.NONE,
+        name=uuid.uuid4().hex,
+        filter_subject=subject,
+        deliver_subject=inbox,
+        ack_policy=AckPolicy.NONE,
         deliver_policy=DeliverPolicy.BY_START_SEQUENCE if start_seq else DeliverPolicy.ALL,
-        opt_start_seq=start_seq or None, idle_heartbeat=HEARTBEAT_S, inactive_threshold=INACTIVE_S,
-        mem_storage=True, num_replicas=1)
+        opt_start_seq=start_seq or None,
+        idle_heartbeat=HEARTBEAT_S,
+        inactive_threshold=INACTIVE_S,
+        mem_storage=True,
+        num_replicas=1,
+    )

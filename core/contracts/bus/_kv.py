@@ -27,9 +27,8 @@ from core.contracts.roles import CHAT_PLATFORMS
 log = logging.getLogger(__name__)
 
 # Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
-RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S,
-                                     storage=StorageType.FILE)
-LEDGER_TTL_S = 8 * DAY_S       # longer than replies are kept (7 days), so a replayed reply is still known
+RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S, storage=StorageType.FILE)
+LEDGER_TTL_S = 8 * DAY_S  # longer than replies are kept (7 days), so a replayed reply is still known
 
 Opener = Callable[[], Awaitable[KeyValue]]
 
@@ -72,7 +71,6 @@ class JsonBucket(_Bucket):
         await while_reconnecting(f"delete {key}", lambda: kv.delete(subjects.token(key)))
 
 
-
 class Ledger(_Bucket):
     """A small record of facts that must outlive a process (a JetStream key-value bucket with a TTL).
 
@@ -99,7 +97,6 @@ class Ledger(_Bucket):
             except nats.js.errors.KeyWrongLastSequenceError:
                 return False
         return True
-
 
 
 class BucketOps:
@@ -133,8 +130,9 @@ class BucketOps:
                 return await self._js.key_value(config.bucket)
             except nats.js.errors.BucketNotFoundError as exc:
                 if not self._manages:
-                    raise BusError(f"the {config.bucket} bucket does not exist yet (the core creates it when it "
-                                   "starts).") from exc
+                    raise BusError(
+                        f"the {config.bucket} bucket does not exist yet (the core creates it when it starts)."
+                    ) from exc
             return await self._js.create_key_value(config)
 
 
@@ -145,5 +143,5 @@ def _ledger_config(bucket: str, ttl_s: float = LEDGER_TTL_S) -> KeyValueConfig:
 async def _get(kv: KeyValue, key: str) -> KeyValue.Entry | None:
     try:
         return await kv.get(subjects.token(key))
-    except nats.js.errors.KeyNotFoundError:           # KeyDeletedError included
+    except nats.js.errors.KeyNotFoundError:  # KeyDeletedError included
         return None

@@ -20,11 +20,11 @@ from core.contracts.bus._errors import BusUnavailable, translated
 
 T = TypeVar("T")
 
-RECONNECT_GRACE_S = 10.0        # after a (re)connect, "no responders" may only mean the core has not resubscribed
-NO_RESPONDERS_RETRY_S = 3.0     # ... so ask again for this long, at most
+RECONNECT_GRACE_S = 10.0  # after a (re)connect, "no responders" may only mean the core has not resubscribed
+NO_RESPONDERS_RETRY_S = 3.0  # ... so ask again for this long, at most
 FIRST_RETRY_S = 0.05
 MAX_RETRY_WAIT_S = 0.5
-PUBLISH_CONFIRM_S = 8.0         # how long a repeatable call is retried while NATS is unreachable
+PUBLISH_CONFIRM_S = 8.0  # how long a repeatable call is retried while NATS is unreachable
 
 
 class Link:
@@ -42,7 +42,7 @@ class Link:
         self.dropped.set()
 
     def back(self) -> None:
-        self.dropped = asyncio.Event()      # waiters of the old drop have been woken; new waits start clean
+        self.dropped = asyncio.Event()  # waiters of the old drop have been woken; new waits start clean
         self.since = self._clock()
         self.up.set()
 
@@ -62,7 +62,7 @@ class Link:
 
 def backoff(attempt: int) -> float:
     """Seconds to wait before retry number ``attempt`` (0-based): 50 ms doubling to 0.5 s."""
-    return min(MAX_RETRY_WAIT_S, FIRST_RETRY_S * 2 ** attempt)
+    return min(MAX_RETRY_WAIT_S, FIRST_RETRY_S * 2**attempt)
 
 
 async def while_reconnecting(action: str, call: Callable[[], Awaitable[T]], *, for_s: float = PUBLISH_CONFIRM_S) -> T:

@@ -39,8 +39,8 @@ from core.contracts.messages import DecodeError, RunJob, RunResult, decode
 from core.contracts.signing import verify
 
 DAY_S = 24 * 3600
-DUPLICATE_WINDOW_S = 120       # Nats-Msg-Id dedupe on every stream
-JOBS_MAX_BYTES = 1 << 30       # 1 GiB of waiting jobs (a job is its problem's files plus the source: ~10-100 KB)
+DUPLICATE_WINDOW_S = 120  # Nats-Msg-Id dedupe on every stream
+JOBS_MAX_BYTES = 1 << 30  # 1 GiB of waiting jobs (a job is its problem's files plus the source: ~10-100 KB)
 DEAD_MAX_AGE_S = 7 * DAY_S
 DEAD_MAX_BYTES = 256 << 20
 EVENTS_MAX_AGE_S = DAY_S
@@ -49,18 +49,40 @@ REPLIES_MAX_AGE_S = 7 * DAY_S
 
 def stream_configs(jobs_max_bytes: int = JOBS_MAX_BYTES) -> list[StreamConfig]:
     return [
-        StreamConfig(name=subjects.JOBS, subjects=[subjects.JOBS_ALL], retention=RetentionPolicy.WORK_QUEUE,
-                     storage=StorageType.FILE, duplicate_window=DUPLICATE_WINDOW_S, max_bytes=jobs_max_bytes,
-                     discard=DiscardPolicy.NEW),
-        StreamConfig(name=subjects.JOBS_DLQ, subjects=[subjects.DEAD_ALL], storage=StorageType.FILE,
-                     duplicate_window=DUPLICATE_WINDOW_S, max_age=DEAD_MAX_AGE_S, max_bytes=DEAD_MAX_BYTES,
-                     discard=DiscardPolicy.OLD),
+        StreamConfig(
+            name=subjects.JOBS,
+            subjects=[subjects.JOBS_ALL],
+            retention=RetentionPolicy.WORK_QUEUE,
+            storage=StorageType.FILE,
+            duplicate_window=DUPLICATE_WINDOW_S,
+            max_bytes=jobs_max_bytes,
+            discard=DiscardPolicy.NEW,
+        ),
+        StreamConfig(
+            name=subjects.JOBS_DLQ,
+            subjects=[subjects.DEAD_ALL],
+            storage=StorageType.FILE,
+            duplicate_window=DUPLICATE_WINDOW_S,
+            max_age=DEAD_MAX_AGE_S,
+            max_bytes=DEAD_MAX_BYTES,
+            discard=DiscardPolicy.OLD,
+        ),
         # allow_direct: a worker looks a run's result up by subject, with a permission pinned to result subjects
-        StreamConfig(name=subjects.EVENTS, subjects=[subjects.PROGRESS_ALL, subjects.RESULTS_ALL],
-                     storage=StorageType.FILE, max_age=EVENTS_MAX_AGE_S, duplicate_window=DUPLICATE_WINDOW_S,
-                     allow_direct=True),
-        StreamConfig(name=subjects.REPLIES, subjects=[subjects.REPLIES_ALL], storage=StorageType.FILE,
-                     max_age=REPLIES_MAX_AGE_S, duplicate_window=DUPLICATE_WINDOW_S),
+        StreamConfig(
+            name=subjects.EVENTS,
+            subjects=[subjects.PROGRESS_ALL, subjects.RESULTS_ALL],
+            storage=StorageType.FILE,
+            max_age=EVENTS_MAX_AGE_S,
+            duplicate_window=DUPLICATE_WINDOW_S,
+            allow_direct=True,
+        ),
+        StreamConfig(
+            name=subjects.REPLIES,
+            subjects=[subjects.REPLIES_ALL],
+            storage=StorageType.FILE,
+            max_age=REPLIES_MAX_AGE_S,
+            duplicate_window=DUPLICATE_WINDOW_S,
+        ),
     ]
 
 
@@ -70,8 +92,15 @@ class StreamOps:
     _js: Any
     _ensure_buckets: Any
 
-    async def ensure_streams(self, gpus: Iterable[str], *, ack_wait_s: float = 30.0, max_deliver: int = 3,
-                             concurrency: dict[str, int] | None = None, jobs_max_bytes: int = JOBS_MAX_BYTES) -> None:
+    async def ensure_streams(
+        self,
+        gpus: Iterable[str],
+        *,
+        ack_wait_s: float = 30.0,
+        max_deliver: int = 3,
+        concurrency: dict[str, int] | None = None,
+        jobs_max_bytes: int = JOBS_MAX_BYTES,
+    ) -> None:
         """Create or update every stream and each GPU pool's job consumer; safe to call at every start.
 
         ``concurrency`` caps the jobs in flight per pool (``max_ack_pending``); pools not in it are capped
@@ -81,15 +110,20 @@ class StreamOps:
             with translated(f"create stream {config.name}"):
                 try:
                     await self._js.add_stream(config)
-                except nats.js.errors.BadRequestError:   # exists with another configuration: bring it up to date
+                except nats.js.errors.BadRequestError:  # exists with another configuration: bring it up to date
                     await self._js.update_stream(config)
         for gpu in gpus:
-            config = ConsumerConfig(durable_name=subjects.runner_durable(gpu), filter_subject=subjects.job_subject(gpu),
-                                    ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
-                                    ack_wait=ack_wait_s, max_deliver=max_deliver,
-                                    max_ack_pending=(concurrency or {}).get(gpu))
+            config = ConsumerConfig(
+                durable_name=subjects.runner_durable(gpu),
+                filter_subject=subjects.job_subject(gpu),
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=ack_wait_s,
+                max_deliver=max_deliver,
+                max_ack_pending=(concurrency or {}).get(gpu),
+            )
             with translated(f"create the job queue for {gpu}"):
-                await self._js.add_consumer(subjects.JOBS, config)   # a durable create also updates
+                await self._js.add_consumer(subjects.JOBS, config)  # a durable create also updates
         await self._ensure_buckets()
 
     async def queued_run_ids(self) -> set[str]:

@@ -13,7 +13,7 @@ from tests.fakes.discord import FakeDiscord
 
 @pytest.fixture
 async def fake_discord() -> AsyncIterator[FakeDiscord]:
-    fake = FakeDiscord(callback_deadline_s=10.0)   # Discord's 3 s, relaxed for a loaded 2-core test machine
+    fake = FakeDiscord(callback_deadline_s=10.0)  # Discord's 3 s, relaxed for a loaded 2-core test machine
     await fake.start()
     yield fake
     await fake.stop()

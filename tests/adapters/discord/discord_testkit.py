@@ -22,7 +22,7 @@ SUBMIT_RANKED = ["leaderboard", "submit", "ranked"]
 @dataclass
 class BotUnderTest:
     fake: FakeDiscord
-    system: Any                      # tests.e2e.conftest.System
+    system: Any  # tests.e2e.conftest.System
     settings: Settings
     task: asyncio.Task
     stop: asyncio.Event
@@ -33,8 +33,9 @@ class BotUnderTest:
     async def slash(self, path: list[str], options: dict[str, Any] | None = None, **kwargs: Any) -> Interaction:
         return await self.send(payloads.slash(self.fake, path, options, **kwargs))
 
-    async def submit(self, content: bytes, filename: str = "k.py", path: list[str] = SUBMIT_RANKED,
-                     **options: Any) -> Interaction:
+    async def submit(
+        self, content: bytes, filename: str = "k.py", path: list[str] = SUBMIT_RANKED, **options: Any
+    ) -> Interaction:
         attachment = self.fake.add_attachment(filename, content)
         return await self.slash(path, options, attachments={"script": attachment})
 
@@ -43,23 +44,40 @@ class BotUnderTest:
 
     async def answer(self, interaction: Interaction, timeout_s: float = 30.0) -> Call:
         """The call that shows the interaction's answer: the edit of its deferred message, or a private followup."""
+
         def shown(fake: FakeDiscord) -> Call | None:
-            return next((c for c in self.calls(interaction) if c.method in ("PATCH", "POST")
-                         and c.route.startswith("/webhooks/") and c.status == 200 and _final(c)), None)
+            return next(
+                (
+                    c
+                    for c in self.calls(interaction)
+                    if c.method in ("PATCH", "POST")
+                    and c.route.startswith("/webhooks/")
+                    and c.status == 200
+                    and _final(c)
+                ),
+                None,
+            )
 
         return await self.fake.wait_for(shown, timeout_s)
 
 
 def _final(call: Call) -> bool:
     """Not the GPU question (a select menu), which is an edit too."""
-    return not any(item.get("type") == 3 for row in (call.json or {}).get("components") or []
-                   for item in row.get("components", []))
+    return not any(
+        item.get("type") == 3 for row in (call.json or {}).get("components") or [] for item in row.get("components", [])
+    )
 
 
 async def start_bot(fake: FakeDiscord, system: Any, **overrides: Any) -> BotUnderTest:
-    settings = Settings(home=system.settings.home, nats_url=system.settings.nats_url, discord_token=fake.bot_token,
-                        discord_api_base=fake.api_base, discord_guilds=[o.GUILD_ID], request_timeout_s=10,
-                        **overrides)
+    settings = Settings(
+        home=system.settings.home,
+        nats_url=system.settings.nats_url,
+        discord_token=fake.bot_token,
+        discord_api_base=fake.api_base,
+        discord_guilds=[o.GUILD_ID],
+        request_timeout_s=10,
+        **overrides,
+    )
     stop = asyncio.Event()
     task = asyncio.create_task(run_discord(settings, system.settings.nats_url, stop))
     await fake.wait_identified(30)
@@ -70,7 +88,7 @@ async def start_bot(fake: FakeDiscord, system: Any, **overrides: Any) -> BotUnde
 def texts(call: Call) -> str:
     """Everything a person reads in a message call: content, embed titles, descriptions and footers."""
     body = call.json or {}
-    data = body.get("data", body)                   # interaction callbacks wrap the message in "data"
+    data = body.get("data", body)  # interaction callbacks wrap the message in "data"
     words = [data.get("content") or ""]
     for embed in data.get("embeds") or []:
         words += [embed.get("title") or "", embed.get("description") or "", (embed.get("footer") or {}).get("text", "")]

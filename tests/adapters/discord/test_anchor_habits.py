@@ -19,16 +19,17 @@ async def test_leaderboard_name_and_a_comma_list_of_gpus_submit_and_query(make_s
         if system.store.stats().runs == 2:
             break
         await asyncio.sleep(0.1)
-    submission = 1                                          # the first of a fresh kernelrank
+    submission = 1  # the first of a fresh kernelrank
     detail = system.store.submission_detail(submission)
     assert detail.leaderboard == "vectoradd" and sorted(r.info.gpu for r in detail.runs) == ["CPU", "H100"]
 
     shown = texts(await bot.answer(await bot.slash(["leaderboard", "show"], {"leaderboard_name": "vectoradd"})))
     assert "vectoradd on CPU" in shown
     for path, options, expected in (
-            (["leaderboard", "reference-code"], {"leaderboard_name": "vectoradd"}, "reference.py"),
-            (["leaderboard", "show-personal"], {"leaderboard_name": "vectoradd"}, f"#{submission}"),
-            (["leaderboard", "get-submission"], {"id": submission}, f"Submission #{submission}")):
+        (["leaderboard", "reference-code"], {"leaderboard_name": "vectoradd"}, "reference.py"),
+        (["leaderboard", "show-personal"], {"leaderboard_name": "vectoradd"}, f"#{submission}"),
+        (["leaderboard", "get-submission"], {"id": submission}, f"Submission #{submission}"),
+    ):
         answer = await bot.answer(await bot.slash(path, options))
         words = texts(answer) + " ".join(f["filename"] for f in answer.json.get("attachments") or [])
         assert expected in words, (path, words[:300])

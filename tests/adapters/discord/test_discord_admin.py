@@ -20,24 +20,34 @@ async def test_admin_create_update_close_delete_from_discord_with_permission_che
     fake = bot.fake
     problem = identity_archive()
     upload = fake.add_attachment(problem.name, problem.content)
-    refused = await bot.answer(await bot.slash(ADMIN + ["create"], {"name": "weekly"}, user=payloads.BOB,
-                                               attachments={"problem": upload}))
+    refused = await bot.answer(
+        await bot.slash(ADMIN + ["create"], {"name": "weekly"}, user=payloads.BOB, attachments={"problem": upload})
+    )
     assert "Only admins and leaderboard creators can use `admin create`" in texts(refused)
-    assert not fake.calls_to("GET", "/attachments/{channel}/{attachment}/{filename}")[1:]   # at most one download
+    assert not fake.calls_to("GET", "/attachments/{channel}/{attachment}/{filename}")[1:]  # at most one download
 
     upload = fake.add_attachment(problem.name, problem.content)
-    checking = await bot.answer(await bot.slash(ADMIN + ["create"], {"name": "weekly", "gpu": "CPU",
-                                                                      "deadline": "2099-01-01 12:00"},
-                                                attachments={"problem": upload}))
+    checking = await bot.answer(
+        await bot.slash(
+            ADMIN + ["create"],
+            {"name": "weekly", "gpu": "CPU", "deadline": "2099-01-01 12:00"},
+            attachments={"problem": upload},
+        )
+    )
     assert "its reference now runs once in test mode on CPU" in texts(checking)
-    ready = await fake.wait_for(lambda f: next((c for c in f.calls if isinstance(c.json, dict)
-                                                and "(version 1) was created" in texts(c)), None), 120)
+    ready = await fake.wait_for(
+        lambda f: next(
+            (c for c in f.calls if isinstance(c.json, dict) and "(version 1) was created" in texts(c)), None
+        ),
+        120,
+    )
     assert "until 2099-01-01 12:00 UTC" in texts(ready)
     listed = await bot.answer(await bot.slash(["leaderboard", "list"]))
     assert "weekly" in texts(listed)
 
-    updated = await bot.answer(await bot.slash(ADMIN + ["update"], {"leaderboard": "weekly",
-                                                                     "deadline": "2099-02-01 12:00"}))
+    updated = await bot.answer(
+        await bot.slash(ADMIN + ["update"], {"leaderboard": "weekly", "deadline": "2099-02-01 12:00"})
+    )
     assert "until 2099-02-01 12:00 UTC" in texts(updated)
     not_yours = await bot.answer(await bot.slash(ADMIN + ["close"], {"leaderboard": "weekly"}, user=payloads.BOB))
     assert flags(not_yours) & EPHEMERAL and "Only admins and leaderboard creators" in texts(not_yours)
@@ -62,12 +72,16 @@ async def test_admin_create_with_no_gpu_named_offers_the_pools_the_workers_serve
     (menu,) = [item for row in question.json["components"] for item in row["components"]]
     assert menu["type"] == 3 and [opt["value"] for opt in menu["options"]] == ["CPU", "H100"]
     assert (menu["min_values"], menu["max_values"]) == (1, 2) and "which should **weekly** run on" in texts(question)
-    assert not system.store.leaderboard_name_taken("weekly")          # nothing asked of the core before the pick
+    assert not system.store.leaderboard_name_taken("weekly")  # nothing asked of the core before the pick
 
     pick = await bot.send(payloads.select(fake.messages[interaction.original], menu["custom_id"], ["CPU"]))
     picked = await fake.wait_for(lambda f: bot.calls(pick))
     assert picked[0].json["type"] == 7 and picked[0].json["data"]["components"] == []
     checking = await bot.answer(interaction, timeout_s=60)
     assert "its reference now runs once in test mode on CPU" in texts(checking)
-    await fake.wait_for(lambda f: next((c for c in f.calls if isinstance(c.json, dict)
-                                        and "runs on CPU with no deadline" in texts(c)), None), 120)
+    await fake.wait_for(
+        lambda f: next(
+            (c for c in f.calls if isinstance(c.json, dict) and "runs on CPU with no deadline" in texts(c)), None
+        ),
+        120,
+    )

@@ -29,8 +29,12 @@ def random_reply(rng: random.Random) -> Reply:
         if kind == "text":
             parts.append(report.text("**word** `x` " * rng.randint(1, 900)))
         elif kind == "table":
-            parts.append(report.table(["shape", "median", "note"], [[f"size={i}", f"{i}.0 µs", "n" * rng.randint(0, 60)]
-                                                                     for i in range(rng.randint(0, 300))]))
+            parts.append(
+                report.table(
+                    ["shape", "median", "note"],
+                    [[f"size={i}", f"{i}.0 µs", "n" * rng.randint(0, 60)] for i in range(rng.randint(0, 300))],
+                )
+            )
         elif kind == "code":
             parts.append(report.code("x = 1\n" * rng.randint(1, 400), "python"))
         elif kind == "status":
@@ -49,7 +53,7 @@ def test_every_reply_fits_discords_limits_on_every_page(seed):
         assert len(out.pages[page]) <= PAGE_LIMIT
         valid(out, page)
     assert out.pages and len(out.files) <= 10 and len(out.embeds) <= 10
-    for page in out.pages:                     # every page renders on its own: code fences are balanced
+    for page in out.pages:  # every page renders on its own: code fences are balanced
         assert page.count("```") % 2 == 0
 
 
@@ -59,16 +63,26 @@ def test_a_long_table_keeps_its_header_on_every_page_and_the_whole_text_is_attac
     assert len(out.pages) > 1
     assert all(page.split("\n")[1].startswith("rank") for page in out.pages)
     assert out.page_embed(1)["footer"]["text"] == f"Page 2 of {len(out.pages)}"
-    (name, data), = out.files
+    ((name, data),) = out.files
     assert name == "ranking.txt" and "person 399" in data.decode()
 
 
 def test_files_are_attached_and_many_become_one_archive():
-    few = render_reply(Reply(reply_to=TO, title="Task x", parts=[report.text("about"),
-                                                                 report.code("a = 1", "python", filename="task.py")]))
+    few = render_reply(
+        Reply(
+            reply_to=TO,
+            title="Task x",
+            parts=[report.text("about"), report.code("a = 1", "python", filename="task.py")],
+        )
+    )
     assert [name for name, _ in few.files] == ["task.py"] and "a = 1" not in few.pages[0]
-    many = render_reply(Reply(reply_to=TO, title="Harness", parts=[report.code(f"# {i}", "python", filename=f"h/{i}.py")
-                                                                   for i in range(23)]))
+    many = render_reply(
+        Reply(
+            reply_to=TO,
+            title="Harness",
+            parts=[report.code(f"# {i}", "python", filename=f"h/{i}.py") for i in range(23)],
+        )
+    )
     assert [name for name, _ in many.files] == ["harness.zip"]
 
 
@@ -79,9 +93,16 @@ def test_short_code_is_inline_and_cannot_break_out_of_its_block():
 
 
 def test_mentions_notify_only_real_user_ids():
-    out = render_reply(Reply(reply_to=TO, parts=[Part(kind=PartKind.MENTION, text="123456789012345678"),
-                                                 Part(kind=PartKind.MENTION, text="everyone"),
-                                                 Part(kind=PartKind.MENTION, text="123456789012345678")]))
+    out = render_reply(
+        Reply(
+            reply_to=TO,
+            parts=[
+                Part(kind=PartKind.MENTION, text="123456789012345678"),
+                Part(kind=PartKind.MENTION, text="everyone"),
+                Part(kind=PartKind.MENTION, text="123456789012345678"),
+            ],
+        )
+    )
     assert out.content == "<@123456789012345678>"
 
 
@@ -99,8 +120,12 @@ def test_charts_and_images_are_attached_pngs_shown_in_embeds():
 def test_announcements_get_medals():
     top = [[1, "Ada", 9.5], [2, "B*b", 10.0], [3, "Cy", 12.0]]
     table = report.table(["rank", "who", "score", "submission"], [[r, n, f"{s} µs", "#1"] for r, n, s in top])
-    reply = Reply(reply_to=TO, title="New top 3 on matmul (H100)", parts=[report.text("**Ada** is now #1"), table],
-                  data={"kind": "announcement", "leaderboard": "matmul", "gpu": "H100", "top": top})
+    reply = Reply(
+        reply_to=TO,
+        title="New top 3 on matmul (H100)",
+        parts=[report.text("**Ada** is now #1"), table],
+        data={"kind": "announcement", "leaderboard": "matmul", "gpu": "H100", "top": top},
+    )
     out = render_reply(reply)
     lines = out.embeds[0]["description"].split("\n")
     assert lines[2:] == ["🥇 **Ada** · 9.5 µs", "🥈 **B\\*b** · 10.0 µs", "🥉 **Cy** · 12.0 µs"]
@@ -112,4 +137,3 @@ def test_status_lines_for_the_live_message():
     assert status_line(progress) == "⏳ H100: timing 2 of 5"
     final = Reply(reply_to=TO, parts=[report.status("ranked passed", Tone.SUCCESS)], tone=Tone.SUCCESS)
     assert status_line(final, label="H100") == "✅ H100: ranked passed"
-

@@ -21,27 +21,37 @@ async def test_a_new_top_3_is_announced_with_medals(make_system, make_bot):
     embed = news["embeds"][0]
     assert embed["title"] == "🏆 New top 3 on vectoradd (CPU)"
     assert "🥇 **Ada** · " in embed["description"] and "is now #1 on **vectoradd**" in embed["description"]
-    assert "message_reference" not in news and not news["content"]          # a plain message, no thread
+    assert "message_reference" not in news and not news["content"]  # a plain message, no thread
 
 
 def run_report(reply_to: ReplyTo, run_id: str = "r1", text: str = "ranked passed") -> Reply:
-    return Reply(reply_to=reply_to, parts=[report.status(text, Tone.SUCCESS)], tone=Tone.SUCCESS,
-                 title="Submission #7 to vectoradd on CPU", in_reply_to=run_id, update_key=run_id,
-                 data={"gpu": "CPU", "run_id": run_id}, id=f"result-{run_id}")
+    return Reply(
+        reply_to=reply_to,
+        parts=[report.status(text, Tone.SUCCESS)],
+        tone=Tone.SUCCESS,
+        title="Submission #7 to vectoradd on CPU",
+        in_reply_to=run_id,
+        update_key=run_id,
+        data={"gpu": "CPU", "run_id": run_id},
+        id=f"result-{run_id}",
+    )
 
 
 async def test_a_report_whose_thread_was_never_opened_opens_it(make_system, make_bot):
     system = await make_system(FakeRunner())
     bot = await make_bot(system)
     status = bot.fake.new_message(o.KERNELS_CHANNEL, {"content": "📥 **Ada** · submission #7\n⏳ CPU: queued"}, [])
-    to = ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL, thread=status["id"], message=status["id"],
-                 user=payloads.ADA["id"])
+    to = ReplyTo(
+        Platform.DISCORD, channel=o.KERNELS_CHANNEL, thread=status["id"], message=status["id"], user=payloads.ADA["id"]
+    )
     await system.bus.publish_reply(run_report(to))
     (posted,) = await bot.fake.wait_for(lambda f: f.channel_messages(status["id"]))
     assert bot.fake.channels[status["id"]]["parent_id"] == o.KERNELS_CHANNEL
     assert "ranked passed" in posted["embeds"][0]["description"]
-    refused, opened = bot.fake.calls_to("POST", "/channels/{channel}/messages")[0], \
-        bot.fake.calls_to("POST", "/channels/{channel}/messages/{message}/threads")[0]
+    refused, opened = (
+        bot.fake.calls_to("POST", "/channels/{channel}/messages")[0],
+        bot.fake.calls_to("POST", "/channels/{channel}/messages/{message}/threads")[0],
+    )
     assert refused.status == 404 and opened.n > refused.n
     # the status message, unknown to this process, is read back and its line updated
     await bot.fake.wait_for(lambda f: f.messages[status["id"]]["content"].endswith("✅ CPU: ranked passed") or None)
@@ -55,7 +65,7 @@ async def test_a_reply_delivered_twice_is_posted_once(make_system, make_bot, nat
     reply = Reply(reply_to=to, parts=[report.text("hello")], title="Twice", id="twice-1")
     raw = await nats.connect(nats_url)
     try:
-        for _ in range(2):         # no Nats-Msg-Id: the stream keeps both, as after a crash before the ack
+        for _ in range(2):  # no Nats-Msg-Id: the stream keeps both, as after a crash before the ack
             await raw.jetstream().publish(subjects.reply_subject("discord", o.KERNELS_CHANNEL), encode(reply))
         await system.bus.publish_reply(Reply(reply_to=to, parts=[report.text("after")], title="After"))
     finally:
@@ -69,10 +79,18 @@ async def test_a_refused_post_is_skipped_and_the_next_one_goes_out(make_system, 
     system = await make_system(FakeRunner())
     bot = await make_bot(system)
     bot.fake.forbidden.add(o.ANNOUNCE_CHANNEL)
-    await system.bus.publish_reply(Reply(reply_to=ReplyTo(Platform.DISCORD, channel=o.ANNOUNCE_CHANNEL),
-                                         parts=[report.text("no access")], title="Lost"))
-    await system.bus.publish_reply(Reply(reply_to=ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL),
-                                         parts=[report.text("access")], title="Kept"))
+    await system.bus.publish_reply(
+        Reply(
+            reply_to=ReplyTo(Platform.DISCORD, channel=o.ANNOUNCE_CHANNEL),
+            parts=[report.text("no access")],
+            title="Lost",
+        )
+    )
+    await system.bus.publish_reply(
+        Reply(
+            reply_to=ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL), parts=[report.text("access")], title="Kept"
+        )
+    )
     await bot.fake.wait_for(lambda f: f.channel_messages(o.KERNELS_CHANNEL))
     assert [c.status for c in bot.fake.calls_to("POST", "/channels/{channel}/messages")] == [403, 200]
 
@@ -81,8 +99,11 @@ async def test_a_long_report_is_paginated_with_buttons_and_attached_whole(make_s
     system = await make_system(FakeRunner())
     bot = await make_bot(system)
     rows = [[str(i), f"person-{i}", f"{i}.0 µs", f"#{i}", "2026-05-01 10:00"] for i in range(1, 201)]
-    long = Reply(reply_to=ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL), title="A long ranking",
-                 parts=[Part(kind=PartKind.TABLE, headers=["rank", "who", "score", "submission", "when"], rows=rows)])
+    long = Reply(
+        reply_to=ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL),
+        title="A long ranking",
+        parts=[Part(kind=PartKind.TABLE, headers=["rank", "who", "score", "submission", "when"], rows=rows)],
+    )
     await system.bus.publish_reply(long)
     (message,) = await bot.fake.wait_for(lambda f: f.channel_messages(o.KERNELS_CHANNEL))
     footer = message["embeds"][0]["footer"]["text"]
@@ -112,8 +133,13 @@ def test_stale_progress_in_a_batch_is_dropped():
     def progress(run: str, text: str) -> Reply:
         return Reply(reply_to=to, parts=[report.status(text, Tone.INFO)], update_key=run, final=False)
 
-    batch = [progress("a", "a1"), progress("b", "b1"), progress("a", "a2"), run_report(to, "b"),
-             Reply(reply_to=to, parts=[report.text("other")])]
+    batch = [
+        progress("a", "a1"),
+        progress("b", "b1"),
+        progress("a", "a2"),
+        run_report(to, "b"),
+        Reply(reply_to=to, parts=[report.text("other")]),
+    ]
     kept = latest_only(batch)
     assert [(r.update_key, r.final) for r in kept] == [("a", False), ("b", True), ("", True)]
     assert kept[0].parts[0].text == "a2"
@@ -121,9 +147,19 @@ def test_stale_progress_in_a_batch_is_dropped():
 
 async def test_buttons_that_nothing_answers_any_more_get_a_sentence(make_system, make_bot):
     bot = await make_bot(await make_system(FakeRunner()))
-    old = bot.fake.new_message(o.KERNELS_CHANNEL, {"content": "a report from before a restart", "components": [
-        {"type": 1, "components": [{"type": 2, "style": 2, "label": "Next ▶", "custom_id": "kernelrank:page:next"}]}]},
-        [])
+    old = bot.fake.new_message(
+        o.KERNELS_CHANNEL,
+        {
+            "content": "a report from before a restart",
+            "components": [
+                {
+                    "type": 1,
+                    "components": [{"type": 2, "style": 2, "label": "Next ▶", "custom_id": "kernelrank:page:next"}],
+                }
+            ],
+        },
+        [],
+    )
     click = await bot.send(payloads.button(old, "kernelrank:page:next"))
     (answer,) = await bot.fake.wait_for(lambda f: bot.calls(click))
     assert answer.json["type"] == 4 and answer.json["data"]["flags"] & (1 << 6)

@@ -18,8 +18,11 @@ MESSAGES = "/channels/{channel}/messages"
 
 def reports(fake, channel_id: str) -> list[dict]:
     """Messages in a channel that carry a run report (an embed titled with the submission)."""
-    return [m for m in fake.channel_messages(channel_id) if m["embeds"] and "on CPU" in m["embeds"][0].get("title", "")
-            and "Details of" not in m["embeds"][0]["title"]]                   # the author's details are apart
+    return [
+        m
+        for m in fake.channel_messages(channel_id)
+        if m["embeds"] and "on CPU" in m["embeds"][0].get("title", "") and "Details of" not in m["embeds"][0]["title"]
+    ]  # the author's details are apart
 
 
 async def test_a_ranked_submission_gets_a_private_answer_a_thread_live_status_and_a_report(make_system, make_bot):
@@ -29,16 +32,16 @@ async def test_a_ranked_submission_gets_a_private_answer_a_thread_live_status_an
     answer = await bot.answer(interaction)
 
     callback = bot.calls(interaction)[0]
-    assert callback.json == {"type": 5, "data": {"flags": EPHEMERAL}}          # private "thinking", within 3 s
+    assert callback.json == {"type": 5, "data": {"flags": EPHEMERAL}}  # private "thinking", within 3 s
     assert flags(answer) & EPHEMERAL or answer.method == "PATCH"
     assert "queued as #1 on CPU, nothing ahead" in texts(answer)
     (status,) = [m for m in fake.channel_messages(o.KERNELS_CHANNEL) if m["content"].startswith("📥")]
     assert f"Follow it in <#{status['id']}>" in texts(answer)
-    thread = fake.channels[status["id"]]                                       # the thread's id is the message's
+    thread = fake.channels[status["id"]]  # the thread's id is the message's
     assert thread["parent_id"] == o.KERNELS_CHANNEL and thread["name"].startswith("#1 vectoradd ranked")
 
     (report,) = await fake.wait_for(lambda f: reports(f, status["id"]))
-    assert report["content"] == f"<@{payloads.ADA['id']}>"                      # the author is notified
+    assert report["content"] == f"<@{payloads.ADA['id']}>"  # the author is notified
     assert "ranked passed" in report["embeds"][0]["description"]
     assert "New #1!" in report["embeds"][0]["description"]
     final = await fake.wait_for(lambda f: "✅ CPU: ranked passed" in f.messages[status["id"]]["content"] or None)
@@ -63,7 +66,7 @@ async def test_several_gpus_bring_a_menu_and_the_pick_is_what_runs(make_system, 
     (menu,) = [item for row in question.json["components"] for item in row["components"]]
     assert menu["type"] == 3 and [opt["value"] for opt in menu["options"]] == ["CPU", "H100"]
     assert (menu["min_values"], menu["max_values"]) == (1, 2)
-    assert not fake.channel_messages(o.KERNELS_CHANNEL)                # nothing public before the pick
+    assert not fake.channel_messages(o.KERNELS_CHANNEL)  # nothing public before the pick
 
     pick = await bot.send(payloads.select(fake.messages[interaction.original], menu["custom_id"], ["CPU"]))
     picked = await fake.wait_for(lambda f: bot.calls(pick))
@@ -100,8 +103,12 @@ async def test_the_files_header_names_the_leaderboard(make_system, make_bot):
 async def test_no_post_permission_means_a_clear_refusal(make_system, make_bot):
     bot = await make_bot(await make_system(FakeRunner()))
     attachment = bot.fake.add_attachment("k.py", CORRECT)
-    interaction = await bot.slash(SUBMIT_RANKED, {"leaderboard": "vectoradd"}, attachments={"script": attachment},
-                                  app_permissions=o.VIEW_CHANNEL | o.USE_APPLICATION_COMMANDS)
+    interaction = await bot.slash(
+        SUBMIT_RANKED,
+        {"leaderboard": "vectoradd"},
+        attachments={"script": attachment},
+        app_permissions=o.VIEW_CHANNEL | o.USE_APPLICATION_COMMANDS,
+    )
     answer = await bot.answer(interaction)
     assert "I cannot post in this channel" in texts(answer)
     assert not bot.fake.calls_to("POST", MESSAGES)
@@ -110,8 +117,9 @@ async def test_no_post_permission_means_a_clear_refusal(make_system, make_bot):
 async def test_in_a_direct_message_the_report_replies_to_the_status_message(make_system, make_bot):
     bot = await make_bot(await make_system(FakeRunner()))
     attachment = bot.fake.add_attachment("k.py", CORRECT, channel_id="1300000000000000900")
-    interaction = await bot.slash(SUBMIT_RANKED, {"leaderboard": "vectoradd"}, attachments={"script": attachment},
-                                  guild=False)
+    interaction = await bot.slash(
+        SUBMIT_RANKED, {"leaderboard": "vectoradd"}, attachments={"script": attachment}, guild=False
+    )
     answer = await bot.answer(interaction)
     assert "Results will be posted as replies" in texts(answer)
     (report,) = await bot.fake.wait_for(lambda f: reports(f, interaction.payload["channel_id"]))
@@ -119,8 +127,13 @@ async def test_in_a_direct_message_the_report_replies_to_the_status_message(make
     assert report["message_reference"]["message_id"] == status["id"]
     assert not bot.fake.calls_to("POST", MESSAGES + "/{message}/threads")
     # no private thread in a direct message: the details come as a direct message (here, the same conversation)
-    (details,) = await bot.fake.wait_for(lambda f: [m for m in f.channel_messages(interaction.payload["channel_id"])
-                                                    if m["embeds"] and "Details of" in m["embeds"][0].get("title", "")])
+    (details,) = await bot.fake.wait_for(
+        lambda f: [
+            m
+            for m in f.channel_messages(interaction.payload["channel_id"])
+            if m["embeds"] and "Details of" in m["embeds"][0].get("title", "")
+        ]
+    )
     assert bot.fake.calls_to("POST", "/users/@me/channels") and "Ran on" in json.dumps(details)
 
 
@@ -131,8 +144,11 @@ async def test_inside_a_thread_no_new_thread_is_opened(make_system, make_bot):
     existing = o.thread(parent["id"], fake.channels[o.KERNELS_CHANNEL], "discussion", 1440)
     fake.channels[existing["id"]] = existing
     attachment = fake.add_attachment("k.py", CORRECT, channel_id=existing["id"])
-    await bot.answer(await bot.slash(SUBMIT_RANKED, {"leaderboard": "vectoradd"}, attachments={"script": attachment},
-                                     channel=existing))
+    await bot.answer(
+        await bot.slash(
+            SUBMIT_RANKED, {"leaderboard": "vectoradd"}, attachments={"script": attachment}, channel=existing
+        )
+    )
     (report,) = await fake.wait_for(lambda f: reports(f, existing["id"]))
     assert not fake.calls_to("POST", MESSAGES + "/{message}/threads")
 
@@ -145,7 +161,7 @@ async def test_results_after_the_interaction_token_expired_still_reach_the_threa
     fake.clock = lambda: real() + now[0]
     interaction = await bot.submit(CORRECT, leaderboard="vectoradd")
     await bot.answer(interaction)
-    now[0] = 16 * 60                                      # the interaction token is dead from here on
+    now[0] = 16 * 60  # the interaction token is dead from here on
     answered = len(fake.calls)
     (status,) = [m for m in fake.channel_messages(o.KERNELS_CHANNEL) if m["content"].startswith("📥")]
     await fake.wait_for(lambda f: reports(f, status["id"]))
@@ -160,12 +176,16 @@ async def test_a_payload_written_as_discord_sends_it_is_understood(make_system, 
     fake = bot.fake
     attachment = fake.add_attachment("solution.py", CORRECT)
     cdn = attachment["url"].split("/solution.py")[0]
-    raw = (FIXTURE.read_text().replace("{CDN}", cdn).replace('"{SIZE}"', str(len(CORRECT)))
-           .replace("1310000000000000042", attachment["id"]))
+    raw = (
+        FIXTURE.read_text()
+        .replace("{CDN}", cdn)
+        .replace('"{SIZE}"', str(len(CORRECT)))
+        .replace("1310000000000000042", attachment["id"])
+    )
     interaction = await bot.send(json.loads(raw))
     answer = await bot.answer(interaction)
     assert "ranked run of solution.py queued as #1 on CPU" in texts(answer)
     (status,) = fake.channel_messages(o.KERNELS_CHANNEL)
-    assert status["content"].startswith("📥 **ada (kernels)** · submission #1")     # the server nickname
+    assert status["content"].startswith("📥 **ada (kernels)** · submission #1")  # the server nickname
     (report,) = await fake.wait_for(lambda f: reports(f, status["id"]))
     assert report["content"] == "<@1300000000000001001>"

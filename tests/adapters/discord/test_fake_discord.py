@@ -40,17 +40,33 @@ async def wait_for_line(path: Path, wanted, timeout_s: float = 60.0) -> dict:
 
 async def test_run_on_its_own_it_replays_an_interaction_from_a_file(make_system, tmp_path):
     system = await make_system(FakeRunner())
-    payload = payloads.slash(FakeDiscord(), ["leaderboard", "list"])        # shaped as Discord sends it
+    payload = payloads.slash(FakeDiscord(), ["leaderboard", "list"])  # shaped as Discord sends it
     (tmp_path / "list.json").write_text(json.dumps(payload))
     record, port = tmp_path / "calls.jsonl", free_port()
     fake = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.fakes.discord", "--port", str(port), "--record", str(record),
-        "--inject", str(tmp_path / "list.json"), "--deadline", "10", cwd=REPO,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        sys.executable,
+        "-m",
+        "tests.fakes.discord",
+        "--port",
+        str(port),
+        "--record",
+        str(record),
+        "--inject",
+        str(tmp_path / "list.json"),
+        "--deadline",
+        "10",
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     first = (await asyncio.wait_for(fake.stdout.readline(), 30)).decode()
     assert f"KERNELRANK_DISCORD_API_BASE=http://127.0.0.1:{port}/api" in first
-    settings = Settings(home=tmp_path / "bot", nats_url=system.settings.nats_url, discord_token="fake-bot-token",
-                        discord_api_base=f"http://127.0.0.1:{port}/api")
+    settings = Settings(
+        home=tmp_path / "bot",
+        nats_url=system.settings.nats_url,
+        discord_token="fake-bot-token",
+        discord_api_base=f"http://127.0.0.1:{port}/api",
+    )
     stop = asyncio.Event()
     bot = asyncio.create_task(run_discord(settings, system.settings.nats_url, stop))
     try:
@@ -70,6 +86,7 @@ async def test_discords_rules_are_enforced(fake_discord):
     headers = {"Authorization": f"Bot {fake.bot_token}", "Content-Type": "application/json"}
     messages = f"{fake.api_base}/v10/channels/{o.KERNELS_CHANNEL}/messages"
     async with aiohttp.ClientSession(headers=headers) as http:
+
         async def post(url: str, body: dict, status: int) -> dict:
             async with http.post(url, json=body) as response:
                 assert response.status == status, await response.text()
@@ -92,7 +109,7 @@ async def test_discords_rules_are_enforced(fake_discord):
     expired = fake.expect(payloads.slash(fake, ["leaderboard", "list"]), age_s=fake.token_ttl_s + 1)
     async with aiohttp.ClientSession() as http:
         url = f"{fake.api_base}/v10/interactions/{late.id}/{late.token}/callback?with_response=1"
-        async with http.post(url, json={"type": 5}) as response:      # past the deadline: Discord forgets it
+        async with http.post(url, json={"type": 5}) as response:  # past the deadline: Discord forgets it
             assert response.status == 404 and (await response.json())["code"] == 10062
         url = f"{fake.api_base}/v10/webhooks/{o.APPLICATION_ID}/{expired.token}/messages/@original"
         async with http.patch(url, json={"content": "late"}) as response:

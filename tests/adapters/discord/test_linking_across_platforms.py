@@ -48,14 +48,21 @@ async def test_a_discord_and_a_slack_account_become_one_person_and_split_again(m
             async def in_discord(path: list[str], options: dict | None = None, user: dict = discord_payloads.ADA):
                 asked = await bot.slash(path, options, user=user)
                 answer = await bot.answer(asked)
-                assert flags(bot.calls(asked)[0]) & EPHEMERAL     # deferred privately: for the asker alone
+                assert flags(bot.calls(asked)[0]) & EPHEMERAL  # deferred privately: for the asker alone
                 return texts(answer)
 
             await bot.submit(CORRECT, leaderboard="vectoradd")
-            assert await ranked_names(system.store, 1) == ["Ada"]    # first known, so the person kept by a link
-            await system.bus.request(submit_command(Actor(Platform.SLACK, ADA_SLACK, "Ada Lovelace"),
-                                                    ReplyTo(Platform.SLACK, "C0GENERAL"), "k.py", CORRECT,
-                                                    leaderboard="vectoradd"), timeout_s=10)
+            assert await ranked_names(system.store, 1) == ["Ada"]  # first known, so the person kept by a link
+            await system.bus.request(
+                submit_command(
+                    Actor(Platform.SLACK, ADA_SLACK, "Ada Lovelace"),
+                    ReplyTo(Platform.SLACK, "C0GENERAL"),
+                    "k.py",
+                    CORRECT,
+                    leaderboard="vectoradd",
+                ),
+                timeout_s=10,
+            )
             assert sorted(await ranked_names(system.store, 2)) == ["Ada", "Ada Lovelace"]
 
             wrong = await in_slack("link ABCDEFGH")
@@ -67,7 +74,7 @@ async def test_a_discord_and_a_slack_account_become_one_person_and_split_again(m
             assert "One person now" in linked and "Ada (Discord)" in linked and "(Slack)" in linked
             assert await ranked_names(system.store, 1) == ["Ada"]
             mine = await in_slack("mine vectoradd")
-            assert mine.count("#1") == 1 and mine.count("#2") == 1          # one history: both submissions
+            assert mine.count("#1") == 1 and mine.count("#2") == 1  # one history: both submissions
 
             reused = await in_discord(["leaderboard", "link"], {"code": code}, user=discord_payloads.BOB)
             assert "already used" in reused

@@ -32,18 +32,27 @@ class RunningSlack:
 
 
 def config_for(fake: FakeSlack, *, max_source_bytes: int = 256 * 1024) -> SlackConfig:
-    return SlackConfig(bot_token=fake.bot_token, app_token=fake.app_token, signing_secret=SIGNING_SECRET,
-                       api_url=fake.api_url, command="/kernelrank", max_source_bytes=max_source_bytes,
-                       request_timeout_s=10.0)
+    return SlackConfig(
+        bot_token=fake.bot_token,
+        app_token=fake.app_token,
+        signing_secret=SIGNING_SECRET,
+        api_url=fake.api_url,
+        command="/kernelrank",
+        max_source_bytes=max_source_bytes,
+        request_timeout_s=10.0,
+    )
 
 
-def form_values(file: dict | None, board: str | None = "vectoradd", gpus: tuple[str, ...] = ("CPU",),
-                mode: str | None = "test") -> dict:
+def form_values(
+    file: dict | None, board: str | None = "vectoradd", gpus: tuple[str, ...] = ("CPU",), mode: str | None = "test"
+) -> dict:
     """The submission form's ``view.state.values`` as Slack sends them when the person presses Submit."""
-    return {"kr_file": {"file": payloads.file_value(file) if file else {"type": "file_input", "files": []}},
-            "kr_leaderboard": {"kr_pick_leaderboard": payloads.select_value(board)},
-            f"kr_gpus.{board or ''}": {"gpus": payloads.multi_select_value(list(gpus))},
-            "kr_mode": {"mode": payloads.select_value(mode)}}
+    return {
+        "kr_file": {"file": payloads.file_value(file) if file else {"type": "file_input", "files": []}},
+        "kr_leaderboard": {"kr_pick_leaderboard": payloads.select_value(board)},
+        f"kr_gpus.{board or ''}": {"gpus": payloads.multi_select_value(list(gpus))},
+        "kr_mode": {"mode": payloads.select_value(mode)},
+    }
 
 
 @contextmanager
@@ -56,8 +65,9 @@ def fake_workspace() -> Iterator[FakeSlack]:
 
 
 @asynccontextmanager
-async def running_slack(nats_url: str, fake: FakeSlack, credentials: BusCredentials | None = None,
-                        **config: int) -> AsyncIterator[RunningSlack]:
+async def running_slack(
+    nats_url: str, fake: FakeSlack, credentials: BusCredentials | None = None, **config: int
+) -> AsyncIterator[RunningSlack]:
     """The adapter started and serving HTTP on a free port; stopped (and its bus closed) on exit."""
     bus = await Bus.connect(nats_url, name="slack-under-test", credentials=credentials)
     adapter = SlackAdapter(bus, config_for(fake, **config))
@@ -76,8 +86,9 @@ async def settled(bus: Bus, fake: FakeSlack, timeout_s: float = 30.0) -> None:
     Replies are consumed in order, so a marker published last and seen posted means the rest were handled.
     """
     marker = new_id()
-    await bus.publish_reply(Reply(reply_to=ReplyTo(platform=Platform.SLACK, channel="C0MARKER"),
-                                  parts=[report.text(marker)], id=marker))
+    await bus.publish_reply(
+        Reply(reply_to=ReplyTo(platform=Platform.SLACK, channel="C0MARKER"), parts=[report.text(marker)], id=marker)
+    )
     deadline = asyncio.get_running_loop().time() + timeout_s
     while not any(marker in c.params.get("text", "") for c in fake.calls_to("chat.postMessage", channel="C0MARKER")):
         if asyncio.get_running_loop().time() > deadline:

@@ -25,8 +25,15 @@ def test_socket_mode_needs_the_app_token_and_http_mode_the_signing_secret():
         slack_config(Settings(slack_bot_token=BOT), http_port=3000)
     socket = slack_config(Settings(slack_bot_token=BOT, slack_app_token=APP))
     assert not socket.http_mode and socket.command == "/kernelrank" and socket.api_url == "https://slack.com/api/"
-    http = slack_config(Settings(slack_bot_token=BOT, slack_signing_secret=SECRET, slack_http_port=8080,
-                                 slack_command="leaderboard", slack_api_url="http://127.0.0.1:9/api"))
+    http = slack_config(
+        Settings(
+            slack_bot_token=BOT,
+            slack_signing_secret=SECRET,
+            slack_http_port=8080,
+            slack_command="leaderboard",
+            slack_api_url="http://127.0.0.1:9/api",
+        )
+    )
     assert http.http_mode and http.http_port == 8080
     assert http.command == "/leaderboard" and http.api_url == "http://127.0.0.1:9/api/"
 
@@ -81,5 +88,6 @@ def test_the_documented_manifest_matches_what_the_adapter_listens_for():
     assert command["command"] == Settings().slack_command
     assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {"app_mention", "message.im"}
     assert manifest["settings"]["socket_mode_enabled"] is True and manifest["settings"]["interactivity"]["is_enabled"]
-    assert {"commands", "chat:write", "files:read", "files:write", "users:read", "im:write"} \
-        <= set(manifest["oauth_config"]["scopes"]["bot"])
+    assert {"commands", "chat:write", "files:read", "files:write", "users:read", "im:write"} <= set(
+        manifest["oauth_config"]["scopes"]["bot"]
+    )

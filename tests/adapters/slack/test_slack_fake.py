@@ -24,15 +24,23 @@ def call(url: str, token: str = "", body: bytes = b"", content_type: str = "appl
 
 def test_the_fake_runs_alone_and_records_every_call(tmp_path):
     record = tmp_path / "calls.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fakes.slack", "--port", "0", "--record", str(record)],
-                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.slack", "--port", "0", "--record", str(record)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         api = re.search(r"(http://\S+/api/)", line).group(1)
         status, _, body = call(api + "auth.test", "xoxb-fake-bot-token", b"")
         assert status == 200 and json.loads(body)["user_id"] == "U0KRBOT"
-        _, _, body = call(api + "chat.postMessage", "xoxb-fake-bot-token",
-                          json.dumps({"channel": "C1", "text": "hi"}).encode(), "application/json; charset=utf-8")
+        _, _, body = call(
+            api + "chat.postMessage",
+            "xoxb-fake-bot-token",
+            json.dumps({"channel": "C1", "text": "hi"}).encode(),
+            "application/json; charset=utf-8",
+        )
         assert json.loads(body)["ok"] is True
     finally:
         proc.terminate()
@@ -49,7 +57,7 @@ def test_the_fake_answers_like_slack():
         assert json.loads(call(fake.api_url + "nope.nope", fake.bot_token)[2])["error"] == "unknown_method"
         info = fake.add_file("k.py", b"print(1)\n")
         _, kind, body = call(info["url_private_download"], "xoxb-wrong")
-        assert kind.startswith("text/html") and b"Sign in" in body          # Slack's login page, not the file
+        assert kind.startswith("text/html") and b"Sign in" in body  # Slack's login page, not the file
         assert call(info["url_private_download"], fake.bot_token)[2] == b"print(1)\n"
         form = f"file={info['id']}".encode()
         assert json.loads(call(fake.api_url + "files.info", fake.bot_token, form)[2])["file"]["size"] == 9

@@ -11,25 +11,28 @@ from core.contracts.messages import CommandKind
 CMD = "/kernelrank"
 
 
-@pytest.mark.parametrize(("text", "kind", "args"), [
-    ("list", CommandKind.LIST, {}),
-    ("show vectoradd", CommandKind.SHOW, {"leaderboard": "vectoradd"}),
-    ("SHOW vectoradd H100", CommandKind.SHOW, {"leaderboard": "vectoradd", "gpu": "H100"}),
-    ("show vectoradd gpu=H100", CommandKind.SHOW, {"leaderboard": "vectoradd", "gpu": "H100"}),
-    ("mine --gpu A100-80GB vectoradd", CommandKind.MINE, {"leaderboard": "vectoradd", "gpu": "A100-80GB"}),
-    ("history matmul", CommandKind.HISTORY, {"leaderboard": "matmul"}),
-    ("task matmul", CommandKind.TASK, {"leaderboard": "matmul"}),
-    ("template matmul Triton", CommandKind.TEMPLATE, {"leaderboard": "matmul", "lang": "Triton"}),
-    ("submission #42", CommandKind.SUBMISSION, {"id": "#42"}),
-    ("queue", CommandKind.QUEUE, {}),
-    ("queue H100", CommandKind.QUEUE, {"gpu": "H100"}),
-    ("eval-code", CommandKind.EVAL_CODE, {}),
-    ("token", CommandKind.TOKEN, {}),
-    ("token list", CommandKind.TOKEN, {"action": "list"}),
-    ("token revoke kr_AbCdEfGh1", CommandKind.TOKEN, {"action": "revoke", "prefix": "kr_AbCdEfGh1"}),
-    ("stats", CommandKind.STATS, {}),
-    ("<@U0KRBOT> show vectoradd", CommandKind.SHOW, {"leaderboard": "vectoradd"}),
-])
+@pytest.mark.parametrize(
+    ("text", "kind", "args"),
+    [
+        ("list", CommandKind.LIST, {}),
+        ("show vectoradd", CommandKind.SHOW, {"leaderboard": "vectoradd"}),
+        ("SHOW vectoradd H100", CommandKind.SHOW, {"leaderboard": "vectoradd", "gpu": "H100"}),
+        ("show vectoradd gpu=H100", CommandKind.SHOW, {"leaderboard": "vectoradd", "gpu": "H100"}),
+        ("mine --gpu A100-80GB vectoradd", CommandKind.MINE, {"leaderboard": "vectoradd", "gpu": "A100-80GB"}),
+        ("history matmul", CommandKind.HISTORY, {"leaderboard": "matmul"}),
+        ("task matmul", CommandKind.TASK, {"leaderboard": "matmul"}),
+        ("template matmul Triton", CommandKind.TEMPLATE, {"leaderboard": "matmul", "lang": "Triton"}),
+        ("submission #42", CommandKind.SUBMISSION, {"id": "#42"}),
+        ("queue", CommandKind.QUEUE, {}),
+        ("queue H100", CommandKind.QUEUE, {"gpu": "H100"}),
+        ("eval-code", CommandKind.EVAL_CODE, {}),
+        ("token", CommandKind.TOKEN, {}),
+        ("token list", CommandKind.TOKEN, {"action": "list"}),
+        ("token revoke kr_AbCdEfGh1", CommandKind.TOKEN, {"action": "revoke", "prefix": "kr_AbCdEfGh1"}),
+        ("stats", CommandKind.STATS, {}),
+        ("<@U0KRBOT> show vectoradd", CommandKind.SHOW, {"leaderboard": "vectoradd"}),
+    ],
+)
 def test_subcommands_become_commands_with_named_arguments(text, kind, args):
     invocation = parse(text, CMD)
     assert invocation.sub.kind is kind
@@ -42,14 +45,17 @@ def test_help_and_empty_text_are_help():
     assert parse("<@U0KRBOT>", CMD).sub.kind is None
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("frobnicate", "`/kernelrank frobnicate` is not a command"),
-    ("show", "needs a leaderboard"),
-    ("submission", "needs a submission id"),
-    ("show a b 5 c", "Too many words"),
-    ("show vectoradd colour=red", "`colour` is not an option of show"),
-    ("show vectoradd --gpu", "needs a value"),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("frobnicate", "`/kernelrank frobnicate` is not a command"),
+        ("show", "needs a leaderboard"),
+        ("submission", "needs a submission id"),
+        ("show a b 5 c", "Too many words"),
+        ("show vectoradd colour=red", "`colour` is not an option of show"),
+        ("show vectoradd --gpu", "needs a value"),
+    ],
+)
 def test_mistakes_say_what_is_wrong_and_how_to_write_it(text, words):
     with pytest.raises(UserError) as caught:
         parse(text, CMD)
@@ -62,14 +68,17 @@ def test_private_subcommands_are_the_registry_private_ones_and_help():
     assert {s.name for s in SUBCOMMANDS.values() if s.private} == {c.name for c in COMMANDS if c.private} | {"help"}
 
 
-@pytest.mark.parametrize(("words", "leaderboard", "gpus", "mode"), [
-    ([], "", [], ""),
-    (["ranked", "vectoradd", "H100"], "vectoradd", ["H100"], "ranked"),
-    (["vectoradd", "H100", "test"], "vectoradd", ["H100"], "test"),
-    (["vectoradd", "H100,A100", "L4"], "vectoradd", ["H100", "A100", "L4"], ""),
-    (["BENCHMARK", "leaderboard=matmul", "--gpu", "H100"], "matmul", ["H100"], "benchmark"),
-    (["gpu=H100", "matmul", "mode=profile"], "matmul", ["H100"], "profile"),
-])
+@pytest.mark.parametrize(
+    ("words", "leaderboard", "gpus", "mode"),
+    [
+        ([], "", [], ""),
+        (["ranked", "vectoradd", "H100"], "vectoradd", ["H100"], "ranked"),
+        (["vectoradd", "H100", "test"], "vectoradd", ["H100"], "test"),
+        (["vectoradd", "H100,A100", "L4"], "vectoradd", ["H100", "A100", "L4"], ""),
+        (["BENCHMARK", "leaderboard=matmul", "--gpu", "H100"], "matmul", ["H100"], "benchmark"),
+        (["gpu=H100", "matmul", "mode=profile"], "matmul", ["H100"], "profile"),
+    ],
+)
 def test_submit_words_in_any_order(words, leaderboard, gpus, mode):
     found = parse_submit(words)
     assert (found.leaderboard, found.gpus, found.mode) == (leaderboard, gpus, mode)
@@ -81,15 +90,17 @@ def test_submit_rejects_unknown_options():
 
 
 def test_slack_markup_is_undone_before_reading():
-    assert clean("<@U0KRBOT|kernelrank> show &lt;vec&gt; &amp; <#C0123|general> <https://x.io|x.io>") \
+    assert (
+        clean("<@U0KRBOT|kernelrank> show &lt;vec&gt; &amp; <#C0123|general> <https://x.io|x.io>")
         == "show <vec> & x.io"
+    )
     assert parse("<!here> show vectoradd", CMD).args == {"leaderboard": "vectoradd"}
 
 
 def test_usage_lists_every_subcommand_once_and_aliases_parse_as_their_command():
     lines = usage(CMD).splitlines()
     everyday = {s.name for s in SUBCOMMANDS.values() if not s.name.startswith("admin ")}
-    assert len(lines) == len(everyday) + 1 < len(SUBCOMMANDS)         # the admins' commands share one line
+    assert len(lines) == len(everyday) + 1 < len(SUBCOMMANDS)  # the admins' commands share one line
     assert all(name.removeprefix("admin ") in lines[-1] for name in {s.name for s in SUBCOMMANDS.values()} - everyday)
     assert parse("show-personal vectoradd", CMD).sub.kind is CommandKind.MINE
     assert parse("get-submission 12", CMD).args == {"id": "12"}

@@ -59,15 +59,34 @@ def progress(stage: str, index: int = 0, total: int = 0, run: str = "run1") -> R
 
 
 def final(run: str = "run1", *, chart: bool = False) -> Reply:
-    parts = [Part(kind=PartKind.MENTION, text="U0ALICE"), report.status("ranked passed", Tone.SUCCESS),
-             report.text("**Score** 12.5 µs")]
+    parts = [
+        Part(kind=PartKind.MENTION, text="U0ALICE"),
+        report.status("ranked passed", Tone.SUCCESS),
+        report.text("**Score** 12.5 µs"),
+    ]
     if chart:
-        parts.append(report.chart("Best", "when", "µs", [("H100", "2026-01-01T00:00:00", 3.0),
-                                                         ("H100", "2026-01-02T00:00:00", 2.0)]))
-    return Reply(reply_to=TO, parts=parts, tone=Tone.SUCCESS, title="Submission #7 to vectoradd on H100",
-                 in_reply_to=run, update_key=run, id=f"result-{run}",
-                 data={"submission_id": 7, "run_id": run, "score_us": 12.5, "leaderboard": "vectoradd",
-                       "gpu": "H100", "mode": "ranked"})
+        parts.append(
+            report.chart(
+                "Best", "when", "µs", [("H100", "2026-01-01T00:00:00", 3.0), ("H100", "2026-01-02T00:00:00", 2.0)]
+            )
+        )
+    return Reply(
+        reply_to=TO,
+        parts=parts,
+        tone=Tone.SUCCESS,
+        title="Submission #7 to vectoradd on H100",
+        in_reply_to=run,
+        update_key=run,
+        id=f"result-{run}",
+        data={
+            "submission_id": 7,
+            "run_id": run,
+            "score_us": 12.5,
+            "leaderboard": "vectoradd",
+            "gpu": "H100",
+            "mode": "ranked",
+        },
+    )
 
 
 async def test_progress_is_edited_in_place_then_closed_by_the_report(delivery, fake):
@@ -78,7 +97,7 @@ async def test_progress_is_edited_in_place_then_closed_by_the_report(delivery, f
     ((_, ts),) = fake.messages
 
     clock.now += 0.2
-    await deliver.deliver([progress("testing", 2, 3)])            # within a second of the last edit: skipped
+    await deliver.deliver([progress("testing", 2, 3)])  # within a second of the last edit: skipped
     assert fake.calls_to("chat.update") == []
     clock.now += 2
     await deliver.deliver([progress("timing", 1, 5)])
@@ -93,7 +112,7 @@ async def test_progress_is_edited_in_place_then_closed_by_the_report(delivery, f
     assert closing.params["ts"] == ts and closing.params["text"].endswith("ranked passed, score 12.5 µs")
 
     clock.now += 10
-    await deliver.deliver([progress("timing", 5, 5)])            # late: never after the report
+    await deliver.deliver([progress("timing", 5, 5)])  # late: never after the report
     assert [c.method for c in fake.calls] == ["chat.postMessage", "chat.update", "chat.postMessage", "chat.update"]
 
 
@@ -111,7 +130,7 @@ async def test_slack_down_keeps_the_batch_but_not_what_was_posted(delivery, fake
     fake.fail("chat.postMessage", "service_unavailable", channel="C0OTHER")
     with pytest.raises(SlackUnavailable):
         await deliver.deliver([final(), second])
-    await deliver.deliver([final(), second])                     # the redelivered batch
+    await deliver.deliver([final(), second])  # the redelivered batch
     posted = [c.params["channel"] for c in fake.calls_to("chat.postMessage")]
     assert posted == ["C0GENERAL", "C0OTHER", "C0OTHER"]
 
@@ -137,13 +156,15 @@ async def test_a_channel_closed_to_the_bot_gets_the_person_a_direct_message(deli
 async def test_ephemeral_announcement_and_refused_replies(delivery, fake):
     deliver, _ = delivery
     error = report.error_reply(TO, "This run failed 3 times; check the kernel for hangs.")
-    announcement = Reply(reply_to=ReplyTo(platform=Platform.SLACK, channel="C0CHALLENGE", thread="ignored"),
-                         title="New top 3 on vectoradd / H100", parts=[report.table(["rank", "who"], [["1", "Ada"]])],
-                         data={"kind": "announcement", "leaderboard": "vectoradd", "gpu": "H100",
-                               "top": [[1, "Ada", 9]]})
+    announcement = Reply(
+        reply_to=ReplyTo(platform=Platform.SLACK, channel="C0CHALLENGE", thread="ignored"),
+        title="New top 3 on vectoradd / H100",
+        parts=[report.table(["rank", "who"], [["1", "Ada"]])],
+        data={"kind": "announcement", "leaderboard": "vectoradd", "gpu": "H100", "top": [[1, "Ada", 9]]},
+    )
     fake.fail("chat.postMessage", "channel_not_found", channel="C0GONE")
     gone = Reply(reply_to=ReplyTo(platform=Platform.SLACK, channel="C0GONE"), parts=[report.text("x")], id="gone")
-    await deliver.deliver([error, announcement, gone])             # nothing to retry: no exception
+    await deliver.deliver([error, announcement, gone])  # nothing to retry: no exception
     (ephemeral,) = fake.calls_to("chat.postEphemeral")
     assert ephemeral.params["user"] == "U0ALICE" and ephemeral.params["thread_ts"] == THREAD
     (posted,) = fake.calls_to("chat.postMessage", channel="C0CHALLENGE")
@@ -165,7 +186,7 @@ async def test_charts_go_into_the_thread_through_upload_v2(delivery, fake):
 async def test_a_deleted_progress_message_is_posted_again(delivery, fake):
     deliver, clock = delivery
     await deliver.deliver([progress("testing", 1, 3)])
-    fake.messages.clear()                                          # someone deleted it
+    fake.messages.clear()  # someone deleted it
     clock.now += 5
     await deliver.deliver([progress("timing", 1, 5)])
     assert [c.method for c in fake.calls] == ["chat.postMessage", "chat.update", "chat.postMessage"]
@@ -176,16 +197,16 @@ async def test_replies_wait_for_a_stopped_adapter_and_are_posted_once_after_rest
         await bus.publish_reply(progress("testing", 1, 3))
         await fake.wait_for("chat.postMessage")
     ((_, progress_ts),) = fake.messages
-    await bus.publish_reply(final())                               # while no adapter runs
+    await bus.publish_reply(final())  # while no adapter runs
     assert len(fake.calls_to("chat.postMessage")) == 1
     async with running_slack(nats_url, fake):
         await settled(bus, fake)
-    async with running_slack(nats_url, fake):                      # a third start posts nothing again
+    async with running_slack(nats_url, fake):  # a third start posts nothing again
         await settled(bus, fake)
     posts = [c for c in fake.calls_to("chat.postMessage") if c.params["channel"] == "C0GENERAL"]
     (closing,) = fake.calls_to("chat.update")
     assert len(posts) == 2 and posts[1].params["text"].startswith("<@U0ALICE>")
-    assert closing.params["ts"] == progress_ts                     # the line posted before the restart
+    assert closing.params["ts"] == progress_ts  # the line posted before the restart
 
 
 async def test_what_only_its_reader_may_see_never_reaches_the_log(nats_url, bus, fake, caplog):

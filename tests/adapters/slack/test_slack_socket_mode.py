@@ -39,7 +39,7 @@ async def test_socket_mode_connects_with_the_app_token_and_answers_a_command(ada
     (connected,) = fake.calls_to("socket.open")
     form = slash_command("help", response_url=fake.response_url("help"))
     ack = await asyncio.to_thread(fake.send_envelope, "slash_commands", form)
-    assert set(ack) == {"envelope_id"}                       # acknowledged, nothing posted publicly
+    assert set(ack) == {"envelope_id"}  # acknowledged, nothing posted publicly
     (answer,) = await fake.wait_for("response_url")
     assert answer.params["response_type"] == "ephemeral"
     assert "/kernelrank submit [MODE] [LEADERBOARD] [GPU ...]" in str(answer.params["blocks"])

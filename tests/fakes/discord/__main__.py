@@ -23,8 +23,7 @@ from tests.fakes.discord.server import FakeDiscord
 async def serve(args: argparse.Namespace) -> None:
     fake = FakeDiscord(bot_token=args.token, record=args.record, callback_deadline_s=args.deadline)
     base = await fake.start(port=args.port)
-    print(f"fake Discord on {base}: KERNELRANK_DISCORD_API_BASE={fake.api_base} DISCORD_TOKEN={args.token}",
-          flush=True)
+    print(f"fake Discord on {base}: KERNELRANK_DISCORD_API_BASE={fake.api_base} DISCORD_TOKEN={args.token}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

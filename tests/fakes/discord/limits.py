@@ -64,7 +64,8 @@ def message_errors(payload: dict[str, Any], files: int, *, editing: bool = False
             errors.setdefault("embeds", {})[str(index)] = problems
     if total > EMBED_TOTAL:
         errors.setdefault("embeds", {})["_errors"] = [
-            {"code": "MAX_EMBED_SIZE_EXCEEDED", "message": f"Embed size exceeds maximum size of {EMBED_TOTAL}"}]
+            {"code": "MAX_EMBED_SIZE_EXCEEDED", "message": f"Embed size exceeds maximum size of {EMBED_TOTAL}"}
+        ]
     if files > FILES:
         errors["files"] = _too_long(FILES)
     component_errors = _component_errors(payload.get("components") or [])
@@ -72,8 +73,9 @@ def message_errors(payload: dict[str, Any], files: int, *, editing: bool = False
         errors["components"] = component_errors
     if errors:
         return {"code": 50035, "errors": errors, "message": "Invalid Form Body"}
-    if not editing and not (content or embeds or files or payload.get("components") or payload.get("sticker_ids")
-                            or payload.get("poll")):
+    if not editing and not (
+        content or embeds or files or payload.get("components") or payload.get("sticker_ids") or payload.get("poll")
+    ):
         return {"code": 50006, "message": "Cannot send an empty message"}
     return None
 

@@ -39,8 +39,10 @@ class RestRoutes:
 
     def add_to(self, app: web.Application) -> None:
         routes = [
-            ("GET", "/users/@me", self.me, True), ("GET", "/oauth2/applications/@me", self.application, True),
-            ("GET", "/gateway", self.gateway, False), ("GET", "/gateway/bot", self.gateway_bot, True),
+            ("GET", "/users/@me", self.me, True),
+            ("GET", "/oauth2/applications/@me", self.application, True),
+            ("GET", "/gateway", self.gateway, False),
+            ("GET", "/gateway/bot", self.gateway_bot, True),
             ("PUT", "/applications/{application}/commands", self.put_commands, True),
             ("GET", "/applications/{application}/commands", self.get_commands, True),
             ("PUT", "/applications/{application}/guilds/{guild}/commands", self.put_commands, True),
@@ -69,10 +71,15 @@ class RestRoutes:
 
         async def serve(request: web.Request) -> web.StreamResponse:
             body, files = await _read_body(request)
-            call = Call(request.method, route, redact(request.path, self.fake.by_token), dict(request.query), body,
-                        [{k: f[k] for k in ("name", "size", "content_type")} for f in files],
-                        extra={"auth": "bot" if request.headers.get("Authorization", "").startswith("Bot ") else
-                               "none"})
+            call = Call(
+                request.method,
+                route,
+                redact(request.path, self.fake.by_token),
+                dict(request.query),
+                body,
+                [{k: f[k] for k in ("name", "size", "content_type")} for f in files],
+                extra={"auth": "bot" if request.headers.get("Authorization", "").startswith("Bot ") else "none"},
+            )
             token = request.match_info.get("token")
             if token in self.fake.by_token:
                 call.extra["interaction"] = self.fake.by_token[token].id
@@ -85,8 +92,9 @@ class RestRoutes:
             if status == 204:
                 return web.Response(status=204)
             # exactly "application/json", as Discord sends it (discord.py compares the header as a string)
-            return web.Response(status=status, body=json.dumps(answer).encode(),
-                                headers={"Content-Type": "application/json"})
+            return web.Response(
+                status=status, body=json.dumps(answer).encode(), headers={"Content-Type": "application/json"}
+            )
 
         return serve
 
@@ -102,8 +110,15 @@ class RestRoutes:
         return 200, {"url": self.fake.gateway_url}, None
 
     async def gateway_bot(self, request: web.Request, body: Any, files: list) -> Result:
-        return 200, {"url": self.fake.gateway_url, "shards": 1, "session_start_limit": {
-            "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}}, None
+        return (
+            200,
+            {
+                "url": self.fake.gateway_url,
+                "shards": 1,
+                "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+            },
+            None,
+        )
 
     async def unknown(self, request: web.Request, body: Any, files: list) -> Result:
         return error(404, 0, "404: Not Found")
@@ -118,9 +133,16 @@ class RestRoutes:
             bad = _command_problems(command)
             if bad:
                 problems[str(index)] = bad
-            stored.append({**command, "id": known.get(command["name"]) or o.snowflake(),
-                           "application_id": o.APPLICATION_ID, "version": o.snowflake(), "type": command.get("type", 1),
-                           **({"guild_id": scope} if scope != "global" else {})})
+            stored.append(
+                {
+                    **command,
+                    "id": known.get(command["name"]) or o.snowflake(),
+                    "application_id": o.APPLICATION_ID,
+                    "version": o.snowflake(),
+                    "type": command.get("type", 1),
+                    **({"guild_id": scope} if scope != "global" else {}),
+                }
+            )
         if problems:
             return error(400, 50035, "Invalid Form Body", problems)
         self.fake.commands[scope] = stored
@@ -141,20 +163,33 @@ class RestRoutes:
             return error(404, 10062, "Unknown interaction")
         kind, data = body.get("type"), body.get("data") or {}
         payload = interaction.payload
-        answer: dict[str, Any] = {"interaction": {"id": interaction.id, "type": payload["type"],
-                                                  "response_message_id": None, "response_message_loading": False,
-                                                  "response_message_ephemeral": False}}
+        answer: dict[str, Any] = {
+            "interaction": {
+                "id": interaction.id,
+                "type": payload["type"],
+                "response_message_id": None,
+                "response_message_loading": False,
+                "response_message_ephemeral": False,
+            }
+        }
         if kind in (4, 5):
             invalid = self.fake.invalid(data, files) if kind == 4 else None
             if invalid:
                 return 400, invalid, None
             flags = int(data.get("flags") or 0) | (LOADING if kind == 5 else 0)
-            message = self.fake.new_message(payload.get("channel_id") or payload["channel"]["id"],
-                                            {**data, "flags": flags}, files, webhook_id=o.APPLICATION_ID,
-                                            guild_id=payload.get("guild_id"))
+            message = self.fake.new_message(
+                payload.get("channel_id") or payload["channel"]["id"],
+                {**data, "flags": flags},
+                files,
+                webhook_id=o.APPLICATION_ID,
+                guild_id=payload.get("guild_id"),
+            )
             interaction.original, interaction.original_pending = message["id"], kind == 5
-            answer["interaction"].update(response_message_id=message["id"], response_message_loading=kind == 5,
-                                         response_message_ephemeral=bool(flags & EPHEMERAL))
+            answer["interaction"].update(
+                response_message_id=message["id"],
+                response_message_loading=kind == 5,
+                response_message_ephemeral=bool(flags & EPHEMERAL),
+            )
             answer["resource"] = {"type": kind, "message": message}
         elif kind in (6, 7):
             message = self.fake.messages.get((payload.get("message") or {}).get("id", ""))
@@ -194,11 +229,16 @@ class RestRoutes:
             return 400, invalid, None
         original = self.fake.messages.get(interaction.original or "")
         if interaction.original_pending and original is not None and original["id"] not in self.fake.deleted:
-            interaction.original_pending = False          # Discord: the first followup replaces a deferred answer
+            interaction.original_pending = False  # Discord: the first followup replaces a deferred answer
             return 200, self.fake.edit_message(original, body, files), original["id"]
         payload = interaction.payload
-        message = self.fake.new_message(payload.get("channel_id") or payload["channel"]["id"], body, files,
-                                        webhook_id=o.APPLICATION_ID, guild_id=payload.get("guild_id"))
+        message = self.fake.new_message(
+            payload.get("channel_id") or payload["channel"]["id"],
+            body,
+            files,
+            webhook_id=o.APPLICATION_ID,
+            guild_id=payload.get("guild_id"),
+        )
         return 200, message, message["id"]
 
     async def webhook_message(self, request: web.Request, body: dict, files: list) -> Result:
@@ -249,15 +289,32 @@ class RestRoutes:
             if seen and self.fake.clock() - seen[0] < NONCE_WINDOW_S and seen[1] not in self.fake.deleted:
                 return 200, self.fake.messages[seen[1]], None
         reference = body.get("message_reference")
-        if reference and str(reference.get("message_id")) not in self.fake.messages and \
-                reference.get("fail_if_not_exists", True):
-            return error(400, 50035, "Invalid Form Body", {"message_reference": {"_errors": [
-                {"code": "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "message": "Unknown message"}]}})
+        if (
+            reference
+            and str(reference.get("message_id")) not in self.fake.messages
+            and reference.get("fail_if_not_exists", True)
+        ):
+            return error(
+                400,
+                50035,
+                "Invalid Form Body",
+                {
+                    "message_reference": {
+                        "_errors": [{"code": "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "message": "Unknown message"}]
+                    }
+                },
+            )
         if "thread_metadata" in channel:
-            channel["thread_metadata"]["archived"] = False            # posting unarchives a thread
+            channel["thread_metadata"]["archived"] = False  # posting unarchives a thread
             channel["message_count"] += 1
-        message = self.fake.new_message(channel["id"], body, files, nonce=str(nonce) if nonce else None,
-                                        reference=reference, guild_id=channel.get("guild_id"))
+        message = self.fake.new_message(
+            channel["id"],
+            body,
+            files,
+            nonce=str(nonce) if nonce else None,
+            reference=reference,
+            guild_id=channel.get("guild_id"),
+        )
         if nonce:
             self.fake.nonces[(o.BOT_ID, str(nonce))] = (self.fake.clock(), message["id"])
         return 200, message, message["id"]
@@ -301,26 +358,50 @@ class RestRoutes:
         channel, failure = self._channel(request)
         if failure:
             return failure
-        if channel.get("type") == o.DM:              # as Discord: no threads in a direct message
+        if channel.get("type") == o.DM:  # as Discord: no threads in a direct message
             return error(400, 50024, "Cannot execute action on this channel type")
         return await self._open_thread(channel, o.snowflake(), body)
 
     async def open_dm(self, request: web.Request, body: dict, files: list) -> Result:
         """The bot's direct-message channel with a user: the one that exists, or a new one."""
         recipient = str(body.get("recipient_id") or "")
-        found = next((c for c in self.fake.channels.values() if c.get("type") == o.DM
-                      and any(u.get("id") == recipient for u in c.get("recipients") or [])), None)
+        found = next(
+            (
+                c
+                for c in self.fake.channels.values()
+                if c.get("type") == o.DM and any(u.get("id") == recipient for u in c.get("recipients") or [])
+            ),
+            None,
+        )
         if found is None:
-            found = {"id": o.snowflake(), "type": o.DM, "last_message_id": None, "flags": 0,
-                     "recipients": [{"id": recipient, "username": "user"}]}
+            found = {
+                "id": o.snowflake(),
+                "type": o.DM,
+                "last_message_id": None,
+                "flags": 0,
+                "recipients": [{"id": recipient, "username": "user"}],
+            }
             self.fake.channels[found["id"]] = found
         return 200, found, None
 
     async def _open_thread(self, parent: dict, thread_id: str, body: dict) -> Result:
         name = str(body.get("name") or "")
         if not 1 <= len(name) <= THREAD_NAME:
-            return error(400, 50035, "Invalid Form Body", {"name": {"_errors": [
-                {"code": "BASE_TYPE_BAD_LENGTH", "message": f"Must be between 1 and {THREAD_NAME} in length."}]}})
+            return error(
+                400,
+                50035,
+                "Invalid Form Body",
+                {
+                    "name": {
+                        "_errors": [
+                            {
+                                "code": "BASE_TYPE_BAD_LENGTH",
+                                "message": f"Must be between 1 and {THREAD_NAME} in length.",
+                            }
+                        ]
+                    }
+                },
+            )
         kind = o.PRIVATE_THREAD if body.get("type") == o.PRIVATE_THREAD else o.PUBLIC_THREAD
         created = o.thread(thread_id, parent, name, int(body.get("auto_archive_duration") or 1440), kind)
         self.fake.channels[thread_id] = created
@@ -340,8 +421,15 @@ async def _read_body(request: web.Request) -> tuple[Any, list[dict[str, Any]]]:
                 payload = json.loads(await part.text())
             else:
                 data = await part.read()
-                files.append({"field": part.name, "name": part.filename, "size": len(data),
-                              "content_type": part.headers.get("Content-Type"), "data": bytes(data)})
+                files.append(
+                    {
+                        "field": part.name,
+                        "name": part.filename,
+                        "size": len(data),
+                        "content_type": part.headers.get("Content-Type"),
+                        "data": bytes(data),
+                    }
+                )
         return payload, files
     text = await request.text()
     return (json.loads(text) if text else None), []

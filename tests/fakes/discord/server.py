@@ -39,8 +39,8 @@ class Interaction:
     payload: dict[str, Any]
     received: float
     acknowledged: bool = False
-    original: str | None = None          # message id of the response, once there is one
-    original_pending: bool = False       # a deferred response not yet edited (a followup replaces it)
+    original: str | None = None  # message id of the response, once there is one
+    original_pending: bool = False  # a deferred response not yet edited (a followup replaces it)
 
     @property
     def id(self) -> str:
@@ -80,9 +80,16 @@ class Call:
 class FakeDiscord:
     """Start with ``await fake.start()``; point the bot at ``fake.api_base``; ``await fake.stop()`` at the end."""
 
-    def __init__(self, *, bot_token: str = "fake-bot-token", guilds: list[dict] | None = None,
-                 callback_deadline_s: float = 3.0, token_ttl_s: float = 15 * 60, record: Path | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        bot_token: str = "fake-bot-token",
+        guilds: list[dict] | None = None,
+        callback_deadline_s: float = 3.0,
+        token_ttl_s: float = 15 * 60,
+        record: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.bot_token = bot_token
         self.guilds = guilds if guilds is not None else [o.guild()]
         self.callback_deadline_s = callback_deadline_s
@@ -91,14 +98,14 @@ class FakeDiscord:
         self.record = record
         self.calls: list[Call] = []
         self.channels: dict[str, dict] = {c["id"]: c for g in self.guilds for c in g["channels"]}
-        self.forbidden: set[str] = set()                  # channels the bot may not post in (403 Missing Access)
-        self.messages: dict[str, dict] = {}               # id -> message, in creation order
+        self.forbidden: set[str] = set()  # channels the bot may not post in (403 Missing Access)
+        self.messages: dict[str, dict] = {}  # id -> message, in creation order
         self.deleted: set[str] = set()
-        self.files: dict[str, list[dict]] = {}            # message id -> uploaded files (name, size, data)
-        self.interactions: dict[str, Interaction] = {}    # by id
+        self.files: dict[str, list[dict]] = {}  # message id -> uploaded files (name, size, data)
+        self.interactions: dict[str, Interaction] = {}  # by id
         self.by_token: dict[str, Interaction] = {}
         self.nonces: dict[tuple[str, str], tuple[float, str]] = {}
-        self.commands: dict[str, list[dict]] = {}         # "global" or a guild id -> registered commands
+        self.commands: dict[str, list[dict]] = {}  # "global" or a guild id -> registered commands
         self.attachments: dict[str, tuple[bytes, str]] = {}
         self.sessions: set[Session] = set()
         self._identified = asyncio.Event()
@@ -118,7 +125,7 @@ class FakeDiscord:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()
-        bound = site._server.sockets[0].getsockname()       # the port the OS chose
+        bound = site._server.sockets[0].getsockname()  # the port the OS chose
         self.base_url = f"http://{bound[0]}:{bound[1]}"
         return self.base_url
 
@@ -156,8 +163,14 @@ class FakeDiscord:
         self.by_token[interaction.token] = interaction
         return interaction
 
-    def add_attachment(self, filename: str, data: bytes, content_type: str | None = "text/x-python; charset=utf-8",
-                       channel_id: str = o.KERNELS_CHANNEL, ephemeral: bool = True) -> dict[str, Any]:
+    def add_attachment(
+        self,
+        filename: str,
+        data: bytes,
+        content_type: str | None = "text/x-python; charset=utf-8",
+        channel_id: str = o.KERNELS_CHANNEL,
+        ephemeral: bool = True,
+    ) -> dict[str, Any]:
         """A file a user attached to a command; its URL serves the bytes (with CDN-style signature query)."""
         attachment_id = o.snowflake()
         self.attachments[attachment_id] = (data, content_type or "application/octet-stream")
@@ -174,8 +187,13 @@ class FakeDiscord:
 
     def channel_messages(self, channel_id: str, ephemeral: bool = False) -> list[dict]:
         """What the channel shows everyone (``ephemeral=True``: also what only one user sees), oldest first."""
-        return [m for m in self.messages.values() if m["channel_id"] == channel_id and m["id"] not in self.deleted
-                and (ephemeral or not m["flags"] & EPHEMERAL)]
+        return [
+            m
+            for m in self.messages.values()
+            if m["channel_id"] == channel_id
+            and m["id"] not in self.deleted
+            and (ephemeral or not m["flags"] & EPHEMERAL)
+        ]
 
     # ----- gateway -----------------------------------------------------------------------------
 
@@ -196,24 +214,43 @@ class FakeDiscord:
                     await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
                 elif event.get("op") == 2:
                     await self._identify(session, event["d"])
-                elif event.get("op") == 6:                 # resume: this fake keeps no sessions, start over
+                elif event.get("op") == 6:  # resume: this fake keeps no sessions, start over
                     await ws.send_json({"op": 9, "d": False, "s": None, "t": None})
         finally:
             self.sessions.discard(session)
         return ws
 
     async def _identify(self, session: Session, data: dict[str, Any]) -> None:
-        await self._note(Call("WS", "IDENTIFY", "/gateway", {}, {"intents": data.get("intents"),
-                                                                "properties": data.get("properties")}, []))
+        await self._note(
+            Call(
+                "WS",
+                "IDENTIFY",
+                "/gateway",
+                {},
+                {"intents": data.get("intents"), "properties": data.get("properties")},
+                [],
+            )
+        )
         if data.get("token") != self.bot_token:
             await session.ws.close(code=4004, message=b"Authentication failed.")
             return
         session.intents = data.get("intents")
         self.sessions.add(session)
-        ready = {"v": 10, "user": o.BOT_USER, "guilds": [{"id": g["id"], "unavailable": True} for g in self.guilds],
-                 "session_id": "fake-session", "resume_gateway_url": self.gateway_url, "shard": [0, 1],
-                 "application": {"id": o.APPLICATION_ID, "flags": 0}, "private_channels": [], "relationships": [],
-                 "presences": [], "guild_join_requests": [], "geo_ordered_rtc_regions": [], "user_settings": {}}
+        ready = {
+            "v": 10,
+            "user": o.BOT_USER,
+            "guilds": [{"id": g["id"], "unavailable": True} for g in self.guilds],
+            "session_id": "fake-session",
+            "resume_gateway_url": self.gateway_url,
+            "shard": [0, 1],
+            "application": {"id": o.APPLICATION_ID, "flags": 0},
+            "private_channels": [],
+            "relationships": [],
+            "presences": [],
+            "guild_join_requests": [],
+            "geo_ordered_rtc_regions": [],
+            "user_settings": {},
+        }
         await self.dispatch("READY", ready)
         for guild in self.guilds:
             await self.dispatch("GUILD_CREATE", guild)
@@ -226,19 +263,35 @@ class FakeDiscord:
         channel = payload.get("channel") or ({"id": payload["channel_id"]} if payload.get("channel_id") else None)
         if channel and channel["id"] not in self.channels:
             known = {k: v for k, v in channel.items() if k != "permissions"}
-            self.channels[channel["id"]] = {**o.text_channel(channel["id"], channel.get("name") or "channel",
-                                                             payload.get("guild_id")), **known}
+            self.channels[channel["id"]] = {
+                **o.text_channel(channel["id"], channel.get("name") or "channel", payload.get("guild_id")),
+                **known,
+            }
         message = payload.get("message")
         if message and message["id"] not in self.messages:
             self.messages[message["id"]] = message
 
     def new_message(self, channel_id: str, body: dict[str, Any], files: list[dict], **extra: Any) -> dict[str, Any]:
-        attachments = [o.attachment(o.snowflake(), f["name"], f["size"],
-                                    f"{self.base_url}/attachments/{channel_id}/0/{f['name']}", f["content_type"])
-                       for f in files]
-        message = o.message(o.snowflake(), channel_id, content=body.get("content") or "",
-                            embeds=body.get("embeds") or [], attachments=attachments,
-                            components=body.get("components") or [], flags=int(body.get("flags") or 0), **extra)
+        attachments = [
+            o.attachment(
+                o.snowflake(),
+                f["name"],
+                f["size"],
+                f"{self.base_url}/attachments/{channel_id}/0/{f['name']}",
+                f["content_type"],
+            )
+            for f in files
+        ]
+        message = o.message(
+            o.snowflake(),
+            channel_id,
+            content=body.get("content") or "",
+            embeds=body.get("embeds") or [],
+            attachments=attachments,
+            components=body.get("components") or [],
+            flags=int(body.get("flags") or 0),
+            **extra,
+        )
         self.messages[message["id"]] = message
         self.files[message["id"]] = files
         return message
@@ -248,13 +301,26 @@ class FakeDiscord:
             if key in body:
                 message[key] = body[key] if body[key] is not None else ([] if key != "content" else "")
         if "attachments" in body or files:
-            kept = {a.get("id") for a in body.get("attachments") or [] if "id" in a and a["id"] in
-                    {x["id"] for x in message["attachments"]}}
+            kept = {
+                a.get("id")
+                for a in body.get("attachments") or []
+                if "id" in a and a["id"] in {x["id"] for x in message["attachments"]}
+            }
             message["attachments"] = [a for a in message["attachments"] if a["id"] in kept] + [
-                o.attachment(o.snowflake(), f["name"], f["size"], f"{self.base_url}/attachments/0/0/{f['name']}",
-                             f["content_type"]) for f in files]
-            self.files[message["id"]] = [f for f in self.files.get(message["id"], []) if f["name"] in
-                                         {a["filename"] for a in message["attachments"]}] + files
+                o.attachment(
+                    o.snowflake(),
+                    f["name"],
+                    f["size"],
+                    f"{self.base_url}/attachments/0/0/{f['name']}",
+                    f["content_type"],
+                )
+                for f in files
+            ]
+            self.files[message["id"]] = [
+                f
+                for f in self.files.get(message["id"], [])
+                if f["name"] in {a["filename"] for a in message["attachments"]}
+            ] + files
         message["flags"] = message["flags"] & ~LOADING
         message["edited_timestamp"] = o.timestamp()
         return message
@@ -273,8 +339,17 @@ class FakeDiscord:
 
     async def _cdn(self, request: web.Request) -> web.Response:
         found = self.attachments.get(request.match_info["attachment"])
-        await self._note(Call("GET", "/attachments/{channel}/{attachment}/{filename}", request.path,
-                              dict(request.query), None, [], status=200 if found else 404))
+        await self._note(
+            Call(
+                "GET",
+                "/attachments/{channel}/{attachment}/{filename}",
+                request.path,
+                dict(request.query),
+                None,
+                [],
+                status=200 if found else 404,
+            )
+        )
         if found is None:
             return web.Response(status=404, text="Not Found")
         data, content_type = found
@@ -288,8 +363,11 @@ class FakeDiscord:
 
 def redact(path: str, tokens: dict[str, Interaction]) -> str:
     """The path with interaction tokens replaced, so recordings can be shared."""
-    return re.sub(r"/(interactions/\d+|webhooks/\d+)/([^/]+)",
-                  lambda m: f"/{m.group(1)}/<token>" if m.group(2) in tokens else m.group(0), path)
+    return re.sub(
+        r"/(interactions/\d+|webhooks/\d+)/([^/]+)",
+        lambda m: f"/{m.group(1)}/<token>" if m.group(2) in tokens else m.group(0),
+        path,
+    )
 
 
 @contextlib.asynccontextmanager

@@ -28,11 +28,20 @@ from tests.fakes.discord.server import Call, FakeDiscord
 REPO = Path(__file__).resolve().parents[3]
 START, END = "<!-- transcript:start -->", "<!-- transcript:end -->"
 EPHEMERAL = 1 << 6
-SHOWN = ("/interactions/{interaction}/{token}/callback", "/webhooks/{application}/{token}",
-         "/webhooks/{application}/{token}/messages/{message}", "/channels/{channel}/messages",
-         "/channels/{channel}/messages/{message}", "/channels/{channel}/messages/{message}/threads")
-CALLBACKS = {4: "answers", 5: "acknowledges at once (\"kernelrank is thinking...\")", 7: "updates the menu's message",
-             8: "offers choices"}
+SHOWN = (
+    "/interactions/{interaction}/{token}/callback",
+    "/webhooks/{application}/{token}",
+    "/webhooks/{application}/{token}/messages/{message}",
+    "/channels/{channel}/messages",
+    "/channels/{channel}/messages/{message}",
+    "/channels/{channel}/messages/{message}/threads",
+)
+CALLBACKS = {
+    4: "answers",
+    5: 'acknowledges at once ("kernelrank is thinking...")',
+    7: "updates the menu's message",
+    8: "offers choices",
+}
 
 
 def render_call(call: Call, fake: FakeDiscord) -> list[str]:
@@ -61,9 +70,15 @@ def _where(call: Call, fake: FakeDiscord) -> str:
     if call.route.startswith("/webhooks"):
         return "its answer" if call.path.endswith("@original") else "a followup"
     channel = call.path.split("/channels/")[1].split("/")[0]
-    kind = "the submission's thread" if fake.channels.get(channel, {}).get("type") == o.PUBLIC_THREAD else \
-        "#announcements" if channel == o.ANNOUNCE_CHANNEL else "a direct message" if channel not in fake.channels \
+    kind = (
+        "the submission's thread"
+        if fake.channels.get(channel, {}).get("type") == o.PUBLIC_THREAD
+        else "#announcements"
+        if channel == o.ANNOUNCE_CHANNEL
+        else "a direct message"
+        if channel not in fake.channels
         else f"#{fake.channels[channel].get('name', 'channel')}"
+    )
     return f"the status message in {kind}" if "/messages/" in call.route else f"in {kind}"
 
 
@@ -83,8 +98,9 @@ def _message(body: dict[str, Any], call: Call) -> list[str]:
     for row in body.get("components") or []:
         for item in row.get("components", []):
             if item.get("type") == 3:
-                lines.append(f"[menu: {item.get('placeholder')}: "
-                             f"{' / '.join(o['label'] for o in item.get('options', []))}]")
+                lines.append(
+                    f"[menu: {item.get('placeholder')}: {' / '.join(o['label'] for o in item.get('options', []))}]"
+                )
             elif item.get("type") == 2:
                 lines.append(f"[button: {item.get('label')}]")
     lines += [f"[file: {f['name']}, {f['size']:,} bytes]" for f in call.files]
@@ -99,13 +115,18 @@ def render_calls(calls: list[Call], fake: FakeDiscord) -> list[str]:
         call = calls[index]
         if call.method == "PATCH" and call.route == "/channels/{channel}/messages/{message}" and call.status < 400:
             run = [call]
-            while index + len(run) < len(calls) and (calls[index + len(run)].method, calls[index + len(run)].path) \
-                    == (call.method, call.path):
+            while index + len(run) < len(calls) and (calls[index + len(run)].method, calls[index + len(run)].path) == (
+                call.method,
+                call.path,
+            ):
                 run.append(calls[index + len(run)])
             if len(run) > 1:
                 steps = [(c.json or {}).get("content", "").split("\n")[-1] for c in run]
-                out.append(f"- edits the status message in place {len(run)} times: "
-                           + " → ".join(f"`{step}`" for step in steps[:-1]) + ", finally:")
+                out.append(
+                    f"- edits the status message in place {len(run)} times: "
+                    + " → ".join(f"`{step}`" for step in steps[:-1])
+                    + ", finally:"
+                )
                 out += _message(run[-1].json or {}, run[-1])
                 index += len(run)
                 continue
@@ -124,10 +145,12 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
     def submit(mode: str, content: bytes, name: str, wait_for: str = "", **options: str):
         async def run():
             attachment = fake.add_attachment(name, content)
-            await fake.inject(payloads.slash(fake, ["leaderboard", "submit", mode], options,
-                                             attachments={"script": attachment}))
+            await fake.inject(
+                payloads.slash(fake, ["leaderboard", "submit", mode], options, attachments={"script": attachment})
+            )
             if wait_for:
                 await _finished(fake, wait_for)
+
         return run
 
     async def pick_gpu(purpose: str = "submit"):
@@ -144,8 +167,9 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
             tar.add(REPO / "problems" / "identity", arcname="identity")
             tar.add(REPO / "problems" / "utils.py", arcname="utils.py")
         upload = fake.add_attachment("identity.tar.gz", archive.getvalue())
-        await fake.inject(payloads.slash(fake, ["admin", "create"], options, user=user,
-                                         attachments={"problem": upload}))
+        await fake.inject(
+            payloads.slash(fake, ["admin", "create"], options, user=user, attachments={"problem": upload})
+        )
         if wait_for:
             await _shown(fake, wait_for)
 
@@ -154,43 +178,66 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
     return [
         ("/leaderboard help", slash(["leaderboard", "help"])),
         ("/leaderboard list", slash(["leaderboard", "list"])),
-        ("/leaderboard show leaderboard: vec… (autocomplete while typing)",
-         lambda: fake.inject(payloads.autocomplete(fake, ["leaderboard", "show"], {"leaderboard": "vec"},
-                                                   focused="leaderboard"))),
+        (
+            "/leaderboard show leaderboard: vec… (autocomplete while typing)",
+            lambda: fake.inject(
+                payloads.autocomplete(fake, ["leaderboard", "show"], {"leaderboard": "vec"}, focused="leaderboard")
+            ),
+        ),
         ("/leaderboard task leaderboard: vectoradd", slash(["leaderboard", "task"], lb)),
-        ("/leaderboard template leaderboard: vectoradd lang: Triton",
-         slash(["leaderboard", "template"], {**lb, "lang": "Triton"})),
-        ("/leaderboard submit ranked script: pytorch.py leaderboard: vectoradd gpu: CPU",
-         submit("ranked", correct, "pytorch.py", wait_for="submission #1 ", gpu="CPU", **lb)),
-        ("/leaderboard submit test script: bf16_compute.py leaderboard: vectoradd (a GPU menu, then a failing run)",
-         submit("test", wrong, "bf16_compute.py", **lb)),
+        (
+            "/leaderboard template leaderboard: vectoradd lang: Triton",
+            slash(["leaderboard", "template"], {**lb, "lang": "Triton"}),
+        ),
+        (
+            "/leaderboard submit ranked script: pytorch.py leaderboard: vectoradd gpu: CPU",
+            submit("ranked", correct, "pytorch.py", wait_for="submission #1 ", gpu="CPU", **lb),
+        ),
+        (
+            "/leaderboard submit test script: bf16_compute.py leaderboard: vectoradd (a GPU menu, then a failing run)",
+            submit("test", wrong, "bf16_compute.py", **lb),
+        ),
         ("(picks CPU in the menu)", pick_gpu),
-        ("/leaderboard submit ranked script: pytorch.py leaderboard: vectoradd gpu: CPU (again: compared with the "
-         "first)", submit("ranked", correct, "pytorch.py", wait_for="submission #3 ", gpu="CPU", **lb)),
+        (
+            "/leaderboard submit ranked script: pytorch.py leaderboard: vectoradd gpu: CPU (again: compared with the "
+            "first)",
+            submit("ranked", correct, "pytorch.py", wait_for="submission #3 ", gpu="CPU", **lb),
+        ),
         ("/leaderboard show leaderboard: vectoradd", slash(["leaderboard", "show"], lb, user=payloads.BOB)),
-        ("/leaderboard show leaderboard: nope (an error: private, one sentence)",
-         slash(["leaderboard", "show"], {"leaderboard": "nope"})),
+        (
+            "/leaderboard show leaderboard: nope (an error: private, one sentence)",
+            slash(["leaderboard", "show"], {"leaderboard": "nope"}),
+        ),
         ("/leaderboard mine leaderboard: vectoradd", slash(["leaderboard", "mine"], lb)),
         ("/leaderboard history leaderboard: vectoradd", slash(["leaderboard", "history"], lb)),
         ("/leaderboard submission id: 1", slash(["leaderboard", "submission"], {"id": 1})),
         ("/leaderboard queue", slash(["leaderboard", "queue"])),
         ("/leaderboard eval-code", slash(["leaderboard", "eval-code"])),
         ("/leaderboard token", slash(["leaderboard", "token"])),
-        ("/admin create name: weekly problem: identity.tar.gz (by a participant: refused)",
-         lambda: create({"name": "weekly"}, user=payloads.BOB)),
-        ("/admin create name: weekly problem: identity.tar.gz deadline: 2099-01-01 18:00 (by an admin, no GPU "
-         "named: a menu of the pools the workers serve)",
-         lambda: create({"name": "weekly", "deadline": "2099-01-01 18:00"})),
-        ("(picks CPU in the menu: its reference runs once on the worker, then it opens)",
-         lambda: pick_gpu("create")),
-        ("/admin update leaderboard: weekly deadline: 2099-01-08 18:00",
-         slash(["admin", "update"], {**weekly, "deadline": "2099-01-08 18:00"})),
+        (
+            "/admin create name: weekly problem: identity.tar.gz (by a participant: refused)",
+            lambda: create({"name": "weekly"}, user=payloads.BOB),
+        ),
+        (
+            "/admin create name: weekly problem: identity.tar.gz deadline: 2099-01-01 18:00 (by an admin, no GPU "
+            "named: a menu of the pools the workers serve)",
+            lambda: create({"name": "weekly", "deadline": "2099-01-01 18:00"}),
+        ),
+        ("(picks CPU in the menu: its reference runs once on the worker, then it opens)", lambda: pick_gpu("create")),
+        (
+            "/admin update leaderboard: weekly deadline: 2099-01-08 18:00",
+            slash(["admin", "update"], {**weekly, "deadline": "2099-01-08 18:00"}),
+        ),
         ("/admin close leaderboard: weekly", slash(["admin", "close"], weekly)),
         ("/admin delete leaderboard: weekly (asks to confirm)", slash(["admin", "delete"], weekly)),
-        ("/admin delete leaderboard: weekly confirm: weekly", slash(["admin", "delete"], {**weekly,
-                                                                                          "confirm": "weekly"})),
-        ("/admin sync scope: this server (by a server admin)",
-         slash(["admin", "sync"], {"scope": "guild"}, roles=[o.ADMIN_ROLE], permissions=o.MEMBER | o.ADMINISTRATOR)),
+        (
+            "/admin delete leaderboard: weekly confirm: weekly",
+            slash(["admin", "delete"], {**weekly, "confirm": "weekly"}),
+        ),
+        (
+            "/admin sync scope: this server (by a server admin)",
+            slash(["admin", "sync"], {"scope": "guild"}, roles=[o.ADMIN_ROLE], permissions=o.MEMBER | o.ADMINISTRATOR),
+        ),
     ]
 
 
@@ -209,8 +256,13 @@ async def record_transcript() -> str:
     try:
         with EmbeddedNats() as nats:
             url = nats.start(home / "run", home / "store")
-            settings = Settings(home=home / "var", problems_dir=REPO / "problems", nats_url=url,
-                                announce=[f"discord:{o.ANNOUNCE_CHANNEL}"], admins=[f"discord:{payloads.ADA['id']}"])
+            settings = Settings(
+                home=home / "var",
+                problems_dir=REPO / "problems",
+                nats_url=url,
+                announce=[f"discord:{o.ANNOUNCE_CHANNEL}"],
+                admins=[f"discord:{payloads.ADA['id']}"],
+            )
             bus = await Bus.connect(url, name="transcript")
             db = Database(Store(settings.database))
             core = bootstrap(bus, db, settings, ["CPU", "H100"])
@@ -219,8 +271,13 @@ async def record_transcript() -> str:
             worker = asyncio.create_task(Worker(bus, "CPU", LocalRunner(), poll_s=0.2).run(stop))
             fake = FakeDiscord(callback_deadline_s=30)
             await fake.start()
-            bot_settings = Settings(home=home / "bot", discord_token=fake.bot_token, discord_api_base=fake.api_base,
-                                    discord_guilds=[o.GUILD_ID], request_timeout_s=30)
+            bot_settings = Settings(
+                home=home / "bot",
+                discord_token=fake.bot_token,
+                discord_api_base=fake.api_base,
+                discord_guilds=[o.GUILD_ID],
+                request_timeout_s=30,
+            )
             bot = asyncio.create_task(run_discord(bot_settings, url, stop))
             await fake.wait_identified(60)
             await fake.wait_for(lambda f: f.commands.get(o.GUILD_ID), 30)
@@ -244,17 +301,18 @@ async def record_transcript() -> str:
 
 async def _finished(fake: FakeDiscord, status: str, timeout_s: float = 300.0) -> None:
     """Wait until the status message containing ``status`` shows a verdict."""
+
     def done(f: FakeDiscord) -> bool:
-        return any(status in m["content"] and m["content"].split("\n")[-1][:1] in "✅❌⚠"
-                   for m in f.messages.values())
+        return any(status in m["content"] and m["content"].split("\n")[-1][:1] in "✅❌⚠" for m in f.messages.values())
 
     await fake.wait_for(done, timeout_s)
 
 
 async def _shown(fake: FakeDiscord, words: str, timeout_s: float = 300.0) -> None:
     """Wait until a message shows ``words``."""
-    await fake.wait_for(lambda f: any(words in (m.get("content") or "") + str(m.get("embeds"))
-                                      for m in f.messages.values()), timeout_s)
+    await fake.wait_for(
+        lambda f: any(words in (m.get("content") or "") + str(m.get("embeds")) for m in f.messages.values()), timeout_s
+    )
 
 
 async def _settle(fake: FakeDiscord, quiet_s: float = 3.0, limit_s: float = 120.0) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 class Call:
     method: str
     params: dict[str, Any]
-    auth: str = ""                  # "bot", "app", "none" or "wrong": which token came with the call
+    auth: str = ""  # "bot", "app", "none" or "wrong": which token came with the call
     at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:

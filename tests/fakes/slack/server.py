@@ -40,7 +40,7 @@ from aiohttp import web
 from tests.fakes.slack.calls import Call
 from tests.fakes.slack.socket_mode import SocketMode
 
-JSON_PARAMS = ("blocks", "attachments", "view", "files", "metadata")   # sent as JSON strings in form bodies
+JSON_PARAMS = ("blocks", "attachments", "view", "files", "metadata")  # sent as JSON strings in form bodies
 LOGIN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>"
 
 
@@ -50,12 +50,19 @@ class Fault:
     status: int = 200
     times: int = 1
     retry_after: int | None = None
-    when: dict[str, str] = field(default_factory=dict)     # only calls whose params match these
+    when: dict[str, str] = field(default_factory=dict)  # only calls whose params match these
 
 
 class FakeSlack:
-    def __init__(self, *, bot_token: str = "xoxb-fake-bot-token", app_token: str = "xapp-fake-app-token",
-                 team_id: str = "T0KERNEL", bot_user_id: str = "U0KRBOT", record: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        bot_token: str = "xoxb-fake-bot-token",
+        app_token: str = "xapp-fake-app-token",
+        team_id: str = "T0KERNEL",
+        bot_user_id: str = "U0KRBOT",
+        record: Path | None = None,
+    ) -> None:
         self.bot_token, self.app_token = bot_token, app_token
         self.team_id, self.bot_user_id = team_id, bot_user_id
         self.host, self.port = "127.0.0.1", 0
@@ -91,7 +98,7 @@ class FakeSlack:
                 loop.run_until_complete(self._runner.setup())
                 loop.run_until_complete(web.TCPSite(self._runner, host, port).start())
                 self.port = self._runner.addresses[0][1]
-            except BaseException as exc:     # report it to start(), not to a thread nobody watches
+            except BaseException as exc:  # report it to start(), not to a thread nobody watches
                 failure.append(exc)
                 ready.set()
                 return
@@ -131,34 +138,65 @@ class FakeSlack:
 
     # ----- what tests set up ----------------------------------------------------------------------
 
-    def add_file(self, name: str, content: bytes, *, user: str = "U0ALICE", mimetype: str = "text/x-python",
-                 **overrides: Any) -> dict[str, Any]:
+    def add_file(
+        self, name: str, content: bytes, *, user: str = "U0ALICE", mimetype: str = "text/x-python", **overrides: Any
+    ) -> dict[str, Any]:
         """Host a file as Slack would after an upload; returns its file object (as in events and files.info)."""
         file_id = f"F{next(self._ids):08d}"
         url = f"{self.base_url}/files-pri/{self.team_id}-{file_id}"
         info = {
-            "id": file_id, "created": int(time.time()), "timestamp": int(time.time()), "name": name, "title": name,
-            "mimetype": mimetype, "filetype": name.rsplit(".", 1)[-1], "pretty_type": "Python", "user": user,
-            "user_team": self.team_id, "editable": True, "size": len(content), "mode": "snippet",
-            "is_external": False, "external_type": "", "is_public": False, "public_url_shared": False,
-            "display_as_bot": False, "username": "", "url_private": f"{url}/{name}",
+            "id": file_id,
+            "created": int(time.time()),
+            "timestamp": int(time.time()),
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rsplit(".", 1)[-1],
+            "pretty_type": "Python",
+            "user": user,
+            "user_team": self.team_id,
+            "editable": True,
+            "size": len(content),
+            "mode": "snippet",
+            "is_external": False,
+            "external_type": "",
+            "is_public": False,
+            "public_url_shared": False,
+            "display_as_bot": False,
+            "username": "",
+            "url_private": f"{url}/{name}",
             "url_private_download": f"{url}/download/{name}",
             "permalink": f"https://kernelrank-test.slack.com/files/{user}/{file_id}/{name}",
             "permalink_public": f"https://slack-files.com/{self.team_id}-{file_id}-0123456789",
-            "is_starred": False, "has_rich_preview": False, "file_access": "visible", **overrides}
+            "is_starred": False,
+            "has_rich_preview": False,
+            "file_access": "visible",
+            **overrides,
+        }
         self.files[file_id] = info
         self.file_bytes[file_id] = content
         return dict(info)
 
     def add_user(self, user_id: str, display_name: str, *, real_name: str = "", is_admin: bool = False) -> None:
-        self.users[user_id] = {"display_name": display_name, "real_name": real_name or display_name,
-                               "is_admin": is_admin}
+        self.users[user_id] = {
+            "display_name": display_name,
+            "real_name": real_name or display_name,
+            "is_admin": is_admin,
+        }
 
     def response_url(self, name: str = "") -> str:
         return f"{self.base_url}/commands/{self.team_id}/{name or next(self._ids)}/x0Yz"
 
-    def fail(self, method: str, error: str = "internal_error", *, status: int = 200, times: int = 1,
-             retry_after: int | None = None, **when: str) -> None:
+    def fail(
+        self,
+        method: str,
+        error: str = "internal_error",
+        *,
+        status: int = 200,
+        times: int = 1,
+        retry_after: int | None = None,
+        **when: str,
+    ) -> None:
         """Answer the next ``times`` calls of ``method`` (whose params match ``when``) with an error."""
         with self._lock:
             self._faults.setdefault(method, []).append(Fault(error, status, times, retry_after, dict(when)))
@@ -189,13 +227,15 @@ class FakeSlack:
                 raise TimeoutError(f"waited {timeout_s:g} s for {count} {method} call(s) {where or ''}; saw: {seen}")
             await asyncio.sleep(0.05)
 
-    def send_envelope(self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0,
-                      timeout_s: float = 10.0) -> dict[str, Any]:
+    def send_envelope(
+        self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0, timeout_s: float = 10.0
+    ) -> dict[str, Any]:
         """Push a Socket Mode envelope to the connected app and wait for its ack (blocking; call it from a
         thread, e.g. ``asyncio.to_thread``)."""
         assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(self._socket_mode.send(kind, payload, retry_attempt),
-                                                self._loop).result(timeout_s)
+        return asyncio.run_coroutine_threadsafe(
+            self._socket_mode.send(kind, payload, retry_attempt), self._loop
+        ).result(timeout_s)
 
     # ----- the server --------------------------------------------------------------------------
 
@@ -209,7 +249,7 @@ class FakeSlack:
         app.router.add_post("/commands/{team}/{name}/{secret}", self._response_url)
         app.router.add_post("/actions/{team}/{name}/{secret}", self._response_url)
         app.router.add_get("/link/", self._socket_mode.serve)
-        app.router.add_post("/_fake/files/{name}", self._host_file)     # for a fake run as its own process
+        app.router.add_post("/_fake/files/{name}", self._host_file)  # for a fake run as its own process
         return app
 
     def _log(self, call: Call) -> None:
@@ -258,21 +298,44 @@ class FakeSlack:
     # ----- Web API methods (the ones kernelrank calls) -------------------------------------------
 
     def _m_auth_test(self, _: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "url": "https://kernelrank-test.slack.com/", "team": "kernelrank test",
-                "user": "kernelrank", "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": "B0KRBOT",
-                "is_enterprise_install": False}
+        return {
+            "ok": True,
+            "url": "https://kernelrank-test.slack.com/",
+            "team": "kernelrank test",
+            "user": "kernelrank",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": "B0KRBOT",
+            "is_enterprise_install": False,
+        }
 
     def _m_users_info(self, params: dict[str, Any]) -> dict[str, Any]:
         user_id = str(params.get("user", ""))
         if user_id[:1] not in ("U", "W"):
             return {"ok": False, "error": "user_not_found"}
         known = self.users.get(user_id, {"display_name": "", "real_name": user_id.title(), "is_admin": False})
-        return {"ok": True, "user": {
-            "id": user_id, "team_id": self.team_id, "name": user_id.lower(), "deleted": False,
-            "real_name": known["real_name"], "tz": "Europe/London", "is_admin": known["is_admin"], "is_owner": False,
-            "is_bot": False, "is_app_user": False, "updated": int(time.time()),
-            "profile": {"display_name": known["display_name"], "real_name": known["real_name"],
-                        "display_name_normalized": known["display_name"], "team": self.team_id}}}
+        return {
+            "ok": True,
+            "user": {
+                "id": user_id,
+                "team_id": self.team_id,
+                "name": user_id.lower(),
+                "deleted": False,
+                "real_name": known["real_name"],
+                "tz": "Europe/London",
+                "is_admin": known["is_admin"],
+                "is_owner": False,
+                "is_bot": False,
+                "is_app_user": False,
+                "updated": int(time.time()),
+                "profile": {
+                    "display_name": known["display_name"],
+                    "real_name": known["real_name"],
+                    "display_name_normalized": known["display_name"],
+                    "team": self.team_id,
+                },
+            },
+        }
 
     def _m_conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
         users = str(params.get("users", ""))
@@ -283,8 +346,15 @@ class FakeSlack:
         if channel in self._denied:
             return {"ok": False, "error": "not_in_channel"}
         ts = self._ts()
-        message = {"type": "message", "user": self.bot_user_id, "bot_id": "B0KRBOT", "text": params.get("text", ""),
-                   "blocks": params.get("blocks", []), "ts": ts, "thread_ts": params.get("thread_ts")}
+        message = {
+            "type": "message",
+            "user": self.bot_user_id,
+            "bot_id": "B0KRBOT",
+            "text": params.get("text", ""),
+            "blocks": params.get("blocks", []),
+            "ts": ts,
+            "thread_ts": params.get("thread_ts"),
+        }
         self.messages[(channel, ts)] = message
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
@@ -308,14 +378,25 @@ class FakeSlack:
 
     def _m_views_open(self, params: dict[str, Any]) -> dict[str, Any]:
         view = params.get("view") or {}
-        return {"ok": True, "view": {**view, "id": f"V{next(self._ids):08d}", "hash": f"{int(time.time())}.h0sh",
-                                     "team_id": self.team_id, "app_id": "A0KERNEL", "bot_id": "B0KRBOT",
-                                     "state": {"values": {}}}}
+        return {
+            "ok": True,
+            "view": {
+                **view,
+                "id": f"V{next(self._ids):08d}",
+                "hash": f"{int(time.time())}.h0sh",
+                "team_id": self.team_id,
+                "app_id": "A0KERNEL",
+                "bot_id": "B0KRBOT",
+                "state": {"values": {}},
+            },
+        }
 
     def _m_views_update(self, params: dict[str, Any]) -> dict[str, Any]:
         view = params.get("view") or {}
-        return {"ok": True, "view": {**view, "id": params.get("view_id"), "hash": f"{int(time.time())}.h1sh",
-                                     "state": {"values": {}}}}
+        return {
+            "ok": True,
+            "view": {**view, "id": params.get("view_id"), "hash": f"{int(time.time())}.h1sh", "state": {"values": {}}},
+        }
 
     def _m_files_info(self, params: dict[str, Any]) -> dict[str, Any]:
         info = self.files.get(str(params.get("file", "")))
@@ -362,8 +443,9 @@ class FakeSlack:
 
     async def _host_file(self, request: web.Request) -> web.Response:
         """``POST /_fake/files/NAME?user=U...`` with the bytes: ``add_file`` from outside; answers the file object."""
-        info = self.add_file(request.match_info["name"], await request.read(),
-                             user=request.query.get("user", "U0ALICE"))
+        info = self.add_file(
+            request.match_info["name"], await request.read(), user=request.query.get("user", "U0ALICE")
+        )
         return web.json_response(info)
 
     async def _response_url(self, request: web.Request) -> web.Response:

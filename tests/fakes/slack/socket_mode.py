@@ -35,9 +35,14 @@ class SocketMode:
         self._log(Call("socket.open", dict(request.query), "none"))
         await ws.prepare(request)
         self._sockets.append(ws)
-        await ws.send_json({"type": "hello", "num_connections": len(self._sockets),
-                            "debug_info": {"host": "fake-slack", "approximate_connection_time": 18060},
-                            "connection_info": {"app_id": "A0KERNEL"}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": len(self._sockets),
+                "debug_info": {"host": "fake-slack", "approximate_connection_time": 18060},
+                "connection_info": {"app_id": "A0KERNEL"},
+            }
+        )
         try:
             async for message in ws:
                 if message.type is not WSMsgType.TEXT:
@@ -60,10 +65,16 @@ class SocketMode:
         envelope_id = f"{next(self._ids):08x}-fake-envelope"
         future = asyncio.get_running_loop().create_future()
         self._acks[envelope_id] = future
-        await self._sockets[-1].send_json({
-            "envelope_id": envelope_id, "payload": payload, "type": kind,
-            "accepts_response_payload": kind != "events_api", "retry_attempt": retry_attempt,
-            "retry_reason": "timeout" if retry_attempt else ""})
+        await self._sockets[-1].send_json(
+            {
+                "envelope_id": envelope_id,
+                "payload": payload,
+                "type": kind,
+                "accepts_response_payload": kind != "events_api",
+                "retry_attempt": retry_attempt,
+                "retry_reason": "timeout" if retry_attempt else "",
+            }
+        )
         return await future
 
     async def close(self) -> None:

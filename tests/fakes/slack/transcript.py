@@ -12,11 +12,16 @@ from typing import Any
 
 from tests.fakes.slack.calls import Call
 
-SHOWN = {"response_url": "answer through the command's response_url",
-         "chat.postMessage": "message", "chat.update": "message edited in place",
-         "chat.postEphemeral": "visible only to the asker", "views.open": "form opened",
-         "views.update": "form updated", "files.completeUploadExternal": "files uploaded",
-         "chat.delete": "message deleted"}
+SHOWN = {
+    "response_url": "answer through the command's response_url",
+    "chat.postMessage": "message",
+    "chat.update": "message edited in place",
+    "chat.postEphemeral": "visible only to the asker",
+    "views.open": "form opened",
+    "views.update": "form updated",
+    "files.completeUploadExternal": "files uploaded",
+    "chat.delete": "message deleted",
+}
 _ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&"))
 
 
@@ -60,11 +65,17 @@ def _body(call: Call) -> str:
         for block in view.get("blocks") or []:
             if block.get("type") == "input":
                 element = block.get("element") or {}
-                chosen = (element.get("initial_option") or {}).get("value") or ", ".join(
-                    o["value"] for o in element.get("initial_options") or []) or element.get("initial_value")
+                chosen = (
+                    (element.get("initial_option") or {}).get("value")
+                    or ", ".join(o["value"] for o in element.get("initial_options") or [])
+                    or element.get("initial_value")
+                )
                 options = ", ".join(o["value"] for o in element.get("options") or [])
-                lines.append(f"- {block['label']['text']}: {element.get('type')}"
-                             + (f" [{options}]" if options else "") + (f" = {chosen}" if chosen else ""))
+                lines.append(
+                    f"- {block['label']['text']}: {element.get('type')}"
+                    + (f" [{options}]" if options else "")
+                    + (f" = {chosen}" if chosen else "")
+                )
         lines.append(f"- [{(view.get('submit') or {}).get('text', 'Submit')}]")
         return "\n".join(lines)
     if call.method in ("files.completeUploadExternal", "chat.delete"):

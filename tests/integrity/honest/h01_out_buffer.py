@@ -1,4 +1,5 @@
 """Destination passing: write into the output buffer that comes with the input."""
+
 import torch
 
 

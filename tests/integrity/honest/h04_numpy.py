@@ -1,4 +1,5 @@
 """NumPy on the host, copied into the output buffer (CPU only)."""
+
 import numpy as np
 import torch
 

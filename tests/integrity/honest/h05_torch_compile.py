@@ -1,8 +1,9 @@
 """torch.compile of the sum, configured the way tuning guides suggest (vectoradd's float16 matrices)."""
+
 import torch
 from task import input_t, output_t
 
-torch._dynamo.config.cache_size_limit = 64          # configuration, not patching
+torch._dynamo.config.cache_size_limit = 64  # configuration, not patching
 torch.backends.cuda.matmul.allow_tf32 = False
 
 

@@ -1,4 +1,5 @@
 """A CUDA graph per shape, captured once on static buffers; every call copies its inputs in and replays."""
+
 #!kernelrank requires cuda
 import torch
 from task import input_t, output_t

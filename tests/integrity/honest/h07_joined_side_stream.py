@@ -1,4 +1,5 @@
 """Half of the work on a side stream that waits for the current one and is joined back before returning."""
+
 #!kernelrank requires cuda
 import torch
 from task import input_t, output_t

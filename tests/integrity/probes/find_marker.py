@@ -4,6 +4,7 @@ A marker is the prefix below followed by 32 hexadecimal digits. This file holds 
 (and its pattern cannot match itself), so whatever it finds came from elsewhere. As a control it plants a
 marker of its own at run time and must find that one.
 """
+
 import json
 import re
 import secrets
@@ -11,7 +12,7 @@ import secrets
 import torch
 
 _PATTERN = re.compile(rb"KRM" + rb"ARK-([0-9a-f]{32})")
-_LARGEST = 1 << 30          # regions beyond this are reserved address space, not data
+_LARGEST = 1 << 30  # regions beyond this are reserved address space, not data
 
 
 def _regions():
@@ -21,7 +22,7 @@ def _regions():
             where, mode = fields[0], fields[1]
             name = fields[5] if len(fields) > 5 else ""
             if "r" not in mode or (name and not name.startswith("[") and not name.startswith("/memfd")):
-                continue                 # files (libraries, Python's own modules) hold no job's data
+                continue  # files (libraries, Python's own modules) hold no job's data
             if name in ("[vvar]", "[vsyscall]"):
                 continue
             start, end = (int(x, 16) for x in where.split("-"))
@@ -43,7 +44,7 @@ def _scan():
 
 
 _own = secrets.token_hex(16)
-_planted = ("KRM" + "ARK-" + _own).encode()      # the control: this one must be found
+_planted = ("KRM" + "ARK-" + _own).encode()  # the control: this one must be found
 found = _scan()
 print(json.dumps({"control": _own in found, "others": sorted(found - {_own})}), flush=True)
 

@@ -1,4 +1,5 @@
 """A correct vectoradd that first reports what it can see and do from inside its sandbox, as JSON."""
+
 import json
 import os
 import resource
@@ -6,8 +7,8 @@ import socket
 
 import torch
 
-WATCHED = {}    # filled in by the test: name -> path to read
-WRITES = {}     # filled in by the test: name -> path to write
+WATCHED = {}  # filled in by the test: name -> path to read
+WRITES = {}  # filled in by the test: name -> path to write
 
 
 def _try(action):
@@ -44,12 +45,20 @@ def _status(field):
 
 seen_before = os.path.exists(os.path.join(os.environ.get("TORCH_EXTENSIONS_DIR", "/nowhere"), "p.txt"))
 report = {
-    "seen_before": seen_before, "uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(), "cwd": os.getcwd(),
-    "hostname": socket.gethostname(), "environ": dict(os.environ),
+    "seen_before": seen_before,
+    "uid": os.getuid(),
+    "gid": os.getgid(),
+    "groups": os.getgroups(),
+    "cwd": os.getcwd(),
+    "hostname": socket.gethostname(),
+    "environ": dict(os.environ),
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
-    "capabilities": _status("CapEff"), "no_new_privs": _status("NoNewPrivs"),
-    "limits": {name: resource.getrlimit(getattr(resource, name))[0]
-               for name in ("RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_CPU")},
+    "capabilities": _status("CapEff"),
+    "no_new_privs": _status("NoNewPrivs"),
+    "limits": {
+        name: resource.getrlimit(getattr(resource, name))[0]
+        for name in ("RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_CPU")
+    },
     "root": sorted(os.listdir("/")),
     "read": {name: _try(lambda p=path: _read(p)) for name, path in WATCHED.items()},
     "write": {name: _try(lambda p=path: _write(p)) for name, path in WRITES.items()},

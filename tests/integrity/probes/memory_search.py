@@ -3,6 +3,7 @@
 Each secret arrives in two halves (``NEEDLES``, filled in by the test) and is only ever matched half by half,
 so the whole value exists in this process's memory only if the harness put it there.
 """
+
 import gc
 import json
 
@@ -25,15 +26,16 @@ def _memory_holds(first: bytes, second: bytes) -> bool:
                 continue
             at = chunk.find(first)
             while at >= 0:
-                if chunk[at + len(first):at + len(first) + len(second)] == second:
+                if chunk[at + len(first) : at + len(first) + len(second)] == second:
                     return True
                 at = chunk.find(first, at + 1)
     return False
 
 
 found = {name: _memory_holds(first.encode(), second.encode()) for name, (first, second) in NEEDLES.items()}
-found["jobs holding a secret seed"] = sum(1 for o in gc.get_objects()
-                                          if type(o).__name__ == "EvalJob" and getattr(o, "secret_seed", None))
+found["jobs holding a secret seed"] = sum(
+    1 for o in gc.get_objects() if type(o).__name__ == "EvalJob" and getattr(o, "secret_seed", None)
+)
 print(json.dumps(found), flush=True)
 
 
