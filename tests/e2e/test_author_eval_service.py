@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.contracts.messages import CommandKind
 from runners.local import LocalRunner
 from tests.e2e.test_service import run_ids, texts
 
@@ -39,4 +40,7 @@ async def test_the_authors_evaluator_judges_and_scores_through_the_service(make_
     assert "Measured and judged by the problem's own evaluator" in texts(good_reply)
     assert "geometric mean of per-shape means" in texts(good_reply)
     (bad_reply,) = [finals[r] for r in run_ids(bad)]
-    assert bad_reply.data["status"] == "failed" and "differs from the reference's" in texts(bad_reply)
+    assert bad_reply.data["status"] == "failed"
+    # the evaluator's reason is a detail: its author reads it in `submission ID` (the channel sees the verdict)
+    detail = await system.ask("bob", CommandKind.SUBMISSION, id=str(bad.data["submission_id"]))
+    assert "differs from the reference's" in texts(detail), texts(detail)

@@ -63,6 +63,8 @@ async def test_eval_code_task_template_and_submission_carry_files(make_system):
             "name": "vectoradd",
             "gpus": ["CPU"],
             "deadline": None,
+            "opens": None,
+            "version": 1,
             "about": "Add two fp32 vectors into the output buffer that comes with the input.",
             "submissions": 1,
             "people": 1,
