@@ -38,7 +38,7 @@ async def test_a_modal_run_reports_its_gpu_time_and_cost_to_the_user_and_in_stat
         accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd", mode="test")
         (run_id,) = {run["run_id"] for run in accepted.data["runs"]}
         final = (await system.finals({run_id}, timeout_s=90))[run_id]
-        detail = (await system.details({run_id}))[run_id]      # where it ran and what it cost: the author's
+        detail = (await system.details({run_id}))[run_id]  # where it ran and what it cost: the author's
         stats = await system.ask("ada", CommandKind.STATS)
     finally:
         fake.close()
