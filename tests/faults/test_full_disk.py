@@ -60,7 +60,12 @@ async def test_a_full_disk_refuses_plainly_keeps_what_was_stored_and_recovers(sm
 
     pending = await system.submit("bob", CORRECT + "# pending\n", leaderboard="vectoradd")  # its result comes later
     filler = fill(small_disk)
-    refused = await system.submit("cy", CORRECT + "# refused\n", leaderboard="vectoradd")
+    absorbed = []  # DuckDB may fit a small write into space its files already hold: the next one cannot fit
+    for attempt in range(10):
+        refused = await system.submit("cy", CORRECT + f"# refused {attempt}\n", leaderboard="vectoradd")
+        if refused.tone is Tone.ERROR:
+            break
+        absorbed.append(refused)
     assert refused.tone is Tone.ERROR and "disk under its database is full" in text(refused)
     assert (await system.ask("ada", CommandKind.LIST)).tone is not Tone.ERROR  # reading still works
     await asyncio.sleep(2.5)  # bob's result arrives and cannot be stored yet
@@ -70,7 +75,7 @@ async def test_a_full_disk_refuses_plainly_keeps_what_was_stored_and_recovers(sm
 
     later = await system.submit("dee", CORRECT + "# later\n", leaderboard="vectoradd")
     assert later.tone is not Tone.ERROR
-    run_ids = {run["run_id"] for reply in (pending, later) for run in reply.data["runs"]}
+    run_ids = {run["run_id"] for reply in (pending, later, *absorbed) for run in reply.data["runs"]}
     finals = await system.finals(run_ids, timeout_s=60)
     assert {reply.data["status"] for reply in finals.values()} == {"passed"}
 
@@ -84,4 +89,5 @@ async def test_a_full_disk_refuses_plainly_keeps_what_was_stored_and_recovers(sm
             "SELECT s.file_name, r.state, r.status FROM submissions s JOIN runs r "
             "ON r.submission_id = s.id ORDER BY s.id"
         ).fetchall()
-    assert rows == [("k.py", "done", "passed")] * 3  # ada, bob, dee: cy's refused submission left nothing
+    # ada, bob, dee and what the disk absorbed: cy's refused submission left nothing
+    assert rows == [("k.py", "done", "passed")] * (3 + len(absorbed))
