@@ -72,8 +72,12 @@ def plan(job: EvalJob) -> list[Call]:
     }[job.mode]
 
 
-def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Caller | None) -> EvalResult:
-    """Evaluate ``job`` with the problem's own evaluator; the same contract as ``supervisor.run_job``."""
+def run_job(
+    job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Caller | None, spare: int | None = None
+) -> EvalResult:
+    """Evaluate ``job`` with the problem's own evaluator; the same contract as ``supervisor.run_job``. ``spare`` is
+    the server's zygote (``harness.zygote``): below the server too, but no part of the job, so never counted or
+    killed."""
     started = time.monotonic()
     gpu = bool(driver_version())
     device = "cuda" if gpu else "cpu"  # the evaluator runs as written: on the GPU when there is one
@@ -109,7 +113,7 @@ def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Ca
         try:
             (stage.workdir / call.spec_file).write_text(popcorn.spec_lines(call.specs))
             launch = sandbox.Launch.plan(capability, limits, stage)
-            outcomes.append(_Watch(job, launch, call, emit, caller, keys).run(seed))
+            outcomes.append(_Watch(job, launch, call, emit, caller, keys, spare).run(seed))
             outcomes[-1].stdout, outcomes[-1].stderr = read_log(stage.stdout_path), read_log(stage.stderr_path)
         finally:
             stage.remove()
@@ -120,7 +124,7 @@ def run_job(job: EvalJob, capability: sandbox.Capability, emit: Emit, caller: Ca
         isolated=capability.isolated,
         description=capability.describe(),
         memory_limit_mb=limits.memory_mb,
-        leftovers=processes.sweep(os.getpid()),
+        leftovers=processes.sweep(os.getpid(), spare=spare),
     )
     precheck.hold(result, precheck.check(job.submission_source, job.submission_name))
     return result
@@ -136,6 +140,7 @@ class _Watch:
     emit: Emit
     caller: Caller | None
     keys: list[str]  # the ranked run's key, once the caller sent it
+    spare: int | None = None  # the server's zygote
 
     def run(self, seed: int | None) -> Outcome:
         outcome = Outcome(self.call)
@@ -168,7 +173,7 @@ class _Watch:
         liveness = Liveness(self.call.phase, self.emit)
         limit = self.launch.limits
         killed_at: float | None = None
-        with processes.MemoryMeter(os.getpid(), limit.memory_mb * 2**20, MEMORY_CHECK_S) as meter:
+        with processes.MemoryMeter(os.getpid(), limit.memory_mb * 2**20, MEMORY_CHECK_S, spare=self.spare) as meter:
             self.emit({"t": "started", "pid": pid})
             while True:
                 for key, _ in selector.select(POLL_S):
@@ -233,7 +238,7 @@ class _Watch:
 
     def _over_limits(self, meter: processes.MemoryMeter, report: popcorn.Report, liveness: Liveness) -> Failure | None:
         limit, doing = self.launch.limits, f"the problem's evaluator was {where(liveness.progress)}"
-        usage = processes.usage(os.getpid())
+        usage = processes.usage(os.getpid(), spare=self.spare)
         if usage.tasks >= limit.tasks:
             return Failure(
                 FailureKind.RESOURCE_LIMIT,

@@ -313,9 +313,10 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
     link.send({"t": "ready", "sandbox": capability.describe(), "zygote": zygote.pid})
     try:
         while (request := link.next_request()) is not None:
-            result = _handle(
-                request, link, capability, functools.partial(supervisor.run_job, zygote=zygote), author_eval.run_job
-            )  # an author's evaluator is exec'd: no memory is inherited
+            evaluate = functools.partial(supervisor.run_job, zygote=zygote)
+            # an author's evaluator is exec'd, so it inherits no memory; its sweep must spare the zygote
+            by_author = functools.partial(author_eval.run_job, spare=zygote.pid)
+            result = _handle(request, link, capability, evaluate, by_author)
             link.send({"t": "result", "result": result.to_dict()})
     finally:
         zygote.close()

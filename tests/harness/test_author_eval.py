@@ -140,3 +140,11 @@ def test_an_endless_line_or_too_many_lines_is_a_flood() -> None:
     endless.feed("x" * (2 << 20))
     chatty.feed("k: v\n" * 100_001)
     assert endless.flooded and chatty.flooded and not endless.partial
+
+
+def test_an_authors_evaluator_leaves_the_servers_zygote_for_the_next_job(harness_server, make_job) -> None:
+    """Its sweep of leftovers spares the zygote every other evaluation is forked from (it once killed it, and every
+    later job on that server failed)."""
+    assert harness_server.evaluate(job("crossentropy", "correct")).status is Status.PASSED
+    after = harness_server.evaluate(make_job("correct"))
+    assert after.status is Status.PASSED, after.failure
