@@ -4,9 +4,10 @@
 
 Starts ``kernelrank up --backend fake`` in a fresh home (its own NATS, core, API on a free port and a worker that
 answers at once) with the repository's problems, submits two kernels to vectoradd through the HTTP API with the
-local user's token, then opens the home page, a ranking, the person's page and the latest submission's page
-(signed in through the form) and writes one PNG per page. ``--phone`` uses a 390-pixel-wide window. Needs
-Debian's ``chromium`` and ``chromium-driver`` and the ``selenium`` package (``make .venv/.system-packages``).
+local user's token (an admin there), schedules a challenge on it, then opens the home page, a ranking, the person's
+page, the challenge's page and the latest submission's page (signed in through the form) and writes one PNG per
+page. ``--phone`` uses a 390-pixel-wide window. Needs Debian's ``chromium`` and ``chromium-driver`` and the
+``selenium`` package (``make .venv/.system-packages``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 
@@ -29,6 +32,7 @@ sys.path.insert(0, str(REPO / "tests" / "web"))
 
 from browser_kit import Browser, missing  # noqa: E402
 
+CHALLENGE = "Week 48: vectoradd"
 KERNELS = (
     "def custom_kernel(data):\n    a, b = data\n    return a + b\n",
     "import torch\n\n\ndef custom_kernel(data):\n    a, b = data\n    return torch.add(a, b)\n",
@@ -41,6 +45,7 @@ def start(home: Path) -> subprocess.Popen:
         "KERNELRANK_HOME": str(home),
         "KERNELRANK_API_PORT": "0",
         "KERNELRANK_USER": "ada",
+        "KERNELRANK_ADMINS": "cli:ada",  # to schedule the challenge
         "KERNELRANK_PROBLEMS_DIR": str(REPO / "problems"),
         "PYTHONPATH": str(REPO),
     }
@@ -82,6 +87,11 @@ def submit_and_wait(url: str, token: str) -> tuple[list[int], int]:
                 if all(run["status"] not in ("queued", "running") for run in runs):
                     break
                 time.sleep(0.2)
+        closes = datetime.now(UTC) + timedelta(days=2, hours=5)
+        http.post(
+            "/v1/admin/challenges",
+            json={"title": CHALLENGE, "leaderboards": "vectoradd", "closes": f"{closes:%Y-%m-%d %H:%M}"},
+        ).raise_for_status()
         return ids, http.get("/v1/me").json()["data"]["person_id"]
 
 
@@ -90,7 +100,12 @@ async def shoot(url: str, token: str, ids: list[int], person: int, out: Path, ph
     suffix = "-phone" if phone else ""
     written = []
     try:
-        pages = [("home", "/"), ("ranking", "/leaderboards/vectoradd/CPU"), ("person", f"/people/{person}")]
+        pages = [
+            ("home", "/"),
+            ("ranking", "/leaderboards/vectoradd/CPU"),
+            ("person", f"/people/{person}"),
+            ("challenge", f"/challenges/{quote(CHALLENGE)}"),
+        ]
         for name, path in pages:
             await browser.get(url + path)
             written.append(out / f"web-{name}{suffix}.png")

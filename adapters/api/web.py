@@ -1,10 +1,11 @@
 """The public web leaderboard, served by the API process: server-rendered HTML (Jinja2), no JavaScript needed.
 
-Every page gets its data by sending a registry command to the core (``list``, ``show``, ``person``,
-``submission``, ``token whoami``) and renders ``Reply.data``; it never touches the bus's subjects or the database.
-Rankings and people are public (``Access.PUBLIC``): no token needed. A submission's page needs its author or an
-admin: they sign in with a personal token through a form, which keeps it in an HttpOnly, SameSite=Strict cookie
-(never in a page, a URL or a log) and sends its SHA-256 with each command, as the JSON API does with a bearer token.
+Every page gets its data by sending a registry command to the core (``list``, ``show``, ``person``, ``challenges``,
+``challenge``, ``submission``, ``token whoami``) and renders ``Reply.data``; it never touches the bus's subjects or the
+database. Rankings, people and challenges are public (``Access.PUBLIC``): no token needed. A submission's page needs
+its author or an admin: they sign in with a personal token through a form, which keeps it in an HttpOnly,
+SameSite=Strict cookie (never in a page, a URL or a log) and sends its SHA-256 with each command, as the JSON API
+does with a bearer token.
 """
 
 from __future__ import annotations
@@ -49,18 +50,20 @@ templates.filters["url"] = lambda value: quote(str(value), safe="")
 templates.globals["medal"] = lambda rank: MEDALS.get(rank)
 
 
-def time_left(deadline: str) -> str:
+def time_left(deadline: str, verb: str = "closes", past: str = "closed") -> str:
     """``closes in 2 days 4 hours`` (or ``closed``) for an ISO 8601 deadline."""
     left = datetime.fromisoformat(deadline) - datetime.now(UTC)
     if left.total_seconds() <= 0:
-        return "closed"
+        return past
     days, hours, minutes = left.days, left.seconds // 3600, left.seconds % 3600 // 60
     units = [(days, "day"), (hours, "hour")] if days else [(hours, "hour"), (minutes, "minute")]
     words = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in units if n]
-    return f"closes in {' '.join(words)}" if words else "closes in under a minute"
+    return f"{verb} in {' '.join(words)}" if words else f"{verb} in under a minute"
 
 
 templates.filters["time_left"] = time_left
+templates.filters["opens_in"] = lambda opening: time_left(opening, "opens", "open")
+templates.filters["utc"] = lambda moment: f"{moment[:16].replace('T', ' ')} UTC"
 
 
 def web_routes(ask: Ask) -> list[Route]:
@@ -69,6 +72,7 @@ def web_routes(ask: Ask) -> list[Route]:
         Route("/", pages.home),
         Route("/leaderboards/{leaderboard}/{gpu}", pages.ranking),
         Route("/people/{person:int}", pages.person),
+        Route("/challenges/{title:path}", pages.challenge),
         Route("/submissions/{id:int}", pages.submission),
         Route("/sign-in", pages.sign_in_form),
         Route("/sign-in", pages.sign_in, methods=["POST"]),
@@ -84,7 +88,22 @@ class _Pages:
         listed = await self._data(request, CommandKind.LIST)
         if isinstance(listed, Response):
             return listed
-        return _page(request, "home.html", title="Leaderboards", boards=listed.data.get("leaderboards", []))
+        challenges = await self._data(request, CommandKind.CHALLENGES)
+        if isinstance(challenges, Response):
+            return challenges
+        return _page(
+            request,
+            "home.html",
+            title="Leaderboards",
+            boards=listed.data.get("leaderboards", []),
+            challenges=challenges.data.get("challenges", []),
+        )
+
+    async def challenge(self, request: Request) -> Response:
+        shown = await self._data(request, CommandKind.CHALLENGE, title=request.path_params["title"])
+        if isinstance(shown, Response):
+            return shown
+        return _page(request, "challenge.html", title=shown.data["challenge"], ch=shown.data)
 
     async def ranking(self, request: Request) -> Response:
         board, gpu = request.path_params["leaderboard"], request.path_params["gpu"]

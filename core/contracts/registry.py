@@ -30,7 +30,7 @@ FRONT_ENDS = ("terminal", "api", "discord", "slack")
 
 
 class Access(enum.StrEnum):
-    PUBLIC = "public"  # anyone, signed in or not: what the public web pages show (rankings, people)
+    PUBLIC = "public"  # anyone, signed in or not: what the public web pages show (rankings, people, challenges)
     ANYONE = "anyone"  # anyone the core knows: a chat account, or a personal token's holder
     ADMIN = "admin"  # admins only; the core refuses everyone else before the handler runs
     CREATOR = "creator"  # admins and leaderboard creators; a creator manages only what they created
@@ -357,6 +357,7 @@ COMMANDS: tuple[Spec, ...] = (
         CommandKind.CHALLENGES,
         ("challenges",),
         "the challenges: upcoming, open with the time left, and winners",
+        access=Access.PUBLIC,
         routes=(Route("GET", "/v1/challenges"),),
     ),
     Spec(
@@ -364,6 +365,7 @@ COMMANDS: tuple[Spec, ...] = (
         ("challenge",),
         "one challenge: its standings, or its verified winners",
         (TITLE,),
+        access=Access.PUBLIC,
         routes=(Route("GET", "/v1/challenges/{title}"),),
     ),
     Spec(

@@ -96,7 +96,13 @@ async def listed(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         }[state]
         rows.append([ch.title, state, ", ".join(ch.leaderboards), when])
         data.append(
-            {"title": ch.title, "state": state, "leaderboards": ch.leaderboards, "closes": ch.closes_at.isoformat()}
+            {
+                "title": ch.title,
+                "state": state,
+                "leaderboards": ch.leaderboards,
+                "opens": ch.opens_at.isoformat(),
+                "closes": ch.closes_at.isoformat(),
+            }
         )
     if not rows:
         return reply(
@@ -117,23 +123,36 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     ch = await _challenge(cmd, deps)
     now = deps.now()
     state = "cancelled" if ch.cancelled_at else _state(ch, now)
+    data = {
+        "challenge": ch.title,
+        "state": state,
+        "leaderboards": ch.leaderboards,
+        "opens": ch.opens_at.isoformat(),
+        "closes": ch.closes_at.isoformat(),
+    }
     if state == "closed" and ch.results is not None:
-        return reply(
-            cmd,
-            f"{ch.title}: results",
-            results_parts(ch.results),
-            data={"challenge": ch.title, "state": state, "results": ch.results},
-        )
+        return reply(cmd, f"{ch.title}: results", results_parts(ch.results), data=data | {"results": ch.results})
     parts = [
         report.text(
             f"**{ch.title}** ({state}): {ch.opens_at:%Y-%m-%d %H:%M} to {ch.closes_at:%Y-%m-%d %H:%M} "
             f"UTC, {time_left(ch.closes_at, now)}."
         )
     ]
+    standings = []
     for name in ch.leaderboards:
         board = await deps.boards.get(name)
         for gpu in board.leaderboard.gpus if board else []:
             rows = await deps.db.read(deps.db.store.ranking, name, gpu, 3)
+            standings.append(
+                {
+                    "leaderboard": name,
+                    "gpu": gpu,
+                    "rows": [
+                        {"rank": r.rank, "person_id": r.person_id, "name": r.display_name, "score_us": r.score_us}
+                        for r in rows
+                    ],
+                }
+            )
             parts.append(report.text(f"**{name} on {gpu}**"))
             parts.append(
                 report.table(
@@ -142,7 +161,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                 if rows
                 else report.text("Nobody ranked yet.")
             )
-    return reply(cmd, ch.title, parts, data={"challenge": ch.title, "state": state})
+    return reply(cmd, ch.title, parts, data=data | {"standings": standings})
 
 
 async def team_add(cmd: Command, caller: Caller, deps: Deps) -> Reply:

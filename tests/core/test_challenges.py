@@ -130,6 +130,11 @@ async def tick_answering(scheduler: Scheduler, jobs: Jobs, reruns: dict[str, Eva
     await tick
 
 
+async def visit(deps: Deps, kind: CommandKind, **args) -> Reply:
+    """``kind`` sent as the web sends it for a visitor: no chat identity and no token."""
+    return await dispatch(Command(Actor(Platform.WEB, ""), ReplyTo(Platform.WEB, "page"), kind, args), deps)
+
+
 def kinds(published: list[Reply]) -> list[tuple[str, str]]:
     return [(r.data["action"], f"{r.reply_to.platform.value}:{r.reply_to.channel}") for r in published]
 
@@ -192,6 +197,46 @@ async def test_a_challenge_opens_reminds_closes_verifies_and_crowns_exactly_once
     assert len(published) == before  # every action happened once
     audit = [a for (a,) in deps.db.store._con.execute("SELECT action FROM audit_log ORDER BY id").fetchall()]
     assert audit == ["leaderboard schedule for Week 48", "challenge create", "challenge close"]
+
+
+async def test_a_visitor_reads_the_challenges_and_their_standings_as_data(env) -> None:
+    deps, jobs, clock, published, scheduler = env
+    await ask(
+        deps,
+        "boss",
+        CommandKind.CHALLENGE_CREATE,
+        title="Week 48",
+        leaderboards="vectoradd",
+        opens="2026-11-23 10:00",
+        closes="2026-11-25 18:00",
+    )
+    clock.now = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
+    ranked(deps, "ada", 10.0)
+    ranked(deps, "bob", 12.5)
+    assert (await ask(deps, "boss", CommandKind.TEAM_ADD, team="red", people="discord:ada")).data == {"team": "red"}
+    [listed] = (await visit(deps, CommandKind.CHALLENGES)).data["challenges"]
+    assert listed == {
+        "title": "Week 48",
+        "state": "open",
+        "leaderboards": ["vectoradd"],
+        "opens": "2026-11-23T10:00:00+00:00",
+        "closes": "2026-11-25T18:00:00+00:00",
+    }
+    live = await visit(deps, CommandKind.CHALLENGE, title="week 48")
+    assert live.data["state"] == "open" and live.data["opens"] == listed["opens"], live.parts
+    [board] = live.data["standings"]
+    assert (board["leaderboard"], board["gpu"]) == ("vectoradd", "CPU")
+    assert [(r["rank"], r["name"], r["score_us"]) for r in board["rows"]] == [(1, "Ada", 10.0), (2, "Bob", 12.5)]
+    assert "**vectoradd on CPU**" in str(live.parts)  # the text parts are as before
+
+    clock.now = datetime(2026, 11, 25, 18, 0, 5, tzinfo=UTC)
+    await tick_answering(scheduler, jobs, {"ada.py": result(10.0), "bob.py": result(0, status=Status.FAILED)})
+    closed = (await visit(deps, CommandKind.CHALLENGE, title="Week 48")).data
+    assert closed["state"] == "closed" and closed["closes"] == listed["closes"]
+    podium = closed["results"]["boards"][0]["podium"]
+    assert [(e["rank"], e["name"], e["verdict"]) for e in podium] == [(1, "Ada", "verified"), (2, "Bob", "held")]
+    assert closed["results"]["teams"] == [["red", 10]]
+    assert (await visit(deps, CommandKind.MINE, leaderboard="vectoradd")).data["error"] == "unauthenticated"
 
 
 async def test_a_core_down_through_a_whole_challenge_announces_only_the_close(env) -> None:

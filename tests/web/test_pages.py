@@ -1,5 +1,6 @@
-"""The web leaderboard in a real headless Chromium against a running kernelrank: public pages without a token, a
-submission's page for its author alone (signed in through the form), and an accessibility smoke check."""
+"""The web leaderboard in a real headless Chromium against a running kernelrank: public pages without a token
+(rankings, people, challenges), a submission's page for its author alone (signed in through the form), and an
+accessibility smoke check."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from browser_kit import Browser, Site
+
+from storage.records import Challenge
 
 # WCAG 2 contrast ratio of each element's text against the first opaque background behind it.
 CONTRAST = """
@@ -38,6 +41,40 @@ UNLABELLED = """return [...document.querySelectorAll('input:not([type=hidden]), 
   .map(i => i.name)"""
 
 
+def schedule_challenges(site: Site) -> None:
+    """Week 48 open, Week 49 upcoming and Week 47 closed, verified (Ada gold, tied with Bob, held), with teams."""
+    challenges, now = site.system.store.challenges, datetime.now(UTC)
+    ada, bob = site.person_ids["ada"], site.person_ids["bob"]
+    for title, opens, closes in (
+        ("Week 48", now - timedelta(hours=1), now + timedelta(days=2, hours=5)),
+        ("Week 49", now + timedelta(days=3, hours=2), now + timedelta(days=5)),
+    ):
+        challenges.add(Challenge(title, ["vectoradd"], opens, closes), now)
+    closed = challenges.add(Challenge("Week 47", ["vectoradd"], now - timedelta(days=8), now - timedelta(days=1)), now)
+    entry = {"score_us": 10.0, "rerun_us": 10.1, "interval": [9.9, 10.3], "reason": "", "run_id": "r"}
+    podium = [
+        entry
+        | {"rank": 1, "person_id": ada, "name": "Ada", "submission_id": 3, "verdict": "verified", "tie_with": [2]},
+        entry
+        | {
+            "rank": 2,
+            "person_id": bob,
+            "name": "Bob",
+            "submission_id": 2,
+            "verdict": "held",
+            "reason": "its re-run did not pass: wrong output",
+            "tie_with": [1],
+        },
+    ]
+    results = {
+        "boards": [{"leaderboard": "vectoradd", "gpu": "CPU", "podium": podium, "frozen": []}],
+        "teams": [["red", 10]],
+    }
+    challenges.update(dataclasses.replace(closed, results=results))
+    challenges.started(closed.id, "close", now)
+    challenges.done(closed.id, "close", now)
+
+
 async def test_home_lists_the_leaderboards_with_their_gpus_and_time_left(site: Site, browser: Browser) -> None:
     store = site.system.store
     store.upsert_leaderboard(
@@ -48,6 +85,44 @@ async def test_home_lists_the_leaderboards_with_their_gpus_and_time_left(site: S
     assert "Leaderboards" in text and "vectoradd" in text and "closes in 2 days" in text
     links = await browser.script("return [...document.querySelectorAll('main a')].map(a => a.pathname)")
     assert "/leaderboards/vectoradd/CPU" in links
+
+
+async def test_home_lists_open_and_upcoming_challenges_with_their_times(site: Site, browser: Browser) -> None:
+    schedule_challenges(site)
+    await browser.get(site.url + "/")
+    text = await browser.text()
+    assert re.search(r"Week 48: vectoradd\. Open until .* UTC: closes in 2 days", text), text
+    assert re.search(r"Week 49: vectoradd\. Opens .* UTC: opens in 3 days", text), text
+    links = await browser.script("return [...document.querySelectorAll('main a')].map(a => a.pathname)")
+    assert "/challenges/Week%2048" in links and "/challenges/Week%2049" in links
+    assert "/challenges/Week%2047" not in links  # closed: no longer news on the home page
+
+
+async def test_a_challenge_page_shows_its_leaderboards_and_live_standings(site: Site, browser: Browser) -> None:
+    schedule_challenges(site)
+    await browser.get(site.url + "/challenges/Week%2048")
+    text = await browser.text()
+    assert "Week 48" in text and "closes in 2 days" in text and "Standings" in text
+    links = await browser.script("return [...document.querySelectorAll('main li a')].map(a => a.pathname)")
+    assert links == ["/leaderboards/vectoradd/CPU"]
+    rows = await browser.script("return [...document.querySelectorAll('tbody tr')].map(r => r.innerText)")
+    assert len(rows) == 2 and {"Ada", "Bob"} == {name for row in rows for name in ("Ada", "Bob") if name in row}
+    assert re.search(r"\d µs", rows[0])
+
+
+async def test_a_closed_challenge_page_shows_verified_winners_held_entries_and_teams(
+    site: Site, browser: Browser
+) -> None:
+    schedule_challenges(site)
+    await browser.get(site.url + "/challenges/Week%2047")
+    text = await browser.text()
+    assert "Winners" in text and "vectoradd on CPU" in text and "Teams" in text
+    rows = await browser.script("return [...document.querySelectorAll('tbody tr')].map(r => r.innerText)")
+    assert "Ada" in rows[0] and "verified (re-run 10.1 µs); a tie with #2" in rows[0], rows
+    assert rows[1].startswith("held") and "held for review: its re-run did not pass: wrong output" in rows[1], rows
+    assert rows[2].split() == ["red", "10"]
+    medals = await browser.script("return [...document.querySelectorAll('tbody .medal')].map(m => m.ariaLabel)")
+    assert medals == ["gold medal"]
 
 
 async def test_a_ranking_page_shows_the_entries_with_medals(site: Site, browser: Browser) -> None:
@@ -98,9 +173,12 @@ async def test_a_submission_page_refuses_a_visitor_and_others_and_shows_its_auth
 
 
 async def test_pages_pass_an_accessibility_smoke_check(site: Site, browser: Browser) -> None:
+    schedule_challenges(site)
     await browser.sign_in(site.url, site.tokens["ada"], "/")
     for path in (
         "/",
+        "/challenges/Week%2048",
+        "/challenges/Week%2047",
         "/leaderboards/vectoradd/CPU",
         f"/people/{site.person_ids['ada']}",
         f"/submissions/{site.submissions['ada'][-1]}",
