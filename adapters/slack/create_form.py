@@ -22,7 +22,7 @@ from adapters.slack.deps import Deps
 from adapters.slack.dispatch import problem, run_query
 from adapters.slack.grammar import SUBCOMMANDS, Invocation
 from adapters.slack.intake import precheck
-from adapters.slack.modal import CATALOGUE_TIMEOUT_S, MAX_OPTIONS, option, plain, view_metadata
+from adapters.slack.modal import CATALOGUE_TIMEOUT_S, gpu_menu, plain, view_metadata
 from core.contracts.commands import MAX_PROBLEM_BYTES, query_command
 from core.contracts.errors import UserError
 from core.contracts.messages import Actor, Attachment, CommandKind, Platform, ReplyTo, Tone
@@ -64,14 +64,7 @@ def create_view(args: dict[str, str], pools: list[str], metadata: str) -> dict[s
     """The form, the GPUs and deadline typed in the command pre-filled."""
     typed = {g.strip().lower() for g in args.get("gpu", "").split(",")}
     picked = [p for p in pools if p.lower() in typed] or (pools if len(pools) == 1 else [])
-    gpus: dict[str, Any] = {
-        "type": "multi_static_select",
-        "action_id": GPUS_ACTION,
-        "placeholder": plain("Choose one or more GPUs"),
-        "options": [option(p) for p in pools[:MAX_OPTIONS]],
-    }
-    if picked:
-        gpus["initial_options"] = [option(p) for p in picked]
+    gpus = gpu_menu(GPUS_ACTION, pools, picked, "Choose one or more GPUs")
     deadline: dict[str, Any] = {
         "type": "plain_text_input",
         "action_id": DEADLINE_ACTION,

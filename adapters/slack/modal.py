@@ -76,14 +76,7 @@ def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str)
     }
     if board:
         board_select["initial_option"] = option(board["name"])
-    gpu_select: dict[str, Any] = {
-        "type": "multi_static_select",
-        "action_id": GPUS_ACTION,
-        "placeholder": plain("Choose GPUs"),
-        "options": [option(g) for g in gpus[:MAX_OPTIONS]],
-    }
-    if picked:
-        gpu_select["initial_options"] = [option(g) for g in picked]
+    gpu_select = gpu_menu(GPUS_ACTION, gpus, picked, "Choose GPUs")
     return {
         "type": "modal",
         "callback_id": CALLBACK_ID,
@@ -218,6 +211,19 @@ def view_metadata(view: dict[str, Any]) -> dict[str, Any]:
 
 def option(value: str) -> dict[str, Any]:
     return {"text": plain(value[:75]), "value": value[:150]}
+
+
+def gpu_menu(action_id: str, gpus: list[str], picked: list[str], placeholder: str) -> dict[str, Any]:
+    """A multi-select of GPU pools (the submit form's and the create form's), ``picked`` chosen already."""
+    menu: dict[str, Any] = {
+        "type": "multi_static_select",
+        "action_id": action_id,
+        "placeholder": plain(placeholder),
+        "options": [option(g) for g in gpus[:MAX_OPTIONS]],
+    }
+    if picked:
+        menu["initial_options"] = [option(g) for g in picked]
+    return menu
 
 
 def plain(text: str) -> dict[str, Any]:
