@@ -288,6 +288,7 @@ def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
         ("GET", "/leaderboards/{leaderboard}/{gpu}"),
         ("GET", "/people/{person:int}"),
         ("GET", "/submissions/{id:int}"),
+        ("GET", "/challenges/{title:path}"),
         ("GET", "/sign-in"),
         ("POST", "/sign-in"),
         ("POST", "/sign-out"),
