@@ -90,6 +90,7 @@ class Settings:
     scheduler_tick_s: float = 5.0  # KERNELRANK_SCHEDULER_TICK_S: how often the scheduler looks
     verify_tolerance: float = 0.10  # KERNELRANK_VERIFY_TOLERANCE: a re-run may stray this far
     verify_timeout_s: float = 1800.0  # KERNELRANK_VERIFY_TIMEOUT_S: wait for the podium's re-runs
+    close_wait_s: float = 1800.0  # KERNELRANK_CLOSE_WAIT_S: a close waits this long for runs sent before it
     # The HTTP API and the people who use it (docs/security.md)
     api_url: str = ""  # KERNELRANK_API_URL: the terminal client's API
     token: str = ""  # KERNELRANK_TOKEN: the client's personal token

@@ -7,7 +7,9 @@ starts and when it is done, so a restart never runs a done action again, and a c
 time runs it when it comes back. An action that started and never finished (a crash midway) runs again; its
 announcements carry ids made from the challenge and the action, so the bus drops a repeat published within its
 duplicate window. A core back after the close skips the opening and the reminders it missed: only the close is
-announced. Time comes from ``Deps.now``, so tests move a clock instead of waiting.
+announced. The close waits while ranked runs sent before it have no result yet (a submission in on time counts, even
+when the core was down or the queue long), for at most ``close_wait_s`` after the close. Time comes from
+``Deps.now``, so tests move a clock instead of waiting.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from core.service.announce import announcement_targets
 from core.service.challenge_report import results_parts
 from core.service.deps import Deps
 from core.service.podium import close_standings, team_points
+from harness.result import Mode
 from storage.records import Challenge
 
 log = logging.getLogger(__name__)
@@ -45,6 +48,7 @@ class Scheduler:
     def __init__(self, deps: Deps, publish: Publish) -> None:
         self.deps, self.publish = deps, publish
         self.reminder_hours = [float(h) for h in deps.settings.reminders]
+        self._waited: set[int] = set()  # challenges whose close waits for runs (logged once)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -64,12 +68,30 @@ class Scheduler:
             for action, at in actions(ch, self.reminder_hours):
                 if action in ch.done or at > self.deps.now():
                     continue
+                if action == "close" and await self._still_judging(ch):
+                    break  # ranked runs sent before the close count: crown once they have their results
                 await self.deps.db.write(store.started, ch.id, action, self.deps.now())
                 if action == "close":
                     await self._close(ch)
                 elif self.deps.now() < ch.closes_at:  # missed ones are not announced after the close
                     await self._announce(ch, action, *self._news(ch, action))
                 await self.deps.db.write(store.done, ch.id, action, self.deps.now())
+
+    async def _still_judging(self, ch: Challenge) -> bool:
+        """Whether ranked runs on the challenge's leaderboards sent before its close still wait for a result (and
+        the close is less than ``close_wait_s`` ago: a run that never ends must not hold the winners back)."""
+        if self.deps.now() >= ch.closes_at + timedelta(seconds=self.deps.settings.close_wait_s):
+            return False
+        unfinished = await self.deps.db.read(self.deps.db.store.unfinished_runs)
+        waiting = [
+            run
+            for run in unfinished
+            if run.leaderboard in ch.leaderboards and run.mode == Mode.RANKED.value and run.created_at <= ch.closes_at
+        ]
+        if waiting and ch.id not in self._waited:
+            self._waited.add(ch.id)
+            log.info("%s closes once its %d ranked runs sent before the close have results", ch.title, len(waiting))
+        return bool(waiting)
 
     async def _close(self, ch: Challenge) -> None:
         boards = await close_standings(self.deps, ch.leaderboards)

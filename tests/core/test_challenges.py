@@ -94,7 +94,8 @@ def result(score_us: float, spread: float = 0.02, status: Status = Status.PASSED
     )
 
 
-def ranked(deps: Deps, user: str, score_us: float, spread: float = 0.02) -> None:
+def ranked(deps: Deps, user: str, score_us: float, spread: float = 0.02, finished: bool = True) -> None:
+    """``user``'s ranked run on vectoradd, sent at T0; with its result unless not ``finished``."""
     store = deps.db.store
     person = store.person("discord", user, user.title())
     [sub] = store.add_submissions(
@@ -112,7 +113,13 @@ def ranked(deps: Deps, user: str, score_us: float, spread: float = 0.02) -> None
             )
         ]
     )
-    store.record_results(
+    if finished:
+        record(deps, user, score_us, spread)
+
+
+def record(deps: Deps, user: str, score_us: float, spread: float = 0.02) -> None:
+    """The result of ``user``'s ranked run."""
+    deps.db.store.record_results(
         [ResultRecord(run_id=f"run-{user}", result=result(score_us, spread), worker="w", attempts=1, finished_at=T0)]
     )
 
@@ -269,6 +276,32 @@ async def test_a_core_down_through_a_whole_challenge_announces_only_the_close(en
         deps,
     )
     assert "closed on 2026-11-24 09:00 UTC" in after.parts[0].text
+
+
+async def test_the_close_waits_for_ranked_runs_sent_before_it_for_at_most_close_wait_s(env) -> None:
+    deps, jobs, clock, published, scheduler = env
+    ranked(deps, "ada", 10.0, finished=False)  # in on time, still in the queue at the close
+    ranked(deps, "bob", 12.0, finished=False)
+    await ask(
+        deps,
+        "boss",
+        CommandKind.CHALLENGE_CREATE,
+        title="Sprint",
+        leaderboards="vectoradd",
+        closes="2026-11-24 09:00",
+        announce="discord:news",
+    )
+    clock.now = datetime(2026, 11, 24, 9, 0, 1, tzinfo=UTC)
+    await scheduler.tick()
+    assert published == []
+    record(deps, "ada", 10.0)
+    await scheduler.tick()
+    assert published == []  # bob's run still waits
+    clock.now = datetime(2026, 11, 24, 9, 31, tzinfo=UTC)  # past KERNELRANK_CLOSE_WAIT_S (30 minutes)
+    await tick_answering(scheduler, jobs, {"ada.py": result(10.0)})
+    assert kinds(published) == [("close", "discord:news")]
+    text = str(published[0].parts)
+    assert "🥇" in text and "Ada" in text and "Bob" not in text
 
 
 async def test_challenge_settings_are_checked_and_cancel_stops_everything(env) -> None:
