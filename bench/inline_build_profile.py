@@ -1,13 +1,14 @@
 """Where a first inline-CUDA build and a ranked evaluation spend their time (issue 11's compile targets).
 
-    python3 bench/inline_build_profile.py          # on a CUDA machine, from the repository root, ~5 min
+    python3 bench/inline_build_profile.py [SECTIONS]   # on a CUDA machine, from the repository root, ~5 min
+                                                       # SECTIONS: which of a-e to run (all by default)
 
 a) The machine: CPU, cores, nvcc, torch, and what a fresh process pays to import torch and start CUDA.
 b) torch's own ``load_inline`` of vectoradd's inline-CUDA solution in a fresh process, outside kernelrank:
    wall time and each ninja step (the generated main.cpp, the .cu, the link) from ninja's log.
 c) nvcc's phases for that .cu (``nvcc --time``), and the generated main.cpp with and without a precompiled
    ``torch/extension.h``.
-   Both again against the light headers kernelrank's builder tries first (``harness.builds.light_options``).
+   Both again against the light headers kernelrank's builder tries first (``harness.header_tiers.light_options``).
 d) Ranked evaluations through a fresh harness server, as a timeline of its progress events: the PyTorch
    solution, then the inline-CUDA one with an empty compile cache, then again with the cache filled.
 e) First and repeat builds of the same kernel, ranked, through ``kernelrank eval`` (a fresh process each, one
@@ -161,16 +162,16 @@ def section_c(folder: Path) -> None:
 
 def light_sources(folder: Path) -> tuple[str, str]:
     """main.cpp and cuda.cu as kernelrank's builder writes them first: torch/extension.h replaced by light headers
-    (the same rewrite as ``harness.builds.light_options``, applied to the files torch generated)."""
-    from harness import builds
+    (the same rewrite as ``harness.header_tiers.light_options``, applied to the files torch generated)."""
+    from harness import header_tiers
 
     main = (
         (folder / "main.cpp")
         .read_text()
-        .replace("#include <torch/extension.h>", "\n".join(builds.LIGHT_CPP_HEADERS), 1)
+        .replace("#include <torch/extension.h>", "\n".join(header_tiers.LIGHT_CPP_HEADERS), 1)
     )
-    (folder / "light_main.cpp").write_text(builds.lighten(main))
-    (folder / "light_cuda.cu").write_text(builds.lighten((folder / "cuda.cu").read_text()))
+    (folder / "light_main.cpp").write_text(header_tiers.lighten(main))
+    (folder / "light_cuda.cu").write_text(header_tiers.lighten((folder / "cuda.cu").read_text()))
     return "light_main.cpp", "light_cuda.cu"
 
 
@@ -236,6 +237,15 @@ def section_e(work: Path) -> None:
             cwd=REPO,
         )
         body.append([f"kernelrank eval, {label}", f"{wall:.1f}", _verdict(done.stdout)])
+    # a tensor operator (``* 1``) is beyond the operators' tier: its build falls back to torch/types.h
+    beyond = work / "cuda_inline_operator.py"
+    beyond.write_text(solution.read_text().replace("torch::empty_like(a);", "torch::empty_like(a) * 1;", 1))
+    wall, done = timed(
+        [*kernelrank, "eval", str(beyond), "--problem", str(VECTORADD), "--mode", "ranked", "--json"],
+        env={**env, "KERNELRANK_BUILD_CACHE": str(work / "operator-cache")},
+        cwd=REPO,
+    )
+    body.append(["kernelrank eval, first, a source needing torch/types.h", f"{wall:.1f}", _verdict(done.stdout)])
     home = work / "home"
     env = {
         **env,
@@ -244,7 +254,8 @@ def section_e(work: Path) -> None:
         "KERNELRANK_BUILD_CACHE": str(work / "service-cache"),
         "KERNELRANK_API_PORT": "0",
     }
-    up = subprocess.Popen([*kernelrank, "up"], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = open(Path(os.environ.get("OUT") or work) / "up.log", "w")  # noqa: SIM115 (open while up runs)
+    up = subprocess.Popen([*kernelrank, "up"], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 180
         while not (home / "run" / "api.token").is_file() and time.monotonic() < deadline and up.poll() is None:
@@ -258,9 +269,12 @@ def section_e(work: Path) -> None:
             )
             words = [w for w in ("passed", "failed", "timed out", "could not run") if w in done.stdout]
             body.append([f"service (up + submit), {label}", f"{wall:.1f}", (words or [done.stderr[-200:]])[0]])
+            if words != ["passed"]:
+                print(f"service, {label}: {done.stdout[-1500:]}{done.stderr[-500:]}", flush=True)
     finally:
         up.terminate()
         up.wait(60)
+        log.close()
     report.table("e) first and repeat inline-CUDA builds, ranked, end to end", ["path", "wall s", "verdict"], body)
 
 
@@ -285,13 +299,19 @@ def main() -> int:
     if arch is None:
         print("no CUDA GPU here", file=sys.stderr)
         return 2
+    sections = sys.argv[1] if len(sys.argv) > 1 else "abcde"  # e.g. "abe": the machine, torch's own, end to end
     work = Path(tempfile.mkdtemp(prefix="kernelrank-build-profile-"))
     (work / "torch").mkdir()
-    section_a()
-    section_b(load_inline_arguments(SOLUTIONS / "cuda_inline.py"), arch, work / "torch")
-    section_c(work / "torch")
-    section_d(work / "cache")
-    section_e(work)
+    if "a" in sections:
+        section_a()
+    if "b" in sections or "c" in sections:  # c reads the files b's build left
+        section_b(load_inline_arguments(SOLUTIONS / "cuda_inline.py"), arch, work / "torch")
+    if "c" in sections:
+        section_c(work / "torch")
+    if "d" in sections:
+        section_d(work / "cache")
+    if "e" in sections:
+        section_e(work)
     if out := os.environ.get("OUT"):
         report.write(Path(out))
     return 0

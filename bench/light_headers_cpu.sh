@@ -1,6 +1,6 @@
 #!/bin/bash
 # CPU seconds of the first inline-CUDA build's two compiles, with torch's headers and with the light headers
-# kernelrank's builder tries first (harness/builds.py, light_options). Runs where there is nvcc but no GPU:
+# kernelrank's builder tries first (harness/header_tiers.py, light_options). Runs where there is nvcc but no GPU:
 #     bash bench/light_headers_cpu.sh          # from the repository root, ~10 min on 2 cores
 # Prints one line per compile (wall and user+sys CPU seconds); figures in docs/benchmarks.md (issue 21).
 set -euo pipefail
@@ -21,16 +21,16 @@ PYEOF
 $PY - "$WORK" <<'PYEOF'
 import re, sys
 from pathlib import Path
-from harness import builds
+from harness import header_tiers
 work = Path(sys.argv[1])
 main = (work / "torch" / "main.cpp").read_text()
 (work / "full.cpp").write_text(main)
-(work / "light.cpp").write_text(main.replace("#include <torch/extension.h>", "\n".join(builds.LIGHT_CPP_HEADERS), 1))
+(work / "light.cpp").write_text(main.replace("#include <torch/extension.h>", "\n".join(header_tiers.LIGHT_CPP_HEADERS), 1))
 cu = re.search(r'CUDA_SOURCE = r"""(.*?)"""', Path("problems/vectoradd/solutions/correct/cuda_inline.py").read_text(),
                re.S).group(1)
-head = "\n".join(builds.LIGHT_CUDA_HEADERS) + "\n"        # what load_inline prepends, too
+head = "\n".join(header_tiers.LIGHT_CUDA_HEADERS) + "\n"        # what load_inline prepends, too
 (work / "full.cu").write_text(head + cu)
-(work / "light.cu").write_text(head + builds.lighten(cu))
+(work / "light.cu").write_text(head + header_tiers.lighten(cu))
 PYEOF
 mkdir -p "$WORK/shim/c10/cuda/impl" && echo '#pragma once' > "$WORK/shim/c10/cuda/impl/cuda_cmake_macros.h"  # CPU wheels lack it
 FLAGS=$(sed -n 's/^cflags = //p' "$WORK/torch/build.ninja")

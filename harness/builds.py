@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import build_cache, toolchain
+from harness import build_cache, header_tiers, toolchain
 
 CU_MODULE = "kernelrank_cu_module.so"  # what a .cu build makes, and what the worker loads
 DRIVER = "kernelrank_driver.cu"  # harness/cu_driver.cu, staged under this name
@@ -61,17 +61,7 @@ EXTENSION_ARGS = {
 }
 _IGNORED_ARGS = ("verbose", "keep_intermediates")
 _ERROR_LINE = re.compile(r"(?m)^.*\b(error|fatal error)\b.*$")
-# The light build of a load_inline call (docs/cuda.md): torch/extension.h is the whole C++ frontend (torch/all.h:
-# nn, optim, data) plus Python bindings; the generated main.cpp needs only tensors and pybind's casters, and a
-# CUDA source only tensors, so both compile against these instead (about half nvcc's time on an H100 host).
-LIGHT_CPP_HEADERS = (
-    "#include <torch/types.h>",
-    "#include <torch/csrc/utils/pybind.h>",
-    "#include <torch/csrc/Exceptions.h>",
-)
-LIGHT_CUDA_HEADERS = ("#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>")
-FALLBACK_NOTE = "The build against light torch headers failed, so the sources were built as written."
-_EXTENSION_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"]')
+FALLBACK_NOTE = "The builds against light torch headers failed, so the sources were built as written."
 
 
 @dataclass(frozen=True)
@@ -198,24 +188,9 @@ def _cu(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
     return BuildOutcome(True, {CU_MODULE: (folder / CU_MODULE).read_bytes()}, log)
 
 
-def light_options(options: dict[str, Any]) -> dict[str, Any] | None:
-    """load_inline's arguments with the lightest torch headers that suffice in place of ``torch/extension.h``
-    (the same sources otherwise); None when the call already chose its headers (``no_implicit_headers``)."""
-    if options.get("no_implicit_headers"):
-        return None
-    light = dict(
-        options,
-        no_implicit_headers=True,
-        cpp_sources=[*LIGHT_CPP_HEADERS, *map(lighten, _sources(options.get("cpp_sources")))],
-    )
-    if cuda := _sources(options.get("cuda_sources")):
-        light["cuda_sources"] = [*LIGHT_CUDA_HEADERS, *map(lighten, cuda)]
-    return light
-
-
 def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
     """torch's own load_inline build, for this GPU only, without loading what it built (that would run it here):
-    first against light headers, then, when that fails, the sources as written."""
+    first against the operators' headers, then torch/types.h, then, when both fail, the sources as written."""
     from torch.utils import cpp_extension
 
     os.environ["TORCH_CUDA_ARCH_LIST"] = (
@@ -226,12 +201,13 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))  # ninja compiles main.cpp and the .cu at once
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
-    light = light_options(options)
-    if light is not None and (outcome := _load_inline(cpp_extension, light, folder / "light")).ok:
-        return outcome
-    cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)  # same name, not name_v1
+    tiers = header_tiers.tiers(options, Path(cpp_extension.include_paths()[0]) / "ATen" / "ops")
+    for _, tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
+        if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
+            return outcome
+        cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)  # same name, not name_v1
     outcome = _load_inline(cpp_extension, options, folder / "build")
-    if light is not None:
+    if tiers:
         outcome.log = f"{FALLBACK_NOTE}\n{outcome.log}".strip()
     return outcome
 
@@ -246,15 +222,6 @@ def _load_inline(cpp_extension: Any, options: dict[str, Any], build_directory: P
     if not built.is_file():
         return BuildOutcome(False, message=f"Building the extension {options['name']!r} made no module")
     return BuildOutcome(True, {built.name: built.read_bytes()})
-
-
-def _sources(value: str | list[str] | None) -> list[str]:
-    return [value] if isinstance(value, str) else list(value or [])
-
-
-def lighten(source: str) -> str:
-    """``source`` with every ``#include <torch/extension.h>`` as ``#include <torch/types.h>``."""
-    return _EXTENSION_INCLUDE.sub("#include <torch/types.h>", source)
 
 
 def _plain(value: Any) -> bool:

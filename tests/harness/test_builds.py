@@ -8,12 +8,14 @@ to write the cache. Running a built module needs a GPU: those tests are marked `
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from harness import EvalJob, FailureKind, HarnessServer, Mode, Status, builds, load_problem, sandbox
+from harness import EvalJob, FailureKind, HarnessServer, Mode, Status, builds, header_tiers, load_problem, sandbox
 from harness.build_cache import BuildCache, key
 from harness.builder import Builds
 from harness.toolchain import ARCHES, arch_named, nvcc
@@ -185,15 +187,15 @@ def test_light_headers_stand_in_for_torch_extension_h_and_nothing_else_changes()
         "cuda_sources": '#include <torch/extension.h>\n#include "torch/extension.h"\n__global__ void k() {}',
         "functions": ["add"],
     }
-    light = builds.light_options(call)
+    light = header_tiers.light_options(call)
     assert light["no_implicit_headers"] and light["functions"] == ["add"] and light["name"] == "add_ext"
-    assert light["cpp_sources"] == [*builds.LIGHT_CPP_HEADERS, call["cpp_sources"]]
+    assert light["cpp_sources"] == [*header_tiers.LIGHT_CPP_HEADERS, call["cpp_sources"]]
     assert light["cuda_sources"] == [
-        *builds.LIGHT_CUDA_HEADERS,
+        *header_tiers.LIGHT_CUDA_HEADERS,
         "#include <torch/types.h>\n#include <torch/types.h>\n__global__ void k() {}",
     ]
-    assert builds.light_options({**call, "cuda_sources": None})["cuda_sources"] is None  # C++ only: as passed
-    assert builds.light_options({**call, "no_implicit_headers": True}) is None  # the author chose the headers
+    assert header_tiers.light_options({**call, "cuda_sources": None})["cuda_sources"] is None  # C++ only: as passed
+    assert header_tiers.light_options({**call, "no_implicit_headers": True}) is None  # the author chose the headers
 
 
 LIGHT = "torch::Tensor twice(torch::Tensor x) { return x * 2; }"
@@ -220,3 +222,51 @@ def test_a_load_inline_build_uses_light_headers_or_falls_back_to_the_sources_as_
     assert torch.equal(module.twice(torch.arange(4.0)), torch.arange(4.0) * 2)
     with pytest.raises(TypeError):  # pybind's tensor caster is bound in, as with torch/extension.h
         module.twice("not a tensor")
+
+
+CUDA_HOST_CODE = """#include <torch/extension.h>
+#include <c10/util/Exception.h>
+torch::Tensor scaled(torch::Tensor a) {
+    TORCH_CHECK(a.scalar_type() == torch::kFloat32 && a.dtype() != torch::kF16, "float32 only");
+    auto out = torch::empty_like(a);
+    auto zero = at::zeros({1}, a.options());
+    return out.copy_(a.contiguous().mul(2)).add_(zero.sum());
+}
+"""
+
+
+def test_a_cuda_source_is_built_against_the_operators_it_names_first() -> None:
+    ops_folder = _ops_folder()
+    call = {"name": "scaled_ext", "cpp_sources": "torch::Tensor scaled(torch::Tensor a);", "functions": ["scaled"]}
+    ops = header_tiers.ops_options({**call, "cuda_sources": CUDA_HOST_CODE}, ops_folder)
+    assert ops["cpp_sources"] == header_tiers.light_options(call)["cpp_sources"]  # main.cpp as in the light tier
+    headers = ops["cuda_sources"][:-1]
+    assert "#include <ATen/ops/empty_like.h>" in headers and "#include <ATen/ops/zeros.h>" in headers
+    assert not any("scaled.h" in line or "torch/" in line for line in headers)  # only ATen's own operators
+    assert "torch/extension.h" not in ops["cuda_sources"][-1] and "c10/util/Exception.h" in ops["cuda_sources"][-1]
+    assert header_tiers.ops_options(call, ops_folder) is None  # no CUDA source: the light tier is the lightest
+    assert header_tiers.ops_options({**call, "cuda_sources": "#include <torch/types.h>\n"}, ops_folder) is None
+    assert (
+        header_tiers.ops_options({**call, "cuda_sources": CUDA_HOST_CODE, "no_implicit_headers": True}, ops_folder)
+        is None
+    )
+
+
+@pytest.mark.skipif(not shutil.which("g++"), reason="no host compiler (g++) on this machine")
+def test_the_operators_tier_compiles_what_torch_types_h_compiles(tmp_path: Path) -> None:
+    """The host side of a CUDA source, against the tier's headers: torch's names resolve to ATen's."""
+    from torch.utils import cpp_extension
+
+    ops = header_tiers.ops_options({"name": "x", "cpp_sources": "", "cuda_sources": CUDA_HOST_CODE}, _ops_folder())
+    (tmp_path / "host.cpp").write_text("\n".join(line for line in ops["cuda_sources"] if "cuda" not in line))
+    includes = [f"-I{path}" for path in cpp_extension.include_paths()]
+    done = subprocess.run(
+        ["g++", "-fsyntax-only", "-std=c++20", *includes, "host.cpp"], cwd=tmp_path, text=True, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _ops_folder() -> Path:
+    from torch.utils import cpp_extension
+
+    return Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
