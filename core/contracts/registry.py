@@ -13,7 +13,8 @@ Conventions every front end keeps:
   (Slack), ``/admin token issue`` (Discord: commands whose first word is ``admin`` live in the ``/admin``
   group, every other one in ``/leaderboard``).
 - Required arguments are positional in the terminal, optional ones are ``--options`` (unless ``positional``);
-  Slack takes every argument in declaration order or as ``name=value``; Discord has one option per argument.
+  Slack takes every argument in declaration order or as ``name=value`` (a ``sentence`` argument also takes the
+  words left after the others: a reason needs no quotes); Discord has one option per argument.
 - ``aliases`` of a command are other spellings people already use (the public bot's ``show-personal``);
   ``aliases`` of an argument are other option names (``leaderboard_name``).
 """
