@@ -244,6 +244,30 @@ _BOARD_LIMITS = Migration(
     ),
 )
 
+# Reports and reviews (issue 20): anyone may flag a submission for the admins (one open report per person and
+# submission); an admin's decision (cheat or fine) closes its reports and is kept per submission, which also clears a
+# podium entry that a challenge's verification held (a held entry is open while no decision came after its close).
+_REVIEWS = Migration(
+    "reports and review decisions",
+    (
+        """CREATE SEQUENCE report_id_seq START 1""",
+        """CREATE TABLE reports (
+        id BIGINT PRIMARY KEY DEFAULT nextval('report_id_seq'),
+        submission_id BIGINT NOT NULL,
+        reporter_id BIGINT NOT NULL,
+        reason VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        resolution VARCHAR CHECK (resolution IN ('cheat', 'fine')),
+        resolved_at TIMESTAMPTZ)""",
+        """CREATE TABLE review_decisions (
+        submission_id BIGINT NOT NULL,
+        decision VARCHAR NOT NULL CHECK (decision IN ('cheat', 'fine')),
+        note VARCHAR NOT NULL,
+        decided_by VARCHAR NOT NULL,
+        decided_at TIMESTAMPTZ NOT NULL)""",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _INITIAL,
     _RUN_COSTS,
@@ -255,6 +279,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _LINKS,
     _DEADLINES,
     _BOARD_LIMITS,
+    _REVIEWS,
 )
 
 

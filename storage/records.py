@@ -274,3 +274,29 @@ class PersonSummary:
     display_name: str
     bests: list[PersonBest]
     runs: list[PersonRun]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Someone's flag on a submission for the admins; open until an admin's review decides it."""
+
+    id: int
+    submission_id: int
+    reporter_id: int
+    reporter_name: str
+    reason: str
+    created_at: datetime
+    resolution: str | None = None  # "cheat" or "fine", once decided
+    resolved_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class HeldRun:
+    """A ranked run the static pre-check held for review: stored with its score, not ranked until an admin decides."""
+
+    submission_id: int
+    run_id: str
+    gpu: str
+    score_us: float | None
+    message: str
+    finished_at: datetime

@@ -15,7 +15,8 @@ DuckDB runs each statement on one thread (``threads=1``): the core's statements 
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
 ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads),
 ``_tokens.py`` (personal API tokens), ``_boards.py`` (leaderboards managed live: versions, deletion), ``_links.py``
-(one person across platforms) and ``_people.py`` (a person's page).
+(one person across platforms), ``_people.py`` (a person's page) and ``_reports.py`` (reports and review
+decisions).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import duckdb
 from storage import _boards, _links, _people, _queries, _ranking, _tokens, _writes
 from storage._admin import AdminRecords
 from storage._challenges import Challenges
+from storage._reports import Reports
 from storage._schema import migrate
 from storage._time import as_utc
 from storage.errors import StoreError, StoreFull, StoreLocked
@@ -95,6 +97,7 @@ class Store:
         self._closed = False
         self.challenges = Challenges(self._reading, self._writing)  # challenges, their actions, teams
         self.admin = AdminRecords(self._reading, self._writing)  # roles, bans, limits, invalidations, audit
+        self.reports = Reports(self._reading, self._writing)  # reports on submissions, review decisions
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")

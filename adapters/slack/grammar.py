@@ -190,7 +190,10 @@ def _named_and_positional(tokens: list[str], sub: Subcommand, command: str) -> d
             if key in free:
                 free.remove(key)
         elif not free:
-            raise UserError(f"Too many words after `{sub.name}`: `{command} {sub.usage}`.")
+            sentence = next((a.name for a in sub.spec.args if a.sentence), None) if sub.spec else None
+            if sentence is None:
+                raise UserError(f"Too many words after `{sub.name}`: `{command} {sub.usage}`.")
+            args[sentence] = f"{args[sentence]} {value}" if sentence in args else value  # a reason needs no quotes
         else:
             args[free.pop(0)] = value
     return args

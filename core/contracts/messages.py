@@ -69,6 +69,8 @@ class CommandKind(enum.StrEnum):
     UNLINK = "unlink"  # split the asker's account off the person it was linked into
     ADMIN_LINK = "admin-link"  # (admins) join args["person"] and args["other"]
     ADMIN_UNLINK = "admin-unlink"  # (admins) split args["person"] (an account, or a person's every link)
+    REPORT = "report"  # flag args["id"] for the admins, with args["reason"]
+    REVIEW = "review"  # (admins) open cases; args["id"]: one case; with args["decide"] cheat|fine: close it
 
 
 @dataclass

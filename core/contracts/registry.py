@@ -5,130 +5,48 @@ subcommands and the Discord slash commands are built from it; ``tests/adapters/t
 fails when a front end lacks a command (unless the entry says why it is not there). The core's handler table
 (``core.service.handlers.HANDLERS``) is keyed by the same ``CommandKind``s, and a test holds the two together.
 
-A new command costs one ``Spec`` here, one handler, and its rendering where the generic one is not enough.
+A new command costs one ``Spec`` here (an admin's in ``core.contracts.admin_commands``, whose entries close this
+table), one handler, and its rendering where the generic one is not enough. The types are in ``core.contracts.specs``.
 
 Conventions every front end keeps:
 - ``words`` are what people type: ``kernelrank admin token issue NAME``, ``/kernelrank admin token issue NAME``
   (Slack), ``/admin token issue`` (Discord: commands whose first word is ``admin`` live in the ``/admin``
   group, every other one in ``/leaderboard``).
 - Required arguments are positional in the terminal, optional ones are ``--options`` (unless ``positional``);
-  Slack takes every argument in declaration order or as ``name=value``; Discord has one option per argument.
+  Slack takes every argument in declaration order or as ``name=value`` (a ``sentence`` argument also takes the
+  words left after the others: a reason needs no quotes); Discord has one option per argument.
 - ``aliases`` of a command are other spellings people already use (the public bot's ``show-personal``);
   ``aliases`` of an argument are other option names (``leaderboard_name``).
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from core.contracts.admin_commands import ADMIN_COMMANDS
 from core.contracts.messages import CommandKind
+from core.contracts.specs import (
+    FRONT_ENDS,
+    GPU,
+    LEADERBOARD,
+    SUBMISSION_ID,
+    TITLE,
+    Access,
+    Arg,
+    ArgKind,
+    Route,
+    Spec,
+)
 
-FRONT_ENDS = ("terminal", "api", "discord", "slack")
-
-
-class Access(enum.StrEnum):
-    PUBLIC = "public"  # anyone, signed in or not: what the public web pages show (rankings, people, challenges)
-    ANYONE = "anyone"  # anyone the core knows: a chat account, or a personal token's holder
-    ADMIN = "admin"  # admins only; the core refuses everyone else before the handler runs
-    CREATOR = "creator"  # admins and leaderboard creators; a creator manages only what they created
-
-
-class ArgKind(enum.StrEnum):
-    TEXT = "text"
-    NUMBER = "number"  # a whole number
-    GPUS = "gpus"  # one or more GPU names: repeated, or a comma list ("H100,A100")
-    FILE = "file"  # a file: the terminal reads a path (a folder goes as a .tar.gz), chat takes an attachment
-    PERSON = "person"  # someone else: ``platform:id`` or a name; Discord offers a member picker
-
-
-@dataclass(frozen=True)
-class Arg:
-    name: str
-    help: str
-    kind: ArgKind = ArgKind.TEXT
-    required: bool = False
-    choices: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()  # other names for the option, as people of other tools type them
-    positional: bool | None = None  # in the terminal; None: positional exactly when required
-
-    @property
-    def is_positional(self) -> bool:
-        return self.required if self.positional is None else self.positional
-
-
-@dataclass(frozen=True)
-class Route:
-    """An HTTP route of the API; ``fixed`` are the arguments the route itself implies (``DELETE`` = revoke)."""
-
-    method: str
-    path: str  # "/v1/leaderboards/{leaderboard}"
-    fixed: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def path_params(self) -> tuple[str, ...]:
-        return tuple(part[1:-1] for part in self.path.split("/") if part.startswith("{"))
-
-
-@dataclass(frozen=True)
-class Spec:
-    kind: CommandKind
-    words: tuple[str, ...]
-    about: str
-    args: tuple[Arg, ...] = ()
-    aliases: tuple[tuple[str, ...], ...] = ()
-    access: Access = Access.ANYONE
-    private: bool = False  # in chat, answered to the asker alone
-    routes: tuple[Route, ...] = ()
-    not_on: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # front end -> why not
-
-    @property
-    def name(self) -> str:
-        return " ".join(self.words)
-
-    @property
-    def submission(self) -> bool:
-        return self.kind is CommandKind.SUBMIT
-
-    def arg(self, name: str) -> Arg | None:
-        """The argument called ``name`` or one of its aliases."""
-        return next((a for a in self.args if name == a.name or name in a.aliases), None)
-
-    def usage(self) -> str:
-        shown = [a.name.upper() if a.required else f"[{a.name.upper()}]" for a in self.args]
-        return " ".join([self.name, *shown])
-
-    def offered_on(self, front_end: str) -> bool:
-        return front_end not in self.not_on
-
-
-LEADERBOARD = Arg("leaderboard", "the leaderboard", required=True, aliases=("leaderboard_name",))
-GPU = Arg("gpu", "only this GPU (default: every GPU the leaderboard offers)")
+__all__ = ["BY_KIND", "COMMANDS", "FRONT_ENDS", "Access", "Arg", "ArgKind", "Route", "Spec", "find", "first_words"]
 
 
 def _board(path: str = "") -> str:
     return "/v1/leaderboards/{leaderboard}" + path
 
 
-_PROBLEM_HELP = "the problem: a reference.py, or a .zip or .tar.gz of its folder (the terminal takes the folder itself)"
-_SETTINGS = (
-    Arg("gpu", "the GPUs it runs on (default: every GPU its problem can use)", ArgKind.GPUS, aliases=("gpus",)),
-    Arg("deadline", 'when it closes, "YYYY-MM-DD HH:MM" in UTC (default: never)'),
-    Arg("opens", 'when it opens, "YYYY-MM-DD HH:MM" in UTC (default: as soon as it is validated)'),
-    Arg("description", "one line on what to solve (default: the problem's own)"),
-)
-_ADMIN_BOARD = "/v1/admin/leaderboards/{leaderboard}"
-TITLE = Arg("title", "the challenge's title", required=True)
-_CHALLENGE_SETTINGS = (
-    Arg("leaderboards", "its leaderboards, a comma list: a,b", positional=False),
-    Arg("opens", 'when it opens, "YYYY-MM-DD HH:MM" in UTC (default: now)'),
-    Arg("closes", 'when it closes, "YYYY-MM-DD HH:MM" in UTC', positional=False),
-    Arg("announce", "where news and winners go, a comma list: discord:CHANNEL,slack:CHANNEL"),
-)
-
-COMMANDS: tuple[Spec, ...] = (
+_EVERYDAY: tuple[Spec, ...] = (
     Spec(
         CommandKind.SUBMIT,
         ("submit",),
@@ -215,7 +133,7 @@ COMMANDS: tuple[Spec, ...] = (
         CommandKind.SUBMISSION,
         ("submission",),
         "one submission: its runs, results and code",
-        (Arg("id", "the submission number, as in #12", ArgKind.NUMBER, required=True),),
+        (SUBMISSION_ID,),
         aliases=(("get-submission",),),
         private=True,
         routes=(Route("GET", "/v1/submissions/{id}"),),
@@ -273,87 +191,6 @@ COMMANDS: tuple[Spec, ...] = (
         ),
     ),
     Spec(
-        CommandKind.ISSUE_TOKEN,
-        ("admin", "token", "issue"),
-        "a token for someone who uses only the terminal",
-        (Arg("name", "the person the token is for", required=True),),
-        access=Access.ADMIN,
-        private=True,
-        routes=(Route("POST", "/v1/admin/tokens"),),
-    ),
-    Spec(
-        CommandKind.BOARD_CREATE,
-        ("admin", "create"),
-        "a new leaderboard from a problem's files; its reference runs once before it opens",
-        (
-            Arg("name", "the new leaderboard's name", required=True),
-            Arg("problem", _PROBLEM_HELP, ArgKind.FILE, required=True, positional=False),
-            *_SETTINGS,
-        ),
-        access=Access.CREATOR,
-        routes=(Route("POST", "/v1/admin/leaderboards"),),
-    ),
-    Spec(
-        CommandKind.BOARD_UPDATE,
-        ("admin", "update"),
-        "new problem files (a new version: earlier runs are kept) or new settings for a leaderboard",
-        (LEADERBOARD, Arg("problem", _PROBLEM_HELP, ArgKind.FILE), *_SETTINGS),
-        access=Access.CREATOR,
-        routes=(Route("POST", _ADMIN_BOARD),),
-    ),
-    Spec(
-        CommandKind.BOARD_CLOSE,
-        ("admin", "close"),
-        "close a leaderboard now: ranked submissions stop",
-        (LEADERBOARD,),
-        access=Access.CREATOR,
-        routes=(Route("POST", _ADMIN_BOARD + "/close"),),
-    ),
-    Spec(
-        CommandKind.BOARD_REOPEN,
-        ("admin", "reopen"),
-        "reopen a closed leaderboard until a new deadline",
-        (LEADERBOARD, Arg("deadline", 'the new deadline, "YYYY-MM-DD HH:MM" in UTC (default: none)')),
-        access=Access.CREATOR,
-        routes=(Route("POST", _ADMIN_BOARD + "/reopen"),),
-    ),
-    Spec(
-        CommandKind.BOARD_DELETE,
-        ("admin", "delete"),
-        "delete a leaderboard: hidden with its history kept, or erased with --purge yes",
-        (
-            LEADERBOARD,
-            Arg("confirm", "the leaderboard's name again, to confirm"),
-            Arg("purge", "yes: erase its submissions and runs too", choices=("yes", "no")),
-        ),
-        access=Access.CREATOR,
-        routes=(Route("DELETE", _ADMIN_BOARD),),
-    ),
-    Spec(
-        CommandKind.CHALLENGE_CREATE,
-        ("admin", "challenge", "create"),
-        "a challenge: leaderboards between an opening and a close, with reminders, a verified podium and winners",
-        (TITLE, *_CHALLENGE_SETTINGS),
-        access=Access.CREATOR,
-        routes=(Route("POST", "/v1/admin/challenges"),),
-    ),
-    Spec(
-        CommandKind.CHALLENGE_UPDATE,
-        ("admin", "challenge", "update"),
-        "change a challenge's leaderboards, times or channels before it closes",
-        (TITLE, *_CHALLENGE_SETTINGS),
-        access=Access.CREATOR,
-        routes=(Route("POST", "/v1/admin/challenges/{title}"),),
-    ),
-    Spec(
-        CommandKind.CHALLENGE_CANCEL,
-        ("admin", "challenge", "cancel"),
-        "cancel a challenge: nothing more happens",
-        (TITLE,),
-        access=Access.CREATOR,
-        routes=(Route("POST", "/v1/admin/challenges/{title}/cancel"),),
-    ),
-    Spec(
         CommandKind.CHALLENGES,
         ("challenges",),
         "the challenges: upcoming, open with the time left, and winners",
@@ -369,84 +206,6 @@ COMMANDS: tuple[Spec, ...] = (
         routes=(Route("GET", "/v1/challenges/{title}"),),
     ),
     Spec(
-        CommandKind.TEAM_ADD,
-        ("admin", "team", "add"),
-        "put people in a team, for a challenge's team standings",
-        (
-            Arg("team", "the team's name", required=True),
-            Arg("people", "who: a comma list of discord:ID, slack:ID or names", required=True),
-        ),
-        access=Access.ADMIN,
-        routes=(Route("POST", "/v1/admin/teams"),),
-    ),
-    Spec(
-        CommandKind.ROLE,
-        ("admin", "role"),
-        "grant or revoke a person's role: admin, or creator of leaderboards",
-        (
-            Arg("action", "grant or revoke", choices=("grant", "revoke"), required=True),
-            Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
-            Arg("role", "admin or creator", choices=("admin", "creator"), required=True),
-        ),
-        access=Access.ADMIN,
-        routes=(Route("POST", "/v1/admin/roles"),),
-    ),
-    Spec(
-        CommandKind.BAN,
-        ("admin", "ban"),
-        "stop a person from submitting",
-        (
-            Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
-            Arg("reason", "why, for the audit log and for them"),
-        ),
-        access=Access.ADMIN,
-        routes=(Route("POST", "/v1/admin/bans"),),
-    ),
-    Spec(
-        CommandKind.UNBAN,
-        ("admin", "unban"),
-        "let a banned person submit again",
-        (
-            Arg("person", "who: discord:ID, slack:ID or a name", ArgKind.PERSON, required=True),
-            Arg("reason", "why, for the audit log"),
-        ),
-        access=Access.ADMIN,
-        routes=(Route("DELETE", "/v1/admin/bans/{person}"),),
-    ),
-    Spec(
-        CommandKind.INVALIDATE,
-        ("admin", "invalidate"),
-        "take a submission out of every ranking (it is kept in history, marked)",
-        (
-            Arg("id", "the submission number, as in #12", ArgKind.NUMBER, required=True),
-            Arg("reason", "why: shown with the submission", required=True, positional=False),
-        ),
-        access=Access.ADMIN,
-        routes=(Route("POST", "/v1/admin/submissions/{id}/invalidate"),),
-    ),
-    Spec(
-        CommandKind.LIMIT,
-        ("admin", "limit"),
-        "a person's own rate limit, or a leaderboard's for everyone together, in submissions per minute per GPU",
-        (
-            Arg(
-                "person", "who: discord:ID, slack:ID or a name; or a leaderboard's name", ArgKind.PERSON, required=True
-            ),
-            Arg("rate", "how many, like 5/min", required=True),
-        ),
-        access=Access.ADMIN,
-        routes=(Route("POST", "/v1/admin/limits"),),
-    ),
-    Spec(
-        CommandKind.AUDIT,
-        ("admin", "audit"),
-        "the audit log: who did what, when and why",
-        (Arg("since", 'from when, "YYYY-MM-DD HH:MM" in UTC (default: the last 7 days)'),),
-        access=Access.ADMIN,
-        private=True,
-        routes=(Route("GET", "/v1/admin/audit"),),
-    ),
-    Spec(
         CommandKind.LINK,
         ("link",),
         "join your accounts on Slack, Discord and the terminal into one person",
@@ -455,35 +214,27 @@ COMMANDS: tuple[Spec, ...] = (
         routes=(Route("POST", "/v1/link"),),
     ),
     Spec(
+        CommandKind.REPORT,
+        ("report",),
+        "flag a submission you think cheats: the admins review it (its author is not told who reported it)",
+        (
+            SUBMISSION_ID,
+            Arg("reason", "what looks wrong, in a sentence or two", required=True, positional=False, sentence=True),
+        ),
+        private=True,  # answered to the reporter alone: the channel does not learn who reported
+        routes=(Route("POST", "/v1/submissions/{id}/reports"),),
+    ),
+    Spec(
         CommandKind.UNLINK,
         ("unlink",),
         "split this account off the person it was linked into",
         private=True,
         routes=(Route("POST", "/v1/unlink"),),
     ),
-    Spec(
-        CommandKind.ADMIN_LINK,
-        ("admin", "link"),
-        "join two people's accounts into one person",
-        # plain text, not a person picker: the two accounts are usually on two platforms
-        (
-            Arg("person", "one account: discord:ID, slack:ID or a name", required=True),
-            Arg("other", "the other account, named the same way", required=True),
-        ),
-        access=Access.ADMIN,
-        private=True,
-        routes=(Route("POST", "/v1/admin/link"),),
-    ),
-    Spec(
-        CommandKind.ADMIN_UNLINK,
-        ("admin", "unlink"),
-        "split an account (platform:ID) off its person, or every link of a person",
-        (Arg("person", "discord:ID, slack:ID or a name", required=True),),
-        access=Access.ADMIN,
-        private=True,
-        routes=(Route("POST", "/v1/admin/unlink"),),
-    ),
 )
+
+COMMANDS: tuple[Spec, ...] = (*_EVERYDAY, *ADMIN_COMMANDS)
+
 
 BY_KIND: Mapping[CommandKind, Spec] = MappingProxyType({spec.kind: spec for spec in COMMANDS})
 

@@ -1,4 +1,5 @@
-"""The admins' tools from chat: ``admin role``, ``ban``, ``unban``, ``invalidate``, ``limit`` and ``audit``.
+"""The admins' tools from chat: ``admin role``, ``ban``, ``unban``, ``invalidate``, ``limit`` and ``audit``
+(``admin review``, which invalidates through ``invalidate_submission``, is in ``core.service.review``).
 
 Every change is written to the audit log with who made it and why; ``admin audit`` reads it back.
 """
@@ -57,15 +58,25 @@ async def invalidate(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     reason = str(cmd.args.get("reason") or "").strip()
     if not reason:
         raise UserError("Say why with --reason: it is shown with the submission and kept in the audit log.")
-    if not await deps.db.write(deps.db.store.admin.invalidate, sub_id, reason):
-        raise NotFound(f"There is no submission #{sub_id}.")
-    await _audit(deps, caller, "invalidate", {"submission": sub_id, "reason": reason})
+    await invalidate_submission(deps, caller, sub_id, reason)
     return reply(
         cmd,
         f"Submission #{sub_id} invalidated",
         [report.text(f"#{sub_id} is out of every ranking ({reason}); it stays in history, marked.")],
         data={"submission_id": sub_id},
     )
+
+
+async def invalidate_submission(
+    deps: Deps, caller: Caller, sub_id: int, reason: str, action: str = "invalidate"
+) -> int:
+    """Take the submission out of every ranking and close its open case as a cheat (``admin invalidate`` and
+    ``admin review --decide cheat`` both end here), written to the audit log as ``action``; the reports it closed."""
+    if not await deps.db.write(deps.db.store.admin.invalidate, sub_id, reason):
+        raise NotFound(f"There is no submission #{sub_id}.")
+    closed = await deps.db.write(deps.db.store.reports.decide, sub_id, "cheat", reason, caller.signature, deps.now())
+    await _audit(deps, caller, action, {"submission": sub_id, "reason": reason, "reports_closed": closed})
+    return closed
 
 
 async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:

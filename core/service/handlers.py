@@ -17,7 +17,7 @@ from core.contracts.commands import check_lengths
 from core.contracts.errors import Forbidden, NotSignedIn, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
-from core.service import admin, challenges, linking, manage, profiles, queries
+from core.service import admin, challenges, linking, manage, profiles, queries, reports, review
 from core.service.deps import Deps
 from core.service.people import VISITOR, Caller
 from core.service.submit import submit
@@ -96,4 +96,6 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.UNLINK: linking.unlink,
     CommandKind.ADMIN_LINK: linking.admin_link,
     CommandKind.ADMIN_UNLINK: linking.admin_unlink,
+    CommandKind.REPORT: reports.report,
+    CommandKind.REVIEW: review.review,
 }

@@ -11,12 +11,12 @@ import pytest
 from discord import app_commands
 
 from adapters.api.app import create_app
-from adapters.cli import parser_for
+from adapters.cli import parser_for, pick_route
 from adapters.discord.app import KernelrankBot
 from adapters.slack.grammar import SUBCOMMANDS, parse
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind
-from core.contracts.registry import COMMANDS, FRONT_ENDS, ArgKind, Spec, find
+from core.contracts.registry import BY_KIND, COMMANDS, FRONT_ENDS, ArgKind, Spec, find
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -102,3 +102,12 @@ def test_the_drift_the_house_plan_fixed() -> None:
     assert shown.returncode == 0 and "usage: kernelrank eval-code" in shown.stdout
     assert "leaderboard stats" in _discord_commands()
     assert parse("show-personal vectoradd H100", "/kernelrank").sub.kind is CommandKind.MINE
+
+
+def test_reading_a_review_never_decides_and_the_terminal_posts_a_decision() -> None:
+    """``admin review`` is one command: its GET routes fix ``decide`` empty, so only a POST can invalidate."""
+    spec = BY_KIND[CommandKind.REVIEW]
+    assert all(route.fixed == {"decide": ""} for route in spec.routes if route.method == "GET")
+    assert pick_route(spec, {"id": "12", "decide": None, "note": None}).method == "GET"
+    decision = pick_route(spec, {"id": "12", "decide": "cheat", "note": "copies the answer"})
+    assert (decision.method, decision.path) == ("POST", "/v1/admin/review/{id}/cheat")

@@ -32,6 +32,8 @@ TABLES = {
     "rate_limits",
     "person_links",
     "leaderboard_rate_limits",
+    "reports",
+    "review_decisions",
 }
 
 

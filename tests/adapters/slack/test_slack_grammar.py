@@ -30,6 +30,15 @@ CMD = "/kernelrank"
         ("token list", CommandKind.TOKEN, {"action": "list"}),
         ("token revoke kr_AbCdEfGh1", CommandKind.TOKEN, {"action": "revoke", "prefix": "kr_AbCdEfGh1"}),
         ("stats", CommandKind.STATS, {}),
+        # a reason or a note is a sentence: the words after the other arguments, no quotes needed
+        (
+            "report #12 reads the answer from a file",
+            CommandKind.REPORT,
+            {"id": "#12", "reason": "reads the answer from a file"},
+        ),
+        ("report 12 reason=too fast", CommandKind.REPORT, {"id": "12", "reason": "too fast"}),
+        ("admin review", CommandKind.REVIEW, {}),
+        ("admin review 12 cheat copies it", CommandKind.REVIEW, {"id": "12", "decide": "cheat", "note": "copies it"}),
         ("<@U0KRBOT> show vectoradd", CommandKind.SHOW, {"leaderboard": "vectoradd"}),
     ],
 )
