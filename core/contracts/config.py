@@ -85,6 +85,7 @@ class Settings:
     discord_api_base: str = ""  # KERNELRANK_DISCORD_API_BASE: a Discord-compatible API (tests)
     discord_guilds: list[str] = field(default_factory=list)  # KERNELRANK_DISCORD_GUILDS: sync commands here at start
     announce: list[str] = field(default_factory=list)  # KERNELRANK_ANNOUNCE: top-3 news, e.g. discord:123,slack:C1
+    admin_channels: list[str] = field(default_factory=list)  # KERNELRANK_ADMIN_CHANNELS: reports and held entries
     # Challenges (docs/challenges.md)
     reminders: list[str] = field(default_factory=lambda: ["24", "1"])  # KERNELRANK_REMINDERS: hours before a close
     scheduler_tick_s: float = 5.0  # KERNELRANK_SCHEDULER_TICK_S: how often the scheduler looks

@@ -22,14 +22,14 @@ TOP = 3
 CHAT_PLATFORMS = (Platform.DISCORD, Platform.SLACK)
 
 
-def announcement_targets(entries: Iterable[str]) -> list[ReplyTo]:
-    """Parse ``platform:channel`` entries; ``ConfigError`` names the entry that is wrong."""
+def announcement_targets(entries: Iterable[str], setting: str = "KERNELRANK_ANNOUNCE") -> list[ReplyTo]:
+    """Parse ``platform:channel`` entries; ``ConfigError`` names the entry (and the ``setting``) that is wrong."""
     targets = []
     for entry in entries:
         platform, _, channel = entry.strip().partition(":")
         if platform.lower() not in {p.value for p in CHAT_PLATFORMS} or not channel.strip():
             raise ConfigError(
-                f"KERNELRANK_ANNOUNCE entry {entry!r} is not platform:channel with platform "
+                f"{setting} entry {entry!r} is not platform:channel with platform "
                 f"{' or '.join(p.value for p in CHAT_PLATFORMS)}, e.g. discord:1234567890."
             )
         targets.append(ReplyTo(platform=Platform(platform.lower()), channel=channel.strip()))

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from core.contracts.bus import Bus
 from core.contracts.config import Settings
 from core.contracts.credentials import result_secret
-from core.contracts.messages import RunJob
+from core.contracts.messages import Reply, RunJob
 from core.service.db import Database, Writer
 from core.service.deps import Deps
 from core.service.jobs import JobQueue
@@ -39,6 +39,7 @@ def build_deps(
     *,
     now: Callable[[], datetime] = utc_now,
     gpu_pools: tuple[str, ...] = (),
+    publish_reply: Callable[[Reply], Awaitable[object]] | None = None,
 ) -> Deps:
     return Deps(
         db=db,
@@ -56,11 +57,17 @@ def build_deps(
         validations=Validations(),
         gpu_pools=tuple(gpu_pools),
         reruns=Reruns(),
+        publish_reply=publish_reply or _nowhere,
     )
+
+
+async def _nowhere(reply: Reply) -> None:
+    """Where a message goes without a bus (handlers called directly)."""
 
 
 def bootstrap(
     bus: Bus, db: Database, settings: Settings, pools: list[str], *, now: Callable[[], datetime] = utc_now
 ) -> CoreService:
     jobs = JobQueue(bus, result_secret(settings))
-    return CoreService(bus, build_deps(db, settings, jobs.publish, now=now, gpu_pools=tuple(pools)), jobs, pools)
+    deps = build_deps(db, settings, jobs.publish, now=now, gpu_pools=tuple(pools), publish_reply=bus.publish_reply)
+    return CoreService(bus, deps, jobs, pools)

@@ -1,6 +1,7 @@
 """What handlers need, in one object built once by ``core.service.bootstrap`` (no globals, no hidden wiring).
 
-``publish_job`` is a plain callable, so a test hands the handlers a DuckDB file and a list that collects jobs.
+``publish_job`` and ``publish_reply`` are plain callables, so a test hands the handlers a DuckDB file and lists that
+collect jobs and messages.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.contracts.config import Settings
-from core.contracts.messages import RunJob
+from core.contracts.messages import Reply, RunJob
 from core.service.db import Database, Writer
 from core.service.leaderboards import BoardCache
 from core.service.linkcodes import LinkCodes
@@ -39,3 +40,4 @@ class Deps:
     validations: Validations  # leaderboards waiting for their reference's test run
     gpu_pools: tuple[str, ...]  # the GPU pools this core queues jobs for
     reruns: Reruns  # the podium's re-runs at a challenge's close
+    publish_reply: Callable[[Reply], Awaitable[object]]  # a message to a channel beyond the command's own answer

@@ -28,7 +28,7 @@ from core.contracts import report, signing
 from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
-from core.service import validation
+from core.service import admin_news, validation
 from core.service.announce import announcement_targets, announcements
 from core.service.args import time_left
 from core.service.db import Database
@@ -54,6 +54,7 @@ class CoreService:
         self.bus, self.deps, self.jobs, self.pools = bus, deps, jobs, pools
         self.db, self.settings, self.writer, self.runs = deps.db, deps.settings, deps.writer, deps.runs
         self._announce_to = announcement_targets(self.settings.announce)
+        announcement_targets(self.settings.admin_channels, admin_news.SETTING)  # a wrong entry stops the start
         self._stoppers: list = []
 
     async def start(self) -> None:

@@ -3,7 +3,7 @@
 The report is stored (``Store.reports``) and waits in ``admin review`` with the submission's source and figures;
 the answer goes to the reporter alone, and the submission's author is never told who reported it. One open report
 per person and submission (a second is answered, not stored), and at most ``REPORTS_PER_DAY`` a person a day: a
-report costs an admin's time.
+report costs an admin's time. The admins' channels (``core.service.admin_news``) are told of each new report.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from datetime import timedelta
 from core.contracts import report as parts
 from core.contracts.errors import NotFound, RateLimited, UserError
 from core.contracts.messages import Command, Reply
+from core.service.admin_news import tell_admins
 from core.service.args import int_arg, reply
 from core.service.deps import Deps
 from core.service.people import Caller
@@ -51,6 +52,16 @@ async def report(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     report_id = await deps.db.write(deps.db.store.reports.add, sub_id, caller.person_id, reason, deps.now())
     if report_id is None:
         raise UserError(f"You reported #{sub_id} already; the admins have it and will review it.")
+    await tell_admins(
+        deps,
+        f"report-{report_id}",
+        f"Submission #{sub_id} reported",
+        [
+            parts.text(
+                f"**{caller.display_name}** reported #{sub_id}: {reason}\n`admin review {sub_id}` shows the case."
+            )
+        ],
+    )
     return reply(
         cmd,
         f"Submission #{sub_id} reported",

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 from core.contracts import report
 from core.contracts.messages import Reply, Tone
+from core.service.admin_news import tell_admins
 from core.service.announce import announcement_targets
 from core.service.challenge_report import results_parts
 from core.service.deps import Deps
@@ -100,12 +101,18 @@ class Scheduler:
             ch, results={"closed_at": self.deps.now().isoformat(), "boards": boards, "teams": teams}
         )
         await self.deps.db.write(self.deps.db.store.challenges.update, closed)
+        held = sum(e["verdict"] == "held" for b in boards for e in b["podium"])
         await self.deps.db.write(
-            self.deps.db.store.audit,
-            "kernelrank scheduler",
-            "challenge close",
-            {"challenge": ch.title, "held": sum(e["verdict"] == "held" for b in boards for e in b["podium"])},
+            self.deps.db.store.audit, "kernelrank scheduler", "challenge close", {"challenge": ch.title, "held": held}
         )
+        if held:
+            note = f"{held} podium {'entry' if held == 1 else 'entries'} of **{ch.title}** held at its close"
+            await tell_admins(
+                self.deps,
+                f"held-{ch.id}",
+                f"{ch.title}: held for review",
+                [report.text(f"{note}; `admin review` lists them.")],
+            )
         await self._announce(ch, "close", f"🏆 {ch.title}: the winners", results_parts(closed.results or {}))
 
     def _news(self, ch: Challenge, action: str) -> tuple[str, list]:

@@ -13,7 +13,7 @@ import pytest
 from test_challenges import FIXTURES, T0, Clock, Jobs, ask, ranked, result, tick_answering
 
 from core.contracts.config import Settings
-from core.contracts.messages import Actor, Command, CommandKind, PartKind, Platform, ReplyTo
+from core.contracts.messages import Actor, Command, CommandKind, PartKind, Platform, Reply, ReplyTo
 from core.service.bootstrap import build_deps
 from core.service.db import Database
 from core.service.deps import Deps
@@ -27,14 +27,26 @@ from storage.store import Store
 
 
 @pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[tuple[Deps, Jobs, Clock, Scheduler]]:
+def notices() -> list[Reply]:
+    """What the core published beyond its answers: the admins' notices."""
+    return []
+
+
+@pytest.fixture
+async def env(tmp_path: Path, notices: list[Reply]) -> AsyncIterator[tuple[Deps, Jobs, Clock, Scheduler]]:
     problems = tmp_path / "problems"
     shutil.copytree(FIXTURES / "vectoradd", problems / "vectoradd")
-    settings = Settings(home=tmp_path / "var", problems_dir=problems, admins=["discord:boss"])
+    settings = Settings(
+        home=tmp_path / "var", problems_dir=problems, admins=["discord:boss"], admin_channels=["discord:mods"]
+    )
     db = Database(Store(settings.database))
     await db.write(load_new_problems, db.store, problems, ["CPU"])
     jobs, clock = Jobs(), Clock()
-    deps = build_deps(db, settings, jobs.publish, now=clock, gpu_pools=("CPU",))
+
+    async def notice(reply: Reply) -> None:
+        notices.append(reply)
+
+    deps = build_deps(db, settings, jobs.publish, now=clock, gpu_pools=("CPU",), publish_reply=notice)
 
     async def publish(reply) -> None:
         pass
@@ -48,7 +60,7 @@ def submission_of(deps: Deps, user: str) -> int:
     return next(r.submission_id for r in deps.db.store.ranking("vectoradd", "CPU") if r.display_name == user.title())
 
 
-async def test_a_report_waits_in_review_until_a_cheat_decision_invalidates_it(env) -> None:
+async def test_a_report_waits_in_review_until_a_cheat_decision_invalidates_it(env, notices) -> None:
     deps, _, clock, _ = env
     ranked(deps, "ada", 1.0)
     ranked(deps, "bob", 5.0)
@@ -56,6 +68,9 @@ async def test_a_report_waits_in_review_until_a_cheat_decision_invalidates_it(en
     clock.now = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
     reported = await ask(deps, "bob", CommandKind.REPORT, id=f"#{ada}", reason="  reads the   answer from a file ")
     assert reported.data["submission_id"] == ada and "not told who reported" in reported.parts[0].text
+    [notice] = notices  # the admins' channel hears of it, with who reported and why
+    assert (notice.reply_to.platform, notice.reply_to.channel) == (Platform.DISCORD, "mods")
+    assert "**Bob** reported #" in notice.parts[0].text and "reads the answer from a file" in notice.parts[0].text
 
     clock.now = datetime(2026, 11, 23, 15, 30, tzinfo=UTC)
     [case] = (await ask(deps, "boss", CommandKind.REVIEW)).data["cases"]
@@ -152,7 +167,7 @@ async def test_reports_are_limited_per_person_and_day(env) -> None:
     assert limited.data["error"] == "rate_limited" and "tomorrow" in limited.parts[0].text
 
 
-async def test_a_podium_entry_held_at_the_close_is_a_case_until_an_admin_clears_it(env) -> None:
+async def test_a_podium_entry_held_at_the_close_is_a_case_until_an_admin_clears_it(env, notices) -> None:
     deps, jobs, clock, scheduler = env
     await ask(
         deps,
@@ -170,6 +185,8 @@ async def test_a_podium_entry_held_at_the_close_is_a_case_until_an_admin_clears_
     assert (await ask(deps, "boss", CommandKind.REVIEW)).data["cases"] == []
     clock.now = datetime(2026, 11, 25, 18, 0, 5, tzinfo=UTC)
     await tick_answering(scheduler, jobs, {"ada.py": result(10.0), "bob.py": result(20.0)})  # bob's re-run: slower
+    [notice] = notices
+    assert notice.reply_to.channel == "mods" and "1 podium entry of **Week 48** held" in notice.parts[0].text
 
     clock.now = datetime(2026, 11, 26, 20, 0, tzinfo=UTC)
     [case] = (await ask(deps, "boss", CommandKind.REVIEW)).data["cases"]
