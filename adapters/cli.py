@@ -66,7 +66,15 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
             for arg in spec.args:  # a file argument goes packed (a folder as a .tar.gz)
                 if arg.kind is ArgKind.FILE and values[arg.name] is not None:
                     values[arg.name] = file_argument(values[arg.name])
-            reply = api.call(pick_route(spec, values), values)
+            route = pick_route(spec, values)
+            if missing := [name for name in route.path_params if values.get(name) in (None, "")]:
+                named = " and ".join(name.upper() for name in missing)
+                print(
+                    f"kernelrank: name the {named} for that; `kernelrank {spec.name} --help` shows how.",
+                    file=sys.stderr,
+                )
+                return 2
+            reply = api.call(route, values)
     except KeyboardInterrupt:
         print("\nStopped following. Your submission keeps running; `kernelrank mine LEADERBOARD` shows it later.")
         return 130

@@ -32,3 +32,13 @@ def test_colour_and_status_line():
 def test_a_file_is_shown_under_its_name():
     out = render(Reply(reply_to=ReplyTo(Platform.CLI), parts=[code("x = 1", "python", filename="reference.py")]))
     assert out.splitlines() == ["── reference.py ──", "    x = 1"]
+
+
+def test_a_decision_without_the_submission_is_refused_before_any_request(capsys, tmp_path):
+    """``admin review --decide cheat`` picks the route that needs an id: the terminal asks for it, sends nothing."""
+    from adapters import cli
+    from core.contracts.config import Settings
+
+    settings = Settings(home=tmp_path, api_url="http://127.0.0.1:9", token="kr_test_token")  # port 9: nobody
+    assert cli.main("admin", ["review", "--decide", "cheat"], settings) == 2
+    assert "name the ID" in capsys.readouterr().err
