@@ -6,7 +6,8 @@ name and closing at its deadline, so the scheduler (``core.service.scheduler``) 
 announces the winners exactly once, as it does for any challenge; ``challenge NAME`` shows its standings, then its
 results. The news goes to the channel the command came from (in chat) and to ``KERNELRANK_ANNOUNCE``. A deadline
 removed, a leaderboard deleted or put in an admin's challenge cancels its own challenge; a closed leaderboard
-reopened keeps its past round under a dated title and starts a new one.
+reopened keeps its past round under a dated title and starts a new one. A deadline that never passed
+here (set before challenges existed) gets its challenge when the core starts (``adopt_deadlines``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from core.contracts.messages import ReplyTo
+from core.contracts.messages import Platform, ReplyTo
 from core.service.announce import CHAT_PLATFORMS
 from core.service.deps import Deps
 from storage.records import Challenge, Leaderboard
@@ -64,6 +65,24 @@ async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: 
             announce=announce,
         ),
     )
+
+
+async def adopt_deadlines(deps: Deps) -> list[str]:
+    """At the core's start: each leaderboard whose deadline is still ahead, in no admin's challenge, that has never
+    had a challenge of its own (its deadline set before challenges existed, or written into the database) gets
+    one; their names. A deadline already past was never a round here, so nothing is crowned for it."""
+    adopted = []
+    for summary in await deps.db.read(deps.db.store.list_leaderboards):
+        if summary.deadline is None or summary.deadline <= deps.now():
+            continue
+        if await deps.db.read(deps.db.store.challenges.deadline_of, summary.name) is not None:
+            continue
+        if await _in_a_challenge(summary.name, deps):
+            continue
+        if (lb := await deps.db.read(deps.db.store.get_leaderboard, summary.name)) is not None:
+            await keep_in_step(lb, ReplyTo(Platform.CLI, "start"), deps)  # news to KERNELRANK_ANNOUNCE alone
+            adopted.append(lb.name)
+    return adopted
 
 
 def _dated(ch: Challenge) -> str:

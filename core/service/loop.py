@@ -33,6 +33,7 @@ from core.service.announce import announcement_targets, announcements
 from core.service.args import time_left
 from core.service.db import Database
 from core.service.deadletter import DeadLetters
+from core.service.deadlines import adopt_deadlines
 from core.service.deps import Deps
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
@@ -65,6 +66,8 @@ class CoreService:
             concurrency=self.settings.pool_concurrency,
         )
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
+        if adopted := await adopt_deadlines(self.deps):
+            log.info("deadlines of %s are crowned by challenges of their own now", ", ".join(adopted))
         for run in await self.db.read(self.db.store.unfinished_runs):
             self.runs.waiting_for(run)  # so results find their run, and "jobs ahead" counts them
         dead = DeadLetters(self.bus, self._on_dead)

@@ -5,6 +5,7 @@ life on the real service and across a core killed at the close."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from core.contracts.config import Settings
 from core.contracts.messages import Actor, Attachment, Command, CommandKind, Platform, Reply, ReplyTo, RunJob, RunResult
 from core.service.bootstrap import build_deps
 from core.service.db import Database
+from core.service.deadlines import adopt_deadlines
 from core.service.deps import Deps
 from core.service.handlers import dispatch
 from core.service.leaderboards import load_new_problems
@@ -352,3 +354,26 @@ def test_the_verification_rule() -> None:
     ]
     mark_ties(entries)
     assert [e["tie_with"] for e in entries] == [[2], [1], []]
+
+
+async def test_a_deadline_set_before_challenges_existed_gets_its_challenge_at_the_start(env) -> None:
+    deps, jobs, clock, published, scheduler = env
+    store = deps.db.store
+    lb = store.get_leaderboard("vectoradd")
+    store.upsert_leaderboard(dataclasses.replace(lb, deadline=datetime(2026, 11, 24, 9, 0, tzinfo=UTC)))
+    ranked(deps, "ada", 10.0)
+    assert await adopt_deadlines(deps) == ["vectoradd"]
+    assert await adopt_deadlines(deps) == []  # once: the next start finds it
+    [own] = store.challenges.listed()
+    assert (own.title, own.leaderboards, own.closes_at) == ("vectoradd", ["vectoradd"], lb_deadline(deps))
+    clock.now = datetime(2026, 11, 24, 9, 0, 1, tzinfo=UTC)
+    await tick_answering(scheduler, jobs, {"ada.py": result(10.0)})
+    assert store.challenges.get("vectoradd").results["boards"][0]["podium"][0]["name"] == "Ada"
+
+    past = dataclasses.replace(store.get_leaderboard("vectoradd"), name="old", deadline=T0)
+    store.upsert_leaderboard(past)
+    assert await adopt_deadlines(deps) == []  # a deadline already past was never a round here
+
+
+def lb_deadline(deps: Deps) -> datetime:
+    return deps.db.store.get_leaderboard("vectoradd").deadline
