@@ -105,7 +105,11 @@ def main(argv: list[str], settings: Settings) -> int:
     settings.home.mkdir(parents=True, exist_ok=True)
     nats = None if settings.nats_url else EmbeddedNats()
     embedded = nats is not None
-    workers = _local_workers(settings, embedded=embedded)
+    try:
+        workers = _local_workers(settings, embedded=embedded)
+    except ConfigError as exc:
+        print(f"kernelrank up: {exc}", file=sys.stderr)
+        return 2
     url = settings.nats_url or nats.start(
         settings.home / "run", settings.nats_store, embedded_server_config(settings.secrets_dir)
     )
