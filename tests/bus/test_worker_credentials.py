@@ -15,7 +15,7 @@ from pathlib import Path
 import nats
 import pytest
 from nats.aio.client import Client
-from worker_testkit import WORKER
+from worker_testkit import WORKER, running
 
 from core.contracts import issued_workers, subjects
 from core.contracts.bus import Bus, BusUnavailable, Role
@@ -23,6 +23,8 @@ from core.contracts.config import ConfigError
 from core.contracts.credentials import BusCredentials
 from core.contracts.messages import PoolStatus
 from core.service.reports import IssuedPools
+from runners.fake import FakeRunner
+from runners.worker import Worker
 
 GPU = "CPU"
 THIEF = "w-b"
@@ -183,3 +185,23 @@ async def test_a_revoked_worker_is_disconnected_and_refused_while_the_others_go_
     finally:
         await thief.close()
         await victim.close()
+
+
+async def test_a_worker_that_cannot_report_its_start_under_its_name_gives_the_job_back_unrun(
+    authed_nats, core: Bus, make_job
+) -> None:
+    """Its start pairs the run with it: a job whose start the server refuses (a name that is not its user's) is
+    never run, so no result can follow that the core would have to drop."""
+    runner = FakeRunner()
+    bus = await authed_nats.connect(Role.WORKER)
+    assert await core.publish_job(make_job())
+    try:
+        async with running(Worker(bus, GPU, runner, name="impostor", retry_delay_s=0.1, poll_s=0.2)):
+            for _ in range(200):
+                if (await core._js.consumer_info(subjects.JOBS, subjects.runner_durable(GPU))).num_redelivered:
+                    break
+                await asyncio.sleep(0.05)
+        info = await core._js.consumer_info(subjects.JOBS, subjects.runner_durable(GPU))
+        assert info.num_redelivered >= 1 and runner.runs == 0
+    finally:
+        await bus.close()
