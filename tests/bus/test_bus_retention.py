@@ -8,6 +8,7 @@ from nats.js.api import DiscardPolicy
 
 from core.contracts import signing, subjects
 from core.contracts.bus import Bus, QueueFull
+from core.contracts.bus._kv import RUNNER_CALLS_CONFIG
 from core.contracts.bus._streams import (
     DEAD_MAX_AGE_S,
     DEAD_MAX_BYTES,
@@ -37,8 +38,16 @@ async def test_a_stream_made_before_the_limits_gets_them_at_the_next_start(bus: 
     old = (await js.stream_info(subjects.EVENTS)).config
     old.max_bytes, old.max_msg_size, old.discard = -1, -1, DiscardPolicy.OLD
     await js.update_stream(old)
+    calls = f"KV_{subjects.RUNNER_CALLS}"
+    old_calls = (await js.stream_info(calls)).config
+    assert old_calls.max_bytes == RUNNER_CALLS_CONFIG.max_bytes
+    old_calls.max_bytes, old_calls.max_msg_size = -1, -1
+    await js.update_stream(old_calls)
     await bus.ensure_streams(["CPU"])
     assert (await js.stream_info(subjects.EVENTS)).config.max_bytes == EVENTS_MAX_BYTES
+    assert (await js.stream_info(subjects.EVENTS)).config.discard == DiscardPolicy.NEW
+    bounded = (await js.stream_info(calls)).config
+    assert (bounded.max_bytes, bounded.max_msg_size) == (RUNNER_CALLS_CONFIG.max_bytes, 16 << 10)
 
 
 async def test_a_full_job_queue_refuses_the_next_job_and_keeps_the_others(bus: Bus, make_job, count) -> None:

@@ -26,9 +26,18 @@ from core.contracts.roles import CHAT_PLATFORMS
 
 log = logging.getLogger(__name__)
 
-# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
-RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S, storage=StorageType.FILE)
+# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching. Every
+# worker may write here, so the bucket is bounded (a call record is a few hundred bytes).
+RUNNER_CALLS_CONFIG = KeyValueConfig(
+    bucket=subjects.RUNNER_CALLS,
+    history=1,
+    ttl=7 * DAY_S,
+    storage=StorageType.FILE,
+    max_bytes=64 << 20,
+    max_value_size=16 << 10,
+)
 LEDGER_TTL_S = 8 * DAY_S  # longer than replies are kept (7 days), so a replayed reply is still known
+LEDGER_MAX_BYTES = 256 << 20
 
 Opener = Callable[[], Awaitable[KeyValue]]
 
@@ -122,6 +131,15 @@ class BucketOps:
                     await self._js.create_key_value(config)
                 except nats.js.errors.BadRequestError as exc:  # made by another version: its entries still serve
                     log.warning("keeping the existing %s bucket (%s)", config.bucket, exc.description or exc)
+                    await self._bound(config)
+
+    async def _bound(self, config: KeyValueConfig) -> None:
+        """Give a bucket made before its byte limits existed those limits (its stream's, updated in place)."""
+        stream = (await self._js.stream_info(f"KV_{config.bucket}")).config
+        limits = (config.max_bytes or -1, config.max_value_size or -1)
+        if (stream.max_bytes, stream.max_msg_size) != limits:
+            stream.max_bytes, stream.max_msg_size = limits
+            await self._js.update_stream(stream)
 
     async def _open_bucket(self, config: KeyValueConfig) -> KeyValue:
         """An existing bucket as it is; a missing one is created where this bus may manage the streams."""
@@ -137,7 +155,7 @@ class BucketOps:
 
 
 def _ledger_config(bucket: str, ttl_s: float = LEDGER_TTL_S) -> KeyValueConfig:
-    return KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1, storage=StorageType.FILE)
+    return KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1, storage=StorageType.FILE, max_bytes=LEDGER_MAX_BYTES)
 
 
 async def _get(kv: KeyValue, key: str) -> KeyValue.Entry | None:
