@@ -8,8 +8,8 @@ core       everything kernelrank does with JetStream (streams, consumers, KV buc
 worker     one NATS user per worker (``worker_permissions``), named as the worker: pull its own pools' jobs
            (``$JS.API.CONSUMER.MSG.NEXT.JOBS.<durable>``, acks on ``$JS.ACK.JOBS.<durable>.>``), publish
            progress and results under its own name (``runs.progress.<name>.*``, ``runs.result.<name>.*``) and
-           its own pools' status (``pools.status.<name>.<gpu>``), look up its own stored results, use the
-           ``runner_calls`` KV bucket
+           its own pools' status (``pools.status.<name>.<gpu>``), look up its own stored results, use its
+           own keys (``<name>.<run>``) of the ``runner_calls`` KV bucket
 discord    request on ``svc.command.discord``; consume its replies through the ``replies-discord`` durable
 slack      the same for ``slack``; both keep their delivery ledger in ``ledger-<platform>``
 api        request on ``svc.command.cli`` and ``svc.command.web``; follow cli and web replies through
@@ -204,7 +204,10 @@ def worker_permissions(name: str, pools: Iterable[str]) -> Permissions:
             f"runs.result.{me}.*",
             *(subjects.pool_status_subject(name, pool) for pool in pools),
             f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.runs.result.{me}.*",
-            *_kv(subjects.RUNNER_CALLS),
+            # its own keys of the runner_calls bucket (``<worker>.<run>``), read by subject only
+            f"{JS_API}.STREAM.INFO.KV_{subjects.RUNNER_CALLS}",
+            f"{JS_API}.DIRECT.GET.KV_{subjects.RUNNER_CALLS}.$KV.{subjects.RUNNER_CALLS}.{me}.>",
+            f"$KV.{subjects.RUNNER_CALLS}.{me}.>",
         ),
         subscribe=(subjects.worker_inbox(name) + ".>",),
         publish_deny=_WORKER_PUBLISH_DENY,

@@ -12,7 +12,7 @@ subject                                 stream      carries
 ``replies.<platform>.<route>``          REPLIES     ``Reply`` from the core; the route is
                                                     ``ReplyTo.channel`` (the terminal's session id)
 ``pools.status.<worker>.<gpu>``         (none)      ``PoolStatus`` from the worker named, every few seconds
-``$KV.runner_calls.<run_id>``           KV bucket   the remote call (Modal, GitHub) a worker started for a
+``$KV.runner_calls.<worker>.<run_id>``  KV bucket   the remote call (Modal, GitHub) a worker started for a
                                                     run, so a restarted worker re-attaches to it
 ``$KV.ledger-<platform>.<key>``         KV          a chat adapter's delivery ledger (``Bus.ledger``)
 ======================================  ==========  ===================================================
@@ -47,7 +47,7 @@ RESULTS_ALL = "runs.result.>"
 REPLIES_ALL = "replies.>"
 POOL_STATUS_ALL = "pools.status.>"
 
-RUNNER_CALLS = "runner_calls"  # KV bucket (stream KV_runner_calls): run id -> remote call
+RUNNER_CALLS = "runner_calls"  # KV bucket (stream KV_runner_calls): <worker>.<run id> -> remote call
 
 CORE_RESULTS = "core-results"  # the core's durable consumer of results
 CORE_PROGRESS = "core-progress"  # the core's durable consumer of progress events

@@ -41,13 +41,14 @@ async def test_a_stream_made_before_the_limits_gets_them_at_the_next_start(bus: 
     calls = f"KV_{subjects.RUNNER_CALLS}"
     old_calls = (await js.stream_info(calls)).config
     assert old_calls.max_bytes == RUNNER_CALLS_CONFIG.max_bytes
-    old_calls.max_bytes, old_calls.max_msg_size = -1, -1
+    old_calls.max_bytes, old_calls.max_msg_size, old_calls.allow_direct = -1, -1, False
     await js.update_stream(old_calls)
     await bus.ensure_streams(["CPU"])
     assert (await js.stream_info(subjects.EVENTS)).config.max_bytes == EVENTS_MAX_BYTES
     assert (await js.stream_info(subjects.EVENTS)).config.discard == DiscardPolicy.NEW
     bounded = (await js.stream_info(calls)).config
-    assert (bounded.max_bytes, bounded.max_msg_size) == (RUNNER_CALLS_CONFIG.max_bytes, 16 << 10)
+    limits = (RUNNER_CALLS_CONFIG.max_bytes, 16 << 10, True)
+    assert (bounded.max_bytes, bounded.max_msg_size, bounded.allow_direct) == limits
 
 
 async def test_a_full_job_queue_refuses_the_next_job_and_keeps_the_others(bus: Bus, make_job, count) -> None:

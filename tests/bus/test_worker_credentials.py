@@ -99,7 +99,7 @@ async def test_a_stolen_credential_cannot_listen_on_another_workers_inbox_nor_re
             await victim.close()
 
 
-async def test_a_stolen_credential_pulls_only_its_own_pools_and_reports_only_under_its_own_name(
+async def test_a_stolen_credential_pulls_only_its_own_pools_and_reports_and_keeps_calls_only_under_its_own_name(
     authed_nats, core: Bus
 ) -> None:
     thief = authed_nats.issue_worker(THIEF, ["H100"])
@@ -114,8 +114,16 @@ async def test_a_stolen_credential_pulls_only_its_own_pools_and_reports_only_und
         subjects.pool_status_subject(WORKER, GPU),  # another worker's name
         subjects.pool_status_subject(THIEF, "B200"),  # a pool it was not issued for
         subjects.pool_status_subject(THIEF, GPU),
+        f"$KV.runner_calls.{WORKER}.r1",  # another worker's remote calls
+        f"$JS.API.DIRECT.GET.KV_runner_calls.$KV.runner_calls.{WORKER}.r1",
+        "$JS.API.DIRECT.GET.KV_runner_calls",
+        "$JS.API.STREAM.MSG.GET.KV_runner_calls",
     ]
-    allowed = [subjects.result_subject(THIEF, "r1"), subjects.pool_status_subject(THIEF, "H100")]
+    allowed = [
+        subjects.result_subject(THIEF, "r1"),
+        subjects.pool_status_subject(THIEF, "H100"),
+        f"$KV.runner_calls.{THIEF}.r1",
+    ]
     async with probe(authed_nats.url, thief) as p:
         for subject in refused + allowed:
             await p.nc.publish(subject, b"{}")
