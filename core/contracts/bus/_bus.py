@@ -10,23 +10,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
-from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from core.contracts import subjects
 from core.contracts.bus._commands import CommandOps, size_words
-from core.contracts.bus._consumers import Check, Consumer, Puller, Running, Served
+from core.contracts.bus._consumers import Check, Consumer, Puller, Running
 from core.contracts.bus._dead_letters import DeadLetterOps
 from core.contracts.bus._errors import BusError, BusUnavailable, PayloadTooLarge, translated
 from core.contracts.bus._fit import TooLarge, fit, fitted
 from core.contracts.bus._follow import follow
 from core.contracts.bus._kv import BucketOps
 from core.contracts.bus._link import Link, while_reconnecting
+from core.contracts.bus._pools import PoolStatusOps
 from core.contracts.bus._streams import StreamOps, names_publisher
 from core.contracts.messages import (
     DecodeError,
     Platform,
-    PoolStatus,
     Reply,
     RunJob,
     RunProgress,
@@ -51,7 +50,7 @@ PAYLOAD_MARGIN_BYTES = 16 * 1024  # room left under max_payload for headers and 
 PUBLISH_ATTEMPT_S = 2.0  # how long one publish waits for the stream's acknowledgement
 
 
-class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
+class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
     def __init__(
@@ -195,13 +194,6 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         else:
             with translated(f"publish on {subject}"):
                 await self._nc.publish(subject, self._fitted(reply))
-
-    async def publish_pool_status(self, status: PoolStatus) -> None:
-        """A worker's periodic report, on its worker's and pool's subject; plain NATS (no stream): only the latest
-        one matters."""
-        subject = subjects.pool_status_subject(status.worker, status.gpu)
-        with translated(f"publish on {subject}"):
-            await self._nc.publish(subject, encode(status))
 
     def fit(self, message: T) -> T:
         """``message``, or a copy with its longest texts cut so that it fits what NATS carries (``_fit``);
@@ -359,35 +351,6 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
                 if self._closing:
                     return
                 raise
-
-    async def watch_pool_status(self, on_status: Callable[[PoolStatus], Awaitable[None]]) -> Running:
-        """Call ``on_status`` with every worker's ``PoolStatus`` report, of every pool; a report whose worker or
-        pool is not the one its subject names is dropped (NATS pins each worker to its own name and pools)."""
-        served = Served(self._running)
-
-        async def on_message(msg: Msg) -> None:
-            try:
-                status = decode(PoolStatus, msg.data)
-                if not names_publisher(msg.subject, status) or subjects.pool_of(msg.subject) != subjects.token(
-                    status.gpu
-                ):
-                    log.warning(
-                        "dropped a pool status on %s that names worker %r, pool %r",
-                        msg.subject,
-                        status.worker,
-                        status.gpu,
-                    )
-                    return
-                await on_status(status)
-            except DecodeError as exc:
-                log.warning("skipping an unreadable pool status on %s: %s", msg.subject, exc)
-            except Exception:
-                log.exception("could not handle a pool status on %s", msg.subject)
-
-        with translated("watch pool status reports"):
-            served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
-            await self._nc.flush()
-        return served
 
     # ----- shutdown -----------------------------------------------------------------------------
 
