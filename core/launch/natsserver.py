@@ -195,17 +195,38 @@ class EmbeddedNats:
         self.stop()
 
 
-def reload_config(run_dir: Path) -> bool:
-    """Make the nats-server whose run folder is ``run_dir`` reread its configuration file; False when none runs."""
+def reload_config(run_dir: Path, timeout_s: float = 10.0) -> bool:
+    """Make the nats-server whose run folder is ``run_dir`` reread its configuration file, and wait until it has
+    (its monitoring endpoint shows a new load time); False when none runs there. ``NatsServerError`` when it does
+    not confirm the reload in time (a configuration it refuses: its log says why)."""
     try:
         pid = int((run_dir / PID_FILE).read_text().strip())
     except (OSError, ValueError):
         return False
     if not _is_nats_server(pid):  # a stale pid file: never signal whatever process has that number now
         return False
+    ports = _read_ports(run_dir / f"nats-server_{pid}.ports")
+    varz = ports["monitoring"][0] + "/varz" if ports else ""
+    before = _config_load_time(varz)
     os.kill(pid, signal.SIGHUP)
-    log.info("nats-server %s rereads its configuration", pid)
+    deadline = time.monotonic() + timeout_s
+    while varz and _config_load_time(varz) == before:
+        if time.monotonic() > deadline:
+            raise NatsServerError(
+                f"nats-server {pid} did not confirm reloading its configuration within {timeout_s:.0f} s; "
+                f"see {run_dir / 'nats.log'}"
+            )
+        time.sleep(POLL_S)
+    log.info("nats-server %s reread its configuration", pid)
     return True
+
+
+def _config_load_time(varz: str) -> str:
+    try:
+        with urllib.request.urlopen(varz, timeout=1) as response:
+            return str(json.load(response).get("config_load_time", ""))
+    except (urllib.error.URLError, OSError, ValueError):
+        return ""
 
 
 def _is_nats_server(pid: int) -> bool:

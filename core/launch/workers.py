@@ -14,7 +14,7 @@ import sys
 from core.contracts import issued_workers
 from core.contracts.config import ConfigError, Settings
 from core.contracts.credentials import embedded_server_config, result_secret
-from core.launch.natsserver import reload_config
+from core.launch.natsserver import NatsServerError, reload_config
 
 
 def main(argv: list[str], settings: Settings) -> int:
@@ -52,7 +52,11 @@ def main(argv: list[str], settings: Settings) -> int:
 def _apply(settings: Settings) -> str:
     """Rewrite the server's users and have a running embedded server reread them; say what happened."""
     config = embedded_server_config(settings.secrets_dir)
-    if reload_config(settings.home / "run"):
+    try:
+        reloaded = reload_config(settings.home / "run")
+    except NatsServerError as exc:
+        return f"The change is saved, but {exc}."
+    if reloaded:
         return "The running nats-server has the change now."
     return (
         f"No embedded nats-server runs here: `kernelrank up` starts with the change; a NATS of your own needs "
