@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 from core.contracts.bus import Bus, BusError, Delivery, PayloadTooLarge, Puller, Role
 from core.contracts.config import ConfigError, Settings
+from core.contracts.credentials import BusCredentials, for_role
 from core.contracts.messages import PoolStatus, RunJob, RunProgress, RunResult, encode
 from harness.result import EvalResult, Failure, FailureKind, Progress, Status
 from runners.base import Runner, RunnerUnavailable
@@ -317,13 +318,10 @@ async def run_worker(
     """``kernelrank worker --gpu G --backend B``: serve one pool until ``stop`` is set."""
     from runners.backends import build_runner
 
-    bus = await Bus.connect_as(url, f"kernelrank-worker-{gpu}", settings, Role.WORKER)
+    credentials = for_role(settings, Role.WORKER)
+    check_credentials(credentials, gpu)
+    bus = await Bus.connect(url, f"kernelrank-worker-{gpu}", credentials)
     try:
-        if bus.worker_pools and gpu not in bus.worker_pools:
-            raise ConfigError(
-                f"worker {bus.worker_name} was issued for {', '.join(bus.worker_pools)}, not {gpu}: start it with "
-                f"--gpu {bus.worker_pools[0]}, or issue another worker for {gpu} (`kernelrank workers add`)."
-            )
         runner = await build_runner(backend, gpu, settings, bus)
         try:
             await Worker(bus, gpu, runner, concurrency=concurrency or settings.concurrency_for(gpu)).run(stop)
@@ -331,3 +329,18 @@ async def run_worker(
             await runner.close()
     finally:
         await bus.close()
+
+
+def check_credentials(credentials: BusCredentials, gpu: str) -> None:
+    """``ConfigError`` (one sentence) for credentials this worker cannot serve ``gpu`` with."""
+    authenticated = credentials.user or credentials.creds_file or credentials.nkey_file
+    if authenticated and not credentials.key:  # the core would drop every report it sends
+        raise ConfigError(
+            "this worker has no signing key: give it its credential file from `kernelrank workers add` in "
+            "KERNELRANK_NATS_CREDENTIALS (a NATS user and password, or a .creds file, carry none)."
+        )
+    if credentials.pools and gpu not in credentials.pools:
+        raise ConfigError(
+            f"worker {credentials.user} was issued for {', '.join(credentials.pools)}, not {gpu}: start it with "
+            f"--gpu {credentials.pools[0]}, or issue another worker for {gpu} (`kernelrank workers add`)."
+        )
