@@ -3,13 +3,16 @@
 Per job: ack it without running it if its result is already stored (a job delivered again after its result
 went out: its ack was lost, say in a NATS crash, and JetStream restarts a delivery count it lost too), publish a
 ``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend runs, forward the
-backend's progress, publish the ``RunResult``, and only then ack. So a worker that
+backend's progress, publish the ``RunResult``, and only then ack. The ``started`` event pairs the run with this
+worker in the core (only this worker's result counts for it then), so a job whose ``started`` cannot be
+stored is given back, not run. So a worker that
 dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack. Only the
 ``started`` event is waited for (it marks the run running); later progress is sent without waiting. A
 result larger than the bus carries has its longest texts cut (``Bus.fit``) before it is sent; one that still
 does not fit is reported as an error, never retried: it would fail the same way every time. Progress and
-result carry the job's delivery number and are signed with the job's result key (``core.contracts.signing``): the core
-trusts nothing else.
+result carry the job's delivery number and the worker's name (its NATS user, whose subjects they go out on), and
+are signed with the job's result key bound to the worker's own key (``core.contracts.signing``): the core trusts
+nothing else.
 
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
 later delivery; any other exception becomes an error result blamed on kernelrank, never on the kernel,
@@ -31,7 +34,8 @@ import time
 from collections.abc import Callable
 
 from core.contracts.bus import Bus, BusError, Delivery, PayloadTooLarge, Puller, Role
-from core.contracts.config import Settings
+from core.contracts.config import ConfigError, Settings
+from core.contracts.credentials import BusCredentials, for_role
 from core.contracts.messages import PoolStatus, RunJob, RunProgress, RunResult, encode
 from harness.result import EvalResult, Failure, FailureKind, Progress, Status
 from runners.base import Runner, RunnerUnavailable
@@ -65,7 +69,8 @@ class Worker:
         self.bus, self.gpu, self.runner = bus, gpu, runner
         self.concurrency = concurrency
         self.heartbeat_s = heartbeat_s
-        self.name = name or f"{gpu}@{socket.gethostname()}:{os.getpid()}"
+        # on a bus that asks for credentials the name is the worker's NATS user: its subjects carry it
+        self.name = name or bus.worker_name or f"{gpu}@{socket.gethostname()}:{os.getpid()}"
         self.retry_delay_s = retry_delay_s
         self.poll_s = poll_s
         self.status_s = status_s
@@ -132,7 +137,12 @@ class Worker:
                 return
             attempt = delivery.deliveries
             started = Progress(stage=STARTED, detail=f"{self.name}, attempt {attempt}{of_max}")
-            await self._progress(job, attempt, started, confirm=True)
+            try:
+                await self._publish_progress(job, attempt, started, confirm=True)
+            except BusError as exc:
+                log.warning("run %s given back: its start could not be reported (%s)", job.run_id, exc)
+                await delivery.nak(self.retry_delay_s)
+                return
             try:
                 result = await self.runner.run(job.job, lambda progress: self._progress(job, attempt, progress))
             except RunnerUnavailable as exc:
@@ -170,7 +180,7 @@ class Worker:
     async def _reported_already(self, job: RunJob) -> bool:
         """Whether a result for this run is stored already (one lookup in EVENTS)."""
         try:
-            found = await self.bus.has_result(job.run_id, job.result_key)
+            found = await self.bus.has_result(self.name, job.run_id, job.result_key)
         except BusError as exc:
             log.debug("could not look for an earlier result of run %s: %s", job.run_id, exc)
             return False
@@ -204,18 +214,27 @@ class Worker:
         except BusError as exc:
             log.debug("pool status of %s not sent: %s", self.gpu, exc)
 
-    async def _progress(self, job: RunJob, attempt: int, progress: Progress, *, confirm: bool = False) -> None:
-        """Progress is best effort: a lost event must not fail the run. ``confirm`` waits until it is stored."""
+    async def _progress(self, job: RunJob, attempt: int, progress: Progress) -> None:
+        """Progress is best effort: a lost event must not fail the run."""
         try:
-            await self.bus.publish_progress(
-                RunProgress(
-                    run_id=job.run_id, submission_id=job.submission_id, gpu=job.gpu, progress=progress, attempt=attempt
-                ),
-                job.result_key,
-                confirm=confirm,
-            )
+            await self._publish_progress(job, attempt, progress)
         except BusError as exc:
             log.debug("progress of run %s not sent: %s", job.run_id, exc)
+
+    async def _publish_progress(self, job: RunJob, attempt: int, progress: Progress, *, confirm: bool = False) -> None:
+        """``confirm`` waits until the stream stores it."""
+        await self.bus.publish_progress(
+            RunProgress(
+                run_id=job.run_id,
+                submission_id=job.submission_id,
+                gpu=job.gpu,
+                progress=progress,
+                attempt=attempt,
+                worker=self.name,
+            ),
+            job.result_key,
+            confirm=confirm,
+        )
 
 
 def _cost(result: EvalResult, price_per_s: float | None) -> float | None:
@@ -299,7 +318,9 @@ async def run_worker(
     """``kernelrank worker --gpu G --backend B``: serve one pool until ``stop`` is set."""
     from runners.backends import build_runner
 
-    bus = await Bus.connect_as(url, f"kernelrank-worker-{gpu}", settings, Role.WORKER)
+    credentials = for_role(settings, Role.WORKER)
+    check_credentials(credentials, gpu)
+    bus = await Bus.connect(url, f"kernelrank-worker-{gpu}", credentials)
     try:
         runner = await build_runner(backend, gpu, settings, bus)
         try:
@@ -308,3 +329,18 @@ async def run_worker(
             await runner.close()
     finally:
         await bus.close()
+
+
+def check_credentials(credentials: BusCredentials, gpu: str) -> None:
+    """``ConfigError`` (one sentence) for credentials this worker cannot serve ``gpu`` with."""
+    authenticated = credentials.user or credentials.creds_file or credentials.nkey_file
+    if authenticated and not credentials.key:  # the core would drop every report it sends
+        raise ConfigError(
+            "this worker has no signing key: give it its credential file from `kernelrank workers add` in "
+            "KERNELRANK_NATS_CREDENTIALS (a NATS user and password, or a .creds file, carry none)."
+        )
+    if credentials.pools and gpu not in credentials.pools:
+        raise ConfigError(
+            f"worker {credentials.user} was issued for {', '.join(credentials.pools)}, not {gpu}: start it with "
+            f"--gpu {credentials.pools[0]}, or issue another worker for {gpu} (`kernelrank workers add`)."
+        )

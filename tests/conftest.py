@@ -7,8 +7,11 @@ and creating it again by name on a running server sometimes inherits the old seq
 give each test a clean JetStream.
 
 ``authed_nats`` is a fresh server that asks for credentials, configured as ``kernelrank up`` configures its
-own (one user per role, ``core.contracts.roles``' permissions): ``await authed_nats.connect(Role.WORKER)`` is a Bus
-logged in as that role, ``authed_nats.credentials(role)`` the role's credentials.
+own (one user per role, one per issued worker, ``core.contracts.roles``' permissions): ``await
+authed_nats.connect(Role.DISCORD)`` is a Bus logged in as that role, ``authed_nats.credentials(role)`` the role's
+credentials. For ``Role.WORKER`` both mean the worker ``WORKER`` (issued for the CPU pool) unless ``worker=``
+names another; ``authed_nats.issue_worker(name, pools)`` and ``revoke_worker(name)`` change the issued workers
+as ``kernelrank workers`` does, and make the running server reread them.
 
 ``nats_server`` is one server for the whole session, for tests that use only core NATS (request-reply,
 plain subjects) or streams with names unique to the test.
@@ -28,11 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from worker_testkit import running
+from worker_testkit import WORKER, running
 
+from core.contracts import issued_workers
 from core.contracts.bus import Bus, Role
-from core.contracts.credentials import BusCredentials, embedded_server_config, read
-from core.launch.natsserver import EmbeddedNats
+from core.contracts.config import Settings
+from core.contracts.credentials import BusCredentials, embedded_server_config, read, result_secret
+from core.launch.natsserver import EmbeddedNats, reload_config
 from runners.worker import Worker
 
 
@@ -62,20 +67,42 @@ def nats_url(tmp_path: Path) -> Iterator[str]:
 class AuthedNats:
     url: str
     secrets: Path
+    run_dir: Path
 
-    def credentials(self, role: Role) -> BusCredentials:
+    def credentials(self, role: Role, worker: str = WORKER) -> BusCredentials:
+        if role is Role.WORKER:
+            return read(issued_workers.credential_file(self.secrets, worker), role)
         return read(self.secrets / f"{role.value}.json", role)
 
-    async def connect(self, role: Role, name: str = "") -> Bus:
-        return await Bus.connect(self.url, name or f"test-{role.value}", self.credentials(role))
+    async def connect(self, role: Role, name: str = "", worker: str = WORKER) -> Bus:
+        return await Bus.connect(self.url, name or f"test-{role.value}", self.credentials(role, worker))
+
+    def issue_worker(self, name: str, pools: list[str]) -> BusCredentials:
+        issue(self.secrets, name, pools)
+        embedded_server_config(self.secrets)
+        assert reload_config(self.run_dir)
+        return self.credentials(Role.WORKER, name)
+
+    def revoke_worker(self, name: str) -> None:
+        issued_workers.revoke(self.secrets, name)
+        embedded_server_config(self.secrets)
+        assert reload_config(self.run_dir)
+
+
+def issue(secrets: Path, name: str, pools: list[str]) -> None:
+    """Issue a worker as ``kernelrank workers add`` does, with the secret the core of ``<secrets>/..`` uses."""
+    issued_workers.issue(secrets, name, pools, result_secret(Settings(home=secrets.parent)))
 
 
 @pytest.fixture
 def authed_nats(tmp_path: Path) -> Iterator[AuthedNats]:
     secrets = tmp_path / "var" / "secrets"
+    issue(secrets, WORKER, ["CPU"])
     with EmbeddedNats() as server:
         yield AuthedNats(
-            server.start(tmp_path / "nats-run", tmp_path / "nats-store", embedded_server_config(secrets)), secrets
+            server.start(tmp_path / "nats-run", tmp_path / "nats-store", embedded_server_config(secrets)),
+            secrets,
+            tmp_path / "nats-run",
         )
 
 

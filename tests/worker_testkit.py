@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 
 from runners.worker import Worker
 
+WORKER = "w-cpu"  # the worker tests/conftest.py's authed_nats issues for the CPU pool
+
 
 @contextlib.asynccontextmanager
 async def running(worker: Worker) -> AsyncIterator[Worker]:

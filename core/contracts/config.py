@@ -56,6 +56,7 @@ class Settings:
     request_timeout_s: float = 10.0  # KERNELRANK_REQUEST_TIMEOUT_S: client -> core
     ack_wait_s: float = 30.0  # KERNELRANK_ACK_WAIT_S: worker heartbeat window
     max_deliver: int = 3  # KERNELRANK_MAX_DELIVER: attempts before a job is dead-lettered
+    events_max_bytes: int = 1 << 30  # KERNELRANK_EVENTS_MAX_BYTES: results and progress kept (EVENTS), at most
     worker_concurrency: int = 1  # KERNELRANK_WORKER_CONCURRENCY: jobs at once per worker
     log_level: str = "INFO"  # KERNELRANK_LOG_LEVEL
     slack_bot_token: str = ""  # SLACK_BOT_TOKEN: xoxb-..., the Slack adapter runs when set

@@ -4,8 +4,12 @@ Files, all under ``<home>/secrets/`` (a 0700 folder; every file 0600, written by
 
 ====================  ===================================================================================
 ``<role>.json``       ``{"user": ..., "password": ...}``: one role's NATS user, made once, kept across starts
-``nats.conf``         the embedded server's configuration: each role's user with its bcrypt-hashed password
-                      and its permissions (``core.contracts.roles``); rewritten at every start
+                      (every role but the worker: each worker has its own, ``core.contracts.issued_workers``)
+``workers.json``,     the issued workers and their credential files ``{"user", "password", "key", "pools"}``
+``workers/<n>.json``  (``core.contracts.issued_workers``)
+``nats.conf``         the embedded server's configuration: each role's and each live worker's user with its
+                      bcrypt-hashed password and its permissions (``core.contracts.roles``); rewritten at every
+                      start and by ``kernelrank workers add/revoke``
 ``result.key``        the core's secret from which each run's result key is derived (``core.contracts.signing``)
 ====================  ===================================================================================
 
@@ -31,8 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.contracts import subjects
 from core.contracts.config import ConfigError, Settings
-from core.contracts.roles import Role, authorization, inbox_prefix, user_name
+from core.contracts.roles import PERMISSIONS, Role, WorkerUser, authorization, inbox_prefix, user_name
 
 SUFFIXES = (".json", ".creds", ".nk")
 # The passwords are 256 random bits: no hashing cost adds to that, and every connection pays for the check.
@@ -50,6 +55,8 @@ class BusCredentials:
     password: str = field(default="", repr=False)
     creds_file: Path | None = None
     nkey_file: Path | None = None
+    key: str = field(default="", repr=False)  # a worker's signing key (core.contracts.signing.worker_key)
+    pools: tuple[str, ...] = ()  # the GPU pools a worker was issued for (none said: any)
 
     @property
     def may_manage(self) -> bool:
@@ -57,7 +64,8 @@ class BusCredentials:
         return self.role is Role.CORE or not (self.user or self.creds_file or self.nkey_file)
 
     def connect_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {"inbox_prefix": inbox_prefix(self.role)}
+        prefix = subjects.worker_inbox(self.user) if self.role is Role.WORKER else inbox_prefix(self.role)
+        options: dict[str, Any] = {"inbox_prefix": prefix}
         if self.user:
             options.update(user=self.user, password=self.password)
         if self.creds_file:
@@ -92,8 +100,14 @@ def read(path: Path, role: Role) -> BusCredentials:
         return BusCredentials(role, nkey_file=path)
     try:
         data = json.loads(path.read_text())
-        return BusCredentials(role, user=str(data["user"]), password=str(data["password"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return BusCredentials(
+            role,
+            user=str(data["user"]),
+            password=str(data["password"]),
+            key=str(data.get("key", "")),
+            pools=tuple(str(p) for p in data.get("pools", ())),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(
             f"cannot read NATS credentials from {path} ({type(exc).__name__}); it should hold "
             '{"user": ..., "password": ...}.'
@@ -107,19 +121,25 @@ def _role_file(folder: Path, role: Role) -> Path | None:
 
 
 def embedded_server_config(secrets_dir: Path) -> Path:
-    """Make (or keep) each role's credentials and write the server's configuration; return its path."""
-    import bcrypt  # only ``kernelrank up`` hashes passwords
+    """Make (or keep) each role's credentials and write the server's configuration, with a user for each live
+    issued worker; return its path."""
+    import bcrypt  # only ``kernelrank up`` and ``kernelrank workers`` hash passwords
+
+    from core.contracts.issued_workers import load
+
+    def hashed(password: str) -> str:
+        return bcrypt.hashpw(password.encode(), bcrypt.gensalt(BCRYPT_ROUNDS)).decode()
 
     private_folder(secrets_dir)
     hashes = {}
-    for role in Role:
+    for role in PERMISSIONS:
         path = secrets_dir / f"{role.value}.json"
         if not path.is_file():
             write_private(path, json.dumps({"user": user_name(role), "password": secrets.token_urlsafe(32)}))
-        password = read(path, role).password
-        hashes[role] = bcrypt.hashpw(password.encode(), bcrypt.gensalt(BCRYPT_ROUNDS)).decode()
+        hashes[role] = hashed(read(path, role).password)
+    workers = [WorkerUser(w.name, hashed(w.password), w.pools) for w in load(secrets_dir).values() if w.live]
     config = secrets_dir / "nats.conf"
-    write_private(config, json.dumps({"authorization": authorization(hashes)}, indent=1), replace=True)
+    write_private(config, json.dumps({"authorization": authorization(hashes, workers)}, indent=1), replace=True)
     return config
 
 

@@ -138,6 +138,7 @@ class RunProgress:
     gpu: str
     progress: Progress
     attempt: int = 1  # the job's delivery this event belongs to
+    worker: str = ""  # the worker that sends it; its subject must say the same (core.contracts.subjects.publisher)
     signature: str = ""  # HMAC under the job's result key (core.contracts.signing)
     v: int = WIRE_VERSION
 

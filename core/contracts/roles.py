@@ -5,9 +5,11 @@ role       may
 =========  ==========================================================================================
 core       everything kernelrank does with JetStream (streams, consumers, KV buckets), serve commands
            (``svc.command.*``), publish jobs, dead letters and replies, answer requests
-worker     pull its pools' jobs (``$JS.API.CONSUMER.MSG.NEXT.JOBS.<durable>``, acks on ``$JS.ACK.JOBS.>``),
-           publish progress, results and pool status, use the ``runner_calls`` KV bucket, look up a run's
-           stored result (``$JS.API.DIRECT.GET.EVENTS.runs.result.<run>``)
+worker     one NATS user per worker (``worker_permissions``), named as the worker: pull its own pools' jobs
+           (``$JS.API.CONSUMER.MSG.NEXT.JOBS.<durable>``, acks on ``$JS.ACK.JOBS.<durable>.>``), publish
+           progress and results under its own name (``runs.progress.<name>.*``, ``runs.result.<name>.*``) and
+           its own pools' status (``pools.status.<name>.<gpu>``), look up its own stored results, use its
+           own keys (``<name>.<run>``) of the ``runner_calls`` KV bucket
 discord    request on ``svc.command.discord``; consume its replies through the ``replies-discord`` durable
 slack      the same for ``slack``; both keep their delivery ledger in ``ledger-<platform>``
 api        request on ``svc.command.cli`` and ``svc.command.web``; follow cli and web replies through
@@ -25,13 +27,15 @@ by accident. The JetStream API subjects are the ones nats-py 2.16 uses against n
 - KV reads go through ``$JS.API.DIRECT.GET.KV_<bucket>.>`` (or ``$JS.API.STREAM.MSG.GET.KV_<bucket>``),
   writes are publishes on ``$KV.<bucket>.>``, and opening a bucket reads ``$JS.API.STREAM.INFO.KV_<bucket>``.
 - Replies to requests come back on the requester's inbox: each role's inboxes start with
-  ``_INBOX.<role>`` (``inbox_prefix``), and a role may subscribe to its own inboxes only, so one role
-  cannot read another's answers, nor the jobs a pull delivers to a worker's inbox.
+  ``_INBOX.<role>`` (``inbox_prefix``), each worker's with ``_INBOX.worker.<name>``, and a role (a worker)
+  may subscribe to its own inboxes only, so one role cannot read another's answers, nor one worker the
+  jobs a pull delivers to another.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.contracts import subjects
@@ -140,9 +144,8 @@ _CORE_ONLY_PUBLISH = (
     subjects.DEAD_ALL,
     subjects.REPLIES_ALL,
 )
-# A worker looks up one run's stored result by subject (so a redelivered job is not evaluated twice), and
-# nothing else of EVENTS: not progress, not a message by sequence number.
-_RESULT_LOOKUP = f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.RESULTS_ALL.removesuffix('>')}*"
+# A worker looks up its own stored results by subject (so a redelivered job is not evaluated twice), and
+# nothing else of EVENTS: not progress, not a message by sequence number (``worker_permissions``).
 _WORKER_PUBLISH_DENY = (
     *(s for s in _CORE_ONLY_PUBLISH if s != f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.>"),
     f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.PROGRESS_ALL}",
@@ -161,6 +164,7 @@ _ADAPTER_DURABLES = tuple(
     f"{JS_API}.CONSUMER.CREATE.{subjects.REPLIES}.{subjects.adapter_durable(p.value)}.>" for p in CHAT_PLATFORMS
 )
 
+# Every role but the worker: workers have one user each (``worker_permissions``).
 PERMISSIONS: dict[Role, Permissions] = {
     Role.CORE: Permissions(
         publish=(f"{JS_API}.>", "$JS.ACK.>", subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL),
@@ -172,21 +176,6 @@ PERMISSIONS: dict[Role, Permissions] = {
         ),
         allow_responses=True,
     ),  # answers commands on the requester's inbox
-    Role.WORKER: Permissions(
-        publish=(
-            f"{JS_API}.CONSUMER.INFO.{subjects.JOBS}.*",
-            f"{JS_API}.CONSUMER.MSG.NEXT.{subjects.JOBS}.*",
-            f"$JS.ACK.{subjects.JOBS}.>",
-            subjects.PROGRESS_ALL,
-            subjects.RESULTS_ALL,
-            subjects.POOL_STATUS_ALL,
-            _RESULT_LOOKUP,
-            *_kv(subjects.RUNNER_CALLS),
-        ),
-        subscribe=(_inbox(Role.WORKER),),
-        publish_deny=_WORKER_PUBLISH_DENY,
-        subscribe_deny=_CORE_ONLY_SUBSCRIBE,
-    ),
     Role.DISCORD: _adapter(Platform.DISCORD),
     Role.SLACK: _adapter(Platform.SLACK),
     Role.API: Permissions(
@@ -204,16 +193,57 @@ PERMISSIONS: dict[Role, Permissions] = {
 }
 
 
+def worker_permissions(name: str, pools: Iterable[str]) -> Permissions:
+    """One worker's user: its own pools' jobs, its own inbox, reports and status under its own name only."""
+    me = subjects.worker_token(name)
+    pools = list(pools)
+    return Permissions(
+        publish=(
+            *(op for pool in pools for op in _pull(subjects.JOBS, subjects.runner_durable(pool))),
+            f"runs.progress.{me}.*",
+            f"runs.result.{me}.*",
+            *(subjects.pool_status_subject(name, pool) for pool in pools),
+            f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.runs.result.{me}.*",
+            # its own keys of the runner_calls bucket (``<worker>.<run>``), read by subject only
+            f"{JS_API}.STREAM.INFO.KV_{subjects.RUNNER_CALLS}",
+            f"{JS_API}.DIRECT.GET.KV_{subjects.RUNNER_CALLS}.$KV.{subjects.RUNNER_CALLS}.{me}.>",
+            f"$KV.{subjects.RUNNER_CALLS}.{me}.>",
+        ),
+        subscribe=(subjects.worker_inbox(name) + ".>",),
+        publish_deny=_WORKER_PUBLISH_DENY,
+        subscribe_deny=_CORE_ONLY_SUBSCRIBE,
+    )
+
+
+@dataclass(frozen=True)
+class WorkerUser:
+    """What the server needs of one issued worker: its name (the NATS user), password hash and pools."""
+
+    name: str
+    password_hash: str
+    pools: Sequence[str]
+
+
 def user_name(role: Role) -> str:
-    """The NATS user of a role on the embedded server."""
+    """The NATS user of a role on the embedded server (a worker's user is its own name)."""
     return f"kernelrank-{role.value}"
 
 
-def authorization(password_hashes: dict[Role, str]) -> dict[str, object]:
-    """nats-server's ``authorization`` block: one user per role, with its (bcrypt-hashed) password."""
+def authorization(password_hashes: dict[Role, str], workers: Iterable[WorkerUser] = ()) -> dict[str, object]:
+    """nats-server's ``authorization`` block: one user per role but the worker, one per issued worker, each with
+    its (bcrypt-hashed) password."""
+    roles = [
+        {"user": user_name(role), "password": password_hashes[role], "permissions": PERMISSIONS[role].to_config()}
+        for role in PERMISSIONS
+    ]
     return {
-        "users": [
-            {"user": user_name(role), "password": password_hashes[role], "permissions": PERMISSIONS[role].to_config()}
-            for role in Role
+        "users": roles
+        + [
+            {
+                "user": w.name,
+                "password": w.password_hash,
+                "permissions": worker_permissions(w.name, w.pools).to_config(),
+            }
+            for w in workers
         ]
     }

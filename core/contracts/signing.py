@@ -6,6 +6,12 @@ the run can sign for it, and nobody else can: not an adapter, not the API proces
 holds worker credentials but never received this run. The core recomputes the key from the run id, so
 it keeps no table of keys, and a restarted core still verifies what was signed before it stopped.
 
+Each worker also holds a key of its own (``worker_key``: HMAC-SHA256 of its name, handed over with its bus
+credentials by ``kernelrank workers add`` or ``kernelrank up``). A worker that has one signs with
+``report_key(run key, worker key)``, so a report counts only from a worker that was handed the run *and* is
+the worker it names; the core derives both keys again. On an open bus (development, tests) workers have no
+key and sign with the run key alone.
+
 A signature covers the whole message but its own field, in the form the core will decode it into: the
 signer signs ``decode(encode(message))``, so a value the codec normalises (an int in a float field)
 cannot make a genuine signature fail.
@@ -26,6 +32,18 @@ Signed = TypeVar("Signed", RunResult, RunProgress)
 def run_key(secret: bytes, run_id: str) -> str:
     """The key a run's reports are signed with; knowing one run's key tells nothing about another's."""
     return hmac.new(secret, b"kernelrank-run-result:" + run_id.encode(), hashlib.sha256).hexdigest()
+
+
+def worker_key(secret: bytes, name: str) -> str:
+    """The key only the worker called ``name`` (and the core) can sign with."""
+    return hmac.new(secret, b"kernelrank-worker:" + name.encode(), hashlib.sha256).hexdigest()
+
+
+def report_key(run_key_: str, worker_key_: str) -> str:
+    """What a worker signs one run's reports with: both keys bound together (the run key alone without a worker key)."""
+    if not worker_key_:
+        return run_key_
+    return hmac.new(worker_key_.encode(), b"kernelrank-report:" + run_key_.encode(), hashlib.sha256).hexdigest()
 
 
 def sign(message: Signed, key: str) -> Signed:

@@ -7,18 +7,22 @@ subject                                 stream      carries
                                                     only that platform's adapter may publish here
 ``jobs.submit.<gpu>``                   JOBS        ``RunJob``; work queue, one durable per GPU pool
 ``jobs.dead.<gpu>``                     JOBS_DLQ    ``RunJob`` that failed ``max_deliver`` times
-``runs.progress.<run_id>``              EVENTS      ``RunProgress`` from workers (may be lossy)
-``runs.result.<run_id>``                EVENTS      ``RunResult`` from workers (never lossy)
+``runs.progress.<worker>.<run_id>``     EVENTS      ``RunProgress`` from the worker named (may be lossy)
+``runs.result.<worker>.<run_id>``       EVENTS      ``RunResult`` from the worker named (never lossy)
 ``replies.<platform>.<route>``          REPLIES     ``Reply`` from the core; the route is
                                                     ``ReplyTo.channel`` (the terminal's session id)
-``pools.status.<gpu>``                  (none)      ``PoolStatus`` from workers, every few seconds
-``$KV.runner_calls.<run_id>``           KV bucket   the remote call (Modal, GitHub) a worker started for a
+``pools.status.<worker>.<gpu>``         (none)      ``PoolStatus`` from the worker named, every few seconds
+``$KV.runner_calls.<worker>.<run_id>``  KV bucket   the remote call (Modal, GitHub) a worker started for a
                                                     run, so a restarted worker re-attaches to it
 ``$KV.ledger-<platform>.<key>``         KV          a chat adapter's delivery ledger (``Bus.ledger``)
 ======================================  ==========  ===================================================
 
 Who may publish or subscribe on which of these (and on the JetStream API subjects behind them) is
 listed per role in ``core.contracts.roles``.
+
+A worker's reports carry its name in their subject, and each worker's NATS user may publish only under its
+own name (``core.contracts.roles.worker_permissions``): the subject says who sent a report, whatever its body
+claims (``publisher``).
 
 Names from users or the environment (GPU pools, run ids, routes) go through ``token`` before they
 enter a subject or a consumer name, so ``A100 80GB`` or ``a.b`` can never split or widen a subject.
@@ -43,7 +47,7 @@ RESULTS_ALL = "runs.result.>"
 REPLIES_ALL = "replies.>"
 POOL_STATUS_ALL = "pools.status.>"
 
-RUNNER_CALLS = "runner_calls"  # KV bucket (stream KV_runner_calls): run id -> remote call
+RUNNER_CALLS = "runner_calls"  # KV bucket (stream KV_runner_calls): <worker>.<run id> -> remote call
 
 CORE_RESULTS = "core-results"  # the core's durable consumer of results
 CORE_PROGRESS = "core-progress"  # the core's durable consumer of progress events
@@ -55,6 +59,7 @@ _JOB_PREFIX = "jobs.submit."
 _DEAD_PREFIX = "jobs.dead."
 _SAFE = re.compile(r"[A-Za-z0-9-]")
 NO_ROUTE = "_"  # the route of a reply with no channel; ``token`` never yields it
+NO_WORKER = "_"  # the worker token of a report that names no worker (tests, tools on an open bus)
 
 
 def token(name: str) -> str:
@@ -95,12 +100,33 @@ def runner_durable(gpu: str) -> str:
     return "runners-" + token(gpu)
 
 
-def progress_subject(run_id: str) -> str:
-    return "runs.progress." + token(run_id)
+def worker_token(worker: str) -> str:
+    """The subject token of a worker's name (a name issued by ``kernelrank workers add`` is its own token)."""
+    return token(worker) if worker else NO_WORKER
 
 
-def result_subject(run_id: str) -> str:
-    return "runs.result." + token(run_id)
+def progress_subject(worker: str, run_id: str) -> str:
+    return f"runs.progress.{worker_token(worker)}.{token(run_id)}"
+
+
+def result_subject(worker: str, run_id: str) -> str:
+    return f"runs.result.{worker_token(worker)}.{token(run_id)}"
+
+
+def any_result_subject(run_id: str) -> str:
+    """Every worker's result for one run (a filter: the newest one stored is what a lookup returns)."""
+    return f"runs.result.*.{token(run_id)}"
+
+
+def publisher(subject: str) -> str:
+    """``runs.result.w1.r1`` or ``pools.status.w1.H100`` -> ``w1``: the token of the worker that published it."""
+    parts = subject.split(".")
+    return parts[2] if len(parts) == 4 else ""
+
+
+def worker_inbox(worker: str) -> str:
+    """The prefix of every inbox one worker creates: jobs it pulls arrive there, and only it may listen."""
+    return f"_INBOX.worker.{worker_token(worker)}"
 
 
 def reply_subject(platform: str, route: str) -> str:
@@ -117,8 +143,13 @@ def adapter_durable(platform: str) -> str:
     return "replies-" + token(platform)
 
 
-def pool_status_subject(gpu: str) -> str:
-    return "pools.status." + token(gpu)
+def pool_status_subject(worker: str, gpu: str) -> str:
+    return f"pools.status.{worker_token(worker)}.{token(gpu)}"
+
+
+def pool_of(subject: str) -> str:
+    """``pools.status.w1.H100`` -> ``H100`` (as a token)."""
+    return subject.rsplit(".", 1)[-1]
 
 
 def ledger_bucket(platform: str) -> str:

@@ -42,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
         from core.launch.up import main as up
 
         return up(rest, settings)
+    if command == "workers":
+        from core.launch.workers import main as workers
+
+        return workers(rest, settings)
     if command == "core":
         return _serve(_core(settings))
     if command == "api":
@@ -70,6 +74,7 @@ start the system
   up                      start NATS, the core, local workers (Ctrl-C stops everything)
   core                    run the core service alone (needs KERNELRANK_NATS_URL)
   worker --gpu POOL       run a worker for a GPU pool (--backend local|modal|github|fake, --concurrency N)
+  workers add|revoke|list issue a worker its own bus credentials, or revoke them (on the host of <home>/secrets)
   modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
   discord                 run the Discord bot (needs DISCORD_TOKEN; --sync-global registers its commands)
   slack                   run the Slack adapter: Socket Mode, or HTTP with --http --port P (docs/slack.md)

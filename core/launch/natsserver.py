@@ -7,13 +7,15 @@ JetStream healthy. A restart on the same store directory keeps streams, consumer
 ``restart`` brings a server that died back on the same client port, so every client's reconnect finds it.
 With a configuration file (``core.contracts.credentials.embedded_server_config``) the server asks every client for
 a user and password and holds each role to its permissions (``core.contracts.roles``); without one it is open,
-as the tests' own servers are.
+as the tests' own servers are. ``reload_config`` makes a running server reread that file (SIGHUP): users
+added since can connect, and the connections of users removed since are closed at once.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import signal
 import subprocess
@@ -31,6 +33,7 @@ T = TypeVar("T")
 
 POLL_S = 0.02
 STOP_GRACE_S = 10.0
+PID_FILE = "nats.pid"  # in the run folder, written by the server itself
 
 
 class NatsServerError(RuntimeError):
@@ -102,6 +105,8 @@ class EmbeddedNats:
             str(run_dir),
             "-l",
             str(self._log_file),
+            "-P",
+            str(run_dir / PID_FILE),
             "-js",
             "-sd",
             str(store_dir),
@@ -188,6 +193,54 @@ class EmbeddedNats:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def reload_config(run_dir: Path, timeout_s: float = 10.0) -> bool:
+    """Make the nats-server whose run folder is ``run_dir`` reread its configuration file, and wait until it has
+    (its monitoring endpoint shows a new load time); False when none runs there. ``NatsServerError`` when it does
+    not confirm the reload in time (a configuration it refuses: its log says why)."""
+    try:
+        pid = int((run_dir / PID_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return False
+    if not _is_nats_server(pid):  # a stale pid file: never signal whatever process has that number now
+        return False
+    ports = _read_ports(run_dir / f"nats-server_{pid}.ports")
+    varz = ports["monitoring"][0] + "/varz" if ports else ""
+    before = _config_load_time(varz)
+    os.kill(pid, signal.SIGHUP)
+    deadline = time.monotonic() + timeout_s
+    while varz and _config_load_time(varz) == before:
+        if time.monotonic() > deadline:
+            raise NatsServerError(
+                f"nats-server {pid} did not confirm reloading its configuration within {timeout_s:.0f} s; "
+                f"see {run_dir / 'nats.log'}"
+            )
+        time.sleep(POLL_S)
+    log.info("nats-server %s reread its configuration", pid)
+    return True
+
+
+def _config_load_time(varz: str) -> str:
+    try:
+        with urllib.request.urlopen(varz, timeout=1) as response:
+            return str(json.load(response).get("config_load_time", ""))
+    except (urllib.error.URLError, OSError, ValueError):
+        return ""
+
+
+def _is_nats_server(pid: int) -> bool:
+    proc = Path(f"/proc/{pid}/cmdline")
+    if proc.parent.parent.is_dir():
+        try:
+            return "nats-server" in proc.read_bytes().decode(errors="replace")
+        except OSError:
+            return False
+    try:  # no /proc (macOS)
+        found = subprocess.run(["ps", "-p", str(pid), "-o", "command="], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "nats-server" in found.stdout
 
 
 def _read_ports(ports_file: Path) -> dict[str, list[str]] | None:

@@ -6,8 +6,9 @@ same port and store, so clients reconnect and JetStream keeps every job), backin
 on Ctrl-C stops the children first (the core checkpoints the database) and NATS last.
 
 The embedded nats-server asks for credentials: each role's are made once under ``<home>/secrets``
-(``core.contracts.credentials``), and each child is handed the path of its own role's file in its environment
-(never on a command line, which ``ps`` shows), with the secrets of other roles blanked out.
+(``core.contracts.credentials``), each local worker is issued its own (``local-<pool>-<n>``, as
+``kernelrank workers add`` issues a remote one), and each child is handed the path of its own file in its
+environment (never on a command line, which ``ps`` shows), with the secrets of other roles blanked out.
 
 The local user gets a fresh personal token at every start, kept owner-only in ``<home>/run/api.token`` next to
 the API's URL (``api.url``), so ``kernelrank submit`` works on this machine with no sign-in step. The core gets
@@ -21,6 +22,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,9 +30,11 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from core.contracts import issued_workers
 from core.contracts.config import ConfigError, Settings, env_name
-from core.contracts.credentials import embedded_server_config
+from core.contracts.credentials import embedded_server_config, result_secret
 from core.contracts.gpus import local_pools
 from core.contracts.localfiles import write_private
 from core.contracts.roles import Role
@@ -100,6 +104,12 @@ def main(argv: list[str], settings: Settings) -> int:
     args = parser.parse_args(argv)
     settings.home.mkdir(parents=True, exist_ok=True)
     nats = None if settings.nats_url else EmbeddedNats()
+    embedded = nats is not None
+    try:
+        workers = _local_workers(settings, embedded=embedded)
+    except ConfigError as exc:
+        print(f"kernelrank up: {exc}", file=sys.stderr)
+        return 2
     url = settings.nats_url or nats.start(
         settings.home / "run", settings.nats_store, embedded_server_config(settings.secrets_dir)
     )
@@ -108,7 +118,6 @@ def main(argv: list[str], settings: Settings) -> int:
     env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(settings.home)}
     exe = [sys.executable, "-m", "core.launch.main"]
     settings.api_url_file.unlink(missing_ok=True)  # an earlier run's; the API writes its own once it listens
-    embedded = nats is not None
     children = [
         Child(
             "core",
@@ -120,13 +129,14 @@ def main(argv: list[str], settings: Settings) -> int:
         ),
         Child("api", [*exe, "api"], role_env(env, settings, Role.API, embedded=embedded)),
     ]
-    worker_env = role_env(env, settings, Role.WORKER, embedded=embedded)
-    for pool, count in local_pools().items():
-        for index in range(count):
-            gpu_env = worker_env if pool == "CPU" else {**worker_env, "CUDA_VISIBLE_DEVICES": str(index)}
-            children.append(
-                Child(f"worker {pool}#{index}", [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env)
-            )
+    worker_env = role_env(env, settings, Role.WORKER, embedded=False)
+    for (pool, index), credential in workers.items():
+        gpu_env = worker_env if pool == "CPU" else {**worker_env, "CUDA_VISIBLE_DEVICES": str(index)}
+        if credential is not None:
+            gpu_env = {**gpu_env, **_credentials_env(credential)}
+        children.append(
+            Child(f"worker {pool}#{index}", [*exe, "worker", "--gpu", pool, "--backend", args.backend], gpu_env)
+        )
     children += _chat_adapters(settings, exe, env, embedded=embedded)
     stopping = False
     nats_restarts = Restarts()
@@ -175,14 +185,27 @@ def role_env(env: dict[str, str], settings: Settings, role: Role, *, embedded: b
         if other is not role:
             child.update({env_name(name): "" for name in names})
     if embedded:
-        child.update(
-            {
-                "KERNELRANK_NATS_CREDENTIALS": str(settings.secrets_dir / f"{role.value}.json"),
-                env_name("nats_user"): "",
-                env_name("nats_password"): "",
-            }
-        )
+        child.update(_credentials_env(settings.secrets_dir / f"{role.value}.json"))
     return child
+
+
+def _credentials_env(path: Path) -> dict[str, str]:
+    return {"KERNELRANK_NATS_CREDENTIALS": str(path), env_name("nats_user"): "", env_name("nats_password"): ""}
+
+
+def _local_workers(settings: Settings, *, embedded: bool) -> dict[tuple[str, int], Path | None]:
+    """(pool, GPU index) of each local worker -> its credential file, issued here on the embedded server (kept
+    across starts); None on a NATS of one's own, where the workers log in as ``KERNELRANK_NATS_CREDENTIALS`` says."""
+    workers: dict[tuple[str, int], Path | None] = {}
+    for pool, count in local_pools().items():
+        for index in range(count):
+            name = f"local-{re.sub(r'[^A-Za-z0-9-]', '-', pool)}-{index}"
+            workers[(pool, index)] = (
+                issued_workers.issue(settings.secrets_dir, name, [pool], result_secret(settings), keep=True)
+                if embedded
+                else None
+            )
+    return workers
 
 
 def _local_token(settings: Settings) -> str:

@@ -43,6 +43,11 @@ class JobQueue:
     def __init__(self, bus: Bus, secret: bytes) -> None:
         self._bus, self._secret = bus, secret
 
+    @property
+    def secret(self) -> bytes:
+        """The core's secret, for checking what comes back (``core.service.report_check``)."""
+        return self._secret
+
     def key(self, run_id: str) -> str:
         return signing.run_key(self._secret, run_id)
 

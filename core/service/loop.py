@@ -13,8 +13,9 @@ flight, and no result in EVENTS), and only then are commands served. So results 
 core was away are read, never re-run, however long the outage (the queue's duplicate window is 2 minutes).
 
 Every job carries its run's result key (``core.contracts.signing``); a result or progress event that is not signed
-with it, or that comes from an older delivery of the run than one already started, is dropped and logged,
-so a forged or stale report never takes the place of the real one.
+with it (bound to its worker's own key), that comes from an older delivery of the run than one already started,
+or a result from another worker than the one that started the run, is dropped and logged
+(``core.service.report_check``), so a forged, stale or stolen report never takes the place of the real one.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from core.contracts import report, signing
+from core.contracts import report
 from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
@@ -38,6 +39,7 @@ from core.service.deps import Deps
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
+from core.service.report_check import IssuedPools, ReportCheck
 from core.service.scheduler import Scheduler
 from core.service.verdicts import result_replies
 from harness.codec import from_jsonable
@@ -56,6 +58,8 @@ class CoreService:
         self.db, self.settings, self.writer, self.runs = deps.db, deps.settings, deps.writer, deps.runs
         self._announce_to = announcement_targets(self.settings.announce)
         announcement_targets(self.settings.admin_channels, admin_news.SETTING)  # a wrong entry stops the start
+        self.checks = ReportCheck(jobs.secret, self.runs, bus, worker_keys=bus.authenticated)
+        self._pool_status = IssuedPools(self.settings.secrets_dir, deps.pools.record, enforce=bus.authenticated)
         self._stoppers: list = []
 
     async def start(self) -> None:
@@ -64,6 +68,7 @@ class CoreService:
             ack_wait_s=self.settings.ack_wait_s,
             max_deliver=self.settings.max_deliver,
             concurrency=self.settings.pool_concurrency,
+            events_max_bytes=self.settings.events_max_bytes,
         )
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
         if adopted := await adopt_deadlines(self.deps):
@@ -76,7 +81,7 @@ class CoreService:
             dead.stop,
             (await self.bus.consume_results(self._on_results, ack_sync=False)).stop,
             (await self.bus.consume_progress(self._on_progress, ack_sync=False)).stop,
-            (await self.bus.watch_pool_status(self.deps.pools.record)).stop,
+            (await self.bus.watch_pool_status(self._pool_status.record)).stop,
         ]
         await self._recover()
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
@@ -122,31 +127,8 @@ class CoreService:
                 cmd.id,
             )
 
-    def _authentic(self, report_: RunResult | RunProgress, attempt: int) -> bool:
-        """Whether a worker's report is signed with its run's key and belongs to the run's latest delivery."""
-        kind = "result" if isinstance(report_, RunResult) else "progress event"
-        if not signing.verify(report_, self.jobs.key(report_.run_id)):
-            log.warning(
-                "dropped a %s for run %s that is not signed with the run's key (it names worker %r)",
-                kind,
-                report_.run_id,
-                getattr(report_, "worker", ""),
-            )
-            return False
-        latest = self.runs.latest_attempt(report_.run_id)
-        if attempt < latest:
-            log.warning(
-                "dropped a %s of attempt %d of run %s: attempt %d has started since",
-                kind,
-                attempt,
-                report_.run_id,
-                latest,
-            )
-            return False
-        return True
-
     async def _on_results(self, results: list[RunResult]) -> None:
-        accepted = [r for r in results if self._authentic(r, r.attempts)]
+        accepted = [r for r in results if await self.checks.result_counts(r)]
         for checked in [r for r in accepted if r.run_id in self.deps.validations]:  # a new problem's reference
             answer = await validation.finished(checked, self.deps)
             if answer is not None:
@@ -231,13 +213,13 @@ class CoreService:
         }
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
-        events = [e for e in events if e.submission_id and self._authentic(e, e.attempt)]  # 0: the core's own
+        events = [e for e in events if e.submission_id and self.checks.progress_counts(e)]  # 0: the core's own
         for event in events:
-            self.runs.attempt_started(event.run_id, event.attempt)
+            self.runs.attempt_started(event.run_id, event.attempt, event.worker)
         latest = {e.run_id: e for e in events if not self.runs.finished(e.run_id)}  # only the newest per run
         fresh = latest.keys() - self.runs.started
         if fresh:  # stored before these events are acknowledged: a started run never looks queued again
-            await self.writer.running([(run_id, "") for run_id in fresh])
+            await self.writer.running([(run_id, latest[run_id].worker) for run_id in fresh])
             self.runs.started |= fresh
         for event in latest.values():
             # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not
@@ -291,7 +273,7 @@ class CoreService:
             if (
                 run.run_id in queued
                 or run.run_id not in self.runs.in_flight
-                or await self.bus.has_result(run.run_id, self.jobs.key(run.run_id))
+                or await self.checks.has_result(run.run_id)
             ):
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)

@@ -3,7 +3,8 @@
 The database holds every run for good; this is what the core must answer from memory, fast and without a
 query: which runs have no result yet (``in_flight``, with the jobs ahead of a new one per GPU pool), which of
 them a worker has started (before the database knows), which delivery of a run is the latest one that started
-(an older delivery's reports are stale), and which runs finished lately (progress can trail a result).
+and which worker started it (an older delivery's reports are stale, another worker's are not the run's), and
+which runs finished lately (progress can trail a result).
 Handlers and the service loop share one ``RunBook``; nothing else keeps run state.
 """
 
@@ -62,7 +63,8 @@ class RunBook:
         self.in_flight = InFlight()
         self.started: set[str] = set()
         self._finished: OrderedDict[str, None] = OrderedDict()
-        self._attempts: OrderedDict[str, int] = OrderedDict()  # run id -> the latest delivery that started
+        # run id -> (the latest delivery that started, the worker that started it)
+        self._attempts: OrderedDict[str, tuple[int, str]] = OrderedDict()
 
     def waiting_for(self, run: RunInfo) -> None:
         """A run queued now, or found unfinished when the core started."""
@@ -71,11 +73,15 @@ class RunBook:
             self.started.add(run.run_id)
 
     def latest_attempt(self, run_id: str) -> int:
-        return self._attempts.get(run_id, 0)
+        return self._attempts.get(run_id, (0, ""))[0]
 
-    def attempt_started(self, run_id: str, attempt: int) -> None:
+    def started_by(self, run_id: str) -> tuple[int, str] | None:
+        """(latest delivery started, the worker that started it), where this core has seen a start."""
+        return self._attempts.get(run_id)
+
+    def attempt_started(self, run_id: str, attempt: int, worker: str = "") -> None:
         if run_id not in self._finished and attempt > self.latest_attempt(run_id):
-            self._attempts[run_id] = attempt
+            self._attempts[run_id] = (attempt, worker)
         while len(self._attempts) > ATTEMPTS_MEMORY:
             self._attempts.popitem(last=False)
 

@@ -4,7 +4,7 @@ import asyncio
 
 from core.contracts import subjects
 from core.contracts.bus import Bus
-from core.contracts.messages import RunResult
+from core.contracts.messages import RunResult, encode
 from harness.result import EvalResult, Mode, Status
 
 
@@ -96,7 +96,9 @@ async def test_the_durable_resumes_where_it_stopped(bus: Bus) -> None:
     assert seen == ["before", "while-stopped"]
 
 
-async def test_unreadable_messages_are_dropped_without_stopping_the_loop(bus: Bus, js, eventually) -> None:
+async def test_unreadable_messages_and_ones_naming_another_worker_are_dropped_without_stopping_the_loop(
+    bus: Bus, js, eventually
+) -> None:
     got: list[str] = []
     done = asyncio.Event()
 
@@ -104,8 +106,9 @@ async def test_unreadable_messages_are_dropped_without_stopping_the_loop(bus: Bu
         got.extend(r.run_id for r in results)
         done.set()
 
-    await js.publish(subjects.result_subject("bad1"), b"\xff\xfe not json")
-    await js.publish(subjects.result_subject("bad2"), b'{"v": 1, "run_id": 5}')
+    await js.publish(subjects.result_subject("", "bad1"), b"\xff\xfe not json")
+    await js.publish(subjects.result_subject("", "bad2"), b'{"v": 1, "run_id": 5}')
+    await js.publish(subjects.result_subject("w-b", "bad3"), encode(result("bad3")))  # its body names no worker
     await bus.publish_result(result("good"))
     async with await bus.consume_results(handler):
         await asyncio.wait_for(done.wait(), 10)

@@ -74,9 +74,9 @@ async def test_happy_path_progress_then_result_then_ack(bus: Bus, events: Events
         ("testing", 2),
     ]
     # Progress was stored before the result: the result is the last event of the run in EVENTS.
-    last = await js.get_last_msg(subjects.EVENTS, subjects.result_subject(job.run_id))
+    last = await js.get_last_msg(subjects.EVENTS, subjects.result_subject("w1", job.run_id))
     first_progress = await js.get_msg(subjects.EVENTS, 1)
-    assert first_progress.subject == subjects.progress_subject(job.run_id) and last.seq > first_progress.seq
+    assert first_progress.subject == subjects.progress_subject("w1", job.run_id) and last.seq > first_progress.seq
 
 
 async def test_an_unavailable_runner_gives_the_job_back(bus: Bus, events: Events, make_job) -> None:

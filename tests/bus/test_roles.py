@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 import nats
 import pytest
 from nats.aio.client import Client
+from worker_testkit import WORKER
 
 from core.contracts import subjects
 from core.contracts.bus import Bus, BusError, BusUnavailable, Role
@@ -34,7 +35,7 @@ from core.contracts.messages import (
     RunResult,
     Tone,
 )
-from core.contracts.roles import inbox_prefix
+from core.contracts.roles import PERMISSIONS, inbox_prefix
 from harness.result import EvalResult, Mode, Progress, Status
 
 GPU = "CPU"
@@ -91,15 +92,15 @@ def refused_for(role: Role) -> tuple[list[str], list[str]]:
         *CORE_ONLY_PUBLISHES,
         *(subjects.command_subject(p.value) for p in Platform if p.value not in COMMAND_PLATFORMS[role]),
     ]
-    if role is not Role.WORKER:
+    if role is not Role.WORKER:  # what a worker does (tests/bus/test_worker_credentials.py: each its own only)
         publish += [
             "$JS.API.CONSUMER.MSG.NEXT.JOBS.runners-CPU",
             "$JS.ACK.JOBS.runners-CPU.1.1.1.1.0",
-            "runs.result.r1",
-            "runs.progress.r1",
-            "pools.status.CPU",
+            f"runs.result.{WORKER}.r1",
+            f"runs.progress.{WORKER}.r1",
+            f"pools.status.{WORKER}.CPU",
             "$KV.runner_calls.r1",
-            "$JS.API.DIRECT.GET.EVENTS.runs.result.r1",
+            f"$JS.API.DIRECT.GET.EVENTS.runs.result.{WORKER}.r1",
         ]
     for platform in (Platform.DISCORD, Platform.SLACK):  # one adapter's replies and ledger are its own
         if role.value != platform.value:
@@ -122,11 +123,11 @@ def refused_for(role: Role) -> tuple[list[str], list[str]]:
 # The core owns the streams, yet reports and commands are not its to make, nor other roles' inboxes its to read.
 CORE_REFUSED = (
     [
-        "runs.result.r1",
-        "runs.progress.r1",
+        f"runs.result.{WORKER}.r1",
+        f"runs.progress.{WORKER}.r1",
         "svc.command.cli",
         "svc.command.discord",
-        "pools.status.CPU",
+        f"pools.status.{WORKER}.CPU",
         "$KV.runner_calls.r1",
         "_INBOX.api.x",
     ],
@@ -135,7 +136,7 @@ CORE_REFUSED = (
 
 ALLOWED = {
     Role.CORE: "replies.cli.probe",
-    Role.WORKER: "pools.status.CPU",
+    Role.WORKER: f"pools.status.{WORKER}.CPU",
     Role.DISCORD: "svc.command.discord",
     Role.SLACK: "svc.command.slack",
     Role.API: "svc.command.web",
@@ -224,16 +225,18 @@ def test_credentials_are_owner_only_and_the_server_keeps_only_hashes(tmp_path) -
     config = embedded_server_config(secrets)
     assert stat.S_IMODE(secrets.stat().st_mode) == 0o700
     files = list(secrets.iterdir())
-    assert {f.name for f in files} == {f"{role.value}.json" for role in Role} | {"nats.conf"}
+    assert {f.name for f in files} == {f"{role.value}.json" for role in PERMISSIONS} | {"nats.conf"}
     assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
     text = config.read_text()
     users = json.loads(text)["authorization"]["users"]
-    assert len(users) == len(Role) and all(u["password"].startswith("$2") for u in users)
-    passwords = {role: json.loads((secrets / f"{role.value}.json").read_text())["password"] for role in Role}
+    assert len(users) == len(PERMISSIONS) and all(u["password"].startswith("$2") for u in users)
+    passwords = {role: json.loads((secrets / f"{role.value}.json").read_text())["password"] for role in PERMISSIONS}
     assert all(len(password) >= 40 and password not in text for password in passwords.values())
-    assert len(set(passwords.values())) == len(Role)
+    assert len(set(passwords.values())) == len(PERMISSIONS)
     embedded_server_config(secrets)  # a restart keeps each role's password, with fresh hashes
-    assert {role: json.loads((secrets / f"{role.value}.json").read_text())["password"] for role in Role} == passwords
+    assert {
+        role: json.loads((secrets / f"{role.value}.json").read_text())["password"] for role in PERMISSIONS
+    } == passwords
     assert config.read_text() != text
 
 
@@ -353,15 +356,16 @@ async def test_a_worker_does_its_work(authed_nats, core: Bus, make_job) -> None:
         (delivery,) = await queue.fetch(1, timeout_s=5)
         assert delivery.message.result_key == job.result_key
         await delivery.in_progress()
-        await worker.publish_progress(RunProgress(job.run_id, 1, GPU, Progress(stage="started")), job.result_key)
-        await worker.publish_result(
-            RunResult(job.run_id, 1, GPU, EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity")),
-            job.result_key,
+        await worker.publish_progress(
+            RunProgress(job.run_id, 1, GPU, Progress(stage="started"), worker=WORKER), job.result_key
         )
-        await worker.publish_pool_status(PoolStatus(gpu=GPU, worker="w", backend="fake", running=1, capacity=1))
+        passed = EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity")
+        await worker.publish_result(RunResult(job.run_id, 1, GPU, passed, worker=WORKER), job.result_key)
+        await worker.publish_pool_status(PoolStatus(gpu=GPU, worker=WORKER, backend="fake", running=1, capacity=1))
         await delivery.ack()
-        assert await worker.has_result(job.run_id, job.result_key)  # what it checks before evaluating a redelivery
-        assert not await worker.has_result("never-run", job.result_key)
+        # what it checks before evaluating a redelivery
+        assert await worker.has_result(WORKER, job.run_id, job.result_key)
+        assert not await worker.has_result(WORKER, "never-run", job.result_key)
         calls = await worker.runner_calls()
         await calls.put(job.run_id, {"call": "fc-1"})
         assert await calls.get(job.run_id) == {"call": "fc-1"}
@@ -374,7 +378,7 @@ async def test_a_worker_does_its_work(authed_nats, core: Bus, make_job) -> None:
             await asyncio.sleep(0.05)
         assert [r.run_id for r in results] == [job.run_id] and results[0].signature
         assert [p.run_id for p in progress] == [job.run_id]
-        assert statuses[0].worker == "w"
+        assert statuses[0].worker == WORKER
     finally:
         await worker.close()
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core.contracts import signing
+from core.contracts import issued_workers, signing
 from core.contracts.config import ConfigError, Settings, load_settings
 from core.contracts.credentials import BusCredentials, embedded_server_config, for_role, result_secret
+from core.contracts.gpus import local_pools
 from core.contracts.messages import RunProgress, RunResult, decode, encode
 from core.contracts.roles import Role
-from core.launch.up import role_env
+from core.launch.up import _local_workers, role_env
 from harness.result import EvalResult, Mode, Progress, Status
 
 
@@ -24,10 +25,11 @@ def settings(tmp_path: Path, **environ: str) -> Settings:
 
 
 def test_credentials_come_from_settings_then_a_file_or_folder_then_what_up_made(tmp_path) -> None:
-    assert for_role(settings(tmp_path), Role.WORKER) == BusCredentials(Role.WORKER)  # none: an open server
+    assert for_role(settings(tmp_path), Role.API) == BusCredentials(Role.API)  # none: an open server
     embedded_server_config(tmp_path / "var" / "secrets")
-    made = for_role(settings(tmp_path), Role.WORKER)
-    assert made.user == "kernelrank-worker" and len(made.password) >= 40
+    made = for_role(settings(tmp_path), Role.API)
+    assert made.user == "kernelrank-api" and len(made.password) >= 40
+    assert for_role(settings(tmp_path), Role.WORKER) == BusCredentials(Role.WORKER)  # no role-wide worker user
     folder = tmp_path / "creds"
     folder.mkdir()
     (folder / "slack.creds").write_text("-----BEGIN NATS USER JWT-----\n")
@@ -49,6 +51,38 @@ def test_credentials_come_from_settings_then_a_file_or_folder_then_what_up_made(
     assert "hunter2" not in repr(explicit) and "hunter2" not in repr(for_role(explicit, Role.CORE))
 
 
+def test_a_worker_is_issued_its_own_user_key_pools_and_inbox(tmp_path) -> None:
+    given = settings(tmp_path)
+    path = issued_workers.issue(given.secrets_dir, "gpu-box-1", ["H100", "B200"], result_secret(given))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    worker = for_role(settings(tmp_path, KERNELRANK_NATS_CREDENTIALS=str(path)), Role.WORKER)
+    assert (worker.user, worker.pools) == ("gpu-box-1", ("H100", "B200"))
+    assert worker.key == signing.worker_key(result_secret(given), "gpu-box-1") and worker.key not in repr(worker)
+    assert worker.connect_options()["inbox_prefix"] == "_INBOX.worker.gpu-box-1"
+    users = json.loads(embedded_server_config(given.secrets_dir).read_text())["authorization"]["users"]
+    (user,) = [u for u in users if u["user"] == "gpu-box-1"]
+    assert user["password"].startswith("$2") and worker.password not in json.dumps(users)
+    assert user["permissions"]["subscribe"]["allow"] == ["_INBOX.worker.gpu-box-1.>"]
+    with pytest.raises(ConfigError, match="exists already"):
+        issued_workers.issue(given.secrets_dir, "gpu-box-1", ["H100"], result_secret(given))
+    for bad in ("kernelrank-core", "a.b", "", "x" * 64, "w*"):
+        with pytest.raises(ConfigError, match="cannot name a worker"):
+            issued_workers.issue(given.secrets_dir, bad, ["H100"], result_secret(given))
+    with pytest.raises(ConfigError, match="GPU pools"):
+        issued_workers.issue(given.secrets_dir, "gpu-box-2", ["H100 80GB"], result_secret(given))
+
+
+def test_up_issues_each_local_worker_its_own_credentials_once(tmp_path) -> None:
+    given = settings(tmp_path)
+    first = _local_workers(given, embedded=True)
+    assert {pool for pool, _ in first} == set(local_pools())
+    path = first[next(iter(first))]
+    credential = json.loads(path.read_text())
+    assert credential["user"].startswith("local-") and credential["pools"] == [next(iter(first))[0]]
+    assert _local_workers(given, embedded=True) == first and json.loads(path.read_text()) == credential
+    assert set(_local_workers(given, embedded=False).values()) == {None}  # a NATS of one's own: as configured
+
+
 def test_an_unreadable_credentials_file_is_named(tmp_path) -> None:
     bad = tmp_path / "worker.json"
     bad.write_text("not json")
@@ -67,7 +101,6 @@ def test_each_child_of_up_gets_its_own_credentials_and_no_other_roles_secrets(tm
         "KERNELRANK_NATS_PASSWORD": "inherited",
     }
     worker = role_env(env, given, Role.WORKER, embedded=True)
-    assert worker["KERNELRANK_NATS_CREDENTIALS"] == str(given.secrets_dir / "worker.json")
     assert worker["GITHUB_TOKEN"] == "github-secret" and worker["PATH"] == "/bin"
     assert worker["DISCORD_TOKEN"] == worker["SLACK_BOT_TOKEN"] == worker["KERNELRANK_RESULT_SECRET"] == ""
     assert worker["KERNELRANK_NATS_PASSWORD"] == ""
@@ -118,6 +151,14 @@ def test_a_signature_holds_for_the_message_as_sent_and_for_nothing_else() -> Non
     assert signing.verify(decode(RunProgress, encode(progress)), key)
     progress.attempt = 3
     assert not signing.verify(progress, key)
+
+
+def test_a_report_signed_for_one_worker_holds_for_no_other() -> None:
+    run_key = signing.run_key(b"secret", "r1")
+    mine = signing.report_key(run_key, signing.worker_key(b"secret", "w1"))
+    theirs = signing.report_key(run_key, signing.worker_key(b"secret", "w2"))
+    assert len({run_key, mine, theirs}) == 3 and signing.report_key(run_key, "") == run_key
+    assert not signing.verify(decode(RunResult, encode(signing.sign(result(), mine))), theirs)
 
 
 def test_a_value_the_codec_normalises_does_not_break_a_genuine_signature() -> None:

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from worker_testkit import WORKER
 
+from core.contracts import issued_workers
 from core.contracts.bus import Bus, Role
 from core.contracts.commands import query_command, submit_command
 from core.contracts.config import Settings
@@ -180,11 +182,17 @@ class OnBus:
     secrets: Path | None = None  # where each role's credentials are; None on the open bus
 
     def credentials(self, role: Role) -> BusCredentials | None:
-        return read(self.secrets / f"{role.value}.json", role) if self.secrets else None
+        return read(self._file(role), role) if self.secrets else None
 
     def credentials_env(self, role: Role) -> dict[str, str]:
         """What a child process of ``role`` needs in its environment to log in (nothing on the open bus)."""
-        return {"KERNELRANK_NATS_CREDENTIALS": str(self.secrets / f"{role.value}.json")} if self.secrets else {}
+        return {"KERNELRANK_NATS_CREDENTIALS": str(self._file(role))} if self.secrets else {}
+
+    def _file(self, role: Role) -> Path:
+        assert self.secrets is not None
+        if role is Role.WORKER:
+            return issued_workers.credential_file(self.secrets, WORKER)
+        return self.secrets / f"{role.value}.json"
 
 
 @pytest.fixture(params=["open", "authed"])

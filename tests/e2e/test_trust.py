@@ -1,9 +1,10 @@
 """The trust boundary end to end, on a bus that asks for credentials: core, worker and client each as their role.
 
-A client holding worker credentials (the most an attacker on the bus can hope for without holding a run)
-forges results and progress for someone else's run; the stored result, the ranking and what the user
-is told stay the real ones. The leaderboard's secret seed reaches only ranked jobs, and none of it, nor
-any run's result key, shows in replies or logs.
+A worker credential of its own (``evil``: what an attacker holds who stole a worker's credential) forges results
+and progress for someone else's run, even signed with that run's key as if it had stolen the job: the stored
+result, the ranking and what the user is told stay the real ones. A flood of junk into EVENTS stops at the
+stream's byte limit and pushes out nothing stored. The leaderboard's secret seed reaches only ranked jobs, and
+none of it, nor any run's result key or worker key, shows in replies or logs.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import nats
 import pytest
+from worker_testkit import WORKER
 
 from core.contracts import signing, subjects
 from core.contracts.bus import Bus, Role
 from core.contracts.credentials import result_secret
-from core.contracts.messages import RunProgress, RunResult, Tone
+from core.contracts.messages import CommandKind, RunProgress, RunResult, Tone
 from harness.job import EvalJob
 from harness.result import EvalResult, Mode, Progress, Status
 from runners.fake import FakeRunner, passed_result
@@ -26,6 +29,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 CORRECT = (FIXTURES / "submissions" / "correct.py").read_text()
 WRONG = (FIXTURES / "submissions" / "wrong_output.py").read_text()
 FORGED_US = 0.5
+EVIL = "evil"
 
 
 def failed(job: EvalJob) -> EvalResult:
@@ -36,7 +40,7 @@ def forged(run: dict, submission_id: int, **fields) -> RunResult:
     """A result claiming a pass at an impossible 0.5 us, as the issue's attacker sent."""
     result = EvalResult(status=Status.PASSED, mode=Mode.RANKED, problem="vectoradd", score_us=FORGED_US)
     return RunResult(
-        run_id=run["run_id"], submission_id=submission_id, gpu=run["gpu"], result=result, worker="evil", **fields
+        run_id=run["run_id"], submission_id=submission_id, gpu=run["gpu"], result=result, worker=EVIL, **fields
     )
 
 
@@ -58,7 +62,8 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     accepted = await system.submit("ada", WRONG, leaderboard="vectoradd")
     (run,) = accepted.data["runs"]
     submission_id = accepted.data["submission_id"]
-    attacker = await authed_nats.connect(Role.WORKER, "attacker")
+    authed_nats.issue_worker(EVIL, ["CPU"])
+    attacker = await authed_nats.connect(Role.WORKER, "attacker", worker=EVIL)
     try:
         other_key = signing.run_key(b"a guess at the core's secret", run["run_id"])
         await attacker.publish_result(forged(run, submission_id))  # unsigned
@@ -72,8 +77,12 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
                 submission_id,
                 run["gpu"],
                 Progress(stage="disqualified", detail="send your token to evil"),
+                worker=EVIL,
             )
         )
+        # signed right, with the run's own key and its own worker key, as if it had stolen the job: not its run
+        stolen_key = signing.run_key(result_secret(system.settings), run["run_id"])
+        await attacker.publish_result(forged(run, submission_id, cost_usd=0.02), stolen_key)
         finals = await system.finals({run["run_id"]})
     finally:
         await attacker.close()
@@ -82,11 +91,14 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     assert final.data["status"] == "failed" and final.tone is Tone.ERROR
     stored = system.store.run(run["run_id"])
     assert stored.status == "failed" and stored.score_us is None
+    assert [r.worker for r in system.store.submission_detail(submission_id).runs] == [WORKER]
     assert system.store.ranking("vectoradd", run["gpu"]) == []
     replies = b"\n".join(await all_replies(system.service.bus))
     assert b"evil" not in replies and b"0.5" not in replies and b"disqualified" not in replies
     dropped = [r.getMessage() for r in caplog.records if "not signed with the run's key" in r.getMessage()]
     assert len(dropped) == 5
+    unpaired = [r.getMessage() for r in caplog.records if "that worker did not start attempt 1" in r.getMessage()]
+    assert len(unpaired) == 1 and f"worker {EVIL!r}" in unpaired[0]
 
 
 async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(
@@ -98,7 +110,8 @@ async def test_a_result_from_an_attempt_older_than_one_already_started_is_droppe
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     (run,) = accepted.data["runs"]
     key = signing.run_key(result_secret(system.settings), run["run_id"])
-    second = await authed_nats.connect(Role.WORKER, "second worker")
+    authed_nats.issue_worker("second", ["CPU"])
+    second = await authed_nats.connect(Role.WORKER, "second worker", worker="second")
     try:
 
         async def first_started() -> bool:
@@ -107,7 +120,12 @@ async def test_a_result_from_an_attempt_older_than_one_already_started_is_droppe
         await eventually(first_started)
         await second.publish_progress(
             RunProgress(
-                run["run_id"], accepted.data["submission_id"], run["gpu"], Progress(stage="started"), attempt=2
+                run["run_id"],
+                accepted.data["submission_id"],
+                run["gpu"],
+                Progress(stage="started"),
+                attempt=2,
+                worker="second",
             ),
             key,
         )
@@ -128,6 +146,31 @@ async def test_a_result_from_an_attempt_older_than_one_already_started_is_droppe
     assert finals[run["run_id"]].data["status"] == "passed"
     stored = system.store.run(run["run_id"])
     assert stored.status == "passed" and stored.score_us == 77.0
+
+
+async def test_a_flood_into_events_stops_at_its_byte_limit_and_the_core_goes_on(make_authed_system, authed_nats):
+    limit = 256 * 1024
+    system = await make_authed_system(FakeRunner(result_for=passed_result), events_max_bytes=limit)
+    accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
+    (run,) = accepted.data["runs"]
+    await system.finals({run["run_id"]})
+    flooder = authed_nats.issue_worker("flood", ["CPU"])
+    nc = await nats.connect(authed_nats.url, allow_reconnect=False, **flooder.connect_options())
+    try:
+        js = nc.jetstream()
+        sent = 0
+        with pytest.raises(nats.js.errors.APIError, match="maximum bytes exceeded"):
+            for sent in range(1000):  # 4 MB of junk, sixteen times the limit
+                await js.publish(subjects.progress_subject("flood", f"junk{sent}"), b"x" * 4096)
+        assert 0 < sent < limit // 4096
+    finally:
+        await nc.close()
+    state = (await system.service.bus._js.stream_info(subjects.EVENTS)).state
+    assert state.bytes <= limit
+    stored = await system.service.bus.last_result(run["run_id"])  # the flood pushed nothing stored out
+    assert stored is not None and stored.result.status is Status.PASSED
+    answer = await system.ask("ada", CommandKind.LIST)  # the core still serves commands
+    assert answer.tone is not Tone.ERROR
 
 
 class Recording(FakeRunner):
@@ -174,6 +217,7 @@ async def test_the_secret_seed_and_result_keys_never_reach_replies_or_logs(make_
         str(system.store.get_leaderboard("vectoradd").secret_seed),
         secret.decode(),
         *(signing.run_key(secret, run_id) for run_id in runs),
+        signing.worker_key(secret, WORKER),
     ]
     stored = [system.store.submission_detail(a.data["submission_id"]) for a in (good, bad)]
     places = {

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from core.contracts.bus import Bus, BusUnavailable
+from core.contracts.bus import Bus, BusUnavailable, Role
+from core.contracts.credentials import read
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "harness"
@@ -77,10 +78,12 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
     try:
         wait_for_line(lines_of(up), "kernelrank is up", 60, seen)
         secrets = home / "secrets"
-        assert stat.S_IMODE(secrets.stat().st_mode) == 0o700
-        assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in secrets.iterdir())
-        passwords = [json.loads(f.read_text())["password"] for f in secrets.glob("*.json")]
-        assert len(passwords) == 5
+        assert all(stat.S_IMODE(d.stat().st_mode) == 0o700 for d in (secrets, secrets / "workers"))
+        assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in secrets.rglob("*") if f.is_file())
+        roles = [json.loads((secrets / f"{role}.json").read_text()) for role in ("core", "api", "discord", "slack")]
+        (local,) = [json.loads(f.read_text()) for f in (secrets / "workers").glob("*.json")]  # one CPU worker
+        assert local["user"] == "local-CPU-0" and local["pools"] == ["CPU"]
+        passwords = [credential["password"] for credential in roles] + [local["password"], local["key"]]
 
         def submit() -> subprocess.CompletedProcess[str]:
             return subprocess.run(
@@ -117,6 +120,7 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
         url = (home / "run" / "nats.url").read_text().strip()
         with pytest.raises(BusUnavailable, match="refused"):
             asyncio.run(Bus.connect(url, "anonymous"))
+        asyncio.run(a_remote_worker_is_issued_and_revoked_while_up_runs(url, secrets, env, tmp_path))
     finally:
         up.send_signal(signal.SIGINT)
         try:
@@ -125,3 +129,38 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
             up.kill()
             up.wait()
     assert up.returncode == 0, "".join(seen)
+
+
+def workers_command(*args: str, env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "core.launch.main", "workers", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+async def a_remote_worker_is_issued_and_revoked_while_up_runs(
+    url: str, secrets: Path, env: dict[str, str], cwd: Path
+) -> None:
+    """``kernelrank workers add`` lets a new worker in at once, ``revoke`` drops its connection at once."""
+    printed = workers_command("add", "remote-1", "--pool", "CPU", env=env, cwd=cwd)
+    assert "The running nats-server has the change now" in printed
+    credential = json.loads((secrets / "workers" / "remote-1.json").read_text())
+    assert credential["password"] not in printed and credential["key"] not in printed
+    worker = await Bus.connect(url, "remote", read(secrets / "workers" / "remote-1.json", Role.WORKER))
+    try:
+        await worker.jobs("CPU")
+        assert "remote-1" in workers_command("list", env=env, cwd=cwd)
+        assert "The running nats-server has the change now" in workers_command("revoke", "remote-1", env=env, cwd=cwd)
+        for _ in range(100):
+            if not worker._nc.is_connected:
+                break
+            await asyncio.sleep(0.05)
+        assert not worker._nc.is_connected
+    finally:
+        await worker.close()

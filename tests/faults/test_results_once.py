@@ -54,17 +54,18 @@ async def test_a_result_that_comes_again_is_not_answered_again(make_system):
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     run_id = run_id_of(accepted)
     (first,) = (await system.finals({run_id})).values()
-    # The same run's result again, past the stream's duplicate window (a new message id), as a re-run or a
-    # redelivery after a long outage would bring it.
+    # The same run's result again from the worker that ran it, past the stream's duplicate window (a new message
+    # id), as a re-run or a redelivery after a long outage would bring it.
+    (ran,) = system.store.submission_detail(accepted.data["submission_id"]).runs
     again = RunResult(
         run_id=run_id,
         submission_id=accepted.data["submission_id"],
         gpu="CPU",
         result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd"),
-        worker="late",
+        worker=ran.worker,
     )
     await system.bus._js.publish(
-        subjects.result_subject(run_id),
+        subjects.result_subject(ran.worker, run_id),
         encode(signing.sign(again, run_key(system, run_id))),
         headers={"Nats-Msg-Id": "other"},
     )
@@ -73,17 +74,23 @@ async def test_a_result_that_comes_again_is_not_answered_again(make_system):
     assert system.store.run(run_id).status == "passed"  # the first result stands
 
 
-async def test_a_stored_result_whose_reply_never_went_out_is_answered_when_it_comes_again(make_system):
+async def test_a_stored_result_whose_reply_never_went_out_is_answered_when_it_comes_again(make_system, eventually):
     """A core killed between storing a result and replying gets the result again (it was not acked)."""
-    system = await make_system(CountingRunner(delay_s=30))  # holds the job: the test plays the worker
+    system = await make_system(CountingRunner(delay_s=30))  # holds the job: the test plays its worker
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     run_id = run_id_of(accepted)
+
+    async def started() -> bool:
+        return system.service.runs.started_by(run_id) is not None
+
+    await eventually(started)
+    (_, worker) = system.service.runs.started_by(run_id)
     result = RunResult(
         run_id=run_id,
         submission_id=accepted.data["submission_id"],
         gpu="CPU",
         result=EvalResult(status=Status.FAILED, mode=Mode.RANKED, problem="vectoradd"),
-        worker="w",
+        worker=worker,
     )
     stored = await system.service.writer.results([_record(result)])  # stored, and then "the crash"
     assert stored == [True] and system.store.unreplied([run_id]) == {run_id}

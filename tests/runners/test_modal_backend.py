@@ -225,7 +225,7 @@ async def test_modal_backlog_is_reported_in_the_pool_status(bus, nats_url, fake,
     async def signed_off() -> bool:
         return bool(statuses) and statuses[-1].capacity == 0
 
-    await nc.subscribe(subjects.pool_status_subject(GPU), cb=on_status)
+    await nc.subscribe(subjects.pool_status_subject("w-modal", GPU), cb=on_status)
     try:
         async with serve(
             Worker(

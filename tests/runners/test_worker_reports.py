@@ -46,7 +46,7 @@ async def test_workers_report_running_jobs_and_capacity_until_they_stop(
     async def signed_off() -> bool:
         return bool(statuses) and statuses[-1].capacity == 0
 
-    await nc.subscribe(subjects.pool_status_subject("CPU"), cb=on_status)
+    await nc.subscribe(subjects.pool_status_subject("w-cpu", "CPU"), cb=on_status)
     try:
         await bus.publish_job(run_job("CPU"))
         async with serve(

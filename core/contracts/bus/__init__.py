@@ -20,8 +20,8 @@ with ``await running.stop()`` or use it as an async context manager; ``Bus.close
 The modules behind this surface are private: ``_bus`` (the connection and its operations), ``_commands``
 (request-reply, both sides), ``_link`` (the connection's state and the retry rules that follow from it),
 ``_streams`` (stream set-up, retention, and what recovery reads from JetStream), ``_consumers`` (durable
-pull loops), ``_kv`` (key-value records), ``_dead_letters`` (jobs that used up their deliveries), ``_fit``
-(cutting a message to the payload limit), ``_errors``.
+pull loops), ``_kv`` (key-value records), ``_pools`` (workers' pool status), ``_dead_letters`` (jobs that used
+up their deliveries), ``_fit`` (cutting a message to the payload limit), ``_errors``.
 """
 
 from core.contracts.bus._bus import Bus

@@ -10,23 +10,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
-from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from core.contracts import subjects
 from core.contracts.bus._commands import CommandOps, size_words
-from core.contracts.bus._consumers import Consumer, Puller, Running, Served
+from core.contracts.bus._consumers import Check, Consumer, Puller, Running
 from core.contracts.bus._dead_letters import DeadLetterOps
 from core.contracts.bus._errors import BusError, BusUnavailable, PayloadTooLarge, translated
 from core.contracts.bus._fit import TooLarge, fit, fitted
 from core.contracts.bus._follow import follow
 from core.contracts.bus._kv import BucketOps
 from core.contracts.bus._link import Link, while_reconnecting
-from core.contracts.bus._streams import StreamOps
+from core.contracts.bus._pools import PoolStatusOps
+from core.contracts.bus._streams import StreamOps, names_publisher
 from core.contracts.messages import (
     DecodeError,
     Platform,
-    PoolStatus,
     Reply,
     RunJob,
     RunProgress,
@@ -34,12 +33,12 @@ from core.contracts.messages import (
     decode,
     encode,
 )
-from core.contracts.signing import sign
+from core.contracts.roles import Role
+from core.contracts.signing import report_key, sign
 
 if TYPE_CHECKING:
     from core.contracts.config import Settings
     from core.contracts.credentials import BusCredentials
-    from core.contracts.roles import Role
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +50,18 @@ PAYLOAD_MARGIN_BYTES = 16 * 1024  # room left under max_payload for headers and 
 PUBLISH_ATTEMPT_S = 2.0  # how long one publish waits for the stream's acknowledgement
 
 
-class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
+class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
-    def __init__(self, nc: Client, link: Link, *, manages: bool = True) -> None:
+    def __init__(
+        self, nc: Client, link: Link, *, manages: bool = True, credentials: BusCredentials | None = None
+    ) -> None:
         self._nc = nc
         self._manages = manages  # may create streams and buckets (the core, or anyone on an open server)
+        self.worker_name = credentials.user if credentials and credentials.role is Role.WORKER else ""
+        self._worker_key = credentials.key if credentials else ""  # signs this worker's reports with the run keys
+        # whether the server knows who this is (then every worker has a key of its own, ``core.contracts.signing``)
+        self.authenticated = bool(credentials and (credentials.user or credentials.creds_file or credentials.nkey_file))
         self._js = nc.jetstream()
         self._link = link
         self._running: set[Running] = set()
@@ -121,7 +126,7 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
                 "`kernelrank up`, or set KERNELRANK_NATS_URL to a running NATS."
             ) from exc
         nc.options["max_reconnect_attempts"] = -1  # the first attempt fails fast; later ones never give up
-        return cls(nc, link, manages=credentials is None or credentials.may_manage)
+        return cls(nc, link, manages=credentials is None or credentials.may_manage, credentials=credentials)
 
     @classmethod
     async def connect_as(cls, url: str, name: str, settings: Settings, role: Role) -> Bus:
@@ -145,13 +150,14 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         return not ack.duplicate
 
     async def publish_progress(self, progress: RunProgress, key: str = "", *, confirm: bool = False) -> None:
-        """A worker's progress event, signed with its job's ``result_key`` (the core drops it unsigned).
+        """A worker's progress event on its worker's subject, signed with its job's ``result_key`` bound to this
+        worker's key (the core drops it unsigned).
 
         It is stored by the stream, but only waited for with ``confirm`` (a worker's "started", which marks
-        the run running): one lost update is replaced by the next.
+        the run running and pairs it with this worker): one lost update is replaced by the next.
         """
-        subject = subjects.progress_subject(progress.run_id)
-        payload = encode(sign(progress, key) if key else progress)
+        subject = subjects.progress_subject(progress.worker, progress.run_id)
+        payload = encode(sign(progress, report_key(key, self._worker_key)) if key else progress)
         with translated(f"publish on {subject}"):
             if confirm:
                 await self._js.publish(subject, payload)
@@ -159,16 +165,17 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
                 await self._nc.publish(subject, payload)
 
     async def publish_result(self, result: RunResult, key: str = "") -> None:
-        """Store a run's result, signed with its job's ``result_key`` (the core drops it unsigned), retried while
+        """Store a run's result on its worker's subject, signed with its job's ``result_key`` bound to this worker's
+        key (the core drops it unsigned), retried while
         NATS comes back. Cut it to size with ``fit`` first, so the signature covers what is sent: one too big
         for NATS raises ``PayloadTooLarge`` here, and would on every attempt.
 
         The message id holds the signature, not just the run id: a result republished as it was is still
         stored once, but a forged one cannot take the run's id and make the stream drop the real one.
         """
-        signed = sign(result, key) if key else result
+        signed = sign(result, report_key(key, self._worker_key)) if key else result
         await self._publish_confirmed(
-            subjects.result_subject(result.run_id),
+            subjects.result_subject(result.worker, result.run_id),
             encode(signed),
             f"{result.run_id}:{signed.signature[:32] or 'unsigned'}",
         )
@@ -186,12 +193,6 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         else:
             with translated(f"publish on {subject}"):
                 await self._nc.publish(subject, self._fitted(reply))
-
-    async def publish_pool_status(self, status: PoolStatus) -> None:
-        """A worker's periodic report; plain NATS (no stream): only the latest one matters."""
-        subject = subjects.pool_status_subject(status.gpu)
-        with translated(f"publish on {subject}"):
-            await self._nc.publish(subject, encode(status))
 
     def fit(self, message: T) -> T:
         """``message``, or a copy with its longest texts cut so that it fits what NATS carries (``_fit``);
@@ -249,8 +250,10 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         nak_delay_s: float = 1.0,
         poll_s: float = 1.0,
         ack_sync: bool = True,
+        check: Check | None = None,
     ) -> Consumer[T]:
-        """Run a durable pull loop over ``subject`` (created if missing): see ``Consumer``."""
+        """Run a durable pull loop over ``subject`` (created if missing): see ``Consumer``; a message ``check``
+        refuses is dropped (``Puller``)."""
         # ``name`` makes nats-py ask through the create subject that names the filter (see core.contracts.roles)
         config = ConsumerConfig(
             name=durable,
@@ -263,7 +266,7 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
         )
         with translated(f"create consumer {durable}"):
             await self._js.add_consumer(stream, config)
-        puller = await self._bind(stream, durable, cls, missing=f"consumer {durable} vanished")
+        puller = await self._bind(stream, durable, cls, missing=f"consumer {durable} vanished", check=check)
         return Consumer(
             self._running, puller, handler, batch=batch, nak_delay_s=nak_delay_s, poll_s=poll_s, ack_sync=ack_sync
         )
@@ -271,17 +274,29 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
     async def consume_results(
         self, handler: Callable[[list[RunResult]], Awaitable[None]], **options: Any
     ) -> Consumer[RunResult]:
-        """The core's durable consumer of every run's result (never lossy)."""
+        """The core's durable consumer of every run's result (never lossy); each names the worker that sent it."""
         return await self.consume(
-            subjects.CORE_RESULTS, subjects.EVENTS, subjects.RESULTS_ALL, handler, RunResult, **options
+            subjects.CORE_RESULTS,
+            subjects.EVENTS,
+            subjects.RESULTS_ALL,
+            handler,
+            RunResult,
+            check=names_publisher,
+            **options,
         )
 
     async def consume_progress(
         self, handler: Callable[[list[RunProgress]], Awaitable[None]], **options: Any
     ) -> Consumer[RunProgress]:
-        """The core's durable consumer of progress events."""
+        """The core's durable consumer of progress events; each names the worker that sent it."""
         return await self.consume(
-            subjects.CORE_PROGRESS, subjects.EVENTS, subjects.PROGRESS_ALL, handler, RunProgress, **options
+            subjects.CORE_PROGRESS,
+            subjects.EVENTS,
+            subjects.PROGRESS_ALL,
+            handler,
+            RunProgress,
+            check=names_publisher,
+            **options,
         )
 
     async def consume_replies(
@@ -297,7 +312,9 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
             **options,
         )
 
-    async def _bind(self, stream: str, durable: str, cls: type[T], *, missing: str) -> Puller[T]:
+    async def _bind(
+        self, stream: str, durable: str, cls: type[T], *, missing: str, check: Check | None = None
+    ) -> Puller[T]:
         with translated(f"look up consumer {durable}"):
             try:
                 info = await self._js.consumer_info(stream, durable)
@@ -305,7 +322,9 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
                 raise BusError(missing) from exc
         with translated(f"bind to consumer {durable}"):
             sub = await self._js.pull_subscribe_bind(durable=durable, stream=stream)
-        return Puller(sub, cls, ack_wait_s=info.config.ack_wait or 30.0, max_deliver=info.config.max_deliver or -1)
+        return Puller(
+            sub, cls, ack_wait_s=info.config.ack_wait or 30.0, max_deliver=info.config.max_deliver or -1, check=check
+        )
 
     async def follow_replies(self, route: str, platform: Platform = Platform.CLI) -> AsyncIterator[Reply]:
         """Every reply for one route, from the first stored one on, then live (see ``_follow``).
@@ -331,23 +350,6 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps):
                 if self._closing:
                     return
                 raise
-
-    async def watch_pool_status(self, on_status: Callable[[PoolStatus], Awaitable[None]]) -> Running:
-        """Call ``on_status`` with every worker's ``PoolStatus`` report, of every pool."""
-        served = Served(self._running)
-
-        async def on_message(msg: Msg) -> None:
-            try:
-                await on_status(decode(PoolStatus, msg.data))
-            except DecodeError as exc:
-                log.warning("skipping an unreadable pool status on %s: %s", msg.subject, exc)
-            except Exception:
-                log.exception("could not handle a pool status on %s", msg.subject)
-
-        with translated("watch pool status reports"):
-            served.sub = await self._nc.subscribe(subjects.POOL_STATUS_ALL, cb=on_message)
-            await self._nc.flush()
-        return served
 
     # ----- shutdown -----------------------------------------------------------------------------
 

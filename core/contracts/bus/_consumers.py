@@ -22,6 +22,7 @@ from core.contracts.messages import DecodeError, decode
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+Check = Callable[[str, Any], bool]  # (subject, decoded message) -> whether the message may be handled
 ACK_TIMEOUT_S = 5.0  # how long an ack_sync waits for the server's confirmation
 ACK_RETRY_S = 10.0  # how long an unconfirmed ack_sync is repeated while NATS is unreachable
 SPARE_FOR = 0.5  # a message fetched beyond what was asked is kept for this share of ack_wait
@@ -62,7 +63,8 @@ class Delivery(Generic[T]):
 
 
 class Puller(Generic[T]):
-    """Fetches decoded deliveries from one durable pull consumer; undecodable messages are term()'d.
+    """Fetches decoded deliveries from one durable pull consumer; undecodable messages, and those the ``check``
+    refuses (a report whose body names another worker than its subject), are term()'d and logged.
 
     nats-py's ``fetch(n)`` first drains what earlier pull requests left behind (messages the server sent
     just as a request expired), so it can return more than ``n``. A caller that asked for ``n`` gets ``n``;
@@ -78,8 +80,10 @@ class Puller(Generic[T]):
         ack_wait_s: float,
         max_deliver: int,
         clock: Callable[[], float] = time.monotonic,
+        check: Check | None = None,
     ) -> None:
         self._sub = sub
+        self._check = check
         self._cls = cls
         self.ack_wait_s = ack_wait_s
         self.max_deliver = max_deliver
@@ -112,6 +116,11 @@ class Puller(Generic[T]):
                     exc,
                 )
                 with translated("drop an unreadable message"):
+                    await msg.term()
+                continue
+            if self._check is not None and not self._check(msg.subject, message):
+                log.warning("dropping a %s on %s: its body names another sender", self._cls.__name__, msg.subject)
+                with translated("drop a refused message"):
                     await msg.term()
                 continue
             deliveries.append(Delivery(message, msg.metadata.num_delivered, msg))

@@ -26,9 +26,19 @@ from core.contracts.roles import CHAT_PLATFORMS
 
 log = logging.getLogger(__name__)
 
-# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching.
-RUNNER_CALLS_CONFIG = KeyValueConfig(bucket=subjects.RUNNER_CALLS, history=1, ttl=7 * DAY_S, storage=StorageType.FILE)
+# Modal keeps a call's output for 7 days: a call id older than that is of no use to a worker re-attaching. Each
+# worker reads and writes only its own keys (``<worker>.<run>``); the bucket is bounded (a record is ~100 bytes).
+RUNNER_CALLS_CONFIG = KeyValueConfig(
+    bucket=subjects.RUNNER_CALLS,
+    history=1,
+    ttl=7 * DAY_S,
+    storage=StorageType.FILE,
+    max_bytes=64 << 20,
+    max_value_size=16 << 10,
+    direct=True,  # reads by subject, so a permission can pin each worker to its own keys
+)
 LEDGER_TTL_S = 8 * DAY_S  # longer than replies are kept (7 days), so a replayed reply is still known
+LEDGER_MAX_BYTES = 256 << 20
 
 Opener = Callable[[], Awaitable[KeyValue]]
 
@@ -36,9 +46,13 @@ Opener = Callable[[], Awaitable[KeyValue]]
 class _Bucket:
     """A KV bucket opened on first use, so a role that may not create it can start before the core does."""
 
-    def __init__(self, open_: Opener) -> None:
+    def __init__(self, open_: Opener, prefix: str = "") -> None:
         self._open = open_
         self._opened: KeyValue | None = None
+        self._prefix = prefix  # a key space of its own inside the bucket (one worker's), or none
+
+    def _key(self, key: str) -> str:
+        return f"{self._prefix}.{subjects.token(key)}" if self._prefix else subjects.token(key)
 
     async def _kv(self) -> KeyValue:
         if self._opened is None:
@@ -47,12 +61,13 @@ class _Bucket:
 
 
 class JsonBucket(_Bucket):
-    """A JetStream KV bucket holding JSON objects by key; keys go through ``subjects.token``."""
+    """A JetStream KV bucket holding JSON objects by key; keys go through ``subjects.token``, under the bucket's
+    prefix where it has one."""
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """The stored object, or ``None`` when there is none (or it cannot be read)."""
         kv = await self._kv()
-        entry = await while_reconnecting(f"read {key}", lambda: _get(kv, key))
+        entry = await while_reconnecting(f"read {key}", lambda: _get(kv, self._key(key)))
         if entry is None:
             return None
         try:
@@ -64,11 +79,11 @@ class JsonBucket(_Bucket):
 
     async def put(self, key: str, value: dict[str, Any]) -> None:
         kv = await self._kv()
-        await while_reconnecting(f"store {key}", lambda: kv.put(subjects.token(key), json.dumps(value).encode()))
+        await while_reconnecting(f"store {key}", lambda: kv.put(self._key(key), json.dumps(value).encode()))
 
     async def delete(self, key: str) -> None:
         kv = await self._kv()
-        await while_reconnecting(f"delete {key}", lambda: kv.delete(subjects.token(key)))
+        await while_reconnecting(f"delete {key}", lambda: kv.delete(self._key(key)))
 
 
 class Ledger(_Bucket):
@@ -81,19 +96,19 @@ class Ledger(_Bucket):
 
     async def get(self, key: str) -> bytes | None:
         kv = await self._kv()
-        entry = await while_reconnecting("read the delivery ledger", lambda: _get(kv, key))
+        entry = await while_reconnecting("read the delivery ledger", lambda: _get(kv, self._key(key)))
         return None if entry is None else entry.value
 
     async def put(self, key: str, value: bytes) -> None:
         kv = await self._kv()
-        await while_reconnecting("write the delivery ledger", lambda: kv.put(subjects.token(key), value))
+        await while_reconnecting("write the delivery ledger", lambda: kv.put(self._key(key), value))
 
     async def claim(self, key: str, value: bytes = b"1") -> bool:
         """Record ``key`` unless it is there already; ``True`` only for the first caller (atomic)."""
         kv = await self._kv()
         with translated("write the delivery ledger"):
             try:
-                await kv.create(subjects.token(key), value)
+                await kv.create(self._key(key), value)
             except nats.js.errors.KeyWrongLastSequenceError:
                 return False
         return True
@@ -104,10 +119,14 @@ class BucketOps:
 
     _js: Any
     _manages: bool
+    worker_name: str
 
     async def runner_calls(self) -> JsonBucket:
-        """The KV bucket where remote backends keep the call they started for each run (see core.contracts.subjects)."""
-        return JsonBucket(lambda: self._open_bucket(RUNNER_CALLS_CONFIG))
+        """The KV bucket where remote backends keep the call they started for each run (see core.contracts.subjects),
+        in this worker's own key space: a restarted worker of the same name finds its calls, no other worker does."""
+        return JsonBucket(
+            lambda: self._open_bucket(RUNNER_CALLS_CONFIG), prefix=subjects.worker_token(self.worker_name)
+        )
 
     async def ledger(self, bucket: str, ttl_s: float = LEDGER_TTL_S) -> Ledger:
         """The key-value bucket ``bucket`` (made by the core, or here where this bus may); entries expire after
@@ -122,6 +141,15 @@ class BucketOps:
                     await self._js.create_key_value(config)
                 except nats.js.errors.BadRequestError as exc:  # made by another version: its entries still serve
                     log.warning("keeping the existing %s bucket (%s)", config.bucket, exc.description or exc)
+                    await self._bound(config)
+
+    async def _bound(self, config: KeyValueConfig) -> None:
+        """Give a bucket made before its byte limits and direct reads existed those (its stream, updated in place)."""
+        stream = (await self._js.stream_info(f"KV_{config.bucket}")).config
+        wanted = (config.max_bytes or -1, config.max_value_size or -1, bool(config.direct) or bool(stream.allow_direct))
+        if (stream.max_bytes, stream.max_msg_size, bool(stream.allow_direct)) != wanted:
+            stream.max_bytes, stream.max_msg_size, stream.allow_direct = wanted
+            await self._js.update_stream(stream)
 
     async def _open_bucket(self, config: KeyValueConfig) -> KeyValue:
         """An existing bucket as it is; a missing one is created where this bus may manage the streams."""
@@ -137,11 +165,11 @@ class BucketOps:
 
 
 def _ledger_config(bucket: str, ttl_s: float = LEDGER_TTL_S) -> KeyValueConfig:
-    return KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1, storage=StorageType.FILE)
+    return KeyValueConfig(bucket=bucket, ttl=ttl_s, history=1, storage=StorageType.FILE, max_bytes=LEDGER_MAX_BYTES)
 
 
-async def _get(kv: KeyValue, key: str) -> KeyValue.Entry | None:
+async def _get(kv: KeyValue, stored_key: str) -> KeyValue.Entry | None:
     try:
-        return await kv.get(subjects.token(key))
+        return await kv.get(stored_key)
     except nats.js.errors.KeyNotFoundError:  # KeyDeletedError included
         return None

@@ -9,9 +9,16 @@ JOBS       ``jobs.submit.<gpu>``       work queue: a job leaves once a worker ac
 JOBS_DLQ   ``jobs.dead.<gpu>``         jobs that used up their deliveries, kept for admins to look at:
                                        ``DEAD_MAX_AGE_S`` (7 days) and ``DEAD_MAX_BYTES``, oldest dropped
                                        first. They hold the kernel's source, so they do not stay forever.
-EVENTS     ``runs.progress/result.*``  1 day: the core consumes results within seconds of their arrival.
-REPLIES    ``replies.<platform>.*``    7 days: an adapter that was down posts what it missed.
+EVENTS     ``runs.progress/result.*``  1 day: the core consumes results within seconds of their arrival. At
+                                       ``EVENTS_MAX_BYTES`` new reports are refused (workers publish here:
+                                       a flood fills it and stops, rather than pushing real results out).
+REPLIES    ``replies.<platform>.*``    7 days: an adapter that was down posts what it missed; at
+                                       ``REPLIES_MAX_BYTES`` the oldest replies go first.
 =========  ==========================  ===================================================================
+
+Every stream also refuses a message bigger than the server's payload limit (``max_msg_size``), so a later
+rise of that limit does not let bigger messages in unnoticed. ``ensure_streams`` brings an existing stream's
+configuration up to date at every core start.
 
 Every stream drops a repeated ``Nats-Msg-Id`` within ``DUPLICATE_WINDOW_S``; past it, the core decides from
 what JetStream still holds (``queued_run_ids``, ``has_result``), not from the window.
@@ -20,7 +27,7 @@ what JetStream still holds (``queued_run_ids``, ``has_result``), not from the wi
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import nats.js.errors
 from nats.js.api import (
@@ -35,8 +42,8 @@ from nats.js.api import (
 
 from core.contracts import subjects
 from core.contracts.bus._errors import translated
-from core.contracts.messages import DecodeError, RunJob, RunResult, decode
-from core.contracts.signing import verify
+from core.contracts.messages import DecodeError, PoolStatus, RunJob, RunProgress, RunResult, decode
+from core.contracts.signing import report_key, verify
 
 DAY_S = 24 * 3600
 DUPLICATE_WINDOW_S = 120  # Nats-Msg-Id dedupe on every stream
@@ -44,10 +51,15 @@ JOBS_MAX_BYTES = 1 << 30  # 1 GiB of waiting jobs (a job is its problem's files 
 DEAD_MAX_AGE_S = 7 * DAY_S
 DEAD_MAX_BYTES = 256 << 20
 EVENTS_MAX_AGE_S = DAY_S
+EVENTS_MAX_BYTES = 1 << 30  # a day of results and progress is ~10-100 MB; a flood stops here
 REPLIES_MAX_AGE_S = 7 * DAY_S
+REPLIES_MAX_BYTES = 1 << 30
+MAX_MSG_BYTES = 1 << 20  # nats-server's default max_payload
 
 
-def stream_configs(jobs_max_bytes: int = JOBS_MAX_BYTES) -> list[StreamConfig]:
+def stream_configs(
+    jobs_max_bytes: int = JOBS_MAX_BYTES, events_max_bytes: int = EVENTS_MAX_BYTES, max_msg_bytes: int = MAX_MSG_BYTES
+) -> list[StreamConfig]:
     return [
         StreamConfig(
             name=subjects.JOBS,
@@ -56,6 +68,7 @@ def stream_configs(jobs_max_bytes: int = JOBS_MAX_BYTES) -> list[StreamConfig]:
             storage=StorageType.FILE,
             duplicate_window=DUPLICATE_WINDOW_S,
             max_bytes=jobs_max_bytes,
+            max_msg_size=max_msg_bytes,
             discard=DiscardPolicy.NEW,
         ),
         StreamConfig(
@@ -65,14 +78,18 @@ def stream_configs(jobs_max_bytes: int = JOBS_MAX_BYTES) -> list[StreamConfig]:
             duplicate_window=DUPLICATE_WINDOW_S,
             max_age=DEAD_MAX_AGE_S,
             max_bytes=DEAD_MAX_BYTES,
+            max_msg_size=max_msg_bytes,
             discard=DiscardPolicy.OLD,
         ),
-        # allow_direct: a worker looks a run's result up by subject, with a permission pinned to result subjects
+        # allow_direct: a worker looks its own results up by subject, with a permission pinned to its subjects
         StreamConfig(
             name=subjects.EVENTS,
             subjects=[subjects.PROGRESS_ALL, subjects.RESULTS_ALL],
             storage=StorageType.FILE,
             max_age=EVENTS_MAX_AGE_S,
+            max_bytes=events_max_bytes,
+            max_msg_size=max_msg_bytes,
+            discard=DiscardPolicy.NEW,
             duplicate_window=DUPLICATE_WINDOW_S,
             allow_direct=True,
         ),
@@ -81,6 +98,9 @@ def stream_configs(jobs_max_bytes: int = JOBS_MAX_BYTES) -> list[StreamConfig]:
             subjects=[subjects.REPLIES_ALL],
             storage=StorageType.FILE,
             max_age=REPLIES_MAX_AGE_S,
+            max_bytes=REPLIES_MAX_BYTES,
+            max_msg_size=max_msg_bytes,
+            discard=DiscardPolicy.OLD,
             duplicate_window=DUPLICATE_WINDOW_S,
         ),
     ]
@@ -90,7 +110,9 @@ class StreamOps:
     """Mixed into ``Bus``: needs its ``_js`` and ``_ensure_buckets`` (``BucketOps``)."""
 
     _js: Any
+    _nc: Any
     _ensure_buckets: Any
+    _worker_key: str
 
     async def ensure_streams(
         self,
@@ -100,13 +122,14 @@ class StreamOps:
         max_deliver: int = 3,
         concurrency: dict[str, int] | None = None,
         jobs_max_bytes: int = JOBS_MAX_BYTES,
+        events_max_bytes: int = EVENTS_MAX_BYTES,
     ) -> None:
         """Create or update every stream and each GPU pool's job consumer; safe to call at every start.
 
         ``concurrency`` caps the jobs in flight per pool (``max_ack_pending``); pools not in it are capped
         only by their workers' own concurrency.
         """
-        for config in stream_configs(jobs_max_bytes):
+        for config in stream_configs(jobs_max_bytes, events_max_bytes, self._nc.max_payload):
             with translated(f"create stream {config.name}"):
                 try:
                     await self._js.add_stream(config)
@@ -146,15 +169,37 @@ class StreamOps:
                     found.add(run_id)
                 seq = (msg.seq or seq) + 1
 
-    async def has_result(self, run_id: str, key: str) -> bool:
-        """Whether a worker's result for this run, signed with the run's ``key``, is stored in EVENTS (consumed or
-        not). An unsigned or forged one does not count: it must not stop the run from being evaluated."""
-        with translated(f"look for the result of run {run_id}"):
+    async def has_result(self, worker: str, run_id: str, key: str) -> bool:
+        """Whether ``worker``'s own result for this run is stored in EVENTS (consumed or not), signed as this bus
+        signs (``key``, the run's, bound to this bus's worker key). An unsigned or forged one does not count: it must
+        not stop the run from being evaluated."""
+        found = await self._last(subjects.result_subject(worker, run_id), RunResult, f"the result of run {run_id}")
+        return found is not None and verify(found, report_key(key, self._worker_key))
+
+    async def last_result(self, run_id: str) -> RunResult | None:
+        """The newest result any worker stored for this run (its ``worker`` checked against its subject), unverified."""
+        return await self._last(subjects.any_result_subject(run_id), RunResult, f"the result of run {run_id}")
+
+    async def last_progress(self, worker: str, run_id: str) -> RunProgress | None:
+        """The newest progress event ``worker`` stored for this run, unverified."""
+        return await self._last(subjects.progress_subject(worker, run_id), RunProgress, f"the progress of run {run_id}")
+
+    async def _last(self, subject: str, cls: type[Report], what: str) -> Report | None:
+        with translated(f"look for {what}"):
             try:
-                msg = await self._js.get_last_msg(subjects.EVENTS, subjects.result_subject(run_id), direct=True)
+                msg = await self._js.get_last_msg(subjects.EVENTS, subject, direct=True)
             except nats.js.errors.NotFoundError:
-                return False
+                return None
         try:
-            return verify(decode(RunResult, msg.data or b""), key)
+            report = decode(cls, msg.data or b"")
         except DecodeError:
-            return False
+            return None
+        return report if names_publisher(msg.subject, report) else None
+
+
+Report = TypeVar("Report", RunResult, RunProgress)
+
+
+def names_publisher(subject: str, report: RunResult | RunProgress | PoolStatus) -> bool:
+    """Whether a worker's message names the worker whose subject it came on (which NATS pins to its user)."""
+    return subjects.publisher(subject) == subjects.worker_token(report.worker)
