@@ -28,6 +28,7 @@ from harness.assembly import read_log
 from harness.device import driver_version, system_info
 from harness.failures import describe, failed_result, status_for
 from harness.job import EvalJob
+from harness.limits import Limits
 from harness.liveness import Liveness, Phase, where
 from harness.result import EvalResult, Failure, FailureKind, Mode, SandboxInfo, Status
 from harness.seeds import SEED_MODULUS, ranked_seed, run_key
@@ -94,7 +95,7 @@ def run_job(
             ),
             started,
         )
-    limits = sandbox.Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
+    limits = Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
     keys = [run_key(job.secret_seed)] if caller is None else []  # a caller sends the ranked key itself
     outcomes: list[Outcome] = []
     for call in plan(job):
