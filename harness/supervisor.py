@@ -399,7 +399,8 @@ class _Watch:
             return
         limits = self.launch.limits
         usage = processes.usage(os.getpid(), table, spare=self.zygote)
-        if usage.tasks >= limits.tasks or len(usage.processes) > limits.processes:
+        counted = self.group is None  # else the kernel counts (_check_group): one rule, one message
+        if counted and (usage.tasks >= limits.tasks or len(usage.processes) > limits.processes):
             self._stop(
                 Failure(
                     FailureKind.RESOURCE_LIMIT,

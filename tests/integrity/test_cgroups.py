@@ -149,7 +149,7 @@ def test_the_kernel_refuses_tasks_beyond_the_limit_and_the_job_is_stopped(server
     assert result.status is not Status.PASSED and result.failure is not None
     assert result.failure.kind is FailureKind.RESOURCE_LIMIT, result.failure
     assert "the kernel refused" in result.failure.message, result.failure.message
-    assert result.sandbox is not None and result.sandbox.refused_tasks > 0
+    assert result.sandbox is not None and result.sandbox.refused_tasks > 0  # pids.events
     assert nothing_left(server) == [] and _groups_of(server, hierarchy) == []
 
 
