@@ -119,15 +119,20 @@ def main() -> None:
     )
     assert server.stdout is not None and probe.stdin is not None and probe.stdout is not None
     print(f"load average before: {os.getloadavg()[0]:.1f}")
+    runs = []
     for line in server.stdout:
         record = json.loads(line)
         probe.stdin.write("\n")
         probe.stdin.flush()
         record["host_oversleep_ms"] = float(probe.stdout.readline())
         print(json.dumps(record), flush=True)
+        runs += [record] if "ended_s" in record else []
     server.wait()
     probe.stdin.close()
     probe.wait()
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    for name in ("stopped_s", "ended_s", "host_oversleep_ms"):
+        print(f"{name}: {', '.join(str(run[name]) for run in runs)}")
 
 
 if __name__ == "__main__":

@@ -165,15 +165,21 @@ class JobGroup:
                     time.sleep(0.01)
 
 
-def place(hierarchy: Hierarchy | None, pid: int, tasks: int, cpu_cores: float) -> JobGroup | None:
-    """A new group with these limits, holding ``pid``; None without a hierarchy, or (logged) when the group
-    cannot be made: the job then runs as it would without cgroups."""
+def new(hierarchy: Hierarchy | None, tasks: int, cpu_cores: float) -> JobGroup | None:
+    """A new, empty group with these limits; None without a hierarchy, or (logged) when it cannot be made:
+    the job then runs as it would without cgroups."""
     if hierarchy is None:
         return None
     try:
-        group = hierarchy.create(tasks, cpu_cores)
+        return hierarchy.create(tasks, cpu_cores)
     except OSError as exc:
         log.warning("cannot make a cgroup for the job (%s); it runs without one", exc)
+        return None
+
+
+def place(hierarchy: Hierarchy | None, pid: int, tasks: int, cpu_cores: float) -> JobGroup | None:
+    """``new``, holding ``pid`` (a process that runs nothing of the job yet)."""
+    if (group := new(hierarchy, tasks, cpu_cores)) is None:
         return None
     try:
         group.enter(pid)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cases import PROBLEMS
+from cases import PROBLEMS, REPO
 from integrity_testkit import nothing_left
 
 from harness import (
@@ -158,6 +158,21 @@ def test_a_job_is_held_to_its_cpu_quota(server, hierarchy):
     assert result.passed, result.failure
     assert result.sandbox is not None and result.sandbox.throttled_periods > 0
     assert result.sandbox.refused_tasks == 0
+    assert _groups_of(server, hierarchy) == []
+
+
+def test_a_problem_with_its_own_evaluator_runs_in_a_group_too(server, hierarchy):
+    problem = load_problem(REPO / "tests" / "fixtures" / "author_eval" / "crossentropy")
+    solution = (REPO / "tests" / "fixtures" / "author_eval" / "solutions" / "correct.py").read_text()
+    burning = (
+        CPU_BURN.split("\n\n\ndef custom_kernel")[0]
+        + "\n\n\n"
+        + solution.replace("def forward(logits, targets):\n", "def forward(logits, targets):\n    _burn()\n", 1)
+    )
+    job = EvalJob(problem=problem, submission_name="submission.py", submission_source=burning, mode=Mode.TEST)
+    result = server.evaluate(job)
+    assert result.passed, result.failure
+    assert result.sandbox is not None and result.sandbox.throttled_periods > 0
     assert _groups_of(server, hierarchy) == []
 
 
