@@ -9,6 +9,9 @@ run it prints, in seconds after the bomb's first fork: when the supervisor decid
 ``_stop``), and when the evaluation was over (every process of the job killed and reaped); the failure kind
 and message; and the longest a process at nice 0 outside the job overslept a 10 ms sleep during the run (the
 host's responsiveness). ``--cgroups off`` runs the same without a cgroup per job (``KERNELRANK_CGROUPS=off``).
+``--group-cost N`` instead times what the group of a job that ends cleanly costs the supervisor: make it, move
+a process in, wait for it to exit, kill what is left (nothing), read the kernel's counts, remove the group; N
+times (median and p90 milliseconds, the fork and the wait included).
 
 Prints one line per run; figures go to docs/benchmarks.md by hand, with this command.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -103,12 +107,46 @@ def serve(runs: int) -> None:
     zygote.close()
 
 
+def group_cost(times: int) -> None:
+    from harness import cgroups
+
+    hierarchy = cgroups.find()
+    if isinstance(hierarchy, str):
+        print(f"no cgroup here: {hierarchy}")
+        return
+    spent = []
+    for _ in range(times):
+        started = time.perf_counter()
+        group = hierarchy.create(512, 1.0)
+        ready, go = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.read(ready, 1)  # until it is in the group
+            os._exit(0)
+        group.enter(pid)
+        os.write(go, b"1")
+        os.waitpid(pid, 0)
+        os.close(ready)
+        os.close(go)
+        group.kill()
+        group.counts()
+        group.remove()
+        spent.append((time.perf_counter() - started) * 1000)
+    spent.sort()
+    p90 = spent[int(0.9 * (times - 1))]
+    print(f"{hierarchy.describe()}: median {statistics.median(spent):.2f} ms, p90 {p90:.2f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cgroups", choices=("on", "off"), default="on")
+    parser.add_argument("--group-cost", type=int, default=0, metavar="N")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.group_cost:
+        group_cost(args.group_cost)
+        return
     if args.serve:
         serve(args.runs)
         return
