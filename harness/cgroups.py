@@ -30,9 +30,11 @@ PARENT = "kernelrank"
 CONTROLLERS = ("pids", "cpu")
 CPU_PERIOD_US = 100_000
 KILL_WAIT_S = 10.0  # a dying fork bomb of forked torch processes leaves its group within this
+ORPHAN_AGE_S = 60.0  # a group left by a dead server is removed only once it is older than this
 _MOUNTINFO = Path("/proc/self/mountinfo")
-log = logging.getLogger(__name__)
 _OWN_GROUPS = Path("/proc/self/cgroup")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -279,11 +281,13 @@ def _own_groups() -> dict[str, str]:
 
 
 def _remove_orphans(hierarchy: Hierarchy) -> None:
-    """Empty job groups that a killed server left behind (another live server's groups are busy or its own)."""
+    """Empty job groups that a killed server left behind: their server is gone, and they are not brand new (a
+    server in another PID namespace may have just made one, not yet entered)."""
     for parent in hierarchy.parents:
         for folder in parent.glob("job-*"):
             server = folder.name.split("-")[1]
-            if server.isdigit() and not Path(f"/proc/{server}").exists():
+            old = time.time() - folder.stat().st_mtime > ORPHAN_AGE_S
+            if old and server.isdigit() and not Path(f"/proc/{server}").exists():
                 with contextlib.suppress(OSError):  # still holds processes: left alone
                     folder.rmdir()
 

@@ -6,9 +6,9 @@ static pre-check, stages the files, opens a private channel and forks the child,
 from the channel (nothing is ever read from stdout), answers seed requests (``harness.seeds``), forwards
 progress, and stops the job on a wall-clock timeout, on too much memory or too many processes across all
 the job's processes (or the first fork its cgroup refused, ``harness.cgroups``), on an output flood, or on a
-record the harness did not write. Afterwards it kills
-whatever is left below the server, checks that the GPU is idle, and builds the result
-(``harness.assembly``); a ranked run with a flagged construct is held for review (``harness.precheck``).
+record the harness did not write. Afterwards it kills the job's cgroup and whatever is left below the
+server, checks that the GPU is idle, and builds the result (``harness.assembly``); a ranked run with a
+flagged construct is held for review (``harness.precheck``).
 """
 
 from __future__ import annotations

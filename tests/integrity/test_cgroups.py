@@ -4,8 +4,10 @@ the harness no writable cgroup hierarchy; the discovery's parsing is tested ever
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -185,6 +187,64 @@ def test_a_job_cannot_leave_its_group(server, hierarchy):
     print(tried)
     assert "/kernelrank/job-" in in_group, in_group  # it ran in its group
     assert _groups_of(server, hierarchy) == []
+
+
+def test_a_killed_servers_empty_groups_are_removed_by_the_next(hierarchy):
+    dead_server = 99_999_999  # above any pid_max: no such process
+    parent = hierarchy.parents[0]
+    old, new = parent / f"job-{dead_server}-old", parent / f"job-{dead_server}-new"
+    for folder in (old, new):
+        folder.mkdir()
+    try:
+        long_ago = time.time() - 2 * cgroups.ORPHAN_AGE_S
+        os.utime(old, (long_ago, long_ago))
+        assert isinstance(cgroups.find(), cgroups.Hierarchy)
+        assert not old.exists()
+        assert new.exists()  # maybe just made by a server this one cannot see
+    finally:
+        for folder in (old, new):
+            with contextlib.suppress(FileNotFoundError):
+                folder.rmdir()
+
+
+def test_on_cgroup_v2_a_group_is_killed_whole_at_once():
+    """``cgroup.kill`` on a real v2 hierarchy (a hybrid host's unified mount does, without controllers)."""
+    mounts, own = cgroups._cgroup_mounts(), cgroups._own_groups()
+    if "" not in mounts or "" not in own:
+        pytest.skip("no cgroup v2 hierarchy here")
+    parent = cgroups._folder(mounts[""], own[""]) / "kernelrank-test"
+    group = cgroups.JobGroup(cgroups.Hierarchy(2, (parent,)), f"job-{os.getpid()}-kill")
+    try:
+        group.pids.mkdir(parents=True)
+    except OSError as exc:
+        pytest.skip(f"cannot make a cgroup v2 group here: {exc}")
+    try:
+        if not (group.pids / "cgroup.kill").exists():
+            pytest.skip("no cgroup.kill (Linux before 5.14)")
+        ready, go = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # once in the group, fork 8 sleepers, then sleep too
+            os.read(ready, 1)
+            for _ in range(8):
+                if os.fork() == 0:
+                    break
+            time.sleep(600)
+            os._exit(0)
+        group.enter(pid)
+        os.write(go, b"1")
+        os.close(ready)
+        os.close(go)
+        deadline = time.monotonic() + 30
+        while group.count() < 9 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert group.count() == 9
+        assert group.kill() >= 9
+        os.waitpid(pid, 0)
+        assert group.processes() == set()
+    finally:
+        group.remove()
+        parent.rmdir()
+    assert not group.pids.exists()
 
 
 MOUNTINFO = {
