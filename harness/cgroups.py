@@ -194,8 +194,10 @@ def place(hierarchy: Hierarchy | None, pid: int, tasks: int, cpu_cores: float) -
 
 def find() -> Hierarchy | str:
     """The writable hierarchy this server puts jobs in (its parent groups created), or why there is none."""
-    mounts = _cgroup_mounts()
-    own = _own_groups()
+    try:
+        mounts, own = _cgroup_mounts(), _own_groups()
+    except (OSError, ValueError, IndexError) as exc:  # no /proc, or a kernel that writes them otherwise (gVisor)
+        return f"cannot read this process's cgroups ({exc})"
     reasons = []
     for attempt in (_unified, _separate):
         try:
