@@ -5,6 +5,7 @@ the harness no writable cgroup hierarchy; the discovery's parsing is tested ever
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import time
@@ -273,6 +274,36 @@ def test_each_layout_finds_this_process_group_folder(monkeypatch, tmp_path, layo
     monkeypatch.setattr(cgroups, "_OWN_GROUPS", tmp_path / "cgroup")
     mounts, own = cgroups._cgroup_mounts(), cgroups._own_groups()
     assert cgroups._folder(mounts[controller], own[controller]) == Path(expected)
+
+
+def _v2_tree(root: Path, controllers: str) -> tuple[dict[str, tuple[Path, str]], dict[str, str]]:
+    """A cgroup v2 hierarchy's files as plain files: the server in /harness.service."""
+    base = root / "harness.service"
+    (base / cgroups.PARENT).mkdir(parents=True)
+    (base / "cgroup.controllers").write_text(controllers)
+    for folder in (base, base / cgroups.PARENT):
+        (folder / "cgroup.subtree_control").write_text("")
+    return {"": (root, "/")}, {"": "/harness.service"}
+
+
+def test_cgroup_v2_hands_the_controllers_down_to_the_job_groups(tmp_path):
+    mounts, own = _v2_tree(tmp_path, "cpuset cpu io memory pids")
+    found = cgroups._unified(mounts, own)
+    assert found == cgroups.Hierarchy(2, (tmp_path / "harness.service" / cgroups.PARENT,))
+    for folder in (tmp_path / "harness.service", *found.parents):
+        assert (folder / "cgroup.subtree_control").read_text() == "+pids +cpu"
+
+
+def test_cgroup_v2_says_why_it_cannot_be_used(tmp_path, monkeypatch):
+    mounts, own = _v2_tree(tmp_path, "memory io")
+    assert "pids and cpu controllers are not handed" in cgroups._unified(mounts, own)
+    (tmp_path / "harness.service" / "cgroup.controllers").write_text("cpu pids")
+
+    def busy(path: Path, text: str) -> None:  # what the kernel answers a group that holds processes
+        raise OSError(errno.EBUSY, "Device or resource busy", str(path))
+
+    monkeypatch.setattr(cgroups, "_write", busy)
+    assert "holds processes" in cgroups._unified(mounts, own)
 
 
 def test_a_group_outside_the_mount_is_not_used():
