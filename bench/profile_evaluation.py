@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from harness import EvalJob, Mode, load_problem  # noqa: E402
 from harness.channel import Outbox, RecordReader  # noqa: E402
+from harness.limits import job_cpus  # noqa: E402
 from harness.staging import Stage  # noqa: E402
 from harness.worker import run  # noqa: E402
 
@@ -57,7 +58,7 @@ def main() -> int:
     profiler = cProfile.Profile()
     started = time.perf_counter()
     try:
-        profiler.runcall(run, job, stage, Outbox(write_fd, "profile"))
+        profiler.runcall(run, job, stage, Outbox(write_fd, "profile"), job_cpus())
     finally:
         os.close(write_fd)
         drain.join()

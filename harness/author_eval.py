@@ -23,11 +23,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import popcorn, precheck, processes, sandbox, stats
+from harness import cgroups, popcorn, precheck, processes, sandbox, stats
 from harness.assembly import read_log
 from harness.device import driver_version, system_info
 from harness.failures import describe, failed_result, status_for
 from harness.job import EvalJob
+from harness.limits import Limits
 from harness.liveness import Liveness, Phase, where
 from harness.result import EvalResult, Failure, FailureKind, Mode, SandboxInfo, Status
 from harness.seeds import SEED_MODULUS, ranked_seed, run_key
@@ -94,38 +95,47 @@ def run_job(
             ),
             started,
         )
-    limits = sandbox.Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
+    limits = Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
     keys = [run_key(job.secret_seed)] if caller is None else []  # a caller sends the ranked key itself
     outcomes: list[Outcome] = []
-    for call in plan(job):
-        if call.mode == "leaderboard" and not keys and caller is not None:
-            _await_key(caller, keys)
-        if call.mode == "leaderboard" and not keys:
-            failure = Failure(FailureKind.HARNESS_ERROR, "The ranked run's key never arrived, so it was not timed.")
-            outcomes.append(Outcome(call, stopped_for=failure))
-            break
-        seed = ranked_seed(keys[0], 0, 0) % SEED_MODULUS if call.mode == "leaderboard" else None
-        try:  # a fresh folder per call: the test run's submission must not leave files for the timed run
-            stage = Stage.create(job.problem, job.submission_source)
-        except (StagingError, OSError) as exc:
-            failure = Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}.")
-            return failed_result(job, failure, started)
-        try:
-            (stage.workdir / call.spec_file).write_text(popcorn.spec_lines(call.specs))
-            launch = sandbox.Launch.plan(capability, limits, stage)
-            outcomes.append(_Watch(job, launch, call, emit, caller, keys, spare).run(seed))
-            outcomes[-1].stdout, outcomes[-1].stderr = read_log(stage.stdout_path), read_log(stage.stderr_path)
-        finally:
-            stage.remove()
-        if _failure(outcomes[-1]) is not None:
-            break
-    result = _result(job, outcomes, time.monotonic() - started, device)
-    result.sandbox = SandboxInfo(
-        isolated=capability.isolated,
-        description=capability.describe(),
-        memory_limit_mb=limits.memory_mb,
-        leftovers=processes.sweep(os.getpid(), spare=spare),
-    )
+    group = cgroups.new(capability.cgroups, limits.tasks, limits.cpu_cores)  # every call's processes, one group
+    try:
+        for call in plan(job):
+            if call.mode == "leaderboard" and not keys and caller is not None:
+                _await_key(caller, keys)
+            if call.mode == "leaderboard" and not keys:
+                failure = Failure(FailureKind.HARNESS_ERROR, "The ranked run's key never arrived, so it was not timed.")
+                outcomes.append(Outcome(call, stopped_for=failure))
+                break
+            seed = ranked_seed(keys[0], 0, 0) % SEED_MODULUS if call.mode == "leaderboard" else None
+            try:  # a fresh folder per call: the test run's submission must not leave files for the timed run
+                stage = Stage.create(job.problem, job.submission_source)
+            except (StagingError, OSError) as exc:
+                failure = Failure(FailureKind.INVALID_PROBLEM, f"The problem's files cannot be staged: {exc}.")
+                return failed_result(job, failure, started)
+            try:
+                (stage.workdir / call.spec_file).write_text(popcorn.spec_lines(call.specs))
+                launch = sandbox.Launch.plan(capability, limits, stage)
+                outcomes.append(_Watch(job, launch, call, emit, caller, keys, spare, group).run(seed))
+                outcomes[-1].stdout, outcomes[-1].stderr = read_log(stage.stdout_path), read_log(stage.stderr_path)
+            finally:
+                stage.remove()
+            if _failure(outcomes[-1]) is not None:
+                break
+        result = _result(job, outcomes, time.monotonic() - started, device)
+        kernel = group.counts() if group is not None else cgroups.Counts()
+        result.sandbox = SandboxInfo(
+            isolated=capability.isolated,
+            description=capability.describe(),
+            memory_limit_mb=limits.memory_mb,
+            leftovers=max(group.kill() if group else 0, processes.sweep(os.getpid(), spare=spare)),
+            refused_tasks=kernel.refused_tasks,
+            throttled_periods=kernel.throttled_periods,
+        )
+    finally:
+        if group is not None:  # a staging failure or an exception included
+            group.kill()
+            group.remove()
     precheck.hold(result, precheck.check(job.submission_source, job.submission_name))
     return result
 
@@ -141,6 +151,7 @@ class _Watch:
     caller: Caller | None
     keys: list[str]  # the ranked run's key, once the caller sent it
     spare: int | None = None  # the server's zygote
+    group: cgroups.JobGroup | None = None  # the job's cgroup, where the host gives it one
 
     def run(self, seed: int | None) -> Outcome:
         outcome = Outcome(self.call)
@@ -153,7 +164,7 @@ class _Watch:
         )
         pid = os.fork()
         if pid == 0:
-            _child(self.launch, write_fd, out_fd, err_fd, argv, seed)
+            _child(self.launch, self.group, (write_fd, out_fd, err_fd), argv, seed)
         for fd in (write_fd, out_fd, err_fd):
             os.close(fd)
         try:
@@ -277,9 +288,14 @@ def _await_key(caller: Caller, keys: list[str]) -> None:
             keys.extend(str(r.get("key")) for r in records if r.get("op") == "key" and not keys)
 
 
-def _child(launch: sandbox.Launch, fd: int, out_fd: int, err_fd: int, argv: list[str], seed: int | None) -> None:
-    """The forked child: enter the sandbox, then become the evaluator (never returns)."""
+def _child(
+    launch: sandbox.Launch, group: cgroups.JobGroup | None, fds: tuple[int, int, int], argv: list[str], seed: int | None
+) -> None:
+    """The forked child: join the job's cgroup, enter the sandbox, then become the evaluator (never returns)."""
+    fd, out_fd, err_fd = fds
     try:
+        if group is not None:  # first: everything the evaluator starts is then born in the group
+            group.enter(os.getpid())
         sandbox.enter(launch, fd, out_fd, err_fd)
         os.set_inheritable(fd, True)
         env = dict(os.environ, POPCORN_FD=str(fd))

@@ -34,6 +34,7 @@ from harness.builds import BuildOutcome, BuildRequest
 from harness.channel import ChannelError, Outbox, RecordReader
 from harness.failures import failed_result
 from harness.job import EvalJob
+from harness.limits import Limits
 from harness.result import EvalResult, Failure, FailureKind
 from harness.staging import Stage
 
@@ -52,7 +53,7 @@ class BuildProcess:
         self.deadline = time.monotonic() + timeout_s
         self._started = time.monotonic()
         self._stage = Stage.empty(Path(tempfile.mkdtemp(prefix=f"kernelrank-{os.getpid()}-build-")))
-        limits = sandbox.Limits.for_job(BUILD_MEMORY_MB, timeout_s)
+        limits = Limits.for_job(BUILD_MEMORY_MB, timeout_s)
         launch = sandbox.Launch.plan(capability, limits, self._stage)
         self._nonce = secrets.token_hex(16)
         self._channel, theirs = socket.socketpair()

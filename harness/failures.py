@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.job import EvalJob
+from harness.limits import FILE_SIZE_LIMIT_BYTES, MAX_TASKS, OPEN_FILES, SCRATCH_MB
 from harness.result import EvalResult, Failure, FailureKind, Status
-from harness.sandbox import FILE_SIZE_LIMIT_BYTES, MAX_TASKS, OPEN_FILES, SCRATCH_MB
 
 if TYPE_CHECKING:
     from harness.checking import Rejection

@@ -85,7 +85,7 @@ class Runner(Protocol):
 
 
 class RunnerLink:
-    def __init__(self, pid: int, link: transport.Link, outbox: Outbox) -> None:
+    def __init__(self, pid: int, link: transport.Link, outbox: Outbox, cores: float) -> None:
         self.pid = pid
         self.link = link
         self.outbox = outbox
@@ -93,11 +93,12 @@ class RunnerLink:
         self._staging: list[torch.UntypedStorage] = []  # the runner's input buffers of the call, mapped here
         self._opening_ns = 0  # the judge's own time spent mapping, per call
         self._cpu_clock = ((~pid) << 3) | 2  # the runner's process CPU clock (CPUCLOCK_SCHED, all threads)
-        self._cores = max(1, len(os.sched_getaffinity(0)))
+        self._cores = max(1.0, min(len(os.sched_getaffinity(0)), cores))  # its CPU quota may allow fewer
 
     @classmethod
-    def spawn(cls, job: EvalJob, outbox: Outbox, max_bytes: int) -> RunnerLink:
-        """Fork the runner; call before anything of the problem is loaded and before CUDA is touched."""
+    def spawn(cls, job: EvalJob, outbox: Outbox, max_bytes: int, cores: float) -> RunnerLink:
+        """Fork the runner; call before anything of the problem is loaded and before CUDA is touched. ``cores``:
+        the CPU the job may use (its quota), which its CPU time is spread over."""
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
@@ -106,7 +107,7 @@ class RunnerLink:
             runner.serve(transport.Link(theirs, max_bytes), job)
         theirs.close()
         linux.prctl(linux.PR_SET_DUMPABLE, 0)  # no ptrace, /proc/<judge>/mem or /proc/<judge>/fd for the runner
-        return cls(pid, transport.Link(ours, max_bytes), outbox)
+        return cls(pid, transport.Link(ours, max_bytes), outbox, cores)
 
     def start(self, device: str) -> None:
         self.device = device

@@ -179,6 +179,8 @@ class SandboxInfo:
     memory_limit_mb: int = 0  # the job's memory cap, sized from the job and the host
     leftovers: int = 0  # processes still running when the evaluation ended (all killed)
     gpu_idle: bool | None = None  # no compute process on the GPU after the job; None: not checked
+    refused_tasks: int = 0  # new processes or threads the job's cgroup refused (harness/cgroups.py)
+    throttled_periods: int = 0  # CPU periods the job was held to its cgroup's quota in
 
 
 @dataclass

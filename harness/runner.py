@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from harness import extension_builds, sandbox, seccomp, transport
+from harness import extension_builds, limits, seccomp, transport
 from harness.checking import Rejection
 from harness.codec import to_jsonable
 from harness.compile_time import CompileClock
@@ -95,7 +95,7 @@ class Runner:
         self.device = device
         self.file = job.problem.submission_name
         if device == "cpu":
-            sandbox.limit_address_space(job.memory_limit_mb)
+            limits.limit_address_space(job.memory_limit_mb)
         self.timer: Timer = make_timer(device)
         self.monitor = CallMonitor(str(Path.cwd() / self.file), device)
         self.timer.watch(self.monitor.watch)

@@ -17,12 +17,15 @@ started. The network namespace has no interfaces but a loopback that is down: no
 When the host allows no namespaces (``probe`` finds out once per server; ``KERNELRANK_SANDBOX=limits``
 turns them off), the same chain runs without them: limits, the job's own user when the server is root,
 a scrubbed environment and per-job caches, and the supervisor's sweep of everything below the server
-(a subreaper) at the end. The result says which of the two ran (``EvalResult.sandbox``).
+(a subreaper) at the end. The result says which of the two ran (``EvalResult.sandbox``). Either way, where
+the host has a writable cgroup hierarchy, the supervisor puts A in a cgroup of its own before the job is
+handed over (``harness.cgroups``): the kernel then caps the job's tasks and CPU.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import os
 import resource
@@ -37,10 +40,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import linux, processes, rootfs
+from harness import cgroups, linux, processes, rootfs
+from harness.limits import CPUS_VARIABLE, Limits, set_rlimits
 from harness.staging import Stage
 
 POLICIES = ("auto", "namespaces", "limits")  # auto: namespaces when the host allows them, else limits
+CGROUPS_VARIABLE = "KERNELRANK_CGROUPS"  # "off": no cgroup per job even where the host allows them
 
 # Names the GPU stack, compilers and caches need; everything else (tokens, seeds, URLs) is dropped.
 ENV_KEEP = frozenset(
@@ -82,51 +87,18 @@ ENV_KEEP = frozenset(
         "KERNELRANK_COMPILE_TIMEOUT_S",
         "KERNELRANK_PEAKS_FILE",
         "KERNELRANK_PROGRESS_EVERY_S",  # how often a long call reports that it still runs (harness.liveness)
+        CPUS_VARIABLE,  # read by the server (harness.limits)
+        CGROUPS_VARIABLE,
     }
 )
 ENV_KEEP_PREFIXES = ("LC_",)
 
-# Any single file the submission writes (its captured output included) stops growing here; the
-# supervisor's flood check (harness.supervisor) acts on captured output well before that. Compilers need
-# room: Inductor's C++ builds write temporary files of more than 64 MiB.
-FILE_SIZE_LIMIT_BYTES = 1024 * 1024 * 1024
-MAX_TASKS = 512  # processes plus threads of one job (a 16-core torch.compile run uses ~120)
-# processes of one job (128 sleeping copies of the runner are fine, tests/integrity/hostile/forks_128.py): a
-# fork bomb of forked torch processes grows slowly on a busy host and would stay under MAX_TASKS for long
-MAX_PROCESSES = 192
-OPEN_FILES = 4096
-HOST_MEMORY_SHARE = 0.25  # one job may use at most this share of the host's memory
-SCRATCH_MB = 1024  # /tmp of a job: working directory, caches, temporary files
-MIN_SCRATCH_MB = 256
-CPU_GRACE_S = 30
 JOB_UID_BASE = 1_900_000_000  # root servers run each job as a user of its own from this range
 JOB_UID_RANGE = 100_000_000
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
 
 class SandboxError(RuntimeError):
     """The sandbox could not be entered on this host."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    memory_mb: int  # proportional set size of all the job's processes (supervisor)
-    cpu_s: int  # CPU seconds per process
-    tasks: int = MAX_TASKS
-    processes: int = MAX_PROCESSES
-    open_files: int = OPEN_FILES
-    file_bytes: int = FILE_SIZE_LIMIT_BYTES
-    scratch_mb: int = SCRATCH_MB
-
-    @classmethod
-    def for_job(cls, requested_mb: int, timeout_s: float) -> Limits:
-        """The job's memory capped by the host's (a 10 GiB allocation must not pass on a 23 GB host)."""
-        memory = max(1, min(requested_mb, int(host_memory_mb() * HOST_MEMORY_SHARE)))
-        return cls(
-            memory_mb=memory,
-            cpu_s=int(timeout_s * (os.cpu_count() or 1)) + CPU_GRACE_S,
-            scratch_mb=max(MIN_SCRATCH_MB, min(SCRATCH_MB, memory // 4)),
-        )
 
 
 @dataclass(frozen=True)
@@ -137,15 +109,21 @@ class Capability:
     root: bool  # the server runs as root
     reason: str = ""  # why not isolated
     own_user: bool = False  # each job runs as a user of its own (always, on root servers)
+    cgroups: cgroups.Hierarchy | None = None  # where each job gets a group of its own (harness.cgroups)
+    cgroups_reason: str = ""  # why jobs get none
 
     def describe(self) -> str:
         who = "a user of its own" if self.own_user else "the server's user, without capabilities"
+        if self.cgroups is not None:
+            group = f"; a cgroup v{self.cgroups.version} per job (the kernel caps its tasks and CPU)"
+        else:
+            group = f"; no cgroup per job ({self.cgroups_reason})"
         if self.isolated:
             return (
                 f"PID, mount, network, IPC and UTS namespaces{'' if self.root else ' in a user namespace'}; "
-                f"read-only system folders and a private /tmp; no network; {who}"
+                f"read-only system folders and a private /tmp; no network; {who}{group}"
             )
-        return f"not isolated ({self.reason}); resource limits only, as {who}"
+        return f"not isolated ({self.reason}); resource limits only, as {who}{group}"
 
 
 @dataclass(frozen=True)
@@ -174,7 +152,20 @@ class Launch:
 
 
 def probe(policy: str = "auto") -> Capability:
-    """Try the whole sandbox once in a throwaway child; fall back (``auto``) or raise (``namespaces``)."""
+    """Try the whole sandbox once in a throwaway child; fall back (``auto``) or raise (``namespaces``). Then
+    find a cgroup hierarchy for the jobs, unless ``KERNELRANK_CGROUPS=off``."""
+    capability = _isolation(policy)
+    if os.environ.get(CGROUPS_VARIABLE) == "off":
+        return dataclasses.replace(capability, cgroups_reason=f"turned off by {CGROUPS_VARIABLE}=off")
+    if not (capability.isolated or capability.own_user):  # the job's user would own its group's files
+        return dataclasses.replace(capability, cgroups_reason="a job would run as the user that owns its cgroup")
+    found = cgroups.find()
+    if isinstance(found, str):
+        return dataclasses.replace(capability, cgroups_reason=found)
+    return dataclasses.replace(capability, cgroups=found)
+
+
+def _isolation(policy: str) -> Capability:
     if policy not in POLICIES:
         raise SandboxError(f"unknown sandbox policy {policy!r}; use one of {', '.join(POLICIES)}")
     root = os.geteuid() == 0
@@ -222,7 +213,7 @@ def enter(
     try:
         linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
         workdir = _filesystem(launch)
-        _set_limits(launch.limits, launch.capability)
+        set_rlimits(launch.limits, launch.capability.own_user)
         _drop_privileges(launch)
         _die_with_parent()  # a change of user clears the parent-death signal
     except OSError as exc:
@@ -241,24 +232,6 @@ def enter(
 
 def scrubbed_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k in ENV_KEEP or k.startswith(ENV_KEEP_PREFIXES)}
-
-
-def host_memory_mb() -> int:
-    """Memory of this host, or of the cgroup it runs in when that is smaller."""
-    total = os.sysconf("SC_PHYS_PAGES") * _PAGE_BYTES
-    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        with contextlib.suppress(OSError, ValueError):
-            total = min(total, int(Path(limit_file).read_text().strip()))
-    return total // 2**20
-
-
-def limit_address_space(extra_mb: int) -> None:
-    """Cap virtual memory at its current size plus ``extra_mb``, so a huge allocation fails at once.
-
-    CPU only: the CUDA driver reserves far more address space than it ever backs with memory.
-    """
-    limit = _vm_size_bytes() + extra_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def kill_group(pgid: int) -> None:
@@ -350,21 +323,6 @@ def _filesystem(launch: Launch) -> Path:
     return Path(rootfs.WORKDIR)
 
 
-def _set_limits(limits: Limits, capability: Capability) -> None:
-    caps = [
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_FSIZE, limits.file_bytes),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_CPU, limits.cpu_s),
-    ]
-    if capability.own_user:  # counted per user: only meaningful for a user of the job's own
-        caps.append((resource.RLIMIT_NPROC, limits.tasks))
-    for which, value in caps:
-        _, hard = resource.getrlimit(which)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (value, value))
-
-
 def _drop_privileges(launch: Launch) -> None:
     with contextlib.suppress(OSError):  # the server's priority is not the job's (harness.server)
         os.setpriority(os.PRIO_PROCESS, 0, 0)
@@ -445,10 +403,3 @@ def _interpreter_public() -> bool:
         if any(parent.stat().st_mode & 0o001 == 0 for parent in path.parents):
             return False
     return True
-
-
-def _vm_size_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmSize:"):
-            return int(line.split()[1]) * 1024
-    return 0

@@ -56,6 +56,7 @@ DENIED = {
     "fsmount": (432, 432),
     "fspick": (433, 433),
     "mount_setattr": (442, 442),
+    "open_tree_attr": (467, 467),  # Linux 6.15
     "init_module": (175, 105),
     "finit_module": (313, 273),
     "delete_module": (176, 106),

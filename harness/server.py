@@ -309,6 +309,8 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
         return
     if not capability.isolated:
         log.warning("evaluations are not isolated: %s", capability.reason)
+    if capability.cgroups is None:
+        log.warning("jobs run without a cgroup of their own: %s", capability.cgroups_reason)
     zygote = Zygote(worker.child_entry)  # before any job: every evaluation is forked from it (harness.zygote)
     link.send({"t": "ready", "sandbox": capability.describe(), "zygote": zygote.pid})
     try:

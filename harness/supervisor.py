@@ -5,9 +5,10 @@ static pre-check, stages the files, opens a private channel and forks the child,
 (``harness.sandbox``) and runs ``harness.worker``. Until the child exits it reads the nonce-stamped records
 from the channel (nothing is ever read from stdout), answers seed requests (``harness.seeds``), forwards
 progress, and stops the job on a wall-clock timeout, on too much memory or too many processes across all
-the job's processes, on an output flood, or on a record the harness did not write. Afterwards it kills
-whatever is left below the server, checks that the GPU is idle, and builds the result
-(``harness.assembly``); a ranked run with a flagged construct is held for review (``harness.precheck``).
+the job's processes (or the first fork its cgroup refused, ``harness.cgroups``), on an output flood, or on a
+record the harness did not write. Afterwards it kills the job's cgroup and whatever is left below the
+server, checks that the GPU is idle, and builds the result (``harness.assembly``); a ranked run with a
+flagged construct is held for review (``harness.precheck``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness import builds, precheck, processes, toolchain
+from harness import builds, cgroups, expected, precheck, processes, toolchain
 from harness.assembly import Ending, build_result
 from harness.builder import BUILDS_PER_JOB, BuildProcess, Builds, build_cache, build_cu, compile_failure
 from harness.builds import BuildOutcome
@@ -34,9 +35,10 @@ from harness.codec import DecodeError, from_jsonable, to_jsonable
 from harness.device import gpu_idle
 from harness.failures import failed_result
 from harness.job import EvalJob
+from harness.limits import Limits
 from harness.liveness import Liveness, Phase, first_phase
 from harness.result import EvalResult, Failure, FailureKind, Mode, Progress, SandboxInfo
-from harness.sandbox import Capability, Launch, Limits
+from harness.sandbox import Capability, Launch
 from harness.seeds import SeedRefused, SeedSource, run_key
 from harness.staging import Stage, StagingError
 from harness.zygote import Zygote, hand_over
@@ -49,7 +51,6 @@ KILL_WAIT_S = 10.0  # a killed child that is still not gone after this is abando
 DRAIN_S = 1.0  # reading what is left in the channel after the child ended
 MEMORY_CHECK_S = 0.1  # how often the memory meter measures the job
 REPLY_TIMEOUT_S = 30.0  # sending a built module to the worker
-_TIMED_MODES = (Mode.BENCHMARK, Mode.RANKED, Mode.PROFILE)
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -98,11 +99,11 @@ def run_job(
         return compile_failure(job, compiled, started)
     try:
         limits = Limits.for_job(job.memory_limit_mb, job.problem.task.timeout_s(job.mode))
-        seeds = SeedSource(_first_calls(job), ranked=job.mode is Mode.RANKED)
+        seeds = SeedSource(expected.first_calls(job), ranked=job.mode is Mode.RANKED)
         if caller is None:
             seeds.set_key(run_key(job.secret_seed))
         launch = Launch.plan(capability, limits, stage)
-        ending, leftovers = _supervise(job, launch, seeds, zygote, emit or (lambda record: None), caller, job_builds)
+        ending, leftovers, kernel = _supervise(job, launch, seeds, zygote, emit or (lambda r: None), caller, job_builds)
         result = build_result(job, ending, stage, time.monotonic() - started)
         if compiled is not None:
             result.compile_s += compiled.seconds
@@ -114,6 +115,8 @@ def run_job(
             description=capability.describe(),
             memory_limit_mb=limits.memory_mb,
             leftovers=leftovers,
+            refused_tasks=kernel.refused_tasks,
+            throttled_periods=kernel.throttled_periods,
         )
         if result.system.device == "cuda":
             result.sandbox.gpu_idle = gpu_idle()
@@ -121,18 +124,6 @@ def run_job(
         return result
     finally:
         stage.remove()
-
-
-def _first_calls(job: EvalJob) -> list[dict[str, Any]]:
-    """Every spec whose call 0 the mode makes, as often as it makes it: once per test, then once per benchmark
-    shape (the worker picks the device, so a shape counts as often as either device's list holds it)."""
-    task = job.problem.task
-    calls = list(task.tests) if job.mode in (Mode.TEST, Mode.RANKED) else []
-    if job.mode in _TIMED_MODES:
-        lists = (task.benchmarks_for("cpu"), task.benchmarks_for("cuda"))
-        for spec in [s for i, s in enumerate(lists[0] + lists[1]) if s not in (lists[0] + lists[1])[:i]]:
-            calls += [spec] * max(specs.count(spec) for specs in lists)
-    return calls
 
 
 def _supervise(
@@ -143,7 +134,7 @@ def _supervise(
     emit: Emit,
     caller: Caller | None,
     job_builds: Builds,
-) -> tuple[Ending, int]:
+) -> tuple[Ending, int, cgroups.Counts]:
     nonce = secrets.token_hex(16)
     ours, theirs = socket.socketpair()  # non-inheritable: processes the child execs do not get it
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
@@ -156,47 +147,30 @@ def _supervise(
         theirs.close()
         for fd in (stdout_fd, stderr_fd):
             os.close(fd)
+    group = cgroups.place(launch.capability.cgroups, pid, launch.limits.tasks, launch.limits.cpu_cores)
     hand_over(ours, job=child_job, launch=launch, nonce=nonce)  # the job reaches it only now
     ours.setblocking(False)  # a child that stops reading must not stall the watch
     meter = processes.MemoryMeter(os.getpid(), launch.limits.memory_mb * 2**20, MEMORY_CHECK_S, spare=zygote.pid)
-    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller, job_builds, zygote.pid)
+    watch = _Watch(job, launch, pid, ours, nonce, seeds, meter, emit, caller, job_builds, zygote.pid, group)
     try:
         with meter:
             emit({"t": "started", "pid": pid})
             ending = watch.run()
-        _check_complete(job, ending)
+        expected.check_complete(job, ending)
     finally:
         if watch.building is not None:
             watch.building.kill()
         processes.kill(pid)
         ours.close()
-    survivors = processes.sweep(os.getpid(), spare=zygote.pid)  # nothing of the job may outlive it
+        killed = group.kill() if group is not None else 0  # at once, however many it forked
+    survivors = max(killed, processes.sweep(os.getpid(), spare=zygote.pid))  # nothing of the job may outlive it
+    kernel = cgroups.Counts()
+    if group is not None:
+        kernel = group.counts()
+        group.remove()
     if survivors:
         log.warning("killed %d processes of run %s that outlived its sandbox", survivors, job.run_id)
-    return ending, max(watch.leftovers, survivors)  # without namespaces, the survivors are the leftovers
-
-
-def _check_complete(job: EvalJob, ending: Ending) -> None:
-    """A run that says it finished without a failure must have reported every test and every shape (C10: a
-    forged early "final" record would otherwise pass with nothing checked)."""
-    if ending.stopped_for is not None or not ending.final or any(r.get("t") == "failure" for r in ending.records):
-        return
-    kinds = [r.get("t") for r in ending.records]
-    system = next((r for r in ending.records if r.get("t") == "system"), None)
-    device = (system or {}).get("system", {}).get("device", "")
-    task = job.problem.task
-    wanted = {
-        "test": len(task.tests) if job.mode in (Mode.TEST, Mode.RANKED) else 0,
-        "shape": len(task.benchmarks_for(device)) if job.mode in (Mode.BENCHMARK, Mode.RANKED) else 0,
-        "profile": len(task.benchmarks_for(device)) if job.mode is Mode.PROFILE else 0,
-    }
-    if system is None or any(kinds.count(kind) != count for kind, count in wanted.items()):
-        ending.stopped_for = Failure(
-            FailureKind.TAMPERING,
-            "The evaluation ended without reporting every test and "
-            "benchmark shape, so it has no verdict. A submission must not end the run early "
-            "or write to the harness's channel.",
-        )
+    return ending, max(watch.leftovers, survivors), kernel  # without namespaces, the survivors are the leftovers
 
 
 @dataclass
@@ -212,6 +186,7 @@ class _Watch:
     caller: Caller | None
     builds: Builds
     zygote: int  # below the server, but no job's
+    group: cgroups.JobGroup | None  # the job's cgroup, where the host gives it one
     ending: Ending = field(default_factory=Ending)
     reader: RecordReader = field(default_factory=RecordReader)
     waiting: deque[dict[str, Any]] = field(default_factory=deque)  # seed requests before the key came
@@ -241,6 +216,8 @@ class _Watch:
             if done:
                 self.ending.exit_status = status
                 break
+            if self.group is not None and self.ending.stopped_for is None:
+                self._check_group(self.group)  # before the walk of /proc, which a fork bomb slows down
             table = processes.snapshot()
             processes.reap_children(os.getpid(), keep=self.pid, table=table)  # orphans the server inherited
             if self.ending.stopped_for is None:
@@ -395,6 +372,25 @@ class _Watch:
         if self.ending.stopped_for is None:
             self.ending.stopped_for = failure
             processes.kill(self.pid)
+            if self.group is not None:
+                self.group.kill(wait_s=0)  # every process of the job now: a fork bomb stops forking at once
+
+    def _check_group(self, group: cgroups.JobGroup) -> None:
+        """The kernel's own counts of the job: forks it refused (``pids.max``), processes."""
+        limits = self.launch.limits
+        if refused := group.refused_forks():
+            what = f"the kernel refused {refused} of its new processes or threads beyond {limits.tasks}"
+        elif (running := group.count()) > limits.processes:
+            what = f"it ran {running} processes, more than the limit of {limits.processes}"
+        else:
+            return
+        self._stop(
+            Failure(
+                FailureKind.RESOURCE_LIMIT,
+                f"The submission was stopped while {self.ending.where()}: {what}. "
+                "Do not start processes or threads in a loop.",
+            )
+        )
 
     def _check_limits(self, table: dict[int, processes.Process]) -> None:
         where = self.ending.where()
@@ -403,7 +399,8 @@ class _Watch:
             return
         limits = self.launch.limits
         usage = processes.usage(os.getpid(), table, spare=self.zygote)
-        if usage.tasks >= limits.tasks or len(usage.processes) > limits.processes:
+        counted = self.group is None  # else the kernel counts (_check_group): one rule, one message
+        if counted and (usage.tasks >= limits.tasks or len(usage.processes) > limits.processes):
             self._stop(
                 Failure(
                     FailureKind.RESOURCE_LIMIT,

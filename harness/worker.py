@@ -70,7 +70,7 @@ def child_main(
         stage = dataclasses.replace(launch.stage, workdir=workdir)
         _settle(stage)
         faulthandler.enable()  # a segfault prints the Python stack into the captured stderr
-        run(job, stage, Outbox(channel_fd, nonce))
+        run(job, stage, Outbox(channel_fd, nonce), launch.limits.cpu_cores)
     except sandbox.SandboxError as exc:  # in the sandbox's own processes, before any submitted code
         outbox = Outbox(channel_fd, nonce)
         outbox.send(
@@ -104,15 +104,16 @@ def _settle(stage: Stage) -> None:
         stream.reconfigure(line_buffering=True)  # a crash must not swallow what was printed before it
 
 
-def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
-    """Evaluate, then send exactly one final record (after a failure record when it failed)."""
+def run(job: EvalJob, stage: Stage, outbox: Outbox, cores: float) -> None:
+    """Evaluate, then send exactly one final record (after a failure record when it failed); ``cores``: the CPU
+    the job may use."""
     outbox.progress("starting")
     phases = modes.Phases()
     # first: the runner must start from a process that holds no reference, no seed and no CUDA context
     runner: Runner = (
         InProcessRunner(job.problem.submission_name)
         if job.problem.task.lang == "cu"
-        else RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
+        else RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20, cores=cores)
     )
     try:
         with phases("prepare"):

@@ -45,6 +45,10 @@ def _in_filtered_child(parent: int) -> dict[str, str]:
         probe("ptrace the parent", ptrace)
         probe("new user namespace", lambda: linux.unshare(linux.CLONE_NEWUSER))
         probe("mount", lambda: linux.mount("tmpfs", "/tmp", "tmpfs", 0))
+        column = 0 if platform.machine() == "x86_64" else 1
+        for name in ("bpf", "io_uring_setup", "keyctl", "open_tree_attr"):  # null arguments: EFAULT unfiltered
+            number = seccomp.DENIED[name][column]
+            probe(name, lambda number=number: _checked(libc.syscall(number, 0, 0, 0, 0, 0)))
         child = os.fork()
         if child == 0:
             os._exit(0)
@@ -60,6 +64,11 @@ def _in_filtered_child(parent: int) -> dict[str, str]:
     return json.loads(text)
 
 
+def _checked(returned: int) -> None:
+    if returned != 0:
+        raise OSError(ctypes.get_errno(), "syscall")
+
+
 def test_the_runner_cannot_reach_its_judge_or_the_kernels_larger_surfaces():
     answers = _in_filtered_child(os.getpid())
     assert answers == {
@@ -70,6 +79,10 @@ def test_the_runner_cannot_reach_its_judge_or_the_kernels_larger_surfaces():
         "ptrace the parent": "EPERM",
         "new user namespace": "EPERM",
         "mount": "EPERM",
+        "bpf": "EPERM",
+        "io_uring_setup": "EPERM",
+        "keyctl": "EPERM",
+        "open_tree_attr": "EPERM",
         "signal its child": "ok",
     }
 

@@ -23,6 +23,7 @@ from harness import (
     HarnessStartError,
     Mode,
     device,
+    limits,
     load_problem,
     processes,
     sandbox,
@@ -117,8 +118,8 @@ def test_the_view_is_read_only_private_and_offline(harness_server, other_stage):
     assert report["environ"]["HOME"] == "/tmp/home" and report["environ"]["TORCH_EXTENSIONS_DIR"].startswith("/tmp/")
     if os.geteuid() == 0:
         assert report["uid"] >= sandbox.JOB_UID_BASE and report["groups"] == []
-        assert report["limits"]["RLIMIT_NPROC"] == sandbox.MAX_TASKS
-    assert report["limits"]["RLIMIT_NOFILE"] == sandbox.OPEN_FILES and report["limits"]["RLIMIT_CORE"] == 0
+        assert report["limits"]["RLIMIT_NPROC"] == limits.MAX_TASKS
+    assert report["limits"]["RLIMIT_NOFILE"] == limits.OPEN_FILES and report["limits"]["RLIMIT_CORE"] == 0
 
 
 IMPORTS_FROM_HOST_TMP = """
@@ -269,8 +270,8 @@ def test_a_host_without_namespaces_falls_back_or_refuses(monkeypatch):
     "host_mb, job_mb, expected_mb", [(23_000, 16_384, 5_750), (131_072, 16_384, 16_384), (23_000, 1_024, 1_024)]
 )
 def test_memory_is_capped_by_the_job_and_the_host(monkeypatch, host_mb, job_mb, expected_mb):
-    monkeypatch.setattr(sandbox, "host_memory_mb", lambda: host_mb)
-    assert sandbox.Limits.for_job(job_mb, 30).memory_mb == expected_mb
+    monkeypatch.setattr(limits, "host_memory_mb", lambda: host_mb)
+    assert limits.Limits.for_job(job_mb, 30).memory_mb == expected_mb
 
 
 def test_a_busy_gpu_after_the_job_is_noticed(monkeypatch):
@@ -310,7 +311,7 @@ def test_a_sandbox_that_cannot_be_entered_is_a_harness_error(monkeypatch, tmp_pa
 
     monkeypatch.setattr(sandbox, "_unshare", refuse)
     stage = Stage.empty(tmp_path)
-    launch = sandbox.Launch.plan(sandbox.Capability(isolated=True, root=False), sandbox.Limits.for_job(1024, 10), stage)
+    launch = sandbox.Launch.plan(sandbox.Capability(isolated=True, root=False), limits.Limits.for_job(1024, 10), stage)
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:
