@@ -11,6 +11,8 @@ Submitting keeps its own module (``commands.submit``): a file, a GPU menu and a 
 A Discord option has one name, so the spellings people bring from the anchor's bot (``SECOND_NAMES``:
 ``leaderboard_name``) are second, optional options beside the registry's own: ``/leaderboard show
 leaderboard_name:vectoradd`` works, and the registry's option becomes optional where the second one can stand in.
+A person's member picker gets a text option beside it the same way (``person_typed``): ``slack:U123``, a name, or
+a leaderboard for ``/admin limit``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from core.contracts.registry import COMMANDS, Arg, ArgKind, Spec
 
 AUTOCOMPLETED = {"leaderboard": leaderboard_names, "leaderboard_name": leaderboard_names, "gpu": gpu_names}
 SECOND_NAMES = ("leaderboard_name",)  # argument aliases that get an option of their own in Discord
+# A member picker names Discord members only: this text option beside it takes slack:ID, a name or, for
+# ``admin limit``, a leaderboard.
+PERSON_TYPED = "{}_typed"
 GPU_MENU = {CommandKind.BOARD_CREATE}  # with no GPU named, a menu of the pools served (the anchor's create)
 
 
@@ -53,7 +58,9 @@ def command_for(spec: Spec, name: str, svc: Services) -> app_commands.Command:
 
 
 def second_names(arg: Arg) -> tuple[str, ...]:
-    return tuple(alias for alias in arg.aliases if alias in SECOND_NAMES)
+    """The argument's other options: the anchor's spellings, and a person typed out (``PERSON_TYPED``)."""
+    typed = (PERSON_TYPED.format(arg.name),) if arg.kind is ArgKind.PERSON else ()
+    return (*(alias for alias in arg.aliases if alias in SECOND_NAMES), *typed)
 
 
 def _callback(spec: Spec, svc: Services):
@@ -67,7 +74,7 @@ def _callback(spec: Spec, svc: Services):
             if arg.kind is ArgKind.FILE:  # the attached file travels as the command's attachment
                 file = value
                 continue
-            if arg.kind is ArgKind.PERSON:
+            if isinstance(value, discord.User | discord.Member):
                 if value.id != itx.user.id:  # yourself is the default, not "someone else"
                     args.update({arg.name: str(value.id), f"{arg.name}_name": display_name(value)})
                 continue
@@ -82,7 +89,12 @@ def _callback(spec: Spec, svc: Services):
         for arg in required
     ]
     parameters += [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(arg, False), default=None)
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=str | None if name == PERSON_TYPED.format(arg.name) else _annotation(arg, False),
+            default=None,
+        )
         for arg in optional
         for name in (arg.name, *second_names(arg))
     ]
@@ -90,6 +102,7 @@ def _callback(spec: Spec, svc: Services):
     callback.__discord_app_commands_param_description__ = {
         **{arg.name: _short(arg.help) for arg in spec.args},
         **{name: _short(f"{arg.help} (the same as {arg.name})") for arg in spec.args for name in second_names(arg)},
+        **{PERSON_TYPED.format(a.name): _short(a.help) for a in spec.args if a.kind is ArgKind.PERSON},
     }
     return callback
 

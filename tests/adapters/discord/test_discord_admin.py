@@ -85,3 +85,12 @@ async def test_admin_create_with_no_gpu_named_offers_the_pools_the_workers_serve
         ),
         120,
     )
+
+
+async def test_a_person_option_also_takes_a_typed_name_so_admin_limit_reaches_a_leaderboard(make_system, make_bot):
+    system = await make_system(LocalRunner(), admins=[f"discord:{payloads.ADA['id']}"])
+    bot = await make_bot(system)
+    board = await bot.answer(await bot.slash(ADMIN + ["limit"], {"person_typed": "vectoradd", "rate": "2/min"}))
+    assert "vectoradd takes 2 submissions a minute per GPU, everyone's together" in texts(board)
+    person = await bot.answer(await bot.slash(ADMIN + ["limit"], {"person_typed": "slack:U777", "rate": "3/min"}))
+    assert "knows nobody as 'slack:U777'" in texts(person)  # the typed account reached the core as written
