@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from core.contracts import report
 from core.contracts.errors import NotFound, UserError
-from core.contracts.messages import Command, Reply
+from core.contracts.messages import Command, CommandKind, Reply
 from core.service.args import int_arg, moment_arg, other_person, reply
 from core.service.deps import Deps
 from core.service.people import Caller
@@ -145,7 +145,8 @@ async def audit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def _person(cmd: Command, deps: Deps) -> tuple[int, str]:
     who = str(cmd.args.get("person") or "").strip()
     if not who:
-        raise UserError("Name the person (discord:ID, slack:ID or their name) or the leaderboard.")
+        board = " or the leaderboard" if cmd.kind is CommandKind.LIMIT else ""  # a limit may be a leaderboard's
+        raise UserError(f"Name the person (discord:ID, slack:ID or their name){board}.")
     return await other_person(cmd, deps, who), str(cmd.args.get("person_name") or who)
 
 

@@ -154,3 +154,11 @@ async def test_a_leaderboards_own_limit_counts_everyone_and_holds_after_a_restar
     assert [(r["what"], r["detail"]) for r in log.data["rows"]] == [
         ("limit", {"leaderboard": "vectoradd", "per_minute": 2})
     ]
+
+
+async def test_a_command_that_names_nobody_asks_for_the_person_and_only_a_limit_for_a_leaderboard(deps) -> None:
+    for kind, args in ((CommandKind.BAN, {}), (CommandKind.ROLE, {"action": "grant", "role": "admin"})):
+        answer = await ask(deps, "boss", kind, **args)
+        assert answer.parts[0].text == "Name the person (discord:ID, slack:ID or their name).", kind
+    limit = await ask(deps, "boss", CommandKind.LIMIT, rate="2/min")
+    assert limit.parts[0].text == "Name the person (discord:ID, slack:ID or their name) or the leaderboard."
