@@ -16,7 +16,8 @@ them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). 
 ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads),
 ``_tokens.py`` (personal API tokens), ``_boards.py`` (leaderboards managed live: versions, deletion), ``_links.py``
 (one person across platforms), ``_people.py`` (a person's page) and ``_reports.py`` (reports and review
-decisions).
+decisions). Parts with methods of their own hang off the store: ``store.challenges``, ``store.admin``,
+``store.reports`` and ``store.tokens`` (``_token_records.py``).
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ from typing import Any
 
 import duckdb
 
-from storage import _boards, _links, _people, _queries, _ranking, _tokens, _writes
+from storage import _boards, _links, _people, _queries, _ranking, _writes
 from storage._admin import AdminRecords
 from storage._challenges import Challenges
 from storage._reports import Reports
 from storage._schema import migrate
 from storage._time import as_utc
+from storage._token_records import TokenRecords
 from storage.errors import StoreError, StoreFull, StoreLocked
 from storage.records import (
     GlobalStats,
@@ -47,7 +49,6 @@ from storage.records import (
     Leaderboard,
     LeaderboardSummary,
     NewSubmission,
-    NewToken,
     PersonSummary,
     PreviousBest,
     RankRow,
@@ -55,8 +56,6 @@ from storage.records import (
     RunInfo,
     Submission,
     SubmissionDetail,
-    TokenInfo,
-    TokenOwner,
     WriteBatch,
 )
 
@@ -98,6 +97,7 @@ class Store:
         self.challenges = Challenges(self._reading, self._writing)  # challenges, their actions, teams
         self.admin = AdminRecords(self._reading, self._writing)  # roles, bans, limits, invalidations, audit
         self.reports = Reports(self._reading, self._writing)  # reports on submissions, review decisions
+        self.tokens = TokenRecords(self._reading, self._writing)  # personal API tokens
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")
@@ -234,50 +234,6 @@ class Store:
         """(person_id, display name) of the people whose display name is ``name`` (case ignored)."""
         with self._reading() as cur:
             return _queries.people_named(cur, name)
-
-    # Personal API tokens
-
-    def add_token(self, token: NewToken) -> None:
-        with self._writing() as cur:
-            _tokens.add(cur, token)
-
-    def use_token(self, sha256: str, now: datetime) -> TokenOwner | None:
-        """Who holds the token with this hash (None when no token has it); a live token's last use becomes ``now``.
-
-        An unknown hash costs one read and no transaction: anyone who can reach the API can send one.
-        """
-        with self._reading() as cur:
-            found = _tokens.owner(cur, sha256)
-        if found is not None and found.revoked_at is None:
-            with self._writing() as cur:
-                _tokens.touch(cur, sha256, as_utc(now))
-        return found
-
-    def tokens(self, person_id: int | None = None) -> list[TokenInfo]:
-        """One person's tokens, or everyone's; newest first, revoked ones included."""
-        with self._reading() as cur:
-            return _tokens.listed(cur, person_id)
-
-    def revoke_token(self, prefix: str, person_id: int | None, now: datetime) -> list[str]:
-        """Revoke the live token shown as ``prefix`` (only among ``person_id``'s unless None); the hashes revoked."""
-        with self._writing() as cur:
-            return _tokens.revoke(cur, prefix, person_id, as_utc(now))
-
-    def issue_token(
-        self, platform: str, user_id: str, display_name: str, token: NewToken, *, replacing: bool = False
-    ) -> int:
-        """Add ``token`` for the person behind (platform, user_id), made when new; returns the person id.
-
-        ``token.person_id`` is ignored: the person is found (or made) in the same transaction. ``replacing``
-        revokes that person's other live tokens with the same label (``kernelrank up`` issues a fresh local token
-        at every start).
-        """
-        with self._writing() as cur:
-            person_id = _writes.person(cur, platform, user_id, display_name)
-            _tokens.add(cur, NewToken(token.sha256, token.prefix, person_id, token.label, token.created_at))
-            if replacing:
-                _tokens.revoke_labelled(cur, person_id, token.label, token.sha256, as_utc(token.created_at))
-        return person_id
 
     # Submissions and runs
 

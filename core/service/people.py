@@ -120,7 +120,7 @@ class People:
         cached = self._tokens.get(sha)
         if cached and self._clock() - cached[0] < TOKEN_CACHE_S:
             return cached[1]
-        owner = await self._db.write(self._db.store.use_token, sha, now)
+        owner = await self._db.write(self._db.store.tokens.use, sha, now)
         if owner is None and self._local_sha and sha == self._local_sha:
             owner = await self._register_local(now)
         if owner is None:
@@ -141,9 +141,9 @@ class People:
             sha256=self._local_sha, prefix=self._local_prefix, person_id=0, label=LOCAL_LABEL, created_at=now
         )
         user = self._local_user
-        await self._db.write(lambda: self._db.store.issue_token(LOCAL_PLATFORM, user, user, token, replacing=True))
+        await self._db.write(lambda: self._db.store.tokens.issue(LOCAL_PLATFORM, user, user, token, replacing=True))
         log.info("registered the local user's token %s for %s", self._local_prefix, self._local_user)
-        return await self._db.write(self._db.store.use_token, self._local_sha, now)
+        return await self._db.write(self._db.store.tokens.use, self._local_sha, now)
 
 
 def _identity(platform: str, user_id: str) -> str:

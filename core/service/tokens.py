@@ -45,7 +45,7 @@ async def token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def _new(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    live = [t for t in await deps.db.read(deps.db.store.tokens, caller.person_id) if t.revoked_at is None]
+    live = [t for t in await deps.db.read(deps.db.store.tokens.listed, caller.person_id) if t.revoked_at is None]
     if len(live) >= MAX_LIVE_TOKENS:
         raise UserError(
             f"You have {len(live)} live tokens, the most one person may hold; revoke one with "
@@ -53,7 +53,7 @@ async def _new(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         )
     label = cmd.actor.platform.value if cmd.actor.platform in CHAT_PLATFORMS else "api"
     secret, record = new_token(caller.person_id, label, deps.now())
-    await deps.db.write(deps.db.store.add_token, record)
+    await deps.db.write(deps.db.store.tokens.add, record)
     return _shown_once(
         cmd,
         "Your personal token",
@@ -67,7 +67,7 @@ async def issue_token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     """(Admins: ``dispatch`` checks.) A token for a person known only at the terminal, shown once."""
     name = _person_name(str(cmd.args.get("name") or ""))
     secret, record = new_token(0, f"issued by {caller.display_name}", deps.now())
-    await deps.db.write(deps.db.store.issue_token, LOCAL_PLATFORM, name, name, record)
+    await deps.db.write(deps.db.store.tokens.issue, LOCAL_PLATFORM, name, name, record)
     return _shown_once(
         cmd,
         f"A token for {name}",
@@ -78,7 +78,7 @@ async def issue_token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def _list(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    tokens = await deps.db.read(deps.db.store.tokens, None if caller.admin else caller.person_id)
+    tokens = await deps.db.read(deps.db.store.tokens.listed, None if caller.admin else caller.person_id)
     if not tokens:
         return _reply(cmd, "Your tokens", [report.text("You have no tokens; `token` makes one.")])
     headers = ["prefix", "from", "created", "last used", "state"]
@@ -102,7 +102,7 @@ async def _revoke(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             "Say which token to revoke by its prefix, like `token revoke kr_AbCdEfGh1`; `token list` shows them."
         )
     revoked = await deps.db.write(
-        deps.db.store.revoke_token, prefix, None if caller.admin else caller.person_id, deps.now()
+        deps.db.store.tokens.revoke, prefix, None if caller.admin else caller.person_id, deps.now()
     )
     if not revoked:
         raise NotFound(

@@ -23,25 +23,25 @@ def test_linked_people_have_one_entry_one_history_and_one_set_of_tokens(store: S
     build.submit(ada_discord, 12.0)
     build.submit(ada_slack, 8.0)
     build.submit(bob, 10.0)
-    store.add_token(token(ada_slack, 1))
+    store.tokens.add(token(ada_slack, 1))
     assert ranked(store) == [(1, "Ada S", 8.0), (2, "Bob", 10.0), (3, "Ada", 12.0)]
 
     store.link_people(ada_discord, ada_slack, T0)
     assert ranked(store) == [(1, "Ada", 8.0), (2, "Bob", 10.0)]  # one entry, the better score
     assert store.find_person("slack", "s1") == ada_discord
     assert len(store.history("vecadd", ada_discord)) == 2 and store.history("vecadd", ada_slack) == []
-    assert [t.prefix for t in store.tokens(ada_discord)] == ["kr_1"]
+    assert [t.prefix for t in store.tokens.listed(ada_discord)] == ["kr_1"]
     assert [i[:2] for i in store.identities(ada_discord)] == [("discord", "d1"), ("slack", "s1")]
 
     # While linked, the Slack account submits again and makes a token: those stay with the kept person.
     build.submit(ada_discord, 7.0)
-    store.add_token(token(ada_discord, 2))
+    store.tokens.add(token(ada_discord, 2))
 
     assert store.unlink_people(ada_discord, ("slack", "s1"), None, T0) == [(ada_discord, ada_slack)]
     assert ranked(store) == [(1, "Ada", 7.0), (2, "Ada S", 8.0), (3, "Bob", 10.0)]
     assert store.find_person("slack", "s1") == ada_slack
-    assert [t.prefix for t in store.tokens(ada_slack)] == ["kr_1"]
-    assert [t.prefix for t in store.tokens(ada_discord)] == ["kr_2"]
+    assert [t.prefix for t in store.tokens.listed(ada_slack)] == ["kr_1"]
+    assert [t.prefix for t in store.tokens.listed(ada_discord)] == ["kr_2"]
     assert store.unlink_people(ada_discord, ("discord", "d1"), None, T0) == []  # nothing left to split
 
 
@@ -51,7 +51,7 @@ def test_unlink_from_the_kept_account_splits_every_link_and_undo_moves_only_what
     kept, second, third = (store.person(p, "u", "Cy") for p in ("discord", "slack", "cli"))
     for person, score in ((kept, 9.0), (second, 5.0), (third, 6.0)):
         build.submit(person, score)
-    store.add_token(token(third, 3))
+    store.tokens.add(token(third, 3))
     store.link_people(kept, second, T0)
     store.link_people(kept, third, T0)
     assert ranked(store) == [(1, "Cy", 5.0)]

@@ -240,10 +240,10 @@ async def test_a_token_from_discord_is_shown_once_privately_and_can_be_listed_an
         for word in texts(made).split()
         if word.strip("`").startswith("kr_") and len(word.strip("`")) > 40
     }
-    owner = system.store.use_token(token_sha256(token), datetime.now(UTC))
+    owner = system.store.tokens.use(token_sha256(token), datetime.now(UTC))
     assert owner is not None and owner.identities == [f"discord:{payloads.ADA['id']}"]  # the Discord person, no other
     listed = await bot.answer(await bot.slash(["leaderboard", "token"], {"action": "list"}))
     assert token[:12] in texts(listed) and token not in texts(listed)
     revoked = await bot.answer(await bot.slash(["leaderboard", "token"], {"action": "revoke", "prefix": token[:12]}))
     assert "no longer works" in texts(revoked)
-    assert system.store.use_token(token_sha256(token), datetime.now(UTC)).revoked_at is not None
+    assert system.store.tokens.use(token_sha256(token), datetime.now(UTC)).revoked_at is not None
