@@ -25,6 +25,7 @@ from typing import Any
 
 from harness import cgroups, popcorn, precheck, processes, sandbox, stats
 from harness.assembly import read_log
+from harness.breaches import FLOOD_BYTES, written_bytes
 from harness.device import driver_version, system_info
 from harness.failures import describe, failed_result, status_for
 from harness.job import EvalJob
@@ -33,7 +34,7 @@ from harness.liveness import Liveness, Phase, where
 from harness.result import EvalResult, Failure, FailureKind, Mode, SandboxInfo, Status
 from harness.seeds import SEED_MODULUS, ranked_seed, run_key
 from harness.staging import Stage, StagingError
-from harness.supervisor import DRAIN_S, FLOOD_BYTES, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
+from harness.supervisor import DRAIN_S, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
 
 KEY_WAIT_S = 10.0  # how long a ranked run's timing waits for its key
 HARNESS_MARK = "kernelrank-harness-error"  # the child's own line when the evaluator could not be started
@@ -264,7 +265,7 @@ class _Watch:
                 f"memory and was stopped while {doing}. Allocate less memory.",
             )
         stage = self.launch.stage
-        if report.flooded or max(_size(stage.stdout_path), _size(stage.stderr_path)) > FLOOD_BYTES:
+        if report.flooded or written_bytes(stage) > FLOOD_BYTES:
             return Failure(
                 FailureKind.OUTPUT_FLOOD,
                 f"The evaluation wrote more than {FLOOD_BYTES // 2**20} MiB of "
@@ -391,10 +392,3 @@ def _failure(outcome: Outcome) -> Failure | None:
         f"writing a 'check' line{said}, so the run has no verdict: the submission or "
         "the evaluator crashed or ended the process early; the log below shows where.",
     )
-
-
-def _size(path: os.PathLike[str]) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness import builds, cgroups, expected, precheck, processes, toolchain
+from harness import breaches, builds, cgroups, expected, precheck, processes, toolchain
 from harness.assembly import Ending, build_result
 from harness.builder import BUILDS_PER_JOB, BuildProcess, Builds, build_cache, build_cu, compile_failure
 from harness.builds import BuildOutcome
@@ -46,7 +46,6 @@ from harness.zygote import Zygote, hand_over
 log = logging.getLogger(__name__)
 
 POLL_S = 0.05  # how often limits are checked while the child runs
-FLOOD_BYTES = 16 * 1024 * 1024  # captured stdout or stderr beyond this is a flood
 KILL_WAIT_S = 10.0  # a killed child that is still not gone after this is abandoned
 DRAIN_S = 1.0  # reading what is left in the channel after the child ended
 MEMORY_CHECK_S = 0.1  # how often the memory meter measures the job
@@ -376,66 +375,27 @@ class _Watch:
                 self.group.kill(wait_s=0)  # every process of the job now: a fork bomb stops forking at once
 
     def _check_group(self, group: cgroups.JobGroup) -> None:
-        """The kernel's own counts of the job: forks it refused (``pids.max``), processes."""
-        limits = self.launch.limits
-        if refused := group.refused_forks():
-            what = f"the kernel refused {refused} of its new processes or threads beyond {limits.tasks}"
-        elif (running := group.count()) > limits.processes:
-            what = f"it ran {running} processes, more than the limit of {limits.processes}"
-        else:
-            return
-        self._stop(
-            Failure(
-                FailureKind.RESOURCE_LIMIT,
-                f"The submission was stopped while {self.ending.where()}: {what}. "
-                "Do not start processes or threads in a loop.",
-            )
-        )
+        if (failure := breaches.kernel_refused(group, self.launch.limits, self.ending.where())) is not None:
+            self._stop(failure)
 
     def _check_limits(self, table: dict[int, processes.Process]) -> None:
-        where = self.ending.where()
+        where, limits = self.ending.where(), self.launch.limits
         if self.liveness is not None and (late := self.liveness.check()) is not None:
             self._stop(late)
             return
-        limits = self.launch.limits
-        usage = processes.usage(os.getpid(), table, spare=self.zygote)
-        counted = self.group is None  # else the kernel counts (_check_group): one rule, one message
-        if counted and (usage.tasks >= limits.tasks or len(usage.processes) > limits.processes):
-            self._stop(
-                Failure(
-                    FailureKind.RESOURCE_LIMIT,
-                    f"The submission ran {len(usage.processes)} processes "
-                    f"with {usage.tasks} threads in all, reaching the limit "
-                    f"of {limits.processes} processes or {limits.tasks} "
-                    f"threads, and was stopped while {where}. Do not start "
-                    "processes or threads in a loop.",
-                )
-            )
-        elif self.meter.latest_bytes > limits.memory_mb * 2**20:
-            self._stop(
-                Failure(
-                    FailureKind.OUT_OF_MEMORY,
-                    f"The submission's processes used more than "
-                    f"{limits.memory_mb} MB of host memory and were stopped "
-                    f"while {where}. Allocate less memory.",
-                )
-            )
+        failure = None
+        if self.group is None:  # else the kernel counts the job (_check_group): one rule, one message
+            failure = breaches.too_many_tasks(processes.usage(os.getpid(), table, spare=self.zygote), limits, where)
+        failure = failure or breaches.too_much_memory(self.meter.latest_bytes, limits, where)
+        if failure is not None:
+            self._stop(failure)
         else:
             self._check_flood()
 
     def _check_flood(self) -> None:
-        written = max(_size(self.launch.stage.stdout_path), _size(self.launch.stage.stderr_path))
-        if written > FLOOD_BYTES:
-            # a flood outranks whatever it caused (a failed write reads as an exception)
-            self.ending.stopped_for = None
-            self._stop(
-                Failure(
-                    FailureKind.OUTPUT_FLOOD,
-                    f"The submission wrote more than {FLOOD_BYTES // 2**20} MiB "
-                    f"of output and was stopped while {self.ending.where()}. "
-                    "Print less: output is capped.",
-                )
-            )
+        if (failure := breaches.flooded(self.launch.stage, self.ending.where())) is not None:
+            self.ending.stopped_for = None  # a flood outranks whatever it caused (a failed write reads as an exception)
+            self._stop(failure)
 
     def _drain(self, selector: selectors.BaseSelector) -> None:
         """Read the records still in the channel once the child is gone."""
@@ -446,10 +406,3 @@ class _Watch:
         if self.reader.partial and self.ending.stopped_for is None:
             self._forged("a record cut off in the middle")
         selector.close()
-
-
-def _size(path: os.PathLike[str]) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
