@@ -23,14 +23,17 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from harness.header_tiers import CUDA_RUNTIME_HEADERS as RUNTIME  # noqa: E402
+from harness.header_tiers import LIGHT_CPP_HEADERS, LIGHT_CUDA_HEADERS  # noqa: E402
+
 SOLUTION = REPO / "problems" / "vectoradd" / "solutions" / "correct" / "cuda_inline.py"
 EXTENSION = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*<torch/extension\.h>")
-CPP_LIGHT = ("#include <torch/types.h>", "#include <torch/csrc/utils/pybind.h>", "#include <torch/csrc/Exceptions.h>")
-RUNTIME = ("#include <cuda.h>", "#include <cuda_runtime.h>")
 ALIAS = "namespace torch { using namespace at; }"
 TIERS: dict[str, tuple[str, ...] | None] = {
     "torch/extension.h (as written)": None,
-    "torch/types.h (today's light)": ("#include <torch/types.h>", *RUNTIME),
+    "torch/types.h (today's light)": LIGHT_CUDA_HEADERS,
     "ATen/ATen.h + alias": ("#include <ATen/ATen.h>", ALIAS, *RUNTIME),
     "ATen/core/Tensor.h + ATen/Functions.h + alias": (
         "#include <ATen/core/Tensor.h>",
@@ -83,7 +86,7 @@ def tier_arguments(name: str, headers: tuple[str, ...] | None, folder: Path) -> 
     return {
         **args,
         "no_implicit_headers": True,
-        "cpp_sources": [*CPP_LIGHT, base["cpp_sources"]],
+        "cpp_sources": [*LIGHT_CPP_HEADERS, base["cpp_sources"]],
         "cuda_sources": [*headers, cuda],
     }
 

@@ -202,7 +202,7 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
     tiers = header_tiers.tiers(options, Path(cpp_extension.include_paths()[0]) / "ATen" / "ops")
-    for _, tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
+    for tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
             return outcome
         cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)  # same name, not name_v1

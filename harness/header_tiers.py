@@ -25,7 +25,8 @@ LIGHT_CPP_HEADERS = (
     "#include <torch/csrc/utils/pybind.h>",
     "#include <torch/csrc/Exceptions.h>",
 )
-LIGHT_CUDA_HEADERS = ("#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>")
+CUDA_RUNTIME_HEADERS = ("#include <cuda.h>", "#include <cuda_runtime.h>")  # what load_inline itself prepends
+LIGHT_CUDA_HEADERS = ("#include <torch/types.h>", *CUDA_RUNTIME_HEADERS)
 OPS_CUDA_HEADERS = ("#include <ATen/core/Tensor.h>",)
 _SIZED_DTYPES = {"UInt8": "Byte", "Int8": "Char", "Int16": "Short", "Int32": "Int", "Int64": "Long"}
 _SIZED_DTYPES |= {"Float16": "Half", "Float32": "Float", "Float64": "Double"}
@@ -41,10 +42,9 @@ _TORCH_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/')
 _NAMED_OP = re.compile(r"\b(?:torch|at)::(\w+)\s*\(")
 
 
-def tiers(options: dict[str, Any], ops_folder: Path) -> list[tuple[str, dict[str, Any]]]:
+def tiers(options: dict[str, Any], ops_folder: Path) -> list[dict[str, Any]]:
     """The lighter builds of one load_inline call, lightest first (``ops_folder``: torch's ``ATen/ops``)."""
-    found = [("ops", ops_options(options, ops_folder)), ("light", light_options(options))]
-    return [(name, tier) for name, tier in found if tier is not None]
+    return [tier for tier in (ops_options(options, ops_folder), light_options(options)) if tier is not None]
 
 
 def light_options(options: dict[str, Any]) -> dict[str, Any] | None:
@@ -71,8 +71,7 @@ def ops_options(options: dict[str, Any], ops_folder: Path) -> dict[str, Any] | N
         return None
     named = sorted({op for source in cuda for op in _NAMED_OP.findall(source) if (ops_folder / f"{op}.h").is_file()})
     headers = [*OPS_CUDA_HEADERS, *(f"#include <ATen/ops/{op}.h>" for op in named), TORCH_AS_ATEN]
-    runtime = [line for line in LIGHT_CUDA_HEADERS if "torch/" not in line]
-    return dict(light, cuda_sources=[*headers, *runtime, *cuda])
+    return dict(light, cuda_sources=[*headers, *CUDA_RUNTIME_HEADERS, *cuda])
 
 
 def lighten(source: str) -> str:

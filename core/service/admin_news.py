@@ -3,7 +3,7 @@
 ``KERNELRANK_ADMIN_CHANNELS`` lists the channels (``platform:channel``, as ``KERNELRANK_ANNOUNCE``); they should be
 channels only admins read, since a notice names the reporter. Without any, the cases wait in ``admin review``
 unannounced. A notice is shaped as an announcement (a post in the channel, no thread), with an id made from
-``key``, so publishing it twice shows it once.
+what it is about, so publishing it twice shows it once.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from core.service.deps import Deps
 SETTING = "KERNELRANK_ADMIN_CHANNELS"
 
 
-async def tell_admins(deps: Deps, key: str, title: str, parts: list[Part]) -> None:
+async def tell_admins(deps: Deps, action: str, about: int, title: str, parts: list[Part]) -> None:
+    """Post a notice of ``action`` ("report", "held") on ``about`` (the report's or the challenge's id)."""
     for target in announcement_targets(deps.settings.admin_channels, SETTING):
         await deps.publish_reply(
             Reply(
@@ -23,7 +24,7 @@ async def tell_admins(deps: Deps, key: str, title: str, parts: list[Part]) -> No
                 title=title,
                 parts=parts,
                 tone=Tone.WARNING,
-                data={"kind": "announcement", "audience": "admins", "action": key.split("-")[0]},
-                id=f"admins-{key}-{target.platform.value}-{target.channel}",
+                data={"kind": "announcement", "audience": "admins", "action": action},
+                id=f"admins-{action}-{about}-{target.platform.value}-{target.channel}",
             )
         )

@@ -54,7 +54,8 @@ async def report(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise UserError(f"You reported #{sub_id} already; the admins have it and will review it.")
     await tell_admins(
         deps,
-        f"report-{report_id}",
+        "report",
+        report_id,
         f"Submission #{sub_id} reported",
         [
             parts.text(

@@ -109,7 +109,8 @@ class Scheduler:
             note = f"{held} podium {'entry' if held == 1 else 'entries'} of **{ch.title}** held at its close"
             await tell_admins(
                 self.deps,
-                f"held-{ch.id}",
+                "held",
+                ch.id,
                 f"{ch.title}: held for review",
                 [report.text(f"{note}; `admin review` lists them.")],
             )

@@ -144,6 +144,32 @@ async def visit(deps: Deps, kind: CommandKind, **args) -> Reply:
     return await dispatch(Command(Actor(Platform.WEB, ""), ReplyTo(Platform.WEB, "page"), kind, args), deps)
 
 
+async def week_48(deps: Deps) -> None:
+    """An admin's challenge around vectoradd, open from 2026-11-23 10:00 to 2026-11-25 18:00 UTC."""
+    await ask(
+        deps,
+        "boss",
+        CommandKind.CHALLENGE_CREATE,
+        title="Week 48",
+        leaderboards="vectoradd",
+        opens="2026-11-23 10:00",
+        closes="2026-11-25 18:00",
+    )
+
+
+async def sprint(deps: Deps) -> None:
+    """An admin's challenge around vectoradd, open now until 2026-11-24 09:00 UTC, announced in discord:news."""
+    await ask(
+        deps,
+        "boss",
+        CommandKind.CHALLENGE_CREATE,
+        title="Sprint",
+        leaderboards="vectoradd",
+        closes="2026-11-24 09:00",
+        announce="discord:news",
+    )
+
+
 def kinds(published: list[Reply]) -> list[tuple[str, str]]:
     return [(r.data["action"], f"{r.reply_to.platform.value}:{r.reply_to.channel}") for r in published]
 
@@ -210,15 +236,7 @@ async def test_a_challenge_opens_reminds_closes_verifies_and_crowns_exactly_once
 
 async def test_a_visitor_reads_the_challenges_and_their_standings_as_data(env) -> None:
     deps, jobs, clock, published, scheduler = env
-    await ask(
-        deps,
-        "boss",
-        CommandKind.CHALLENGE_CREATE,
-        title="Week 48",
-        leaderboards="vectoradd",
-        opens="2026-11-23 10:00",
-        closes="2026-11-25 18:00",
-    )
+    await week_48(deps)
     clock.now = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
     ranked(deps, "ada", 10.0)
     ranked(deps, "bob", 12.5)
@@ -252,15 +270,7 @@ async def test_a_core_down_through_a_whole_challenge_announces_only_the_close(en
     deps, jobs, clock, published, scheduler = env
     ranked(deps, "ada", 10.0)
     assert (await ask(deps, "boss", CommandKind.TEAM_ADD, team="red", people="discord:ada")).data == {"team": "red"}
-    await ask(
-        deps,
-        "boss",
-        CommandKind.CHALLENGE_CREATE,
-        title="Sprint",
-        leaderboards="vectoradd",
-        closes="2026-11-24 09:00",
-        announce="discord:news",
-    )
+    await sprint(deps)
     clock.now = datetime(2026, 11, 30, tzinfo=UTC)
     await tick_answering(scheduler, jobs, {"ada.py": result(10.0)})
     assert kinds(published) == [("close", "discord:news")]
@@ -284,15 +294,7 @@ async def test_the_close_waits_for_ranked_runs_sent_before_it_for_at_most_close_
     deps, jobs, clock, published, scheduler = env
     ranked(deps, "ada", 10.0, finished=False)  # in on time, still in the queue at the close
     ranked(deps, "bob", 12.0, finished=False)
-    await ask(
-        deps,
-        "boss",
-        CommandKind.CHALLENGE_CREATE,
-        title="Sprint",
-        leaderboards="vectoradd",
-        closes="2026-11-24 09:00",
-        announce="discord:news",
-    )
+    await sprint(deps)
     clock.now = datetime(2026, 11, 24, 9, 0, 1, tzinfo=UTC)
     await scheduler.tick()
     assert published == []

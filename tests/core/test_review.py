@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from test_challenges import FIXTURES, T0, Clock, Jobs, ask, ranked, result, tick_answering
+from test_challenges import FIXTURES, T0, Clock, Jobs, ask, ranked, result, tick_answering, week_48
 
 from core.contracts.config import Settings
 from core.contracts.messages import Actor, Command, CommandKind, PartKind, Platform, Reply, ReplyTo
@@ -169,15 +169,7 @@ async def test_reports_are_limited_per_person_and_day(env) -> None:
 
 async def test_a_podium_entry_held_at_the_close_is_a_case_until_an_admin_clears_it(env, notices) -> None:
     deps, jobs, clock, scheduler = env
-    await ask(
-        deps,
-        "boss",
-        CommandKind.CHALLENGE_CREATE,
-        title="Week 48",
-        leaderboards="vectoradd",
-        opens="2026-11-23 10:00",
-        closes="2026-11-25 18:00",
-    )
+    await week_48(deps)
     clock.now = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
     ranked(deps, "ada", 10.0)
     ranked(deps, "bob", 12.5)
