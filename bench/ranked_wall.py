@@ -1,6 +1,6 @@
 """Wall seconds per ranked evaluation, and the score's CV, of plain-PyTorch references in fresh processes.
 
-    python bench/ranked_wall.py [--runs 5] [--device cpu] [--root CHECKOUT] vectoradd grayscale matmul histogram
+    python bench/ranked_wall.py [--runs 5] [--device cpu] [--root DIR] [--shapes] vectoradd grayscale matmul histogram
     python bench/ranked_wall.py --device cuda tests/conformance/problems/histogram_py    # a folder by path
 
 A name is a folder under ROOT/problems with its solution in ``solutions/correct/pytorch.py``; a path (it holds a
@@ -28,6 +28,7 @@ def main() -> int:
     parser.add_argument("problems", nargs="+", help="problem folders under ROOT/problems")
     parser.add_argument("--runs", type=int, default=5, help="fresh evaluations per problem (default 5)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--shapes", action="store_true", help="also print each shape's figures for every run")
     parser.add_argument(
         "--root",
         type=Path,
@@ -65,6 +66,8 @@ def main() -> int:
                     f"{name:10s} wall {walls[-1]:5.2f} s  score {result.score_us:9.2f} us  samples {samples}",
                     flush=True,
                 )
+                if args.shapes:
+                    _print_shapes(result.shapes)
             cv = statistics.stdev(scores) / statistics.fmean(scores) if len(scores) > 1 else None
             summary[name] = {
                 "walls_s": [round(w, 2) for w in walls],
@@ -73,6 +76,23 @@ def main() -> int:
             }
     print(json.dumps(summary))
     return 0
+
+
+def _print_shapes(shapes) -> None:
+    """Where a run's score comes from: each shape's median and what might have moved it."""
+    for index, shape in enumerate(shapes):
+        figures = {
+            "median": shape.median_us,
+            "min": shape.min_us,
+            "ci": shape.ci_high_us - shape.ci_low_us,
+            "MHz": shape.clock_mhz,
+            "flush": shape.flush_us,
+            "host": shape.host_us,
+            "gap": shape.sync_gap_us,
+            "addr spread %": None if shape.address_spread is None else 100 * shape.address_spread,
+        }
+        shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items() if value is not None)
+        print(f"    shape {index + 1}: n {shape.n} ({shape.stop_reason})  {shown}  {' '.join(shape.flags)}")
 
 
 def _problem_and_solution(root: Path, name: str) -> tuple[Path, Path]:
