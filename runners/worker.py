@@ -333,14 +333,14 @@ async def run_worker(
 
 def check_credentials(credentials: BusCredentials, gpu: str) -> None:
     """``ConfigError`` (one sentence) for credentials this worker cannot serve ``gpu`` with."""
-    authenticated = credentials.user or credentials.creds_file or credentials.nkey_file
-    if authenticated and not credentials.key:  # the core would drop every report it sends
+    if credentials.authenticated and not credentials.key:  # the core would drop every report it sends
         raise ConfigError(
             "this worker has no signing key: give it its credential file from `kernelrank workers add` in "
-            "KERNELRANK_NATS_CREDENTIALS (a NATS user and password, or a .creds file, carry none)."
+            "KERNELRANK_NATS_CREDENTIALS, or, where it logs in with a .creds or .nk file (operator-mode NATS), "
+            "its key file from `kernelrank workers add --operator-nats` in KERNELRANK_WORKER_KEY_FILE."
         )
     if credentials.pools and gpu not in credentials.pools:
         raise ConfigError(
-            f"worker {credentials.user} was issued for {', '.join(credentials.pools)}, not {gpu}: start it with "
-            f"--gpu {credentials.pools[0]}, or issue another worker for {gpu} (`kernelrank workers add`)."
+            f"worker {credentials.worker_name} was issued for {', '.join(credentials.pools)}, not {gpu}: start it "
+            f"with --gpu {credentials.pools[0]}, or issue another worker for {gpu} (`kernelrank workers add`)."
         )

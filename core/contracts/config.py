@@ -46,6 +46,7 @@ class Settings:
     nats_user: str = ""  # KERNELRANK_NATS_USER: this process's NATS user
     nats_password: str = ""  # KERNELRANK_NATS_PASSWORD: its password
     nats_credentials: Path | None = None  # KERNELRANK_NATS_CREDENTIALS: file or folder
+    worker_key_file: Path | None = None  # KERNELRANK_WORKER_KEY_FILE: a worker's key file beside .creds/.nk
     result_secret: str = ""  # KERNELRANK_RESULT_SECRET: result-signing secret shared by cores
     db_path: Path | None = None  # KERNELRANK_DB_PATH (default <home>/kernelrank.duckdb)
     problems_dir: Path = Path("problems")  # KERNELRANK_PROBLEMS_DIR: loaded as leaderboards on first start

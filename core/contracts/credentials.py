@@ -6,7 +6,8 @@ Files, all under ``<home>/secrets/`` (a 0700 folder; every file 0600, written by
 ``<role>.json``       ``{"user": ..., "password": ...}``: one role's NATS user, made once, kept across starts
                       (every role but the worker: each worker has its own, ``core.contracts.issued_workers``)
 ``workers.json``,     the issued workers and their credential files ``{"user", "password", "key", "pools"}``
-``workers/<n>.json``  (``core.contracts.issued_workers``)
+``workers/<n>.json``  (``core.contracts.issued_workers``); an operator-mode worker's is its key file
+                      ``{"user", "key", "pools"}``, no password (its NATS user is the operator's)
 ``nats.conf``         the embedded server's configuration: each role's and each live worker's user with its
                       bcrypt-hashed password and its permissions (``core.contracts.roles``); rewritten at every
                       start and by ``kernelrank workers add/revoke``
@@ -22,14 +23,21 @@ A process finds its credentials (``for_role``), first match wins:
 3. ``<home>/secrets/<role>.json``, as ``kernelrank up`` leaves it;
 4. none: the process connects without credentials (a NATS that asks for none, such as the tests' own).
 
+A worker's signing key and pools come with its ``.json`` file; a worker that logs in otherwise (a ``.creds`` or
+``.nk`` file on an operator-mode NATS, or ``KERNELRANK_NATS_USER``) reads them from ``KERNELRANK_WORKER_KEY_FILE``,
+the key file ``kernelrank workers add NAME --pool GPU --operator-nats`` writes (``with_key_file``); its ``user``
+is the worker's name.
+
 ``.creds`` and ``.nk`` files need the ``nkeys`` package (``pip install nkeys``); nats-py reads them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +52,8 @@ SUFFIXES = (".json", ".creds", ".nk")
 BCRYPT_ROUNDS = 8
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
+KEY_FILE_SETTING = "KERNELRANK_WORKER_KEY_FILE"
+_HEX_KEY = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -57,14 +67,24 @@ class BusCredentials:
     nkey_file: Path | None = None
     key: str = field(default="", repr=False)  # a worker's signing key (core.contracts.signing.worker_key)
     pools: tuple[str, ...] = ()  # the GPU pools a worker was issued for (none said: any)
+    name: str = ""  # a worker's name where its NATS user is not it (read from its key file)
+
+    @property
+    def worker_name(self) -> str:
+        """The worker's name: its key file's, else its NATS user (empty on an open bus)."""
+        return self.name or self.user
+
+    @property
+    def authenticated(self) -> bool:
+        return bool(self.user or self.creds_file or self.nkey_file)
 
     @property
     def may_manage(self) -> bool:
         """Whether this process may create streams and buckets: the core, or anyone on an open server."""
-        return self.role is Role.CORE or not (self.user or self.creds_file or self.nkey_file)
+        return self.role is Role.CORE or not self.authenticated
 
     def connect_options(self) -> dict[str, Any]:
-        prefix = subjects.worker_inbox(self.user) if self.role is Role.WORKER else inbox_prefix(self.role)
+        prefix = subjects.worker_inbox(self.worker_name) if self.role is Role.WORKER else inbox_prefix(self.role)
         options: dict[str, Any] = {"inbox_prefix": prefix}
         if self.user:
             options.update(user=self.user, password=self.password)
@@ -77,6 +97,10 @@ class BusCredentials:
 
 def for_role(settings: Settings, role: Role) -> BusCredentials:
     """This process's credentials as ``role``; without any, only the role's inbox prefix (see the module doc)."""
+    return _keyed(_login(settings, role), settings)
+
+
+def _login(settings: Settings, role: Role) -> BusCredentials:
     if settings.nats_user:
         return BusCredentials(role, user=settings.nats_user, password=settings.nats_password)
     given = settings.nats_credentials
@@ -90,6 +114,62 @@ def for_role(settings: Settings, role: Role) -> BusCredentials:
         return read(found, role)
     default = settings.secrets_dir / f"{role.value}.json"
     return read(default, role) if default.is_file() else BusCredentials(role)
+
+
+def _keyed(credentials: BusCredentials, settings: Settings) -> BusCredentials:
+    if settings.worker_key_file is None or credentials.role is not Role.WORKER:
+        return credentials
+    return with_key_file(credentials, settings.worker_key_file)
+
+
+def with_key_file(credentials: BusCredentials, path: Path) -> BusCredentials:
+    """A worker's ``credentials`` with the name, signing key and pools of its key file
+    (``KERNELRANK_WORKER_KEY_FILE``); ``ConfigError``, one sentence naming the setting, when it cannot be used."""
+    if credentials.key:
+        raise ConfigError(
+            f"{KEY_FILE_SETTING} is for workers that log in with a .creds or .nk file, but this worker's "
+            f"credential file carries its signing key already: unset {KEY_FILE_SETTING}."
+        )
+    if not credentials.authenticated:
+        raise ConfigError(
+            f"{KEY_FILE_SETTING} is set, but this worker has no NATS credentials to log in with: set "
+            "KERNELRANK_NATS_CREDENTIALS to its .creds or .nk file."
+        )
+    issued = "the key file `kernelrank workers add NAME --pool GPU --operator-nats` wrote on the core's host"
+    try:
+        name, key, pools = _key_file(path)
+    except FileNotFoundError:
+        raise ConfigError(f"{KEY_FILE_SETTING} names {path}, which does not exist: copy {issued} there.") from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise ConfigError(
+            f"{KEY_FILE_SETTING} names {path}, which cannot serve as a worker key file ({reason}): give it "
+            f'{issued}, {{"user", "key", "pools"}}.'
+        ) from exc
+    if credentials.user and credentials.user != name:
+        raise ConfigError(
+            f"{KEY_FILE_SETTING} is worker {name}'s key file, but this worker logs in to NATS as "
+            f"{credentials.user}: give it the key file issued to {credentials.user}."
+        )
+    return dataclasses.replace(credentials, name=name, key=key, pools=pools)
+
+
+def _key_file(path: Path) -> tuple[str, str, tuple[str, ...]]:
+    """A worker key file's name, signing key and pools; ``ValueError`` saying what is wrong with it."""
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        raise ValueError("it is not JSON") from None
+    if not isinstance(data, dict):
+        raise ValueError("it is not a JSON object")
+    name, key, pools = data.get("user"), data.get("key"), data.get("pools")
+    if not isinstance(name, str) or not name:
+        raise ValueError("it names no worker")
+    if not isinstance(key, str) or not _HEX_KEY.fullmatch(key):
+        raise ValueError("it holds no signing key")
+    if not isinstance(pools, list) or not pools or not all(isinstance(p, str) and p for p in pools):
+        raise ValueError("it lists no GPU pools")
+    return name, key, tuple(pools)
 
 
 def read(path: Path, role: Role) -> BusCredentials:
@@ -108,10 +188,18 @@ def read(path: Path, role: Role) -> BusCredentials:
             pools=tuple(str(p) for p in data.get("pools", ())),
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        hint = f" (a worker key file without a password goes in {KEY_FILE_SETTING})" if _is_key_file(path) else ""
         raise ConfigError(
             f"cannot read NATS credentials from {path} ({type(exc).__name__}); it should hold "
-            '{"user": ..., "password": ...}.'
+            f'{{"user": ..., "password": ...}}{hint}.'
         ) from exc
+
+
+def _is_key_file(path: Path) -> bool:
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_text())
+        return isinstance(data, dict) and "key" in data and "password" not in data
+    return False
 
 
 def _role_file(folder: Path, role: Role) -> Path | None:
@@ -137,7 +225,9 @@ def embedded_server_config(secrets_dir: Path) -> Path:
         if not path.is_file():
             write_private(path, json.dumps({"user": user_name(role), "password": secrets.token_urlsafe(32)}))
         hashes[role] = hashed(read(path, role).password)
-    workers = [WorkerUser(w.name, hashed(w.password), w.pools) for w in load(secrets_dir).values() if w.live]
+    # an operator-mode worker has no password: its NATS user lives in the operator's own server configuration
+    issued = [w for w in load(secrets_dir).values() if w.live and not w.operator_nats]
+    workers = [WorkerUser(w.name, hashed(w.password), w.pools) for w in issued]
     config = secrets_dir / "nats.conf"
     write_private(config, json.dumps({"authorization": authorization(hashes, workers)}, indent=1), replace=True)
     return config

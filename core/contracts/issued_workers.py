@@ -8,12 +8,16 @@ Kept by the host that holds ``<home>/secrets`` (written by ``kernelrank workers 
                                 of that name stays useless)
 ``workers/<name>.json``         the worker's credential file: ``{"user", "password", "key", "pools"}``, the
                                 one file a worker needs (``KERNELRANK_NATS_CREDENTIALS``); ``key`` is its
-                                signing key (``core.contracts.signing.worker_key``)
+                                signing key (``core.contracts.signing.worker_key``). A worker issued for
+                                an operator-mode NATS (``operator_nats``) has no password here: its NATS
+                                user is made by the operator's own tooling, and its file is a key file,
+                                ``{"user", "key", "pools"}`` (``KERNELRANK_WORKER_KEY_FILE``)
 ==============================  =========================================================================
 
 The server's configuration (``core.contracts.credentials.embedded_server_config``) gives each live worker a
-user with ``core.contracts.roles.worker_permissions``; the core reads ``live_pools`` to ignore pool status
-from a worker for a pool it was not issued for.
+user with ``core.contracts.roles.worker_permissions``; the core reads the registry to ignore pool status
+from a worker for a pool it was not issued for, and every report of a revoked worker
+(``core.service.report_check``).
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ class IssuedWorker:
     @property
     def live(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def operator_nats(self) -> bool:
+        """Issued for an operator-mode NATS: no password of ours, its NATS user is the operator's."""
+        return not self.password
 
 
 def check_name(name: str) -> str:
@@ -93,20 +102,18 @@ def load(secrets_dir: Path) -> dict[str, IssuedWorker]:
         ) from exc
 
 
-def live_pools(secrets_dir: Path) -> dict[str, tuple[str, ...]]:
-    """Each live worker's pools, by name."""
-    return {w.name: w.pools for w in load(secrets_dir).values() if w.live}
-
-
 def credential_file(secrets_dir: Path, name: str) -> Path:
     return secrets_dir / FOLDER / f"{name}.json"
 
 
-def issue(secrets_dir: Path, name: str, pools: list[str], secret: bytes, *, keep: bool = False) -> Path:
+def issue(
+    secrets_dir: Path, name: str, pools: list[str], secret: bytes, *, keep: bool = False, operator_nats: bool = False
+) -> Path:
     """Issue ``name`` a user for ``pools`` and write its credential file; return the file's path.
 
     ``keep`` (``kernelrank up``'s own local workers) keeps a live worker's password and takes the pools given;
-    otherwise a name issued before is refused, live or revoked.
+    otherwise a name issued before is refused, live or revoked. ``operator_nats``: no password, and the file is
+    a key file only (the worker logs in with a ``.creds`` or ``.nk`` file its operator made).
     """
     check_name(name)
     pools_ = check_pools(pools)
@@ -119,13 +126,13 @@ def issue(secrets_dir: Path, name: str, pools: list[str], secret: bytes, *, keep
             f"worker {name} exists already (pools {', '.join(known.pools)}): revoke it first, or choose another name."
         )
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    workers[name] = IssuedWorker(
-        name, pools_, known.password if known else secrets.token_urlsafe(32), known.added_at if known else now
-    )
+    password = "" if operator_nats else known.password if known else secrets.token_urlsafe(32)
+    workers[name] = IssuedWorker(name, pools_, password, known.added_at if known else now)
     _save(secrets_dir, workers)
     private_folder(secrets_dir / FOLDER)
     path = credential_file(secrets_dir, name)
-    credential = {"user": name, "password": workers[name].password, "key": worker_key(secret, name), "pools": pools_}
+    login = {"password": password} if password else {}
+    credential = {"user": name, **login, "key": worker_key(secret, name), "pools": pools_}
     write_private(path, json.dumps(credential), replace=True)
     return path
 

@@ -190,7 +190,9 @@ def role_env(env: dict[str, str], settings: Settings, role: Role, *, embedded: b
 
 
 def _credentials_env(path: Path) -> dict[str, str]:
-    return {"KERNELRANK_NATS_CREDENTIALS": str(path), env_name("nats_user"): "", env_name("nats_password"): ""}
+    """Log in with the file at ``path`` alone (a worker's carries its key: no key file of another worker)."""
+    blanked = ("nats_user", "nats_password", "worker_key_file")
+    return {"KERNELRANK_NATS_CREDENTIALS": str(path), **{env_name(name): "" for name in blanked}}
 
 
 def _local_workers(settings: Settings, *, embedded: bool) -> dict[tuple[str, int], Path | None]:

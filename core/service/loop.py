@@ -39,7 +39,7 @@ from core.service.deps import Deps
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
-from core.service.report_check import IssuedPools, ReportCheck
+from core.service.report_check import IssuedPools, Registry, ReportCheck
 from core.service.scheduler import Scheduler
 from core.service.verdicts import result_replies
 from harness.codec import from_jsonable
@@ -58,8 +58,9 @@ class CoreService:
         self.db, self.settings, self.writer, self.runs = deps.db, deps.settings, deps.writer, deps.runs
         self._announce_to = announcement_targets(self.settings.announce)
         announcement_targets(self.settings.admin_channels, admin_news.SETTING)  # a wrong entry stops the start
-        self.checks = ReportCheck(jobs.secret, self.runs, bus, worker_keys=bus.authenticated)
-        self._pool_status = IssuedPools(self.settings.secrets_dir, deps.pools.record, enforce=bus.authenticated)
+        registry = Registry(self.settings.secrets_dir)
+        self.checks = ReportCheck(jobs.secret, self.runs, bus, worker_keys=bus.authenticated, registry=registry)
+        self._pool_status = IssuedPools(registry, deps.pools.record, enforce=bus.authenticated)
         self._stoppers: list = []
 
     async def start(self) -> None:

@@ -11,6 +11,10 @@ another worker (``core.contracts.subjects.publisher``). Here it must also:
   workers' ``started`` events (the database records it too, ``mark_running``). Where this core has not seen
   that start yet (its progress consumer lags, or it restarted), EVENTS is asked for the worker's own start.
 
+A worker the registry (``Registry``) has revoked counts for nothing: its reports are dropped, logged once per
+worker. An embedded nats-server refuses a revoked worker anyway, but a NATS of one's own (an operator-mode
+server, whose users the operator's tooling keeps) may still let it in.
+
 Everything dropped is logged with the run and the worker it names; a dropped result ranks nothing.
 Pool status counts only for the pools a worker was issued for (``IssuedPools``).
 """
@@ -23,17 +27,44 @@ from pathlib import Path
 
 from core.contracts import issued_workers, signing
 from core.contracts.bus import Bus
+from core.contracts.issued_workers import IssuedWorker
 from core.contracts.messages import PoolStatus, RunProgress, RunResult
 from core.service.runs import RunBook
 
 log = logging.getLogger("core.service.loop")  # one log for everything the core drops
 
 
-class ReportCheck:
-    """Decides whether a worker's progress event or result counts; ``worker_keys`` on an authenticated bus."""
+class Registry:
+    """The issued workers (``core.contracts.issued_workers``), read again whenever the registry file changes, so
+    ``kernelrank workers add`` and ``revoke`` take effect at once; ``None`` where this host has no registry (an
+    open bus, or a core away from ``<home>/secrets``)."""
 
-    def __init__(self, secret: bytes, runs: RunBook, bus: Bus, *, worker_keys: bool) -> None:
+    def __init__(self, secrets_dir: Path) -> None:
+        self._secrets_dir, self._file = secrets_dir, secrets_dir / issued_workers.REGISTRY
+        self._seen: tuple[int, int] | None = None
+        self._workers: dict[str, IssuedWorker] | None = None
+
+    def workers(self) -> dict[str, IssuedWorker] | None:
+        try:
+            found = self._file.stat()
+        except OSError:
+            return None
+        changed = (found.st_ino, found.st_mtime_ns)  # rewritten by os.replace: a new inode each time
+        if changed != self._seen:
+            self._workers, self._seen = issued_workers.load(self._secrets_dir), changed
+        return self._workers
+
+
+class ReportCheck:
+    """Decides whether a worker's progress event or result counts; ``worker_keys`` on an authenticated bus, where
+    ``registry`` (when given) also drops revoked workers' reports."""
+
+    def __init__(
+        self, secret: bytes, runs: RunBook, bus: Bus, *, worker_keys: bool, registry: Registry | None = None
+    ) -> None:
         self._secret, self._runs, self._bus, self._worker_keys = secret, runs, bus, worker_keys
+        self._registry = registry if worker_keys else None
+        self._told_revoked: set[str] = set()
 
     def key(self, run_id: str, worker: str) -> str:
         """The key ``worker``'s reports for ``run_id`` are signed with."""
@@ -41,6 +72,8 @@ class ReportCheck:
         return signing.report_key(run_key, signing.worker_key(self._secret, worker) if self._worker_keys else "")
 
     def signed(self, report: RunResult | RunProgress, kind: str) -> bool:
+        if self._revoked(report.worker):
+            return False
         if signing.verify(report, self.key(report.run_id, report.worker)):
             return True
         log.warning(
@@ -94,7 +127,26 @@ class ReportCheck:
     async def has_result(self, run_id: str) -> bool:
         """Whether EVENTS holds a signed result for the run (the newest one any worker stored)."""
         stored = await self._bus.last_result(run_id)
-        return stored is not None and signing.verify(stored, self.key(run_id, stored.worker))
+        return (
+            stored is not None
+            and not self._revoked(stored.worker)
+            and signing.verify(stored, self.key(run_id, stored.worker))
+        )
+
+    def _revoked(self, worker: str) -> bool:
+        """Whether the registry has revoked ``worker`` (said in the log the first time)."""
+        workers = self._registry.workers() if self._registry else None
+        known = workers.get(worker) if workers else None
+        if known is None or known.live:
+            return False
+        if worker not in self._told_revoked:
+            self._told_revoked.add(worker)
+            log.warning(
+                "dropping every report from worker %r: it was revoked on %s (said once per worker)",
+                worker,
+                known.revoked_at,
+            )
+        return True
 
     def _stale(self, report: RunResult | RunProgress, attempt: int, kind: str) -> bool:
         latest = self._runs.latest_attempt(report.run_id)
@@ -109,33 +161,20 @@ class ReportCheck:
 class IssuedPools:
     """Keeps the workers' pool status only for pools each worker was issued for (``core.contracts.issued_workers``).
 
-    Read from the secrets folder again whenever the registry changes (``kernelrank workers add`` and ``revoke``
-    take effect at once). Without a registry (an open bus, or a NATS whose users are configured by hand) the
-    server's permissions are the only check.
+    Without a registry (an open bus, or a NATS whose users are configured by hand) the server's permissions are
+    the only check.
     """
 
-    def __init__(self, secrets_dir: Path, record: Callable, *, enforce: bool) -> None:
-        self._registry = secrets_dir / issued_workers.REGISTRY
-        self._secrets_dir, self._record, self._enforce = secrets_dir, record, enforce
-        self._seen: float | None = None
-        self._pools: dict[str, tuple[str, ...]] | None = None
+    def __init__(self, registry: Registry, record: Callable, *, enforce: bool) -> None:
+        self._registry, self._record, self._enforce = registry, record, enforce
 
     async def record(self, status: PoolStatus) -> None:
-        pools = self._issued()
-        if pools is not None and status.gpu not in pools.get(status.worker, ()):
-            log.warning(
-                "ignored pool status for %s from worker %r, which is not issued for it", status.gpu, status.worker
-            )
-            return
+        workers = self._registry.workers() if self._enforce else None
+        if workers is not None:
+            issued = workers.get(status.worker)
+            if issued is None or not issued.live or status.gpu not in issued.pools:
+                log.warning(
+                    "ignored pool status for %s from worker %r, which is not issued for it", status.gpu, status.worker
+                )
+                return
         await self._record(status)
-
-    def _issued(self) -> dict[str, tuple[str, ...]] | None:
-        if not self._enforce:
-            return None
-        try:
-            changed = self._registry.stat().st_mtime
-        except OSError:
-            return None
-        if changed != self._seen:
-            self._pools, self._seen = issued_workers.live_pools(self._secrets_dir), changed
-        return self._pools

@@ -22,7 +22,7 @@ from core.contracts.bus import Bus, BusUnavailable, Role
 from core.contracts.config import ConfigError
 from core.contracts.credentials import BusCredentials
 from core.contracts.messages import PoolStatus
-from core.service.report_check import IssuedPools
+from core.service.report_check import IssuedPools, Registry
 from runners.fake import FakeRunner
 from runners.worker import Worker
 
@@ -144,7 +144,7 @@ async def test_the_core_ignores_pool_status_that_its_subject_or_the_registry_doe
 
     secrets = tmp_path / "secrets"
     issued_workers.issue(secrets, THIEF, [GPU], b"secret")
-    pools = IssuedPools(secrets, record, enforce=True)
+    pools = IssuedPools(Registry(secrets), record, enforce=True)
     core = await Bus.connect(nats_url, "core")
     raw = await nats.connect(nats_url)
     try:

@@ -47,3 +47,18 @@ def test_bad_input_gets_one_sentence(settings, capsys, argv: list[str], sentence
     assert main(argv, settings) == 2
     err = capsys.readouterr().err
     assert sentence in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_worker_for_an_operator_mode_nats_gets_a_key_file_and_no_user_of_ours(settings, capsys) -> None:
+    assert main(["add", "gpu-box-2", "--pool", "H100", "--operator-nats"], settings) == 0
+    said = capsys.readouterr().out
+    path = issued_workers.credential_file(settings.secrets_dir, "gpu-box-2")
+    key_file = json.loads(path.read_text())
+    assert set(key_file) == {"user", "key", "pools"} and key_file["key"] not in said
+    assert f"KERNELRANK_WORKER_KEY_FILE=/path/to/{path.name}" in said and "gpu-box-2.creds" in said
+    assert not (settings.secrets_dir / "nats.conf").exists()  # no NATS user of ours to write
+    assert main(["list"], settings) == 0
+    assert "operator-mode NATS" in capsys.readouterr().out
+    assert main(["revoke", "gpu-box-2"], settings) == 0
+    assert "nsc revocations add-user --name gpu-box-2" in capsys.readouterr().out
+    assert not path.exists()

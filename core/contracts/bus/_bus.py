@@ -58,10 +58,10 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps):
     ) -> None:
         self._nc = nc
         self._manages = manages  # may create streams and buckets (the core, or anyone on an open server)
-        self.worker_name = credentials.user if credentials and credentials.role is Role.WORKER else ""
+        self.worker_name = credentials.worker_name if credentials and credentials.role is Role.WORKER else ""
         self._worker_key = credentials.key if credentials else ""  # signs this worker's reports with the run keys
         # whether the server knows who this is (then every worker has a key of its own, ``core.contracts.signing``)
-        self.authenticated = bool(credentials and (credentials.user or credentials.creds_file or credentials.nkey_file))
+        self.authenticated = bool(credentials and credentials.authenticated)
         self._js = nc.jetstream()
         self._link = link
         self._running: set[Running] = set()
