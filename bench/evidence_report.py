@@ -91,3 +91,8 @@ def listed(items: list[str]) -> str:
 
 def percent(x: float | None) -> str:
     return "-" if x is None else f"{x:.2%}"
+
+
+def shape_label(spec: dict[str, Any]) -> str:
+    """A benchmark shape as a table cell: its arguments without the seed."""
+    return " ".join(f"{k}={v}" for k, v in spec.items() if k != "seed")

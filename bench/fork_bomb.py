@@ -2,11 +2,11 @@
 
     .venv/bin/python bench/fork_bomb.py [--runs 3] [--cgroups on|off]
 
-A harness server of its own (a subprocess set up as ``harness.server.serve`` sets itself up: a child
+A harness server of its own (a subprocess set up as ``harness.server_process.serve`` sets itself up: a child
 subreaper at nice -10, the probed sandbox, a zygote) runs ``--runs`` times a submission that writes the wall
 clock to its stdout and then forks without end (tests/integrity/hostile/fork_bomb.py with a time stamp). Per
-run it prints, in seconds after the bomb's first fork: when the supervisor decided to stop the job (its first
-``_stop``), and when the evaluation was over (every process of the job killed and reaped); the failure kind
+run it prints, in seconds after the bomb's first fork: when the supervisor's watch decided to stop the job (its
+first ``_stop``), and when the evaluation was over (every process of the job killed and reaped); the failure kind
 and message; and the longest a process at nice 0 outside the job overslept a 10 ms sleep during the run (the
 host's responsiveness). ``--cgroups off`` runs the same without a cgroup per job (``KERNELRANK_CGROUPS=off``).
 ``--group-cost N`` instead times what the group of a job that ends cleanly costs the supervisor: make it, move
@@ -60,10 +60,10 @@ def serve(runs: int) -> None:
     """The server side: run the bomb ``runs`` times, one JSON line each on stdout."""
     import torch  # noqa: F401 - imported once before the zygote forks, as the server does
 
-    from harness import linux, load_problem, sandbox, supervisor, worker
+    from harness import linux, load_problem, sandbox, supervisor, watch, worker
     from harness.job import EvalJob
-    from harness.result import Mode
-    from harness.server import SERVER_NICE
+    from harness.result import Failure, Mode
+    from harness.server_process import SERVER_NICE
     from harness.zygote import Zygote
 
     linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
@@ -71,13 +71,13 @@ def serve(runs: int) -> None:
     capability = sandbox.probe()
     zygote = Zygote(worker.child_entry)
     stops: list[float] = []
-    first_stop = supervisor._Watch._stop
+    first_stop = watch.Watch._stop
 
-    def timed_stop(watch: supervisor._Watch, failure: supervisor.Failure) -> None:
+    def timed_stop(job_watch: watch.Watch, failure: Failure) -> None:
         stops.append(time.time())
-        first_stop(watch, failure)
+        first_stop(job_watch, failure)
 
-    supervisor._Watch._stop = timed_stop  # type: ignore[method-assign]
+    watch.Watch._stop = timed_stop  # type: ignore[method-assign]
     job = EvalJob(
         problem=load_problem(REPO / "tests" / "fixtures" / "harness" / "vectoradd"),
         submission_name="submission.py",

@@ -1,8 +1,8 @@
 """kernelrank's evaluation harness: problems, jobs, isolated evaluation and the result schema.
 
 The public surface is below; everything else is an implementation module. Importing this package
-never imports torch (only the harness server's children need it), and the server module loads on
-first use, so ``python -m harness.server`` runs it exactly once.
+never imports torch (only the harness server's children need it), and the server modules load on
+first use, so ``python -m harness.server_process`` runs its module exactly once.
 """
 
 from typing import Any

@@ -34,7 +34,7 @@ from harness.liveness import Liveness, Phase, where
 from harness.result import EvalResult, Failure, FailureKind, Mode, SandboxInfo, Status
 from harness.seeds import SEED_MODULUS, ranked_seed, run_key
 from harness.staging import Stage, StagingError
-from harness.supervisor import DRAIN_S, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
+from harness.watch import DRAIN_S, KILL_WAIT_S, MEMORY_CHECK_S, POLL_S, Caller, Emit
 
 KEY_WAIT_S = 10.0  # how long a ranked run's timing waits for its key
 HARNESS_MARK = "kernelrank-harness-error"  # the child's own line when the evaluator could not be started

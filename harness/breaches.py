@@ -1,7 +1,7 @@
 """The limits a job can break while it runs, each with the sentence its author reads.
 
-The supervisor (``harness.supervisor``) asks these every poll; each answers None, or the ``Failure`` that stops
-the job. ``where`` is what the job was doing ("testing 2 of 6", say), so the sentence says when it happened.
+The supervisor's watch (``harness.watch``) asks these every poll; each answers None, or the ``Failure`` that
+stops the job. ``where`` is what the job was doing ("testing 2 of 6", say), so the sentence says when it happened.
 """
 
 from __future__ import annotations

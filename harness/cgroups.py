@@ -28,6 +28,7 @@ from pathlib import Path
 
 PARENT = "kernelrank"
 CONTROLLERS = ("pids", "cpu")
+CGROUPS_VARIABLE = "KERNELRANK_CGROUPS"  # "off": no cgroup per job even where the host allows them
 CPU_PERIOD_US = 100_000
 KILL_WAIT_S = 10.0  # a dying fork bomb of forked torch processes leaves its group within this
 ORPHAN_AGE_S = 60.0  # a group left by a dead server is removed only once it is older than this

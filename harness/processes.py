@@ -1,6 +1,6 @@
 """The job's processes as the supervisor sees them from outside, through the host's /proc.
 
-The harness server is a child subreaper (``harness.server``), so everything an evaluation starts stays below
+The harness server is a child subreaper (``harness.server_process``), so everything an evaluation starts stays below
 it: a double fork or ``setsid`` moves a process to the server, never out of its subtree. "The job" is
 therefore every descendant of the server, and counting, measuring and killing it needs no help from the
 job itself. Memory is proportional set size: a fork bomb's copies share their pages, and counting each

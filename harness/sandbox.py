@@ -16,10 +16,11 @@ started. The network namespace has no interfaces but a loopback that is down: no
 
 When the host allows no namespaces (``probe`` finds out once per server; ``KERNELRANK_SANDBOX=limits``
 turns them off), the same chain runs without them: limits, the job's own user when the server is root,
-a scrubbed environment and per-job caches, and the supervisor's sweep of everything below the server
-(a subreaper) at the end. The result says which of the two ran (``EvalResult.sandbox``). Either way, where
-the host has a writable cgroup hierarchy, the supervisor puts A in a cgroup of its own before the job is
-handed over (``harness.cgroups``): the kernel then caps the job's tasks and CPU.
+a scrubbed environment and per-job caches (``harness.environment``), and the supervisor's sweep of
+everything below the server (a subreaper) at the end. The result says which of the two ran
+(``EvalResult.sandbox``). Either way, where the host has a writable cgroup hierarchy, the supervisor puts A
+in a cgroup of its own before the job is handed over (``harness.cgroups``): the kernel then caps the job's
+tasks and CPU.
 """
 
 from __future__ import annotations
@@ -36,62 +37,16 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness import cgroups, linux, processes, rootfs
-from harness.limits import CPUS_VARIABLE, Limits, set_rlimits
+from harness.environment import job_environment
+from harness.limits import Limits, set_rlimits
 from harness.staging import Stage
 
 POLICIES = ("auto", "namespaces", "limits")  # auto: namespaces when the host allows them, else limits
-CGROUPS_VARIABLE = "KERNELRANK_CGROUPS"  # "off": no cgroup per job even where the host allows them
-
-# Names the GPU stack, compilers and caches need; everything else (tokens, seeds, URLs) is dropped.
-ENV_KEEP = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TMPDIR",
-        "LD_LIBRARY_PATH",
-        "LIBRARY_PATH",
-        "CPATH",
-        "CC",
-        "CXX",
-        "CUDA_VISIBLE_DEVICES",
-        "CUDA_DEVICE_ORDER",
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "NVIDIA_VISIBLE_DEVICES",
-        "NVIDIA_DRIVER_CAPABILITIES",
-        "TORCH_HOME",
-        "TORCH_EXTENSIONS_DIR",
-        "TORCHINDUCTOR_CACHE_DIR",
-        "TORCH_CUDA_ARCH_LIST",
-        "TRITON_CACHE_DIR",
-        "TRITON_HOME",
-        "XDG_CACHE_HOME",
-        "OMP_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "MAX_JOBS",
-        # builds and the compile cache (harness.toolchain, harness.build_cache), measured peaks (harness.device)
-        "KERNELRANK_CUDA_ARCH",
-        "KERNELRANK_CUDA_LIBS",
-        "KERNELRANK_BUILD_CACHE",
-        "KERNELRANK_BUILD_CACHE_MB",
-        "KERNELRANK_COMPILE_TIMEOUT_S",
-        "KERNELRANK_PEAKS_FILE",
-        "KERNELRANK_PROGRESS_EVERY_S",  # how often a long call reports that it still runs (harness.liveness)
-        CPUS_VARIABLE,  # read by the server (harness.limits)
-        CGROUPS_VARIABLE,
-    }
-)
-ENV_KEEP_PREFIXES = ("LC_",)
 
 JOB_UID_BASE = 1_900_000_000  # root servers run each job as a user of its own from this range
 JOB_UID_RANGE = 100_000_000
@@ -155,8 +110,8 @@ def probe(policy: str = "auto") -> Capability:
     """Try the whole sandbox once in a throwaway child; fall back (``auto``) or raise (``namespaces``). Then
     find a cgroup hierarchy for the jobs, unless ``KERNELRANK_CGROUPS=off``."""
     capability = _isolation(policy)
-    if os.environ.get(CGROUPS_VARIABLE) == "off":
-        return dataclasses.replace(capability, cgroups_reason=f"turned off by {CGROUPS_VARIABLE}=off")
+    if os.environ.get(cgroups.CGROUPS_VARIABLE) == "off":
+        return dataclasses.replace(capability, cgroups_reason=f"turned off by {cgroups.CGROUPS_VARIABLE}=off")
     if not (capability.isolated or capability.own_user):  # the job's user would own its group's files
         return dataclasses.replace(capability, cgroups_reason="a job would run as the user that owns its cgroup")
     found = cgroups.find()
@@ -225,13 +180,9 @@ def enter(
     os.close(status_write)
     _die_with_parent()
     linux.prctl(linux.PR_SET_DUMPABLE, 1)  # the worker's own /proc/self stays its own
-    _job_environment(launch, isolated)
+    job_environment(launch.stage, isolated)
     os.chdir(workdir)
     return workdir
-
-
-def scrubbed_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in environ.items() if k in ENV_KEEP or k.startswith(ENV_KEEP_PREFIXES)}
 
 
 def kill_group(pgid: int) -> None:
@@ -324,7 +275,7 @@ def _filesystem(launch: Launch) -> Path:
 
 
 def _drop_privileges(launch: Launch) -> None:
-    with contextlib.suppress(OSError):  # the server's priority is not the job's (harness.server)
+    with contextlib.suppress(OSError):  # the server's priority is not the job's (harness.server_process)
         os.setpriority(os.PRIO_PROCESS, 0, 0)
     if launch.capability.own_user:
         os.setgroups([])
@@ -334,30 +285,6 @@ def _drop_privileges(launch: Launch) -> None:
         linux.drop_capabilities()
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     linux.prctl(linux.PR_SET_DUMPABLE, 0)  # the job cannot trace or signal-inspect its init
-
-
-def _job_environment(launch: Launch, isolated: bool) -> None:
-    """HOME, temporary files and every build cache of the job, in its own scratch space."""
-    scratch = Path(rootfs.SCRATCH) if isolated else launch.stage.scratch
-    home, cache = (Path(rootfs.HOME), Path(rootfs.CACHE)) if isolated else (scratch / "home", scratch / "cache")
-    for folder in (home, cache):
-        folder.mkdir(exist_ok=True)
-    os.environ.update(
-        {
-            "HOME": str(home),
-            "TMPDIR": str(scratch),
-            "XDG_CACHE_HOME": str(cache),
-            "USER": "kernelrank",
-            "LOGNAME": "kernelrank",
-            "TRITON_CACHE_DIR": str(cache / "triton"),
-            "TRITON_HOME": str(home),
-            "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
-            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-            "CUDA_CACHE_PATH": str(cache / "nv"),
-            "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
-        }
-    )  # JAX would otherwise take 75 % of the GPU's memory
-    tempfile.tempdir = None  # the server already asked for one: look again
 
 
 def _trial(capability: Capability) -> str | None:

@@ -11,8 +11,8 @@ import pytest
 
 from harness import FailureKind, HarnessServer, Mode, Status, processes
 from harness.channel import ChannelError, RecordReader, encode, send_record
+from harness.environment import scrubbed_environment
 from harness.guard import Guard
-from harness.sandbox import scrubbed_environment
 from harness.seeds import SeedRefused, SeedSource, public_seed, ranked_seed, run_key
 
 SECRET_SEED = 918273645546372819
