@@ -85,7 +85,8 @@ class Worker:
         )
         running: set[asyncio.Task[None]] = set()
         stopped = asyncio.create_task(stop.wait())
-        reporting = asyncio.create_task(self._report(lambda: len(running)))
+        ending = asyncio.Event()
+        reporting = asyncio.create_task(self._report(lambda: len(running), ending))
         try:
             while not stop.is_set():
                 free = self.concurrency - len(running)
@@ -106,6 +107,7 @@ class Worker:
                     running.add(task)
                     task.add_done_callback(running.discard)
         finally:
+            ending.set()
             stopped.cancel()
             reporting.cancel()
             for task in running:
@@ -188,16 +190,18 @@ class Worker:
             log.warning("run %s was delivered again after its result was sent; not evaluating it twice", job.run_id)
         return found
 
-    async def _report(self, running: Callable[[], int]) -> None:
-        """Publish the pool's state every ``status_s`` until cancelled."""
-        while True:
+    async def _report(self, running: Callable[[], int], ending: asyncio.Event) -> None:
+        """Publish the pool's state every ``status_s`` until ``ending`` is set or the task is cancelled (both:
+        Python 3.11's ``asyncio.wait_for``, inside nats-py too, can swallow a cancellation)."""
+        while not ending.is_set():
             try:
-                backlog = await asyncio.wait_for(self.runner.backlog(), self.status_s)
+                async with asyncio.timeout(self.status_s):
+                    backlog = await self.runner.backlog()
             except Exception as exc:  # a slow or failing backend must not stop the reports
                 log.debug("backlog of %s unknown: %r", self.gpu, exc)
                 backlog = 0
             await self._publish_status(running=running(), capacity=self.concurrency, backlog=backlog)
-            await asyncio.sleep(self.status_s)
+            await _sleep_unless(ending, self.status_s)
 
     async def _publish_status(self, *, running: int, capacity: int, backlog: int) -> None:
         status = PoolStatus(
@@ -309,7 +313,8 @@ async def _give_back(delivery: Delivery[RunJob]) -> None:
 
 async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await stop.wait()
 
 
 async def run_worker(

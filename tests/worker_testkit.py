@@ -20,4 +20,8 @@ async def running(worker: Worker) -> AsyncIterator[Worker]:
         yield worker
     finally:
         stop.set()
-        await asyncio.wait_for(task, 30)
+        done, _ = await asyncio.wait({task}, timeout=30)  # not wait_for: it would wait on for a worker that hangs
+        if not done:
+            task.cancel()
+            raise AssertionError("the worker did not stop within 30 s of being asked to")
+        task.result()

@@ -49,8 +49,9 @@ class NatsProcess:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.port = free_port()
-        self.url = f"nats://127.0.0.1:{self.port}"
+        # the first start lets the server pick both ports and later starts reuse them: a port picked here and
+        # then freed could be handed to the server's own random monitor port (a CI run lost a start to that)
+        self.url = self.monitor = ""
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> str:
@@ -62,9 +63,9 @@ class NatsProcess:
                 "-a",
                 "127.0.0.1",
                 "-p",
-                str(self.port),
+                self.url.rpartition(":")[2] or "-1",
                 "-m",
-                "-1",
+                self.monitor.rpartition(":")[2] or "-1",
                 "--ports_file_dir",
                 str(run),
                 "-js",
@@ -83,9 +84,11 @@ class NatsProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"nats-server exited: {(self.root / 'nats.log').read_text()[-2000:]}")
             try:
-                monitor = json.loads(ports_file.read_text())["monitoring"][0]
+                ports = json.loads(ports_file.read_text())
+                monitor = ports["monitoring"][0]
                 with urllib.request.urlopen(monitor + "/healthz?js-enabled-only=true", timeout=1) as answer:
                     if answer.status == 200:
+                        self.url, self.monitor = ports["nats"][0], monitor
                         return self.url
             except (OSError, ValueError, KeyError, IndexError):
                 pass

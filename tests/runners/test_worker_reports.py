@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import dataclasses
 import os
 
@@ -71,6 +73,22 @@ def profiled_with_a_huge_report(job: EvalJob) -> EvalResult:
         report=ReportFile("shape0.ncu-rep", base64.b64encode(data).decode(), len(data)),
     )
     return dataclasses.replace(passed_result(job), profiles=[entry])
+
+
+async def test_a_worker_stops_even_when_its_status_loop_loses_a_cancellation(bus, serve, monkeypatch) -> None:
+    """Python 3.11's ``asyncio.wait_for`` (inside nats-py too) can swallow a cancellation when its inner call
+    completes at the moment it is cancelled; the status loop must still end when the worker stops."""
+    publish = bus.publish_pool_status
+
+    async def publish_losing_a_cancellation(status: PoolStatus) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0.5)
+        await publish(status)
+
+    monkeypatch.setattr(bus, "publish_pool_status", publish_losing_a_cancellation)
+    worker = Worker(bus, "CPU", FakeRunner(), poll_s=0.1, status_s=0.01, name="w-cpu")
+    async with serve(worker):  # fails when the worker has not stopped 30 s after being asked to
+        await asyncio.sleep(0.3)  # the status loop is mostly inside the publish: the stop's cancel lands there
 
 
 async def test_an_ncu_report_too_large_for_the_bus_is_left_out_never_cut(bus, results, run_job, serve) -> None:
