@@ -4,27 +4,15 @@ ranking, and reads of the audit log. ``Store.admin`` is an ``AdminRecords`` on t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
 from storage import _ranking
+from storage._part import StorePart
 from storage._time import as_utc
 
-Cursor = duckdb.DuckDBPyConnection
 
-
-class AdminRecords:
-    def __init__(
-        self,
-        reading: Callable[[], AbstractContextManager[Cursor]],
-        writing: Callable[..., AbstractContextManager[Cursor]],
-    ) -> None:
-        self._reading, self._writing = reading, writing
-
+class AdminRecords(StorePart):
     def grant(self, person_id: int, role: str, now: datetime) -> None:
         with self._writing() as cur:
             cur.execute("INSERT INTO roles VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [person_id, role, as_utc(now)])

@@ -7,31 +7,20 @@ of ``store.py``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
+from storage._part import StorePart
 from storage._time import as_utc
 from storage.records import Challenge
 
-Cursor = duckdb.DuckDBPyConnection
 _COLUMNS = """id, title, leaderboards, opens_at::TIMESTAMP, closes_at::TIMESTAMP, announce, created_by,
               cancelled_at::TIMESTAMP, results, deadline_of,
               (SELECT list(action) FROM challenge_actions a WHERE a.challenge_id = c.id AND a.done_at IS NOT NULL)"""
 
 
-class Challenges:
-    def __init__(
-        self,
-        reading: Callable[[], AbstractContextManager[Cursor]],
-        writing: Callable[[], AbstractContextManager[Cursor]],
-    ) -> None:
-        self._reading, self._writing = reading, writing
-
+class Challenges(StorePart):
     def add(self, ch: Challenge, now: datetime) -> Challenge:
         with self._writing() as cur:
             (new_id,) = cur.execute(

@@ -8,19 +8,15 @@ verification, is open while no decision came after it was held).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
 from harness.result import FailureKind
 from storage import _ranking
+from storage._part import StorePart
 from storage._time import as_utc
 from storage.records import HeldRun, Report
 
-Cursor = duckdb.DuckDBPyConnection
 # A ranked run that passed with a hold finding is stored failed, its failure's kind saying so (harness/precheck.py).
 _HELD = f"""SELECT submission_id, run_id, gpu, score_us, json_extract_string(result, '$.failure.message'),
                    finished_at::TIMESTAMP FROM runs
@@ -31,14 +27,7 @@ _COLUMNS = """r.id, r.submission_id, r.reporter_id, coalesce(p.display_name, '')
               FROM reports r LEFT JOIN people p ON p.id = r.reporter_id"""
 
 
-class Reports:
-    def __init__(
-        self,
-        reading: Callable[[], AbstractContextManager[Cursor]],
-        writing: Callable[..., AbstractContextManager[Cursor]],
-    ) -> None:
-        self._reading, self._writing = reading, writing
-
+class Reports(StorePart):
     def add(self, submission_id: int, reporter_id: int, reason: str, now: datetime) -> int | None:
         """The new report's id; None when this person's earlier report of the submission is still open."""
         with self._writing() as cur:  # the check and the insert in one transaction: two clicks make one report

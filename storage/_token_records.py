@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from datetime import datetime
 
-import duckdb
-
 from storage import _tokens, _writes
+from storage._part import StorePart
 from storage._time import as_utc
 from storage.records import NewToken, TokenInfo, TokenOwner
 
-Cursor = duckdb.DuckDBPyConnection
 
-
-class TokenRecords:
-    def __init__(
-        self,
-        reading: Callable[[], AbstractContextManager[Cursor]],
-        writing: Callable[[], AbstractContextManager[Cursor]],
-    ) -> None:
-        self._reading, self._writing = reading, writing
-
+class TokenRecords(StorePart):
     def add(self, token: NewToken) -> None:
         with self._writing() as cur:
             _tokens.add(cur, token)
