@@ -13,7 +13,8 @@ allowed, ``@SUBMISSION@`` marking the user's file). Keys other tools do not know
 ``shape_budget_ms``  wall-clock budget of one shape's timed loop (default 500)
 ``timing``           ``events`` (default) or ``graph`` for the ranked number of tiny shapes
 ``evaluator``        ``auto`` (default): the author's ``config.main`` evaluator runs when reference.py lacks
-                     the standard functions; ``author`` always runs it; ``kernelrank`` never (``harness.author_eval``)
+                     the standard functions; ``author`` always runs it; ``kernelrank`` never
+                     (``harness.host.author_eval``)
 
 A folder holding only ``reference.py`` (or that file itself) is GPU MODE's first format
 (``harness.first_format``). A loaded ``Problem`` is self-contained (file contents, not paths), so it can be
@@ -54,6 +55,13 @@ EVALUATORS = ("auto", "author", "kernelrank")
 
 class ProblemError(ValueError):
     """A problem folder or task.yml is malformed; the message says what to fix."""
+
+
+class Opaque:
+    """A value the harness cannot look inside (a ``lang: cu`` problem's ``input_t``): it copies itself."""
+
+    def clone(self) -> Opaque:
+        raise NotImplementedError
 
 
 @dataclass

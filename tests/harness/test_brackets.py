@@ -1,10 +1,10 @@
-"""The rules a runner's reported time must meet (harness.brackets), on made-up numbers."""
+"""The rules a runner's reported time must meet (harness.judge.brackets), on made-up numbers."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness import brackets
+from harness.judge import brackets
 
 
 def test_a_reported_time_must_fit_the_judges_bracket():

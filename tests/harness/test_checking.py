@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.checking import checker_verdict, clone_data, expect, judge, same_bits
+from harness.judge.checking import checker_verdict, clone_data, expect, judge, same_bits
 from harness.result import FailureKind
 
 
