@@ -4,8 +4,9 @@
     python bench/ranked_wall.py --device cuda tests/conformance/problems/histogram_py    # a folder by path
 
 A name is a folder under ROOT/problems with its solution in ``solutions/correct/pytorch.py``; a path (it holds a
-"/") is a public-format problem folder whose solution is the first ``.py`` in
-``tests/conformance/solutions/<its name>/correct`` (the conformance suite's layout).
+"/") is a public-format problem folder whose solution is the first ``.py`` in its own ``solutions/correct``
+(bench/fixtures/public_style) or else in ``tests/conformance/solutions/<its name>/correct`` (the conformance
+suite's layout).
 
 Each evaluation goes through one warm harness server, as a runner's would; "wall" is job handed over to
 result received. ``--root`` measures another checkout's harness and problems instead of this one's (for
@@ -100,7 +101,9 @@ def _problem_and_solution(root: Path, name: str) -> tuple[Path, Path]:
         folder = root / "problems" / name
         return folder, folder / "solutions" / "correct" / "pytorch.py"
     folder = root / name
-    solutions = root / "tests" / "conformance" / "solutions" / folder.name / "correct"
+    solutions = folder / "solutions" / "correct"  # bench/fixtures/public_style keeps its solutions inside
+    if not solutions.is_dir():
+        solutions = root / "tests" / "conformance" / "solutions" / folder.name / "correct"
     return folder, sorted(solutions.glob("*.py"))[0]
 
 
