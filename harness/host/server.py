@@ -25,7 +25,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -33,6 +32,7 @@ from harness.channel import ChannelError, RecordReader, send_record
 from harness.codec import DecodeError, from_jsonable
 from harness.failures import failed_result
 from harness.host.server_process import PRELOADS, preloads_for
+from harness.isolation import rootfs
 from harness.isolation.environment import scrubbed_environment
 from harness.isolation.sandbox import kill_group
 from harness.job import EvalJob
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_S = 300.0  # import torch: about 4 s on a GPU host, far more on a cold disk
 BACKSTOP_S = 60.0  # beyond the mode's own limit (enforced by the server) before the caller gives up
 CLOSE_WAIT_S = 5.0
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+_PACKAGE_ROOT = str(rootfs.PACKAGE_ROOT)
 
 
 class HarnessStartError(RuntimeError):

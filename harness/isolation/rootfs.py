@@ -34,7 +34,7 @@ from harness.isolation import linux
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 DEVICE_FILES = ("null", "zero", "full", "random", "urandom")
-HARNESS_DIR = Path(__file__).resolve().parent
+HARNESS_DIR = Path(__file__).resolve().parents[1]  # harness/, this module being in harness/isolation/
 PACKAGE_ROOT = HARNESS_DIR.parent
 
 # Paths inside the sandbox.
