@@ -8,4 +8,5 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 python3 -c 'import torch; print("torch", torch.__version__)'
 python3 bench/ranked_wall.py --runs "$runs" --device cuda --shapes vectoradd grayscale matmul histogram \
     bench/fixtures/public_style/vectoradd_py bench/fixtures/public_style/grayscale_py \
-    bench/fixtures/public_style/histogram_py
+    bench/fixtures/public_style/histogram_py \
+    bench/fixtures/public_style/grayscale_py/solutions/correct/weighted_sum.py

@@ -6,7 +6,7 @@
 A name is a folder under ROOT/problems with its solution in ``solutions/correct/pytorch.py``; a path (it holds a
 "/") is a public-format problem folder whose solution is the first ``.py`` in its own ``solutions/correct``
 (bench/fixtures/public_style) or else in ``tests/conformance/solutions/<its name>/correct`` (the conformance
-suite's layout).
+suite's layout); a path ending in ``.py`` is that solution, in its problem's ``solutions/correct/``.
 
 Each evaluation goes through one warm harness server, as a runner's would; "wall" is job handed over to
 result received. ``--root`` measures another checkout's harness and problems instead of this one's (for
@@ -100,6 +100,9 @@ def _problem_and_solution(root: Path, name: str) -> tuple[Path, Path]:
     if "/" not in name:
         folder = root / "problems" / name
         return folder, folder / "solutions" / "correct" / "pytorch.py"
+    if name.endswith(".py"):  # a solution file in a problem's own solutions/correct/
+        solution = root / name
+        return solution.parents[2], solution
     folder = root / name
     solutions = folder / "solutions" / "correct"  # bench/fixtures/public_style keeps its solutions inside
     if not solutions.is_dir():
