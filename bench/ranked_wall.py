@@ -30,6 +30,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="fresh evaluations per problem (default 5)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--shapes", action="store_true", help="also print each shape's figures for every run")
+    parser.add_argument("--samples", action="store_true", help="with --shapes, also every timed call in order (µs)")
     parser.add_argument(
         "--root",
         type=Path,
@@ -68,7 +69,7 @@ def main() -> int:
                     flush=True,
                 )
                 if args.shapes:
-                    _print_shapes(result.shapes)
+                    _print_shapes(result.shapes, args.samples)
             cv = statistics.stdev(scores) / statistics.fmean(scores) if len(scores) > 1 else None
             summary[name] = {
                 "walls_s": [round(w, 2) for w in walls],
@@ -79,7 +80,7 @@ def main() -> int:
     return 0
 
 
-def _print_shapes(shapes) -> None:
+def _print_shapes(shapes, samples: bool) -> None:
     """Where a run's score comes from: each shape's median and what might have moved it."""
     for index, shape in enumerate(shapes):
         figures = {
@@ -94,6 +95,9 @@ def _print_shapes(shapes) -> None:
         }
         shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items() if value is not None)
         print(f"    shape {index + 1}: n {shape.n} ({shape.stop_reason})  {shown}  {' '.join(shape.flags)}")
+        if samples:
+            print("      warm-up " + " ".join(f"{t:.0f}" for t in shape.warmup_us))
+            print("      calls   " + " ".join(f"{t:.0f}" for t in shape.samples_us))
 
 
 def _problem_and_solution(root: Path, name: str) -> tuple[Path, Path]:
