@@ -124,3 +124,15 @@ def test_usage_lists_every_subcommand_once_and_aliases_parse_as_their_command():
     assert parse("admin token issue grace", CMD).args == {"name": "grace"}
     assert all(line.startswith(CMD + " ") for line in lines)
     assert any("submit [MODE] [LEADERBOARD] [GPU ...]" in line for line in lines)
+
+
+def test_the_submit_form_offers_the_modes_with_what_they_do_and_keeps_a_typed_one():
+    from adapters.slack.modal import submit_view
+    from core.contracts.commands import DEFAULT_MODE, MODES
+
+    boards = [{"name": "vectoradd", "gpus": ["CPU", "H100"]}]
+    for chosen, shown in (({}, DEFAULT_MODE), (parse_submit(["test", "vectoradd"]), "test")):
+        (mode,) = [b for b in submit_view(boards, chosen, "{}")["blocks"] if b.get("block_id") == "kr_mode"]
+        menu = mode["element"]
+        assert {o["value"]: o["description"]["text"] for o in menu["options"]} == dict(MODES)
+        assert menu["initial_option"]["value"] == shown and not mode["optional"]
