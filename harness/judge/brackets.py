@@ -43,7 +43,7 @@ class Allowance:
     """What the judge itself saw an empty call cost, before the submission existed."""
 
     exchange_us: float  # median spent on an empty call (its reported time is not subtracted: never believed)
-    us_per_byte: float  # moving a byte through the judge's own socket (the judge's measure; 0 where none moves)
+    us_per_byte: float  # moving a byte through a socket, as the judge measured on a socket pair of its own
     baseline_gap_us: float  # the runner's sync gap while it held only the harness (the side-stream baseline)
     device: str
 
@@ -69,11 +69,12 @@ def spent(bracket_us: float, cpu_us: float | None) -> float:
 
 
 def moved_bytes(value: Any) -> int:
-    """Bytes of the tensors in ``value`` a copy really has to move: per storage, the union of the byte ranges its
-    tensors reach (a 16-byte view of a 64 MiB buffer moves 16 bytes, whatever the transport sends)."""
+    """Bytes of the host tensors in ``value`` a copy through the socket really has to move: per storage, the union
+    of the byte ranges its tensors reach (a 16-byte view of a 64 MiB buffer moves 16 bytes, whatever the transport
+    sends). CUDA tensors cross by IPC, at no cost per byte in the bracket."""
     ranges: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for tensor in _tensors(value, 0):
-        if not tensor.numel():
+        if not tensor.numel() or tensor.device.type != "cpu":
             continue
         size = tensor.element_size()
         first = tensor.storage_offset()

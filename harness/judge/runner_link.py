@@ -137,7 +137,7 @@ class RunnerLink:
     def calibrate(self, calls: int = CALIBRATION_CALLS) -> brackets.Allowance:
         """What an empty call costs as the judge sees it: timed calls of the harness's own (a small input in, a fresh
         output like it back, through every step a real call takes), made before the submission is imported, so no
-        code of the submission can recognise or answer them; on the CPU also the judge's own socket's speed."""
+        code of the submission can recognise or answer them; and the judge's own socket's speed."""
         if self._imported:
             raise RuntimeError("the exchange is calibrated before the submission is imported, never after")
         probe = torch.zeros(CALIBRATION_ELEMENTS, device=self.device)
@@ -148,7 +148,7 @@ class RunnerLink:
             [a.spent_us for a in empty],
             [a.timing.sync_us - a.timing.event_us for a in empty],
             self.device,
-            judge_clock.socket_us_per_byte() if self.device == "cpu" else 0.0,
+            judge_clock.socket_us_per_byte(),
         )
 
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:

@@ -67,6 +67,7 @@ def test_moved_bytes_count_a_views_extent_not_its_storage():
     assert brackets.moved_bytes(buffer[::1024][:4]) == (3 * 1024 + 1) * 4  # a strided view spans its range
     assert brackets.moved_bytes([buffer[:0], None, 3]) == 0
     assert brackets.moved_bytes(buffer) == 64 * 2**20
+    assert brackets.moved_bytes(torch.empty(8, device="meta")) == 0  # not on the host: not through the socket
 
 
 def test_allowance_needs_matching_samples():
