@@ -1,9 +1,11 @@
 """What the judge measures of the job by itself: the CPU time of every process but its own, and its socket's speed.
 
 ``JobCpu`` reads the CPU time the whole job spent apart from the judge: the job's cgroup counter where the judge
-can read it (cgroup v2 ``cpu.stat`` usage_usec, v1 ``cpuacct.usage``) less the judge's own process time, else the
-runner and every process below it, found through ``/proc`` (their CPU clocks, plus what reaped children left in
-their parents' ``cutime``/``cstime``). A helper the submission forks does its work on this clock, not beside it.
+can read it (cgroup v2 ``cpu.stat`` usage_usec, v1 ``cpuacct.usage``) less the judge's own process time; else, in
+the job's own PID namespace (the sandbox's, whose init is the judge's parent), every process but the judge and
+the init, plus what the init reaped; else the runner and every process below it. Each process counts with its CPU
+clock plus what its reaped children left in its ``cutime``/``cstime``. A helper the submission forks does its
+work on this clock, not beside it, and a double fork (an orphan the namespace's init adopts) still counts.
 
 ``socket_us_per_byte`` times bytes through a socket pair of the judge's own, so the allowance for a call's bytes
 (``harness.judge.brackets``) is a speed no runner was asked for.
@@ -34,12 +36,22 @@ class JobCpu:
     def __init__(self, runner_pid: int) -> None:
         self.runner_pid = runner_pid
         self._cgroup = _cgroup_counter()
-        self.source = "the job's cgroup" if self._cgroup else "the runner's process tree"
+        self._namespace = os.getppid() == 1 and os.getpid() != 1  # the sandbox's init is the judge's parent
+        self.source = (
+            "the job's cgroup"
+            if self._cgroup
+            else "the job's PID namespace"
+            if self._namespace
+            else "the runner's process tree"
+        )
 
     def read_ns(self) -> int:
         if self._cgroup is not None:
             with contextlib.suppress(OSError, ValueError):
                 return self._cgroup() - time.process_time_ns()
+        if self._namespace:
+            others = [int(d) for d in os.listdir(_PROC) if d.isdigit() and int(d) not in (1, os.getpid())]
+            return _process_ns(1, own=False) + sum(_process_ns(pid) for pid in others)
         return sum(_process_ns(pid) for pid in _tree(self.runner_pid))
 
 
@@ -107,14 +119,16 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _process_ns(pid: int) -> int:
-    """A process's CPU time (all its threads) plus what its reaped children left it; 0 once it is gone."""
+def _process_ns(pid: int, own: bool = True) -> int:
+    """A process's CPU time (all its threads; ``own``) plus what its reaped children left it; 0 once it is gone."""
     try:
         fields = (_PROC / str(pid) / "stat").read_text().rpartition(")")[2].split()
     except OSError:
         return 0
     # after the command's ")": state is field 0, utime 11, stime 12, cutime 13, cstime 14
     reaped = (int(fields[13]) + int(fields[14])) * _TICK_NS
+    if not own:
+        return reaped
     try:
         return time.clock_gettime_ns(((~pid) << 3) | 2) + reaped  # CPUCLOCK_SCHED of the whole process
     except OSError:  # a zombie: its ticks are all that is left

@@ -307,12 +307,13 @@ CATALOGUE = [
         (F.WRONG_OUTPUT,),
         "mismatched",
     ),
+    # its burner's CPU time is the job's (issue 25): named untrusted_time before the pre-check's hold applies
     Case(
         "c23_leftover_process.py",
         "C23",
-        "PID namespace killed with the job; pre-check",
-        (HELD,),
-        "threads or processes",
+        "PID namespace killed with the job; the job's CPU time; pre-check",
+        (HELD, F.UNTRUSTED_TIME),
+        "",
         check=_leftover,
     ),
     # issue 20: the judge/runner split (docs/integrity.md, "The judge and the runner")
