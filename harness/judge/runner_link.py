@@ -263,7 +263,7 @@ class RunnerLink:
             if self.device == "cuda":
                 self._open(record.get("fence") or {})  # waits for the runner's stream past the call
                 torch.cuda.synchronize()
-        except (TypeError, KeyError, ValueError, transport.TransportError) as exc:
+        except (AttributeError, TypeError, KeyError, ValueError, transport.TransportError) as exc:
             raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
         # the host's cost of mapping is the judge's own; the waits it queued are counted (they end at the sync)
         bracket_us = (_clock_ns() - started - self._opening_ns) / 1000
@@ -292,9 +292,11 @@ class RunnerLink:
     def _open(self, shared: dict[str, Any]) -> torch.UntypedStorage:
         """Map runner memory for one answer; the current stream waits for the work the runner queued before it
         shared it. Mapped afresh each time and dropped after the copy, so the runner's allocator may reuse it."""
+        if not isinstance(shared, dict) or not shared.get("event"):
+            raise transport.TransportError("an answer's CUDA memory without the event the judge waits on")
         opening = _clock_ns()
         try:  # the judge, not the runner, decides that its stream waits for the runner's
-            return transport.open_cuda({**shared, "event_sync": True} if isinstance(shared, dict) else shared)
+            return transport.open_cuda({**shared, "event_sync": True})
         finally:
             self._opening_ns += _clock_ns() - opening
 
