@@ -19,6 +19,7 @@ from typing import Any
 from torch.profiler import ProfilerActivity, profile
 
 from harness.failures import Verdict, kernel_failure
+from harness.judge import brackets
 from harness.judge.runner_link import CALIBRATION_CALLS, Answer
 from harness.result import FailureKind
 from harness.runner import runner_process
@@ -63,10 +64,13 @@ class InProcessRunner:
         runner_process.check_untampered(self.guard, "loading the submission")
         return generate_input, ref_kernel, check
 
-    def calibrate(self, calls: int = CALIBRATION_CALLS) -> list[Answer]:
-        return [
+    def calibrate(self, calls: int = CALIBRATION_CALLS) -> brackets.Allowance:
+        empty = [
             self.call(None, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
         ]
+        return brackets.allowance(
+            [a.spent_us for a in empty], [a.timing.sync_us - a.timing.event_us for a in empty], self.device
+        )
 
     def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer:
         kernel = _nothing if calibration else self.kernel

@@ -36,7 +36,7 @@ from harness.failures import Verdict, problem_failure, summary
 from harness.isolation import sandbox, zygote
 from harness.isolation.staging import Stage
 from harness.job import EvalJob
-from harness.judge import brackets, checking, modes
+from harness.judge import checking, modes
 from harness.judge.inprocess import InProcessRunner
 from harness.judge.runner_link import Runner, RunnerLink
 from harness.problem import CHECKER_ARGS
@@ -72,7 +72,7 @@ def child_main(
         stage = dataclasses.replace(launch.stage, workdir=workdir)
         _settle(stage)
         faulthandler.enable()  # a segfault prints the Python stack into the captured stderr
-        run(job, stage, Outbox(channel_fd, nonce), launch.limits.cpu_cores)
+        run(job, stage, Outbox(channel_fd, nonce))
     except sandbox.SandboxError as exc:  # in the sandbox's own processes, before any submitted code
         outbox = Outbox(channel_fd, nonce)
         outbox.send(
@@ -106,16 +106,15 @@ def _settle(stage: Stage) -> None:
         stream.reconfigure(line_buffering=True)  # a crash must not swallow what was printed before it
 
 
-def run(job: EvalJob, stage: Stage, outbox: Outbox, cores: float) -> None:
-    """Evaluate, then send exactly one final record (after a failure record when it failed); ``cores``: the CPU
-    the job may use."""
+def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
+    """Evaluate, then send exactly one final record (after a failure record when it failed)."""
     outbox.progress("starting")
     phases = modes.Phases()
     # first: the runner must start from a process that holds no reference, no seed and no CUDA context
     runner: Runner = (
         InProcessRunner(job.problem.submission_name)
         if job.problem.task.lang == "cu"
-        else RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20, cores=cores)
+        else RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
     )
     try:
         with phases("prepare"):
@@ -148,8 +147,7 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, runner: Runner) -> modes
     runner.start(device)
     outbox.send("system", system=to_jsonable(system_info(device)))
     # the exchange's own cost, measured while the runner holds only the harness (brackets.Allowance)
-    empty = runner.calibrate()
-    allowance = brackets.allowance([a.spent_us for a in empty], [a.timing.event_us for a in empty], device)
+    allowance = runner.calibrate()
     if isinstance(runner, InProcessRunner):
         reference = modes.Reference(*runner.load_cu(stage.workdir / build.CU_MODULE))
     else:

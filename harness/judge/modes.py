@@ -22,7 +22,6 @@ import contextlib
 import functools
 import itertools
 import random
-import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -47,7 +46,6 @@ WARMUP_S = 0.03
 CHECK_FRACTION = 0.25  # benchmark mode: share of timed calls checked after the first
 KEEP_ALIVE = 3  # inputs kept alive: the current one and the previous two
 WARM_UP_S = 0.2  # CUDA: busy work that lifts the clocks out of idle before anything is timed
-SYNC_GAP_CALLS = 50
 PROFILE_CALLS = 3
 PROFILE_ROWS = 15
 # A failed test does not stop the others, unless the process may be in a broken state.
@@ -90,7 +88,7 @@ class Context:
     device: str
     reference: Reference
     runner: Runner  # the submission's process: every call of custom_kernel goes there
-    allowance: brackets.Allowance  # what an empty call costs between the judge's clock readings
+    allowance: brackets.Allowance  # what an empty call costs as the judge saw it, before the submission existed
     outbox: Outbox
     seeds: SeedPlan
     phases: Phases = field(default_factory=Phases)
@@ -174,8 +172,8 @@ def _time_shapes(ctx: Context, check_all: bool) -> None:
     with ctx.phases("warm-up"):
         if ctx.device == "cuda":
             ctx.runner.busy(WARM_UP_S)
-        gaps = [a.timing.sync_us - a.timing.event_us for a in ctx.runner.calibrate(SYNC_GAP_CALLS)]
-        ctx.outbox.send("calibration", baseline_gap_us=statistics.median(gaps))
+    # the side-stream baseline: empty calls before the submission existed, never calls it could recognise now
+    ctx.outbox.send("calibration", baseline_gap_us=ctx.allowance.baseline_gap_us)
     for index, (spec, (expectation, first_call)) in enumerate(zip(shapes, first_calls, strict=True), 1):
         target = ci_target(ctx.task.ranking_by, len(shapes), index - 1)
         _time_shape(ctx, spec, index, len(shapes), expectation, first_call.event_us, check_all, target)

@@ -3,7 +3,8 @@
 The judge (``harness.judge.judge_process``) forks it first thing, before it picks a device, binds the problem's
 reference or learns a seed; the runner drops the judge's result channel at once and from then on talks
 only to the judge, over a private socket (``harness.transport``). It imports the submission when told,
-and for each request calls ``custom_kernel`` on the inputs the judge staged, timed by its own timer, and
+and for each "call" request calls ``custom_kernel`` at once on the inputs it brings (host bytes, or CUDA buffers
+the runner allocated before and the judge filled after its clock started), timed by its own timer, and
 answers with the timing, the output and the inputs as the call left them. Nothing it says is believed:
 the judge copies the output into its own memory and runs the problem's checker there, and admits a time
 only inside its own clock's bracket (``harness.judge.brackets``). The runner's own guard and call monitor stay,
@@ -109,7 +110,6 @@ class Runner:
         # shared after every call: its IPC event lets the judge wait for everything queued on this stream
         self.fence = torch.empty(1, dtype=torch.uint8, device=device).untyped_storage() if device == "cuda" else None
         self.profiler: torch.profiler.profile | None = None
-        self.pending: tuple[Callable[[Any], Any], Any, dict[str, Any]] | None = None
         self.alive: deque[tuple[Any, Any]] = deque(maxlen=KEEP_ALIVE)
 
     def handle(self, request: dict[str, Any], blobs: list[bytearray]) -> None:
@@ -121,10 +121,8 @@ class Runner:
             self.link.send({"t": "imported"})
         elif op == "alloc":
             self._alloc(request)
-        elif op == "stage":
-            self._stage(request, blobs)
-        elif op == "go":
-            self._go()
+        elif op == "call":
+            self._call(request, blobs)
         elif op == "busy":
             self.timer.busy(float(request.get("seconds", 0.0)))
             self.link.send({"t": "busy"})
@@ -145,22 +143,14 @@ class Runner:
             shared.append(transport.share_cuda(storage))
         self.link.send({"t": "allocated", "storages": shared})
 
-    def _stage(self, request: dict[str, Any], blobs: list[bytearray]) -> None:
-        """Take a call's inputs and get everything ready, so that "go" starts the call itself."""
+    def _call(self, request: dict[str, Any], blobs: list[bytearray]) -> None:
+        """The call, then the answer at once; the guard's look comes after it (the judge reads a failure it reports
+        with its next request). The judge's clock runs from before these inputs were visible here."""
         storages = _storages(request.get("storages") or [], blobs, self.staged)
         data = transport.unpack(request.get("value"), storages, rebuild_classes=True)
         kernel = _fresh_like if request.get("calibration") else self.kernel
         if kernel is None:
             raise Verdict(FailureKind.HARNESS_ERROR, "the runner was asked for a call before the import")
-        self.pending = (kernel, data, request)
-        self.link.send({"t": "staged"})
-
-    def _go(self) -> None:
-        """The staged call, then the answer at once; the guard's look comes after it (the judge reads a
-        failure it reports with its next request)."""
-        if self.pending is None:
-            raise Verdict(FailureKind.HARNESS_ERROR, "the runner was told to go with nothing staged")
-        (kernel, data, request), self.pending = self.pending, None
         during = str(request.get("during", "a call"))
         try:
             output, timing = run_call(
