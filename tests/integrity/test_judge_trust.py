@@ -13,16 +13,18 @@ that write into an output buffer inside ``data`` are held by ``tests/conformance
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from cases import CATALOGUE, PROBLEMS
 
-from harness import EvalResult, HarnessServer, Problem, Status
+from harness import EvalResult, FailureKind, HarnessServer, Mode, Problem, Status
 from harness.host import remote
 from runners import eval_command
 
 (PLANTED,) = [case for case in CATALOGUE if case.name == "c25_planted_module"]
+(HANDED_BACK,) = [case for case in CATALOGUE if case.name == "c25_output_is_input" and not case.cuda]
 MARKER = "PLANTED-" + "CODE-RAN-OUTSIDE-THE-RUNNER"
 
 
@@ -54,3 +56,22 @@ def test_modules_the_job_planted_never_run_in_the_judge(started_by, harness_serv
     assert MARKER not in result.stdout, f"planted code ran in the judge: {result.stdout[-2000:]}"
     assert (why := PLANTED.judge(result)) is None, why
     assert result.status is not Status.PASSED
+
+
+@pytest.mark.parametrize(
+    ("may_alias", "refused"),
+    [(False, True), (None, True), (True, False)],
+    ids=["identity's own promise", "the public conventions", "a problem that allows it"],
+)
+def test_an_input_handed_back_as_the_output(may_alias, refused, harness_server, problem_set):
+    """identity (``output_may_alias_input: false``) refuses its input handed back; so do the public conventions,
+    since the call left it as it was; a problem that allows aliasing accepts it (its checker does)."""
+    identity = problem_set["identity"]
+    task = dataclasses.replace(identity.task, output_may_alias_input=may_alias)
+    problems = {"identity": dataclasses.replace(identity, task=task)}
+    result = harness_server.evaluate(HANDED_BACK.job(problems, mode=Mode.TEST))
+    if refused:
+        assert result.failure is not None and result.failure.kind is FailureKind.BAD_OUTPUT_TYPE, result.failure
+        assert "output-not-input" in result.failure.message
+    else:
+        assert result.status is Status.PASSED, result.failure
