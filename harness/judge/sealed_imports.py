@@ -25,6 +25,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import stat
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,32 +35,54 @@ _PathFinder = importlib.machinery.PathFinder
 
 
 class JobWritable:
-    """Whether the job could change what a path holds: it, or a folder above it, is writable by this process's
-    user or owned by it (an owner may make it writable) on a file system mounted read-write. Remembered: the job
-    cannot make a folder writable that neither it owns nor it may write."""
+    """Whether the job could change what a path holds: it may write the folder itself (or owns it, and so may make
+    it writable), or it may replace or create it, or any folder above it, in a folder it may write (in a sticky
+    folder such as /tmp, only what it owns). Read-only mounts count as unwritable. Remembered: the job cannot
+    make a folder writable that it neither owns nor may write."""
 
     def __init__(self) -> None:
-        self._known: dict[str, bool] = {}
+        self._entries: dict[str, bool] = {}
+        self._replaceable: dict[str, bool] = {}
+        self._stats: dict[str, os.stat_result | None] = {}
 
     def __call__(self, entry: object) -> bool:
         if not isinstance(entry, str) or not os.path.isabs(entry):
             return True  # "" and relative entries resolve against the working folder
-        if (known := self._known.get(entry)) is None:
-            known = self._known[entry] = any(map(self._changeable, _with_ancestors(entry)))
+        if (known := self._entries.get(entry)) is None:
+            known = self._entries[entry] = self._may_write(entry) or any(
+                map(self._replaceable_in_parent, _with_ancestors(entry))
+            )
         return known
 
-    def _changeable(self, path: str) -> bool:
-        if (known := self._known.get(path)) is not None:
-            return known
+    def _replaceable_in_parent(self, path: str) -> bool:
+        if (known := self._replaceable.get(path)) is None:
+            parent = os.path.dirname(path)
+            if parent == path or not self._may_write(parent):
+                known = False
+            else:
+                mine, folder = self._stat(path), self._stat(parent)
+                owners = {mine.st_uid if mine else -1, folder.st_uid if folder else -1}
+                sticky = folder is not None and bool(folder.st_mode & stat.S_ISVTX)
+                known = mine is None or not sticky or os.geteuid() in owners
+            self._replaceable[path] = known
+        return known
+
+    def _may_write(self, path: str) -> bool:
+        if (info := self._stat(path)) is None:
+            return False  # missing: whether it can be made is its parent's question
         try:
-            info = os.stat(path)
             read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
         except OSError:
-            known = False  # missing: a folder above it decides whether it can be made
-        else:
-            known = not read_only and (os.access(path, os.W_OK) or info.st_uid == os.geteuid())
-        self._known[path] = known
-        return known
+            return False
+        return not read_only and (info.st_uid == os.geteuid() or os.access(path, os.W_OK))
+
+    def _stat(self, path: str) -> os.stat_result | None:
+        if path not in self._stats:
+            try:
+                self._stats[path] = os.lstat(path)
+            except OSError:
+                self._stats[path] = None
+        return self._stats[path]
 
 
 class SealedPathFinder(importlib.abc.MetaPathFinder):
@@ -113,8 +136,10 @@ def seal(problem_files: dict[str, str], folder: Path) -> None:
     runner is forked and before it runs anything. ``problem_files``: the staged files' texts, the submission
     excluded; ``folder``: where they were staged."""
     writable = JobWritable()
-    sys.path[:] = [entry for entry in sys.path if not writable(entry)]
-    for entry in [key for key in sys.path_importer_cache if writable(key)]:
+    removed = {entry for entry in sys.path if writable(entry)}
+    sys.path[:] = [entry for entry in sys.path if entry not in removed]
+    # the finders of package folders are only asked through SealedPathFinder, which checks each on use
+    for entry in [key for key in sys.path_importer_cache if key in removed or not os.path.isabs(key)]:
         sys.path_importer_cache.pop(entry, None)
     ours = [ProblemModules(problem_files, folder), SealedPathFinder(writable)]  # where sys.path's turn was
     if _PathFinder not in sys.meta_path:
