@@ -145,7 +145,6 @@ def seal(problem_files: dict[str, str], folder: Path) -> None:
     if _PathFinder not in sys.meta_path:
         sys.meta_path.append(_PathFinder)
     sys.meta_path[:] = [new for finder in sys.meta_path for new in (ours if finder is _PathFinder else [finder])]
-    importlib.invalidate_caches()
     os.environ["PYTHONNOUSERSITE"] = "1"  # the user's site folder lies under the job's HOME
     os.environ["PYTHONSAFEPATH"] = "1"  # no working folder or script folder first on a child's path
     with contextlib.suppress(KeyError):
