@@ -392,6 +392,17 @@ CATALOGUE = [
         check=_no_planted_code,
     ),
     Case(
+        "c25_planted_module.py",
+        "C22",
+        "the same with CUDA answers",
+        (F.WRONG_OUTPUT, F.TAMPERING),
+        "",
+        Mode.TEST,
+        problem="lazy_import",
+        cuda=True,
+        check=_no_planted_code,
+    ),
+    Case(
         "c25_output_is_input.py",
         "C3",
         "an output may not share memory with an input the reference neither writes nor returns",

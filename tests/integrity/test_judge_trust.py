@@ -23,7 +23,7 @@ from harness import EvalResult, FailureKind, HarnessServer, Mode, Problem, Statu
 from harness.host import remote
 from runners import eval_command
 
-(PLANTED,) = [case for case in CATALOGUE if case.name == "c25_planted_module"]
+(PLANTED,) = [case for case in CATALOGUE if case.name == "c25_planted_module" and not case.cuda]
 (HANDED_BACK,) = [case for case in CATALOGUE if case.name == "c25_output_is_input" and not case.cuda]
 MARKER = "PLANTED-" + "CODE-RAN-OUTSIDE-THE-RUNNER"
 
