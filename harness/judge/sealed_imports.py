@@ -141,10 +141,8 @@ def seal(problem_files: dict[str, str], folder: Path) -> None:
     # the finders of package folders are only asked through SealedPathFinder, which checks each on use
     for entry in [key for key in sys.path_importer_cache if key in removed or not os.path.isabs(key)]:
         sys.path_importer_cache.pop(entry, None)
-    ours = [ProblemModules(problem_files, folder), SealedPathFinder(writable)]  # where sys.path's turn was
-    if _PathFinder not in sys.meta_path:
-        sys.meta_path.append(_PathFinder)
-    sys.meta_path[:] = [new for finder in sys.meta_path for new in (ours if finder is _PathFinder else [finder])]
+    at = sys.meta_path.index(_PathFinder) if _PathFinder in sys.meta_path else len(sys.meta_path)
+    sys.meta_path[at : at + 1] = [ProblemModules(problem_files, folder), SealedPathFinder(writable)]  # sys.path's turn
     os.environ["PYTHONNOUSERSITE"] = "1"  # the user's site folder lies under the job's HOME
     os.environ["PYTHONSAFEPATH"] = "1"  # no working folder or script folder first on a child's path
     with contextlib.suppress(KeyError):
