@@ -11,6 +11,9 @@ before the checker (not consulted)
 the checker
   checker           ``check_implementation`` rejects the output (when it raises, the worker reports that)
 after the checker accepted
+  output-not-input  an output tensor shares memory with an input tensor that the reference neither writes nor
+                    returns, and the problem does not allow it (``output_may_alias_input``: unset, the call left
+                    that input as it was, so an input was handed back; ``false``, always; ``true``, never)
   inputs-unchanged  an input tensor changed that the reference does not write and that no output tensor
                     shares memory with (writing into a destination buffer and returning it is fine)
   finite-output     NaN or Inf in an output tensor where the reference's tensor at that place has none
@@ -65,6 +68,7 @@ class Expectation:
     output: Any  # TensorLike, a tuple of expectations (tuple/list output), or None
     tensors: dict[Path, TensorLike]  # the output's tensors by place
     writable: frozenset[Path]  # input tensors the reference writes into
+    returned: frozenset[Path] = frozenset()  # input tensors the reference's output shares memory with
 
     @property
     def plain(self) -> bool:
@@ -103,7 +107,8 @@ def expect(ref_kernel: Callable[[Any], Any], data: Any) -> Expectation:
         for (path, now), (_, then), version in zip(tensors_of(probe), tensors_of(before), versions, strict=True)
         if now._version != version or not same_bits(now, then)
     )
-    return Expectation(_structure(output), {path: _like(t) for path, t in tensors_of(output)}, writable)
+    returned = frozenset(path for path, t in tensors_of(probe) if _shares(t, _spans(output)))
+    return Expectation(_structure(output), {path: _like(t) for path, t in tensors_of(output)}, writable, returned)
 
 
 def judge(
@@ -114,15 +119,19 @@ def judge(
     check: Check,
     reference: Callable[[Any], Any],
     strict: bool,
+    may_alias: bool | None = None,
 ) -> Rejection | None:
     """Everything that makes one call's output unacceptable, or None.
 
     ``check(pristine, output)`` is the problem's checker, normalised to ``(ok, message)``; it may raise.
-    ``reference`` runs only to confirm a NaN/Inf the shape's expectation did not foresee.
+    ``reference`` runs only to confirm a NaN/Inf the shape's expectation did not foresee. ``may_alias``: the
+    problem's ``output_may_alias_input``.
     """
     if rejection := _before_checker(expectation, output, strict):
         return rejection
-    changed = changed_inputs(expectation, pristine, data, output)  # before the checker: it may write its copy
+    # before the checker, which may write its copy of the input
+    changed = changed_inputs(expectation, pristine, data, output)
+    aliased = aliased_inputs(expectation, pristine, data, output, may_alias)
     unforeseen = [
         path
         for path, t in tensors_of(output)
@@ -132,6 +141,8 @@ def judge(
     ok, message = check(pristine, output)
     if not ok:
         return Rejection(FailureKind.WRONG_OUTPUT, "checker", True, message)
+    if aliased:
+        return _aliasing(aliased, may_alias)
     if changed:
         return Rejection(
             FailureKind.WRONG_OUTPUT,
@@ -161,11 +172,31 @@ def changed_inputs(expectation: Expectation, pristine: Any, data: Any, output: A
     before, after = list(tensors_of(pristine)), list(tensors_of(data))
     if [p for p, _ in before] != [p for p, _ in after]:
         return ["the structure of data"]
-    shared = [span for _, t in tensors_of(output) if (span := _memory(t)) is not None]
+    shared = _spans(output)
     return [
         _name(path)
         for (path, then), (_, now) in zip(before, after, strict=True)
         if path not in expectation.writable and not _shares(now, shared) and not same_bits(now, then)
+    ]
+
+
+def aliased_inputs(
+    expectation: Expectation, pristine: Any, data: Any, output: Any, may_alias: bool | None
+) -> list[str]:
+    """Input tensors the output shares memory with although the problem does not allow it (output-not-input):
+    never with ``may_alias`` true; with false, every one the reference neither writes nor returns; unset (the
+    public conventions: a destination buffer inside ``data`` may be written and returned), only those the call
+    also left as they were, so that an input was handed back as the output."""
+    if may_alias:
+        return []
+    shared, before = _spans(output), dict(tensors_of(pristine))
+    return [
+        _name(path)
+        for path, now in tensors_of(data)
+        if path not in expectation.writable
+        and path not in expectation.returned
+        and _shares(now, shared)
+        and (may_alias is False or ((then := before.get(path)) is not None and same_bits(now, then)))
     ]
 
 
@@ -245,6 +276,23 @@ def _before_checker(expectation: Expectation, output: Any, strict: bool) -> Reje
     return None
 
 
+def _aliasing(aliased: list[str], may_alias: bool | None) -> Rejection:
+    promise = (
+        "this problem's outputs may not share memory with its inputs (output_may_alias_input: false)"
+        if may_alias is False
+        else "the call left it as it was, so an input was handed back instead of an output"
+    )
+    return Rejection(
+        FailureKind.BAD_OUTPUT_TYPE,
+        "output-not-input",
+        True,
+        (
+            f"The output shares memory with {', '.join(aliased)}, an input the reference neither writes nor returns; "
+            f"{promise}. Return a tensor of your own, or write into an output buffer that comes with the input."
+        ),
+    )
+
+
 def _first_lazy(value: Any, path: Path = ()) -> tuple[Path, Any] | None:
     if isinstance(value, _Tensor):
         return (path, value) if type(value) is not _Tensor else None
@@ -300,6 +348,11 @@ def _memory(t: torch.Tensor) -> tuple[int, int] | None:
     except (RuntimeError, NotImplementedError, TypeError):
         return None
     return (start, start + size) if start and size else None
+
+
+def _spans(value: Any) -> list[tuple[int, int]]:
+    """The memory of every tensor in ``value``."""
+    return [span for _, t in tensors_of(value) if (span := _memory(t)) is not None]
 
 
 def _shares(t: torch.Tensor, spans: list[tuple[int, int]]) -> bool:

@@ -2,12 +2,13 @@
 
 Order matters: torch is already imported (by the harness server, before the fork). The judge first forks
 the runner (``harness.runner.runner_process``, reached through ``harness.judge.runner_link``), which will hold
-the submission and nothing else; then it picks the device, measures what an empty call to the runner costs, binds the
-problem's reference and removes reference.py from disk, and only then lets the runner import the
-submission. Inputs, the secret-seeded generation, reference outputs, the problem's checker, every verdict
-and every admitted time stay here (``harness.judge.modes``). Everything goes to the supervisor as records on the
-private channel, which the runner never holds; the child always ends with ``os._exit`` and never returns
-into the server.
+the submission and nothing else; then it seals its imports (``harness.judge.sealed_imports``: the problem's
+files from memory, nothing from a folder the job can write), picks the device, measures what an empty call to
+the runner costs, binds the problem's reference and removes reference.py from disk, and only then lets the
+runner import the submission. Inputs, the secret-seeded generation, reference outputs, the problem's checker,
+every verdict and every admitted time stay here (``harness.judge.modes``). Everything goes to the supervisor as
+records on the private channel, which the runner never holds; the child always ends with ``os._exit`` and never
+returns into the server.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from harness.failures import Verdict, problem_failure, summary
 from harness.isolation import sandbox, zygote
 from harness.isolation.staging import Stage
 from harness.job import EvalJob
-from harness.judge import checking, modes
+from harness.judge import checking, modes, sealed_imports
 from harness.judge.inprocess import InProcessRunner
 from harness.judge.runner_link import Runner, RunnerLink
 from harness.problem import CHECKER_ARGS
@@ -100,7 +101,7 @@ def child_main(
 
 def _settle(stage: Stage) -> None:
     os.chdir(stage.workdir)
-    sys.path.insert(0, str(stage.workdir))
+    sys.path.insert(0, str(stage.workdir))  # for the runner, forked next; the judge seals its imports then
     sys.dont_write_bytecode = True  # the working directory keeps exactly the staged files
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True)  # a crash must not swallow what was printed before it
@@ -117,6 +118,7 @@ def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
         else RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
     )
     try:
+        sealed_imports.seal(job.problem.files, stage.workdir)  # before the runner has run anything
         with phases("prepare"):
             ctx = prepare(job, stage, outbox, runner)
         ctx.phases = phases

@@ -317,7 +317,14 @@ def _verify(
     """Judge one call's output: the problem's checker, and the harness's named rules around it."""
     try:
         rejection = checking.judge(
-            expectation, pristine, data, output, ctx.reference.check, ctx.reference.ref_kernel, ctx.task.strict_output
+            expectation,
+            pristine,
+            data,
+            output,
+            ctx.reference.check,
+            ctx.reference.ref_kernel,
+            ctx.task.strict_output,
+            ctx.task.output_may_alias_input,
         )
     except Verdict:
         raise

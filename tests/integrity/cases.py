@@ -21,7 +21,8 @@ REPO = HERE.parents[1]
 PROBLEMS = {
     "fixture": REPO / "tests" / "fixtures" / "harness" / "vectoradd",
     "lenient": REPO / "tests" / "fixtures" / "harness" / "lenient",
-    **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum")},
+    "lazy_import": REPO / "tests" / "fixtures" / "harness" / "lazy_import",
+    **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum", "identity")},
 }
 PASSED = "passed"
 
@@ -91,6 +92,11 @@ class Case:
 
 def _leftover(result: EvalResult) -> str | None:
     return None if result.sandbox.leftovers >= 1 else f"nothing was left running to kill: {result.sandbox}"
+
+
+def _no_planted_code(result: EvalResult) -> str | None:
+    """c25_planted_module's code prints this wherever it runs outside the runner."""
+    return "planted code ran outside the runner" if "PLANTED-" + "CODE-RAN-OUTSIDE" in result.stdout else None
 
 
 def _timed_in_full(result: EvalResult) -> str | None:
@@ -429,6 +435,45 @@ CATALOGUE = [
         "c24_patched_comparison.py", "C9", "the checker in the judge (CUDA)", (F.WRONG_OUTPUT,), "mismatched", cuda=True
     ),
     Case("c24_write_channel.py", "C10", "the judge's link (CUDA)", (F.TAMPERING,), "protocol", cuda=True),
+    # issue 25 (docs/integrity.md, "The judge runs only its own code", "Output contracts")
+    Case(
+        "c25_planted_module.py",
+        "C22",
+        "the judge imports the problem's files from memory and nothing from a folder the job can write",
+        (F.WRONG_OUTPUT, F.TAMPERING),
+        "",
+        Mode.TEST,
+        problem="lazy_import",
+        check=_no_planted_code,
+    ),
+    Case(
+        "c25_planted_module.py",
+        "C22",
+        "the same with CUDA answers",
+        (F.WRONG_OUTPUT, F.TAMPERING),
+        "",
+        Mode.TEST,
+        problem="lazy_import",
+        cuda=True,
+        check=_no_planted_code,
+    ),
+    Case(
+        "c25_output_is_input.py",
+        "C3",
+        "an output may not share memory with an input the reference neither writes nor returns",
+        (F.BAD_OUTPUT_TYPE,),
+        "output-not-input",
+        problem="identity",
+    ),
+    Case(
+        "c25_output_is_input.py",
+        "C3",
+        "the same on a GPU: the output is the buffer the input was staged in",
+        (F.BAD_OUTPUT_TYPE,),
+        "output-not-input",
+        problem="identity",
+        cuda=True,
+    ),
 ]
 
 _SOLUTIONS = "problems/{}/solutions/correct/{}"
@@ -437,6 +482,9 @@ HONEST = [
     Case("h02_new_tensor.py", "honest", "a fresh output tensor", (PASSED,)),
     Case("h03_chunked.py", "honest", "slices of the output buffer", (PASSED,)),
     Case("h04_numpy.py", "honest", "NumPy on the host", (PASSED,)),
+    Case(
+        _SOLUTIONS.format("identity", "pytorch.py"), "honest", "a copy into a new tensor", (PASSED,), problem="identity"
+    ),
     Case(
         "h05_torch_compile.py",
         "honest",
