@@ -167,7 +167,16 @@ _ADAPTER_DURABLES = tuple(
 # Every role but the worker: workers have one user each (``worker_permissions``).
 PERMISSIONS: dict[Role, Permissions] = {
     Role.CORE: Permissions(
-        publish=(f"{JS_API}.>", "$JS.ACK.>", subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL),
+        # workers' inboxes outright, not only through allow_responses: a configuration reload (``kernelrank workers
+        # add``) forgets the response permissions of requests in flight, and a job answer refused then is lost
+        publish=(
+            f"{JS_API}.>",
+            "$JS.ACK.>",
+            subjects.JOBS_ALL,
+            subjects.DEAD_ALL,
+            subjects.REPLIES_ALL,
+            subjects.WORKER_INBOXES,
+        ),
         subscribe=(
             subjects.COMMANDS_ALL,
             subjects.WORK_ALL,

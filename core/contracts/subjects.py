@@ -49,6 +49,7 @@ PROGRESS_ALL = "runs.progress.>"
 RESULTS_ALL = "runs.result.>"
 REPLIES_ALL = "replies.>"
 POOL_STATUS_ALL = "pools.status.>"
+WORKER_INBOXES = "_INBOX.worker.>"  # every worker's inboxes (``worker_inbox``): the core answers workers there
 WORK_ALL = "svc.work.*.*"  # what the core serves: workers' requests for jobs (``work_subject``)
 
 RUNNER_CALLS = "runner_calls"  # KV bucket (stream KV_runner_calls): <worker>.<run id> -> remote call

@@ -95,7 +95,7 @@ class WorkQueue:
     """A worker's side: one pool's jobs, as the core hands them out (what ``Bus.jobs`` returns)."""
 
     def __init__(self, nc: Any, worker: str, gpu: str) -> None:
-        self._nc, self._subject = nc, subjects.work_subject(worker, gpu)
+        self._nc, self._worker, self._subject = nc, worker, subjects.work_subject(worker, gpu)
         self.ack_wait_s, self.max_deliver = 30.0, -1
 
     async def info(self) -> None:
@@ -126,7 +126,8 @@ class WorkQueue:
     async def _ask(self, body: dict[str, Any], timeout_s: float) -> Msg:
         with translated(f"ask the core on {self._subject}"):
             try:
-                answer = await self._nc.request(self._subject, json.dumps(body).encode(), timeout=timeout_s)
+                request = json.dumps({**body, "worker": self._worker}).encode()
+                answer = await self._nc.request(self._subject, request, timeout=timeout_s)
             except nats.errors.NoRespondersError as exc:
                 raise BusError("no core is serving this pool's jobs yet (it does once it has started).") from exc
         headers = answer.headers or {}
@@ -173,7 +174,7 @@ class WorkOps:
         served_pools = {subjects.token(gpu): gpu for gpu in pools}
 
         async def answer(msg: Msg) -> None:
-            worker, gpu = subjects.publisher(msg.subject), served_pools.get(subjects.pool_of(msg.subject), "")
+            gpu = served_pools.get(subjects.pool_of(msg.subject), "")
             data, headers = b"", {}
             try:
                 if not gpu:
@@ -181,6 +182,9 @@ class WorkOps:
                 ack_wait_s, max_deliver = queue_info(gpu)
                 headers = {"Kr-Ack-Wait": str(ack_wait_s), "Kr-Max-Deliver": str(max_deliver)}
                 body = json.loads(msg.data)
+                worker = str(body["worker"])  # the subject, which only that worker's user may publish on, backs it
+                if subjects.worker_token(worker) != subjects.publisher(msg.subject):
+                    raise Refused("this request names another worker than the one that sent it.")
                 if body.get("op") == "next":
                     held = await next_job(worker, gpu, min(float(body.get("wait_s", 1.0)), NEXT_MAX_WAIT_S))
                     if held is not None:
