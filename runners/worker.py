@@ -97,7 +97,7 @@ class Worker:
                     await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     continue
                 try:
-                    deliveries = await queue.fetch(free, self.poll_s)
+                    deliveries = await queue.fetch(self.poll_s)
                 except BusError as exc:
                     log.warning("worker %s cannot fetch jobs, retrying: %s", self.name, exc)
                     await _sleep_unless(stop, self.poll_s)

@@ -4,7 +4,9 @@ Workers cannot read the job queues (``core.contracts.roles``); they ask the core
 For each request the core pulls one delivery from the pool's durable and hands it to the asking worker alone,
 on that worker's own inbox, with:
 
-- the attempt: JetStream's count of the message's deliveries, read by the core, never the worker's word;
+- the attempt: JetStream's count of the message's deliveries, read by the core, never the worker's word (or one
+  more than the last attempt this core handed out, where JetStream lost count: a nats-server killed before it
+  wrote a delivery down hands the job out again as delivery 1);
 - the attempt's result key (``signing.attempt_key``): reports signed with it, bound to the worker's own key,
   count for this attempt and this worker only, so a worker that held an earlier attempt cannot claim a later one;
 - a grant (``signing.grant``) the worker shows to acknowledge, give back or heartbeat that delivery: the core
@@ -51,6 +53,7 @@ class Dispatcher:
             log.warning("run %s was delivered again after its result was stored; not evaluating it twice", run_id)
             await self._bus.settle_delivery(held.ack, "ack")
             return None
+        held.attempt = max(held.attempt, self._runs.latest_attempt(run_id) + 1)
         self._runs.attempt_started(run_id, held.attempt, worker)
         held.job.result_key = signing.attempt_key(signing.run_key(self._secret, run_id), held.attempt)
         held.grant = signing.grant(self._secret, worker, run_id, held.attempt, held.ack)

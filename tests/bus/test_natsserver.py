@@ -66,7 +66,7 @@ async def test_restart_on_the_same_store_keeps_a_queued_job(tmp_path: Path, make
         try:
             await hand_out_jobs(bus, ["CPU"])
             queue = await bus.jobs("CPU")  # the pool's consumer survived too
-            (delivery,) = await queue.fetch(1, timeout_s=5)
+            (delivery,) = await queue.fetch(timeout_s=5)
             assert isinstance(delivery.message, RunJob)
             assert delivery.message.run_id == job.run_id
             await delivery.ack()

@@ -353,7 +353,7 @@ async def test_a_worker_does_its_work(authed_nats, core: Bus, make_job) -> None:
     worker = await authed_nats.connect(Role.WORKER)
     try:
         queue = await worker.jobs(GPU)
-        (delivery,) = await queue.fetch(1, timeout_s=5)
+        (delivery,) = await queue.fetch(timeout_s=5)
         key = delivery.message.result_key  # the core's key for this attempt, for this worker's hands only
         assert key == signing.attempt_key(signing.run_key(authed_nats.core_secret, job.run_id), 1)
         await delivery.in_progress()

@@ -97,7 +97,7 @@ async def test_a_stolen_credential_cannot_listen_on_another_workers_inbox_nor_re
             job = make_job()
             assert await core.publish_job(job)
             queue = await victim.jobs(GPU)
-            (delivery,) = await queue.fetch(1, timeout_s=5)  # delivered to the victim's own inbox
+            (delivery,) = await queue.fetch(timeout_s=5)  # delivered to the victim's own inbox
             assert delivery.message.run_id == job.run_id
             assert await p.all_reported([("subscription", s.subject) for s in spies]) == []
             assert not p.reported("subscription", own.subject)
@@ -227,7 +227,7 @@ async def test_a_worker_cannot_get_jobs_under_another_name(authed_nats, core: Bu
         async with running(Worker(bus, GPU, runner, name="impostor", retry_delay_s=0.1, poll_s=0.2)):
             await asyncio.sleep(1.0)  # long enough for several requests, each refused by the server
         queue = await bus.jobs(GPU)  # under its own name it gets the job, delivered for the first time
-        (delivery,) = await queue.fetch(1, timeout_s=5)
+        (delivery,) = await queue.fetch(timeout_s=5)
         assert (delivery.message.run_id, delivery.deliveries, runner.runs) == (job.run_id, 1, 0)
         await delivery.ack()
     finally:
@@ -254,7 +254,7 @@ async def test_a_second_worker_of_the_pool_cannot_settle_read_or_claim_the_job_a
     job = make_job(mode=Mode.RANKED)
     assert await core.publish_job(job)
     try:
-        (delivery,) = await (await honest.jobs(GPU)).fetch(1, timeout_s=5)
+        (delivery,) = await (await honest.jobs(GPU)).fetch(timeout_s=5)
         assert delivery.deliveries == 1 and delivery.message.result_key
         durable = subjects.runner_durable(GPU)
         consumer_info, pull = f"$JS.API.CONSUMER.INFO.JOBS.{durable}", f"$JS.API.CONSUMER.MSG.NEXT.JOBS.{durable}"
@@ -267,7 +267,7 @@ async def test_a_second_worker_of_the_pool_cannot_settle_read_or_claim_the_job_a
             refused = [("publish", delivery._ack), ("publish", consumer_info), ("publish", pull)]
             assert await p.all_reported(refused) == []
         thief_queue = await thief.jobs(GPU)
-        assert await thief_queue.fetch(1, timeout_s=1) == []  # the job is held: nothing to hand out
+        assert await thief_queue.fetch(timeout_s=1) == []  # the job is held: nothing to hand out
         for grant in ("0" * 64, delivery._grant):  # made up, or the honest worker's own: it names that worker
             with pytest.raises(BusError, match="was not handed that job"):
                 await thief_queue.settle(Settle("nak", job.run_id, 1, delivery._ack, grant))
@@ -305,9 +305,9 @@ async def test_a_worker_that_held_an_earlier_attempt_cannot_claim_a_later_one(
     job = make_job(mode=Mode.RANKED)
     assert await core.publish_job(job)
     try:
-        (first,) = await (await thief.jobs(GPU)).fetch(1, timeout_s=5)
+        (first,) = await (await thief.jobs(GPU)).fetch(timeout_s=5)
         await first.nak()  # its own delivery: allowed
-        (second,) = await (await honest.jobs(GPU)).fetch(1, timeout_s=5)
+        (second,) = await (await honest.jobs(GPU)).fetch(timeout_s=5)
         assert (first.deliveries, second.deliveries) == (1, 2)
         assert first.message.result_key != second.message.result_key
         with pytest.raises(BusError, match="handed to another worker since"):
@@ -335,12 +335,12 @@ async def test_a_worker_that_dies_holding_a_job_leaves_it_to_another_and_its_gra
     job = make_job()
     assert await core.publish_job(job)
     try:
-        (held,) = await (await dying.jobs(GPU)).fetch(1, timeout_s=5)
+        (held,) = await (await dying.jobs(GPU)).fetch(timeout_s=5)
         queue = await other.jobs(GPU)
         taken: list = []
 
         async def handed_on() -> bool:
-            taken.extend(await queue.fetch(1, timeout_s=1))
+            taken.extend(await queue.fetch(timeout_s=1))
             return bool(taken)
 
         await eventually(handed_on)  # after ack_wait (2 s) without a heartbeat

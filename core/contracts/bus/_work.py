@@ -102,17 +102,17 @@ class WorkQueue:
         """Read the queue's ack_wait and max_deliver; ``BusError`` while no core serves this pool."""
         await self._ask({"op": "info"}, SETTLE_TIMEOUT_S)
 
-    async def fetch(self, batch: int, timeout_s: float) -> list[Granted]:
-        """At most one job (a job may be as large as a message gets); none when none came within ``timeout_s``.
-
-        ``batch`` is what the caller could take; one job per request keeps every answer within the payload limit.
-        """
-        del batch
+    async def fetch(self, timeout_s: float) -> list[Granted]:
+        """The next job, or none when none came within ``timeout_s``: one per request, as a job may be as large as
+        a message gets."""
         answer = await self._ask({"op": "next", "wait_s": timeout_s}, timeout_s + REQUEST_MARGIN_S)
         headers = answer.headers or {}
         if not answer.data:
             return []
-        job = decode(RunJob, answer.data)
+        try:
+            job = decode(RunJob, answer.data)
+        except DecodeError as exc:  # not given back: it comes back after ack_wait, maybe to a worker that reads it
+            raise BusError(f"the core handed out a job this worker cannot read ({exc}); update the worker.") from exc
         return [Granted(job, int(headers["Kr-Attempt"]), self, headers["Kr-Ack"], headers["Kr-Grant"])]
 
     async def settle(self, settle: Settle) -> None:
