@@ -1,18 +1,21 @@
-"""The runner worker: pulls one GPU pool's jobs, runs them through a backend, reports back, then acks.
+"""The runner worker: gets one GPU pool's jobs from the core, runs them through a backend, reports back, then acks.
 
-Per job: ack it without running it if its result is already stored (a job delivered again after its result
-went out: its ack was lost, say in a NATS crash, and JetStream restarts a delivery count it lost too), publish a
-``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend runs, forward the
-backend's progress, publish the ``RunResult``, and only then ack. The ``started`` event pairs the run with this
-worker in the core (only this worker's result counts for it then), so a job whose ``started`` cannot be
-stored is given back, not run. So a worker that
-dies mid-job leaves the job to be redelivered, and a result is never lost between run and ack. Only the
+The core hands each job to one worker (``core.service.dispatch``), with the attempt number and that attempt's
+result key, and acknowledges, gives back or heartbeats it only for that worker: a worker has no access to the job
+queue itself, so none can settle or take over another's job. (A job whose result is already stored, delivered
+again because its ack was lost, the core acknowledges without handing it out.)
+
+Per job: publish a ``started`` progress, heartbeat ``in_progress`` every ack_wait/3 while the backend runs,
+forward the backend's progress, publish the ``RunResult``, and only then ack. The ``started`` event marks the run
+running in the core, so a job whose ``started`` cannot be stored is given back, not run. So a worker that
+dies mid-job leaves the job to be redelivered (once it stops heartbeating), and a result is never lost between
+run and ack. Only the
 ``started`` event is waited for (it marks the run running); later progress is sent without waiting. A
 result larger than the bus carries has its longest texts cut (``Bus.fit``) before it is sent; one that still
 does not fit is reported as an error, never retried: it would fail the same way every time. Progress and
 result carry the job's delivery number and the worker's name (its NATS user, whose subjects they go out on), and
-are signed with the job's result key bound to the worker's own key (``core.contracts.signing``): the core trusts
-nothing else.
+are signed with the attempt's result key bound to the worker's own key (``core.contracts.signing``): the core
+trusts nothing else.
 
 Outcomes: ``RunnerUnavailable`` (the backend cannot run anything right now) gives the job back for a
 later delivery; any other exception becomes an error result blamed on kernelrank, never on the kernel,
@@ -33,7 +36,7 @@ import socket
 import time
 from collections.abc import Callable
 
-from core.contracts.bus import Bus, BusError, Delivery, PayloadTooLarge, Puller, Role
+from core.contracts.bus import Bus, BusError, Granted, PayloadTooLarge, Role, WorkQueue
 from core.contracts.config import ConfigError, Settings
 from core.contracts.credentials import BusCredentials, for_role
 from core.contracts.messages import PoolStatus, RunJob, RunProgress, RunResult, encode
@@ -94,7 +97,7 @@ class Worker:
                     await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     continue
                 try:
-                    deliveries = await queue.fetch(free, self.poll_s)
+                    deliveries = await queue.fetch(self.poll_s)
                 except BusError as exc:
                     log.warning("worker %s cannot fetch jobs, retrying: %s", self.name, exc)
                     await _sleep_unless(stop, self.poll_s)
@@ -116,12 +119,12 @@ class Worker:
             await self._publish_status(running=0, capacity=0, backlog=0)  # this worker takes no more jobs
             await queue.close()
 
-    async def _wait_for_queue(self, stop: asyncio.Event) -> Puller[RunJob] | None:
-        """The pool's consumer; a worker started before the core waits for the core to create it."""
+    async def _wait_for_queue(self, stop: asyncio.Event) -> WorkQueue | None:
+        """The pool's jobs; a worker started before the core waits for the core to serve them."""
         warned = False
         while not stop.is_set():
             try:
-                return await self.bus.jobs(self.gpu)
+                return await self.bus.jobs(self.gpu, self.name)
             except BusError as exc:
                 if not warned:
                     log.warning("worker %s waiting: %s", self.name, exc)
@@ -129,14 +132,11 @@ class Worker:
                 await _sleep_unless(stop, self.poll_s)
         return None
 
-    async def _run_job(self, delivery: Delivery[RunJob], heartbeat_s: float, max_deliver: int) -> None:
+    async def _run_job(self, delivery: Granted, heartbeat_s: float, max_deliver: int) -> None:
         job = delivery.message
         beat = asyncio.create_task(_heartbeat(delivery, heartbeat_s))
         of_max = f" of {max_deliver}" if max_deliver > 0 else ""
         try:
-            if await self._reported_already(job):
-                await delivery.ack()
-                return
             attempt = delivery.deliveries
             started = Progress(stage=STARTED, detail=f"{self.name}, attempt {attempt}{of_max}")
             try:
@@ -178,17 +178,6 @@ class Worker:
             log.error("run %s could not be reported (%s); it will be delivered again", job.run_id, exc)
         finally:
             beat.cancel()
-
-    async def _reported_already(self, job: RunJob) -> bool:
-        """Whether a result for this run is stored already (one lookup in EVENTS)."""
-        try:
-            found = await self.bus.has_result(self.name, job.run_id, job.result_key)
-        except BusError as exc:
-            log.debug("could not look for an earlier result of run %s: %s", job.run_id, exc)
-            return False
-        if found:
-            log.warning("run %s was delivered again after its result was sent; not evaluating it twice", job.run_id)
-        return found
 
     async def _report(self, running: Callable[[], int], ending: asyncio.Event) -> None:
         """Publish the pool's state every ``status_s`` until ``ending`` is set or the task is cancelled (both:
@@ -294,7 +283,7 @@ def _unsendable(job: RunJob, result: EvalResult) -> EvalResult:
     )
 
 
-async def _heartbeat(delivery: Delivery[RunJob], every_s: float) -> None:
+async def _heartbeat(delivery: Granted, every_s: float) -> None:
     while True:
         await asyncio.sleep(every_s)
         try:
@@ -303,7 +292,7 @@ async def _heartbeat(delivery: Delivery[RunJob], every_s: float) -> None:
             log.warning("heartbeat for run %s failed: %s", delivery.message.run_id, exc)
 
 
-async def _give_back(delivery: Delivery[RunJob]) -> None:
+async def _give_back(delivery: Granted) -> None:
     """Return a job for immediate redelivery (this worker is stopping)."""
     try:
         await delivery.nak()

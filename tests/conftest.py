@@ -77,6 +77,11 @@ class AuthedNats:
     async def connect(self, role: Role, name: str = "", worker: str = WORKER) -> Bus:
         return await Bus.connect(self.url, name or f"test-{role.value}", self.credentials(role, worker))
 
+    @property
+    def core_secret(self) -> bytes:
+        """The secret the core of ``<secrets>/..`` keys results, attempts and grants with."""
+        return result_secret(Settings(home=self.secrets.parent))
+
     def issue_worker(self, name: str, pools: list[str]) -> BusCredentials:
         issue(self.secrets, name, pools)
         embedded_server_config(self.secrets)

@@ -6,9 +6,24 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+from core.contracts.bus import Bus, Running
+from core.service.dispatch import Dispatcher
+from core.service.report_check import ReportCheck
+from core.service.runs import RunBook
 from runners.worker import Worker
 
 WORKER = "w-cpu"  # the worker tests/conftest.py's authed_nats issues for the CPU pool
+TEST_SECRET = b"the tests' core secret"
+
+
+async def hand_out_jobs(
+    bus: Bus, pools: list[str], secret: bytes = TEST_SECRET, runs: RunBook | None = None
+) -> Running:
+    """The core's part workers need (``core.service.dispatch``), without the rest of the core: for bus tests.
+    ``runs`` is the run book it records each attempt's holder in."""
+    runs = runs if runs is not None else RunBook()
+    checks = ReportCheck(secret, runs, bus, worker_keys=bus.authenticated)
+    return await Dispatcher(bus, secret, runs, checks).start(pools)
 
 
 @contextlib.asynccontextmanager

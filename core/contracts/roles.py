@@ -5,21 +5,22 @@ role       may
 =========  ==========================================================================================
 core       everything kernelrank does with JetStream (streams, consumers, KV buckets), serve commands
            (``svc.command.*``), publish jobs, dead letters and replies, answer requests
-worker     one NATS user per worker (``worker_permissions``), named as the worker: pull its own pools' jobs
-           (``$JS.API.CONSUMER.MSG.NEXT.JOBS.<durable>``, acks on ``$JS.ACK.JOBS.<durable>.>``), publish
-           progress and results under its own name (``runs.progress.<name>.*``, ``runs.result.<name>.*``) and
-           its own pools' status (``pools.status.<name>.<gpu>``), look up its own stored results, use its
-           own keys (``<name>.<run>``) of the ``runner_calls`` KV bucket
+worker     one NATS user per worker (``worker_permissions``), named as the worker: ask the core for its own
+           pools' jobs and settle the ones it holds (``svc.work.<name>.<gpu>``; no JetStream access to JOBS at
+           all: not its consumers, not their acks), publish progress and results under its own name
+           (``runs.progress.<name>.*``, ``runs.result.<name>.*``) and its own pools' status
+           (``pools.status.<name>.<gpu>``), use its own keys (``<name>.<run>``) of the ``runner_calls`` KV bucket
 discord    request on ``svc.command.discord``; consume its replies through the ``replies-discord`` durable
 slack      the same for ``slack``; both keep their delivery ledger in ``ledger-<platform>``
 api        request on ``svc.command.cli`` and ``svc.command.web``; follow cli and web replies through
            ephemeral consumers filtered to ``replies.cli.>`` / ``replies.web.>``
 =========  ==========================================================================================
 
-Nobody but the core may subscribe to commands, read jobs (they carry sources, result keys and the secret
-seed), create, change or delete streams, or publish replies: the allow lists never grant these, and every
-role but the core also has them on its deny list, so a later widening of an allow list cannot grant them
-by accident. The JetStream API subjects are the ones nats-py 2.16 uses against nats-server 2.15:
+Nobody but the core may subscribe to commands, read jobs (they carry sources and the secret seed), pull,
+acknowledge, give back or inspect the job queues' deliveries, create, change or delete streams, or publish
+replies: the allow lists never grant these, and every role but the core also has them on its deny list, so a
+later widening of an allow list cannot grant them by accident. The JetStream API subjects are the ones nats-py 2.16
+uses against nats-server 2.15:
 
 - consumers are created through ``$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>``, the form that names
   the filter, so a permission can pin what a consumer may read (the server refuses a request whose body
@@ -140,18 +141,17 @@ _CORE_ONLY_PUBLISH = (
     f"{JS_API}.CONSUMER.DELETE.>",
     f"{JS_API}.CONSUMER.DURABLE.CREATE.>",
     *(op for stream in (subjects.JOBS, subjects.JOBS_DLQ, subjects.EVENTS) for op in _read_or_consume(stream)),
+    # the job queues' consumers are the core's: a worker holding another's delivery could settle it (issue 25)
+    f"{JS_API}.CONSUMER.INFO.{subjects.JOBS}.>",
+    f"{JS_API}.CONSUMER.MSG.NEXT.{subjects.JOBS}.>",
+    f"$JS.ACK.{subjects.JOBS}.>",
     subjects.JOBS_ALL,
     subjects.DEAD_ALL,
     subjects.REPLIES_ALL,
 )
-# A worker looks up its own stored results by subject (so a redelivered job is not evaluated twice), and
-# nothing else of EVENTS: not progress, not a message by sequence number (``worker_permissions``).
-_WORKER_PUBLISH_DENY = (
-    *(s for s in _CORE_ONLY_PUBLISH if s != f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.>"),
-    f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.{subjects.PROGRESS_ALL}",
-)
 _CORE_ONLY_SUBSCRIBE = (
     subjects.COMMANDS_ALL,
+    subjects.WORK_ALL,
     subjects.JOBS_ALL,
     subjects.DEAD_ALL,
     subjects.PROGRESS_ALL,
@@ -167,9 +167,19 @@ _ADAPTER_DURABLES = tuple(
 # Every role but the worker: workers have one user each (``worker_permissions``).
 PERMISSIONS: dict[Role, Permissions] = {
     Role.CORE: Permissions(
-        publish=(f"{JS_API}.>", "$JS.ACK.>", subjects.JOBS_ALL, subjects.DEAD_ALL, subjects.REPLIES_ALL),
+        # workers' inboxes outright, not only through allow_responses: a configuration reload (``kernelrank workers
+        # add``) forgets the response permissions of requests in flight, and a job answer refused then is lost
+        publish=(
+            f"{JS_API}.>",
+            "$JS.ACK.>",
+            subjects.JOBS_ALL,
+            subjects.DEAD_ALL,
+            subjects.REPLIES_ALL,
+            subjects.WORKER_INBOXES,
+        ),
         subscribe=(
             subjects.COMMANDS_ALL,
+            subjects.WORK_ALL,
             _inbox(Role.CORE),
             subjects.MAX_DELIVERIES_ADVISORY,
             subjects.POOL_STATUS_ALL,
@@ -194,23 +204,23 @@ PERMISSIONS: dict[Role, Permissions] = {
 
 
 def worker_permissions(name: str, pools: Iterable[str]) -> Permissions:
-    """One worker's user: its own pools' jobs, its own inbox, reports and status under its own name only."""
+    """One worker's user: its own pools' jobs through the core, its own inbox, reports and status under its own
+    name only."""
     me = subjects.worker_token(name)
     pools = list(pools)
     return Permissions(
         publish=(
-            *(op for pool in pools for op in _pull(subjects.JOBS, subjects.runner_durable(pool))),
+            *(subjects.work_subject(name, pool) for pool in pools),
             f"runs.progress.{me}.*",
             f"runs.result.{me}.*",
             *(subjects.pool_status_subject(name, pool) for pool in pools),
-            f"{JS_API}.DIRECT.GET.{subjects.EVENTS}.runs.result.{me}.*",
             # its own keys of the runner_calls bucket (``<worker>.<run>``), read by subject only
             f"{JS_API}.STREAM.INFO.KV_{subjects.RUNNER_CALLS}",
             f"{JS_API}.DIRECT.GET.KV_{subjects.RUNNER_CALLS}.$KV.{subjects.RUNNER_CALLS}.{me}.>",
             f"$KV.{subjects.RUNNER_CALLS}.{me}.>",
         ),
         subscribe=(subjects.worker_inbox(name) + ".>",),
-        publish_deny=_WORKER_PUBLISH_DENY,
+        publish_deny=_CORE_ONLY_PUBLISH,
         subscribe_deny=_CORE_ONLY_SUBSCRIBE,
     )
 

@@ -1,10 +1,12 @@
 """Signed run reports: a result or progress event counts only when signed with its run's result key.
 
-The core derives each run's key from its own secret (``run_key``: HMAC-SHA256 of the run id) and puts it
-in the ``RunJob``. Only the core and workers may read jobs (``core.contracts.roles``), so a worker that was handed
-the run can sign for it, and nobody else can: not an adapter, not the API process, not a client that
-holds worker credentials but never received this run. The core recomputes the key from the run id, so
-it keeps no table of keys, and a restarted core still verifies what was signed before it stopped.
+The core derives each run's key from its own secret (``run_key``: HMAC-SHA256 of the run id) and each
+delivery's from that (``attempt_key``), and puts the delivery's key in the ``RunJob`` it grants to one worker
+(``core.service.dispatch``). Only the core reads the job queue (``core.contracts.roles``), so the worker that
+holds that attempt can sign for it, and nobody else can: not an adapter, not the API process, not another
+worker of the pool, not a worker that held an earlier attempt. The core recomputes the keys from the run id
+and the attempt, so it keeps no table of keys, and a restarted core still verifies what was signed before it
+stopped.
 
 Each worker also holds a key of its own (``worker_key``: HMAC-SHA256 of its name, handed over with its bus
 credentials by ``kernelrank workers add`` or ``kernelrank up``). A worker that has one signs with
@@ -32,6 +34,20 @@ Signed = TypeVar("Signed", RunResult, RunProgress)
 def run_key(secret: bytes, run_id: str) -> str:
     """The key a run's reports are signed with; knowing one run's key tells nothing about another's."""
     return hmac.new(secret, b"kernelrank-run-result:" + run_id.encode(), hashlib.sha256).hexdigest()
+
+
+def attempt_key(run_key_: str, attempt: int) -> str:
+    """The key of one delivery (attempt) of a run: what the core hands the one worker it granted that attempt, so
+    the attempt a report names is bound to its key, never the worker's own word."""
+    return hmac.new(run_key_.encode(), b"kernelrank-attempt:%d" % attempt, hashlib.sha256).hexdigest()
+
+
+def grant(secret: bytes, worker: str, run_id: str, attempt: int, ack: str) -> str:
+    """The core's token for "``worker`` holds attempt ``attempt`` of ``run_id``, JetStream delivery ``ack``": the
+    worker shows it to have the core acknowledge, give back or extend that delivery, and nothing else
+    (``core.service.dispatch``)."""
+    body = f"kernelrank-grant:{worker}\n{run_id}\n{attempt}\n{ack}".encode()
+    return hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
 def worker_key(secret: bytes, name: str) -> str:

@@ -5,7 +5,10 @@ subject                                 stream      carries
 ======================================  ==========  ===================================================
 ``svc.command.<platform>``              (none)      ``Command`` -> ``Reply``, request-reply, queue "core";
                                                     only that platform's adapter may publish here
-``jobs.submit.<gpu>``                   JOBS        ``RunJob``; work queue, one durable per GPU pool
+``jobs.submit.<gpu>``                   JOBS        ``RunJob``; work queue, one durable per GPU pool, read by
+                                                    the core alone
+``svc.work.<worker>.<gpu>``             (none)      a worker asks the core for its pool's next job and settles
+                                                    the jobs it holds, request-reply, queue "core"
 ``jobs.dead.<gpu>``                     JOBS_DLQ    ``RunJob`` that failed ``max_deliver`` times
 ``runs.progress.<worker>.<run_id>``     EVENTS      ``RunProgress`` from the worker named (may be lossy)
 ``runs.result.<worker>.<run_id>``       EVENTS      ``RunResult`` from the worker named (never lossy)
@@ -46,6 +49,8 @@ PROGRESS_ALL = "runs.progress.>"
 RESULTS_ALL = "runs.result.>"
 REPLIES_ALL = "replies.>"
 POOL_STATUS_ALL = "pools.status.>"
+WORKER_INBOXES = "_INBOX.worker.>"  # every worker's inboxes (``worker_inbox``): the core answers workers there
+WORK_ALL = "svc.work.*.*"  # what the core serves: workers' requests for jobs (``work_subject``)
 
 RUNNER_CALLS = "runner_calls"  # KV bucket (stream KV_runner_calls): <worker>.<run id> -> remote call
 
@@ -122,6 +127,11 @@ def publisher(subject: str) -> str:
     """``runs.result.w1.r1`` or ``pools.status.w1.H100`` -> ``w1``: the token of the worker that published it."""
     parts = subject.split(".")
     return parts[2] if len(parts) == 4 else ""
+
+
+def work_subject(worker: str, gpu: str) -> str:
+    """Where ``worker`` asks the core for ``gpu``'s jobs; only that worker's user may publish here."""
+    return f"svc.work.{worker_token(worker)}.{token(gpu)}"
 
 
 def worker_inbox(worker: str) -> str:

@@ -1,9 +1,8 @@
 """Building RunJobs from stored facts (for fresh submissions and for re-queueing after a restart), and queueing
-them signed."""
+them."""
 
 from __future__ import annotations
 
-from core.contracts import signing
 from core.contracts.bus import Bus
 from core.contracts.gpus import CPU_POOL
 from core.contracts.messages import RunJob
@@ -34,11 +33,9 @@ def run_job(
 
 
 class JobQueue:
-    """Queues jobs with their run's result key: whatever comes back for a run must be signed with that key.
-
-    Only workers read jobs (``core.contracts.roles``), so a report signed with a run's key comes from a worker
-    that was handed the run. The keys derive from the core's secret, which never leaves this process.
-    """
+    """Queues jobs, which carry no result key: the core adds the key of one attempt when it hands that attempt to
+    one worker (``core.service.dispatch``). The keys derive from the core's secret, which never leaves this
+    process; only the core reads the job queues (``core.contracts.roles``)."""
 
     def __init__(self, bus: Bus, secret: bytes) -> None:
         self._bus, self._secret = bus, secret
@@ -48,9 +45,5 @@ class JobQueue:
         """The core's secret, for checking what comes back (``core.service.report_check``)."""
         return self._secret
 
-    def key(self, run_id: str) -> str:
-        return signing.run_key(self._secret, run_id)
-
     async def publish(self, job: RunJob) -> bool:
-        job.result_key = self.key(job.run_id)
         return await self._bus.publish_job(job)

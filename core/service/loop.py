@@ -12,10 +12,11 @@ Start-up order matters after an outage: the consumers of results and progress st
 flight, and no result in EVENTS), and only then are commands served. So results that piled up while the
 core was away are read, never re-run, however long the outage (the queue's duplicate window is 2 minutes).
 
-Every job carries its run's result key (``core.contracts.signing``); a result or progress event that is not signed
-with it (bound to its worker's own key), that comes from an older delivery of the run than one already started,
-or a result from another worker than the one that started the run, is dropped and logged
-(``core.service.report_check``), so a forged, stale or stolen report never takes the place of the real one.
+Workers get jobs from the core alone (``core.service.dispatch``), one delivery to one worker, with that attempt's
+result key (``core.contracts.signing``); a result or progress event that is not signed with it (bound to its
+worker's own key), that comes from an older delivery of the run than one already handed out, or a result from
+another worker than the one holding the run, is dropped and logged (``core.service.report_check``), so a forged,
+stale or stolen report never takes the place of the real one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from core.service.args import time_left
 from core.service.deadletter import DeadLetters
 from core.service.deadlines import adopt_deadlines
 from core.service.deps import Deps
+from core.service.dispatch import Dispatcher
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
@@ -83,6 +85,8 @@ class CoreService:
             (await self.bus.watch_pool_status(self._pool_status.record)).stop,
         ]
         await self._recover()
+        dispatcher = Dispatcher(self.bus, self.jobs.secret, self.runs, self.checks)
+        self._stoppers.append((await dispatcher.start(self.pools)).stop)
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
         self._stoppers.append(self._start_scheduler())
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)

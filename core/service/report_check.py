@@ -4,8 +4,9 @@ A report (progress or result) reaches the core on its worker's own subject (``ru
 which NATS lets only that worker's user publish on, and the bus has already dropped any whose body names
 another worker (``core.contracts.subjects.publisher``). Here it must also:
 
-- be signed with the run's key bound to that worker's key (``core.contracts.signing.report_key``; on an open
-  bus, where workers have no key, the run key alone);
+- be signed with the key of the attempt it names (``core.contracts.signing.attempt_key``, which the core handed
+  only to the worker it granted that attempt, ``core.service.dispatch``) bound to that worker's key
+  (``signing.report_key``; on an open bus, where workers have no key, the attempt key alone);
 - belong to the run's latest delivery that started (an older delivery's reports are stale);
 - for a result, come from the worker that started that delivery: the pairing the run book keeps from the
   workers' ``started`` events (the database records it too, ``mark_running``). Where this core has not seen
@@ -66,15 +67,15 @@ class ReportCheck:
         self._registry = registry if worker_keys else None
         self._told_revoked: set[str] = set()
 
-    def key(self, run_id: str, worker: str) -> str:
-        """The key ``worker``'s reports for ``run_id`` are signed with."""
-        run_key = signing.run_key(self._secret, run_id)
-        return signing.report_key(run_key, signing.worker_key(self._secret, worker) if self._worker_keys else "")
+    def key(self, run_id: str, worker: str, attempt: int) -> str:
+        """The key ``worker``'s reports for attempt ``attempt`` of ``run_id`` are signed with."""
+        attempt_key = signing.attempt_key(signing.run_key(self._secret, run_id), attempt)
+        return signing.report_key(attempt_key, signing.worker_key(self._secret, worker) if self._worker_keys else "")
 
     def signed(self, report: RunResult | RunProgress, kind: str) -> bool:
         if self._revoked(report.worker):
             return False
-        if signing.verify(report, self.key(report.run_id, report.worker)):
+        if signing.verify(report, self.key(report.run_id, report.worker, _attempt(report))):
             return True
         log.warning(
             "dropped a %s for run %s that is not signed with the run's key (it names worker %r)",
@@ -112,7 +113,7 @@ class ReportCheck:
             paired = (
                 event is not None
                 and event.attempt == result.attempts
-                and signing.verify(event, self.key(result.run_id, result.worker))
+                and signing.verify(event, self.key(result.run_id, result.worker, event.attempt))
             )
         if not paired:
             log.warning(
@@ -130,7 +131,7 @@ class ReportCheck:
         return (
             stored is not None
             and not self._revoked(stored.worker)
-            and signing.verify(stored, self.key(run_id, stored.worker))
+            and signing.verify(stored, self.key(run_id, stored.worker, stored.attempts))
         )
 
     def _revoked(self, worker: str) -> bool:
@@ -156,6 +157,10 @@ class ReportCheck:
             "dropped a %s of attempt %d of run %s: attempt %d has started since", kind, attempt, report.run_id, latest
         )
         return True
+
+
+def _attempt(report: RunResult | RunProgress) -> int:
+    return report.attempts if isinstance(report, RunResult) else report.attempt
 
 
 class IssuedPools:

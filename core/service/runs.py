@@ -2,9 +2,10 @@
 
 The database holds every run for good; this is what the core must answer from memory, fast and without a
 query: which runs have no result yet (``in_flight``, with the jobs ahead of a new one per GPU pool), which of
-them a worker has started (before the database knows), which delivery of a run is the latest one that started
-and which worker started it (an older delivery's reports are stale, another worker's are not the run's), and
-which runs finished lately (progress can trail a result).
+them a worker has started (before the database knows), which delivery of a run is the latest one the core handed
+out or saw start and which worker holds it (an older delivery's reports are stale, another worker's are not the
+run's, ``core.service.dispatch`` settles nothing for them), and which runs finished lately (progress can trail a
+result).
 Handlers and the service loop share one ``RunBook``; nothing else keeps run state.
 """
 
@@ -76,7 +77,7 @@ class RunBook:
         return self._attempts.get(run_id, (0, ""))[0]
 
     def started_by(self, run_id: str) -> tuple[int, str] | None:
-        """(latest delivery started, the worker that started it), where this core has seen a start."""
+        """(latest delivery handed out or started, the worker holding it), where this core has seen either."""
         return self._attempts.get(run_id)
 
     def attempt_started(self, run_id: str, attempt: int, worker: str = "") -> None:

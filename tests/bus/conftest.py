@@ -16,6 +16,7 @@ from pathlib import Path
 import nats
 import pytest
 from nats.js import JetStreamContext
+from worker_testkit import hand_out_jobs
 
 from core.contracts.bus import Bus
 from core.contracts.messages import RunJob, new_id
@@ -58,6 +59,7 @@ async def bus(nats_url: str) -> AsyncIterator[Bus]:
     """A bus with kernelrank's streams and the CPU pool's job queue (ack_wait 1 s, 3 deliveries)."""
     bus = await Bus.connect(nats_url, name="test")
     await bus.ensure_streams([GPU], ack_wait_s=ACK_WAIT_S, max_deliver=3)
+    await hand_out_jobs(bus, [GPU])  # workers get jobs from the core: this is its part of that
     yield bus
     await bus.close()
 

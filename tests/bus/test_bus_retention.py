@@ -17,7 +17,11 @@ from core.contracts.bus._streams import (
     REPLIES_MAX_BYTES,
 )
 from core.contracts.messages import RunResult
+from core.service.report_check import ReportCheck
+from core.service.runs import RunBook
 from harness.result import EvalResult, Mode, Status
+
+SECRET = b"core secret"
 
 
 async def test_dead_letters_expire_and_the_job_queue_is_bounded(bus: Bus, js) -> None:
@@ -61,9 +65,12 @@ async def test_a_full_job_queue_refuses_the_next_job_and_keeps_the_others(bus: B
     assert 0 < stored < 50 and await count(subjects.JOBS) == stored
 
 
-async def test_only_a_result_signed_with_the_runs_key_counts_as_stored(bus: Bus, make_job) -> None:
+async def test_only_a_result_signed_with_the_attempts_key_counts_as_stored(bus: Bus, make_job) -> None:
+    """What the core asks before it hands a job out again (``core.service.dispatch``): a forged result must not
+    make it skip the run."""
     job = make_job()
-    key = signing.run_key(b"core secret", job.run_id)
+    check = ReportCheck(SECRET, RunBook(), bus, worker_keys=False)
+    key = signing.attempt_key(signing.run_key(SECRET, job.run_id), 1)
     result = RunResult(
         run_id=job.run_id,
         submission_id=1,
@@ -71,11 +78,11 @@ async def test_only_a_result_signed_with_the_runs_key_counts_as_stored(bus: Bus,
         result=EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity"),
         worker="w",
     )
-    assert not await bus.has_result("w", job.run_id, key)
+    assert not await check.has_result(job.run_id)
     await bus.publish_result(result)  # unsigned: anyone with a worker's role
-    await bus.publish_result(result, signing.run_key(b"core secret", "another run"))
-    assert not await bus.has_result("w", job.run_id, key)  # a forged one must not skip the run
+    await bus.publish_result(result, signing.attempt_key(signing.run_key(SECRET, "another run"), 1))
+    await bus.publish_result(result, signing.run_key(SECRET, job.run_id))  # the run's key is no attempt's key
+    assert not await check.has_result(job.run_id)
     await bus.publish_result(result, key)
-    assert await bus.has_result("w", job.run_id, key)
-    assert not await bus.has_result("another-worker", job.run_id, key)  # a worker looks up its own results only
+    assert await check.has_result(job.run_id)
     assert (await bus.last_result(job.run_id)) == signing.sign(result, key)

@@ -4,7 +4,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from worker_testkit import running
+from worker_testkit import hand_out_jobs, running
 
 from core.contracts import subjects
 from core.contracts.bus import Bus
@@ -174,6 +174,7 @@ async def test_a_worker_started_before_the_core_waits_for_its_queue(nats_url: st
     try:
         async with running(Worker(early, "H100", runner, poll_s=0.1)):
             await core.ensure_streams(["H100"], ack_wait_s=1)
+            await hand_out_jobs(core, ["H100"])
             await core.publish_job(make_job("H100"))
             done = asyncio.Queue()
 

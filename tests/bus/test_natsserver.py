@@ -3,6 +3,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from worker_testkit import hand_out_jobs
 
 from core.contracts.bus import Bus, BusUnavailable
 from core.contracts.messages import RunJob
@@ -63,8 +64,9 @@ async def test_restart_on_the_same_store_keeps_a_queued_job(tmp_path: Path, make
     with EmbeddedNats() as server:
         bus = await Bus.connect(server.start(run_dir, store), name="after")
         try:
+            await hand_out_jobs(bus, ["CPU"])
             queue = await bus.jobs("CPU")  # the pool's consumer survived too
-            (delivery,) = await queue.fetch(1, timeout_s=5)
+            (delivery,) = await queue.fetch(timeout_s=5)
             assert isinstance(delivery.message, RunJob)
             assert delivery.message.run_id == job.run_id
             await delivery.ack()

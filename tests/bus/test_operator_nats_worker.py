@@ -9,14 +9,13 @@ logs in with that user's seed (``.nk``) and its key file, runs a job, and the co
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
 from pathlib import Path
 
 import pytest
-from worker_testkit import running
+from worker_testkit import hand_out_jobs, running
 
 from core.contracts import issued_workers, signing
 from core.contracts.bus import Bus, Role
@@ -64,11 +63,6 @@ def add_to_server(authed_nats, public_key: str, name: str) -> None:
     assert reload_config(authed_nats.run_dir)
 
 
-def signed_job(make_job, secret: bytes):
-    job = make_job()
-    return dataclasses.replace(job, result_key=signing.run_key(secret, job.run_id))
-
-
 async def test_a_worker_on_an_nkey_login_with_its_key_file_signs_results_the_core_takes_until_revoked(
     authed_nats, make_job, eventually, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -85,9 +79,10 @@ async def test_a_worker_on_an_nkey_login_with_its_key_file_signs_results_the_cor
     secret = core_secret(authed_nats.secrets)
     core = await authed_nats.connect(Role.CORE)
     await core.ensure_streams([GPU], ack_wait_s=5, max_deliver=3)
+    await hand_out_jobs(core, [GPU], secret)
     worker_bus = await Bus.connect(authed_nats.url, "operator-worker", credentials)
     try:
-        job = signed_job(make_job, secret)
+        job = make_job()
         assert await core.publish_job(job)
         async with running(Worker(worker_bus, GPU, FakeRunner(), retry_delay_s=0.1, poll_s=0.2)):
 
@@ -123,11 +118,11 @@ async def test_a_revoked_workers_report_is_dropped_while_another_workers_still_c
         issued_workers.issue(secrets, name, [GPU], secret, operator_nats=True)
     issued_workers.revoke(secrets, "w-gone")
     check = ReportCheck(secret, RunBook(), bus, worker_keys=True, registry=Registry(secrets))
-    run_key = signing.run_key(secret, "run-1")
+    attempt_key = signing.attempt_key(signing.run_key(secret, "run-1"), 1)
     reports = {}
     for name in ("w-gone", "w-kept"):
         report = RunProgress("run-1", 1, GPU, Progress(stage="started"), worker=name)
-        reports[name] = signing.sign(report, signing.report_key(run_key, signing.worker_key(secret, name)))
+        reports[name] = signing.sign(report, signing.report_key(attempt_key, signing.worker_key(secret, name)))
     assert not check.progress_counts(reports["w-gone"])
     assert check.progress_counts(reports["w-kept"])
 

@@ -23,6 +23,11 @@ SECRET = b"the core's secret"
 RUN = "run-1"
 
 
+def attempt_key(attempt: int = 1) -> str:
+    """What the core hands the worker it grants this attempt (``core.service.dispatch``)."""
+    return signing.attempt_key(signing.run_key(SECRET, RUN), attempt)
+
+
 def credentials(name: str) -> BusCredentials:
     return BusCredentials(Role.WORKER, user=name, password="p", key=signing.worker_key(SECRET, name), pools=("CPU",))
 
@@ -47,7 +52,7 @@ async def buses(bus: Bus, nats_url: str):
 
 async def signed_result(worker: Bus, report: RunResult) -> RunResult:
     """The result as the worker's bus signs it, read back as the core would."""
-    await worker.publish_result(report, signing.run_key(SECRET, RUN))
+    await worker.publish_result(report, attempt_key(report.attempts))
     stored = await worker.last_result(RUN)
     assert stored is not None
     return stored
@@ -55,7 +60,7 @@ async def signed_result(worker: Bus, report: RunResult) -> RunResult:
 
 async def test_a_result_counts_from_the_worker_whose_start_is_in_events_and_no_other(bus: Bus, buses) -> None:
     check = ReportCheck(SECRET, RunBook(), bus, worker_keys=True)
-    key = signing.run_key(SECRET, RUN)
+    key = attempt_key()
     await buses["w-a"].publish_progress(started("w-a"), key, confirm=True)
     assert not await check.result_counts(await signed_result(buses["w-b"], result("w-b")))  # never started it
     assert await check.result_counts(await signed_result(buses["w-a"], result("w-a")))  # the book knows nothing yet
@@ -65,23 +70,25 @@ async def test_a_result_counts_from_the_worker_whose_start_is_in_events_and_no_o
 async def test_once_the_core_saw_a_start_another_worker_cannot_claim_that_delivery(bus: Bus, buses) -> None:
     runs = RunBook()
     check = ReportCheck(SECRET, runs, bus, worker_keys=True)
-    key = signing.run_key(SECRET, RUN)
+    key = attempt_key()
     await buses["w-a"].publish_progress(started("w-a"), key, confirm=True)
-    a_started = signing.sign(started("w-a"), check.key(RUN, "w-a"))
+    a_started = signing.sign(started("w-a"), check.key(RUN, "w-a", 1))
     assert check.progress_counts(a_started)
     runs.attempt_started(RUN, 1, "w-a")
-    b_started = signing.sign(started("w-b"), check.key(RUN, "w-b"))
+    b_started = signing.sign(started("w-b"), check.key(RUN, "w-b", 1))
     assert not check.progress_counts(b_started)  # a second start of the same delivery
     await buses["w-b"].publish_progress(started("w-b"), key, confirm=True)  # its own start in EVENTS changes nothing
     assert not await check.result_counts(await signed_result(buses["w-b"], result("w-b")))
     assert await check.result_counts(await signed_result(buses["w-a"], result("w-a")))
 
 
-async def test_a_report_signed_with_the_run_key_alone_does_not_count_where_workers_have_keys(bus: Bus) -> None:
+async def test_a_report_signed_with_the_attempt_key_alone_does_not_count_where_workers_have_keys(bus: Bus) -> None:
     check = ReportCheck(SECRET, RunBook(), bus, worker_keys=True)
-    assert not check.signed(signing.sign(result("w-a"), signing.run_key(SECRET, RUN)), "result")
+    assert not check.signed(signing.sign(result("w-a"), attempt_key()), "result")
     open_bus = ReportCheck(SECRET, RunBook(), bus, worker_keys=False)  # no worker has a key there
-    assert open_bus.signed(signing.sign(result("w-a"), signing.run_key(SECRET, RUN)), "result")
+    assert open_bus.signed(signing.sign(result("w-a"), attempt_key()), "result")
+    assert not open_bus.signed(signing.sign(result("w-a"), signing.run_key(SECRET, RUN)), "result")  # no attempt's
+    assert not open_bus.signed(signing.sign(result("w-a", attempt=2), attempt_key(1)), "result")  # another attempt
 
 
 def test_a_worker_refuses_credentials_it_cannot_serve_with() -> None:

@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 import nats
 import pytest
 from nats.aio.client import Client
-from worker_testkit import WORKER
+from worker_testkit import WORKER, hand_out_jobs
 
-from core.contracts import subjects
+from core.contracts import signing, subjects
 from core.contracts.bus import Bus, BusError, BusUnavailable, Role
 from core.contracts.credentials import embedded_server_config
 from core.contracts.messages import (
@@ -177,6 +177,7 @@ class Probe:
 async def core(authed_nats) -> AsyncIterator[Bus]:
     bus = await authed_nats.connect(Role.CORE)
     await bus.ensure_streams([GPU], ack_wait_s=2, max_deliver=3)
+    await hand_out_jobs(bus, [GPU], authed_nats.core_secret)
     yield bus
     await bus.close()
 
@@ -348,24 +349,19 @@ async def test_a_worker_does_its_work(authed_nats, core: Bus, make_job) -> None:
     await core.consume_progress(on_progress, poll_s=0.2)
     await core.watch_pool_status(on_status)
     job = make_job()
-    job.result_key = "k" * 64
     assert await core.publish_job(job)
     worker = await authed_nats.connect(Role.WORKER)
     try:
         queue = await worker.jobs(GPU)
-        (delivery,) = await queue.fetch(1, timeout_s=5)
-        assert delivery.message.result_key == job.result_key
+        (delivery,) = await queue.fetch(timeout_s=5)
+        key = delivery.message.result_key  # the core's key for this attempt, for this worker's hands only
+        assert key == signing.attempt_key(signing.run_key(authed_nats.core_secret, job.run_id), 1)
         await delivery.in_progress()
-        await worker.publish_progress(
-            RunProgress(job.run_id, 1, GPU, Progress(stage="started"), worker=WORKER), job.result_key
-        )
+        await worker.publish_progress(RunProgress(job.run_id, 1, GPU, Progress(stage="started"), worker=WORKER), key)
         passed = EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="identity")
-        await worker.publish_result(RunResult(job.run_id, 1, GPU, passed, worker=WORKER), job.result_key)
+        await worker.publish_result(RunResult(job.run_id, 1, GPU, passed, worker=WORKER), key)
         await worker.publish_pool_status(PoolStatus(gpu=GPU, worker=WORKER, backend="fake", running=1, capacity=1))
         await delivery.ack()
-        # what it checks before evaluating a redelivery
-        assert await worker.has_result(WORKER, job.run_id, job.result_key)
-        assert not await worker.has_result(WORKER, "never-run", job.result_key)
         calls = await worker.runner_calls()
         await calls.put(job.run_id, {"call": "fc-1"})
         assert await calls.get(job.run_id) == {"call": "fc-1"}

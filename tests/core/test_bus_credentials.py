@@ -161,6 +161,19 @@ def test_a_report_signed_for_one_worker_holds_for_no_other() -> None:
     assert not signing.verify(decode(RunResult, encode(signing.sign(result(), mine))), theirs)
 
 
+def test_each_attempt_has_its_own_key_and_each_grant_one_holder() -> None:
+    run_key = signing.run_key(b"secret", "r1")
+    assert len({run_key, signing.attempt_key(run_key, 1), signing.attempt_key(run_key, 2)}) == 3
+    grant = signing.grant(b"secret", "w1", "r1", 1, "$JS.ACK.JOBS.runners-CPU.1.5.5.1.0")
+    others = [
+        signing.grant(b"secret", "w2", "r1", 1, "$JS.ACK.JOBS.runners-CPU.1.5.5.1.0"),
+        signing.grant(b"secret", "w1", "r1", 2, "$JS.ACK.JOBS.runners-CPU.1.5.5.1.0"),
+        signing.grant(b"secret", "w1", "r1", 1, "$JS.ACK.JOBS.runners-CPU.2.5.6.1.0"),
+        signing.grant(b"other", "w1", "r1", 1, "$JS.ACK.JOBS.runners-CPU.1.5.5.1.0"),
+    ]
+    assert grant not in others and len(set(others)) == 4
+
+
 def test_a_value_the_codec_normalises_does_not_break_a_genuine_signature() -> None:
     key = signing.run_key(b"secret", "r1")
     signed = signing.sign(result(cost_usd=1), key)  # an int where the wire reads a float

@@ -17,7 +17,7 @@ import pytest
 from worker_testkit import WORKER
 
 from core.contracts import signing, subjects
-from core.contracts.bus import Bus, Role
+from core.contracts.bus import Bus, BusError, Role, Settle
 from core.contracts.credentials import result_secret
 from core.contracts.messages import CommandKind, RunProgress, RunResult, Tone
 from harness.job import EvalJob
@@ -80,8 +80,8 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
                 worker=EVIL,
             )
         )
-        # signed right, with the run's own key and its own worker key, as if it had stolen the job: not its run
-        stolen_key = signing.run_key(result_secret(system.settings), run["run_id"])
+        # signed right, with attempt 1's key and its own worker key, as if it had stolen the job: not its run
+        stolen_key = signing.attempt_key(signing.run_key(result_secret(system.settings), run["run_id"]), 1)
         await attacker.publish_result(forged(run, submission_id, cost_usd=0.02), stolen_key)
         finals = await system.finals({run["run_id"]})
     finally:
@@ -104,12 +104,13 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
 async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(
     make_authed_system, authed_nats, eventually, caplog
 ):
-    """Attempt 1 (the system's worker, slow) is overtaken by attempt 2 (a second worker, played here)."""
+    """Attempt 1 (the system's worker, slow) is overtaken by attempt 2 (a second worker, played here with the key
+    the core would have handed it)."""
     caplog.set_level(logging.WARNING, logger="core.service.loop")
     system = await make_authed_system(FakeRunner(result_for=failed, delay_s=3, progress_steps=0))
     accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     (run,) = accepted.data["runs"]
-    key = signing.run_key(result_secret(system.settings), run["run_id"])
+    key = signing.attempt_key(signing.run_key(result_secret(system.settings), run["run_id"]), 2)
     authed_nats.issue_worker("second", ["CPU"])
     second = await authed_nats.connect(Role.WORKER, "second worker", worker="second")
     try:
@@ -146,6 +147,65 @@ async def test_a_result_from_an_attempt_older_than_one_already_started_is_droppe
     assert finals[run["run_id"]].data["status"] == "passed"
     stored = system.store.run(run["run_id"])
     assert stored.status == "passed" and stored.score_us == 77.0
+
+
+async def test_a_second_worker_of_the_pool_cannot_take_over_a_running_job(
+    make_authed_system, authed_nats, eventually, caplog
+):
+    """The attack of issue 25: another credential of the same pool tries to give back (or acknowledge) the delivery
+    the honest worker is running, to read the pool consumer's state, to take the job through the core, and reports
+    a start and a 1 us pass for the next attempt. The server and the core refuse it all; the honest result ranks."""
+    caplog.set_level(logging.WARNING)
+    system = await make_authed_system(FakeRunner(result_for=passed_result, delay_s=3))
+    accepted = await system.submit("ada", CORRECT, leaderboard="vectoradd")
+    (run,) = accepted.data["runs"]
+    durable = subjects.runner_durable(run["gpu"])
+    evil = authed_nats.issue_worker(EVIL, ["CPU"])
+    attacker = await authed_nats.connect(Role.WORKER, "attacker", worker=EVIL)
+    violations: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        violations.append(str(exc).lower())
+
+    nc = await nats.connect(authed_nats.url, allow_reconnect=False, error_cb=on_error, **evil.connect_options())
+    try:
+
+        async def held() -> bool:  # the honest worker holds attempt 1
+            return system.service.runs.started_by(run["run_id"]) is not None
+
+        await eventually(held)
+        refused = [
+            *(f"$JS.ACK.JOBS.{durable}.1.1.{n}.1.0" for n in (1, 2)),  # the first deliveries of the queue
+            f"$JS.API.CONSUMER.INFO.JOBS.{durable}",
+            f"$JS.API.CONSUMER.MSG.NEXT.JOBS.{durable}",
+        ]
+        for subject in refused:
+            await nc.publish(subject, b"-NAK")
+        await nc.flush()
+        queue = await attacker.jobs(run["gpu"])
+        assert await queue.fetch(timeout_s=1) == []  # the core has nothing to hand out: the job is held
+        with pytest.raises(BusError, match="was not handed that job"):
+            await queue.settle(Settle("nak", run["run_id"], 1, refused[0], "0" * 64))
+        guess = signing.attempt_key(signing.run_key(b"a guess at the core's secret", run["run_id"]), 2)
+        started = Progress(stage="started", detail="evil, attempt 2")
+        await attacker.publish_progress(
+            RunProgress(run["run_id"], accepted.data["submission_id"], run["gpu"], started, 2, worker=EVIL), guess
+        )
+        await attacker.publish_result(forged(run, accepted.data["submission_id"], attempts=2), guess)
+        finals = await system.finals({run["run_id"]})
+    finally:
+        await nc.close()
+        await attacker.close()
+    assert all(any(f'publish to "{s.lower()}"' in v for v in violations) for s in refused), violations
+    assert finals[run["run_id"]].data["status"] == "passed"
+    stored = system.store.run(run["run_id"])
+    assert stored.status == "passed" and stored.score_us is not None and stored.score_us >= 50
+    (ran,) = system.store.submission_detail(accepted.data["submission_id"]).runs
+    assert (ran.worker, ran.attempts) == (WORKER, 1)
+    (entry,) = system.store.ranking("vectoradd", run["gpu"])
+    assert entry.run_id == run["run_id"] and entry.score_us == stored.score_us
+    replies = b"\n".join(await all_replies(system.service.bus))
+    assert b"evil" not in replies and b"0.5" not in replies
 
 
 async def test_a_flood_into_events_stops_at_its_byte_limit_and_the_core_goes_on(make_authed_system, authed_nats):
@@ -216,7 +276,7 @@ async def test_the_secret_seed_and_result_keys_never_reach_replies_or_logs(make_
     hidden = [
         str(system.store.get_leaderboard("vectoradd").secret_seed),
         secret.decode(),
-        *(signing.run_key(secret, run_id) for run_id in runs),
+        *(signing.attempt_key(signing.run_key(secret, run_id), 1) for run_id in runs),
         signing.worker_key(secret, WORKER),
     ]
     stored = [system.store.submission_detail(a.data["submission_id"]) for a in (good, bad)]

@@ -1,11 +1,11 @@
 """A core down for longer than the queue's duplicate window (120 s) while 100 runs are in flight.
 
-Workers go on evaluating and reporting while the core is away; when it comes back, every run must be
-evaluated once and replied to once. Before the fix, the core re-queued runs before reading the results
-that piled up, and took runs whose "running" mark it had not written yet for queued ones: 98 of 100 runs
-were evaluated twice. ``KERNELRANK_FAULT_OUTAGE_S`` shortens the outage for a quick local look (below 120 s
-the duplicate window hides the fault).
-"""
+Workers finish and report the jobs they hold while the core is away (new jobs come from the core, which hands
+each to one worker: ``core.service.dispatch``), and their acknowledgements, which go through the core, are lost;
+when it comes back, every run must be evaluated once and replied to once. Before the fix, the core re-queued
+runs before reading the results that piled up, and took runs whose "running" mark it had not written yet for
+queued ones: 98 of 100 runs were evaluated twice. ``KERNELRANK_FAULT_OUTAGE_S`` shortens the outage for a quick
+local look (below 120 s the duplicate window hides the fault)."""
 
 from __future__ import annotations
 
@@ -37,9 +37,8 @@ async def test_a_three_minute_core_outage_evaluates_and_replies_once(nats_url, t
             assert all(o.accepted for o in outcomes), [o.error or o.reply for o in outcomes if not o.accepted][:3]
             run_ids = set().union(*(o.run_ids for o in outcomes))
             core.kill()
-            started_during_outage = sum(runner.evaluations.values())
             await asyncio.sleep(OUTAGE_S)
-            assert sum(runner.evaluations.values()) == RUNS > started_during_outage  # the workers went on
+            assert sum(runner.evaluations.values()) < RUNS  # no job is handed out while the core is away
             core.start()
             await wait_for_core(bus)
             replies = await final_replies(bus, ROUTE, run_ids, quiet_s=2 * 4 + 2)  # two ack_waits and then some

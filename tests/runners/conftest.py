@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from worker_testkit import hand_out_jobs
 
 from core.contracts.bus import Bus
 from core.contracts.messages import RunJob, RunResult, new_id
@@ -77,6 +78,7 @@ async def bus(nats_url: str) -> AsyncIterator[Bus]:
     """A bus with kernelrank's streams, job queues for H100 and CPU (ack_wait 1 s, 3 deliveries), the KV bucket."""
     bus = await Bus.connect(nats_url, name="runners-test")
     await bus.ensure_streams(["H100", "CPU"], ack_wait_s=1.0, max_deliver=3)
+    await hand_out_jobs(bus, ["H100", "CPU"])  # workers get jobs from the core: this is its part of that
     yield bus
     await bus.close()
 

@@ -23,6 +23,7 @@ from core.contracts.bus._kv import BucketOps
 from core.contracts.bus._link import Link, while_reconnecting
 from core.contracts.bus._pools import PoolStatusOps
 from core.contracts.bus._streams import StreamOps, names_publisher
+from core.contracts.bus._work import WorkOps
 from core.contracts.messages import (
     DecodeError,
     Platform,
@@ -50,7 +51,7 @@ PAYLOAD_MARGIN_BYTES = 16 * 1024  # room left under max_payload for headers and 
 PUBLISH_ATTEMPT_S = 2.0  # how long one publish waits for the stream's acknowledgement
 
 
-class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps):
+class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOps):
     """A connection to NATS with kernelrank's operations on it. Create with ``await Bus.connect(url, name)``."""
 
     def __init__(
@@ -226,16 +227,6 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps):
         )
 
     # ----- consuming ----------------------------------------------------------------------------
-
-    async def jobs(self, gpu: str) -> Puller[RunJob]:
-        """The shared pull consumer of one GPU pool's jobs; ``BusError`` until the core has created it."""
-        return await self._bind(
-            subjects.JOBS,
-            subjects.runner_durable(gpu),
-            RunJob,
-            missing=f"there is no job queue for GPU pool {gpu!r} yet (the core creates it "
-            "when it starts with that pool configured).",
-        )
 
     async def consume(
         self,

@@ -21,7 +21,7 @@ rise of that limit does not let bigger messages in unnoticed. ``ensure_streams``
 configuration up to date at every core start.
 
 Every stream drops a repeated ``Nats-Msg-Id`` within ``DUPLICATE_WINDOW_S``; past it, the core decides from
-what JetStream still holds (``queued_run_ids``, ``has_result``), not from the window.
+what JetStream still holds (``queued_run_ids``, ``last_result``), not from the window.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from nats.js.api import (
 from core.contracts import subjects
 from core.contracts.bus._errors import translated
 from core.contracts.messages import DecodeError, PoolStatus, RunJob, RunProgress, RunResult, decode
-from core.contracts.signing import report_key, verify
 
 DAY_S = 24 * 3600
 DUPLICATE_WINDOW_S = 120  # Nats-Msg-Id dedupe on every stream
@@ -168,13 +167,6 @@ class StreamOps:
                 if run_id:
                     found.add(run_id)
                 seq = (msg.seq or seq) + 1
-
-    async def has_result(self, worker: str, run_id: str, key: str) -> bool:
-        """Whether ``worker``'s own result for this run is stored in EVENTS (consumed or not), signed as this bus
-        signs (``key``, the run's, bound to this bus's worker key). An unsigned or forged one does not count: it must
-        not stop the run from being evaluated."""
-        found = await self._last(subjects.result_subject(worker, run_id), RunResult, f"the result of run {run_id}")
-        return found is not None and verify(found, report_key(key, self._worker_key))
 
     async def last_result(self, run_id: str) -> RunResult | None:
         """The newest result any worker stored for this run (its ``worker`` checked against its subject), unverified."""
