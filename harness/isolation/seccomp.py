@@ -10,8 +10,8 @@ Refused, and why none is needed to compute a kernel's output:
 
 * ``ptrace``, ``process_vm_readv``/``writev``, the pidfd calls that reach into a process: reading or steering
   another process (the judge);
-* signalling, re-limiting or re-scheduling any process but the runner itself (``ON_ITSELF``): the runner cannot
-  stop, slow down or starve its judge;
+* signalling, re-limiting or re-scheduling any process but the runner itself (``ON_ITSELF``, and the owner of a
+  file description, who gets its SIGIO): the runner cannot stop, slow down or starve its judge;
 * ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``, ``keyctl``/``add_key``/``request_key``:
   large kernel surfaces with a record of privilege escalations; CUDA, Triton and torch use none of them;
 * ``unshare``, ``setns``, ``clone`` with ``CLONE_NEW*``: new namespaces (a user namespace would give back
@@ -99,6 +99,12 @@ ON_ITSELF = {
     "ioprio_set": ((251, 30), ((0, (1, 2)), (1, (0, PID)))),  # IOPRIO_WHO_PROCESS or _PGRP, never _USER
     "setpgid": ((109, 154), ((1, (0, PID)),)),  # a group of its own or the runner's, never the judge's
 }
+# The owner of a file description gets SIGIO (whose default ends a process) or F_SETSIG's signal when I/O is ready
+# on it: naming another process as owner is signalling it. fcntl F_SETOWN may name only the runner; F_SETOWN_EX
+# and the FIOSETOWN and SIOCSPGRP ioctls take a pointer BPF cannot read, and are refused.
+FCNTL = (72, 25)
+F_SETOWN, F_SETOWN_EX = 8, 15
+OWNER_IOCTLS = (0x8901, 0x8902)
 # Space a file holds beyond its size (the size is what RLIMIT_FSIZE and the flood check see): fallocate, and the
 # ioctls that call it (FS_IOC_RESVSP, FS_IOC_RESVSP64, FS_IOC_ZERO_RANGE). EOPNOTSUPP, as on a filesystem without
 # it: posix_fallocate then writes the bytes instead, which the size limits count.
@@ -138,7 +144,10 @@ def program(pid: int, machine: str | None = None) -> list[Instruction]:
     code = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ, 1, 0, audit), (_RET, 0, 0, _KILL_PROCESS), (_LD_W_ABS, 0, 0, _NR)]
     if machine == "x86_64":
         code += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, _KILL_PROCESS)]  # the x32 ABI's numbers
-    code += _when(IOCTL[column], ((1, RESERVING_IOCTLS),), unsupported, _ALLOW)  # first: the GPU driver's hot call
+    refused_ioctls = {**dict.fromkeys(RESERVING_IOCTLS, unsupported), **dict.fromkeys(OWNER_IOCTLS, deny)}
+    code += _by_value(IOCTL[column], 1, {cmd: [(_RET, 0, 0, result)] for cmd, result in refused_ioctls.items()})
+    owner = _all_of(((2, (0, pid, _value(GROUP, pid))),), _ALLOW, deny)
+    code += _by_value(FCNTL[column], 1, {F_SETOWN: owner, F_SETOWN_EX: [(_RET, 0, 0, deny)]})
     for numbers, arguments in ON_ITSELF.values():
         named = tuple((index, tuple(_value(value, pid) for value in values)) for index, values in arguments)
         code += _when(numbers[column], named, _ALLOW, deny)
@@ -160,15 +169,31 @@ def _when(
     number: int, arguments: tuple[tuple[int, tuple[int, ...]], ...], matched: int, otherwise: int
 ) -> list[Instruction]:
     """A block for one system call, skipped by every other: ``matched`` when each listed argument holds one of its
-    values, else ``otherwise``. It ends in a return either way, so the next block still finds the call's number."""
+    values, else ``otherwise``. Every block ends in returns, so the next one still finds the call's number."""
+    checks = _all_of(arguments, matched, otherwise)
+    return [(_JEQ, 0, len(checks), number), *checks]
+
+
+def _by_value(number: int, index: int, cases: dict[int, list[Instruction]]) -> list[Instruction]:
+    """A block for one system call that looks at one argument: the instructions of the case its value names (each
+    ends in a return), and for any other value, allow. The GPU driver's hot calls (ioctl) are the first blocks."""
+    body = [(_LD_W_ABS, 0, 0, _argument(index))]
+    for value, case in cases.items():
+        body += [(_JEQ, 0, len(case), value), *case]
+    body.append((_RET, 0, 0, _ALLOW))
+    return [(_JEQ, 0, len(body), number), *body]
+
+
+def _all_of(arguments: tuple[tuple[int, tuple[int, ...]], ...], matched: int, otherwise: int) -> list[Instruction]:
+    """``matched`` when each listed argument holds one of its values, else ``otherwise``."""
     checks: list[Instruction | None] = []
     for index, values in arguments:
         checks.append((_LD_W_ABS, 0, 0, _argument(index)))
         checks += [(_JEQ, len(values) - position, 0, value) for position, value in enumerate(values)]  # on: next
         checks.append(None)  # none of them: a jump to ``otherwise``
-    matched_at = len(checks) + 1  # after the call's own test; ``otherwise`` right after
-    body = [(_JA, 0, 0, matched_at - at) if check is None else check for at, check in enumerate(checks, 1)]
-    return [(_JEQ, 0, len(body) + 2, number), *body, (_RET, 0, 0, matched), (_RET, 0, 0, otherwise)]
+    matched_at = len(checks)  # ``otherwise`` right after
+    body = [(_JA, 0, 0, matched_at - at) if check is None else check for at, check in enumerate(checks)]
+    return [*body, (_RET, 0, 0, matched), (_RET, 0, 0, otherwise)]
 
 
 def _argument(index: int) -> int:

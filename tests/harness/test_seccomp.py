@@ -15,6 +15,7 @@ import os
 import platform
 import resource
 import signal
+import socket
 import struct
 import tempfile
 import threading
@@ -55,6 +56,9 @@ JUDGE_EXPECTED = {
     "migrate_pages the judge's thread": "EPERM",
     "move_pages the judge's thread": "EPERM",
     "join the judge's process group": "EPERM",
+    "make the judge a pipe's owner (its SIGIO)": "EPERM",
+    "make the judge's thread an owner (F_SETOWN_EX)": "EPERM",
+    "make the judge a socket's owner (FIOSETOWN)": "EPERM",
     "fork a child of the judge": "EPERM",
     "ptrace the judge": "EPERM",
     "process_vm_readv the judge": "EPERM",
@@ -70,6 +74,7 @@ OWN_EXPECTED = {
     "pin itself": "ok",
     "renice itself": "ok",
     "a group of its own": "ok",
+    "own a pipe (its SIGIO)": "ok",
 }
 SURFACE_EXPECTED = {
     "new user namespace": "EPERM",
@@ -140,9 +145,20 @@ def _probe_the_judge(probe: _Probes, judge: int, thread: int) -> None:
     probe("migrate_pages the judge's thread", lambda: _syscall("migrate_pages", thread, 0, None, None))
     probe("move_pages the judge's thread", lambda: _syscall("move_pages", thread, 0, None, None, None, 0))
     probe("join the judge's process group", lambda: os.setpgid(0, judge))
+    _probe_owners(probe, judge, thread)
     probe("fork a child of the judge", _fork_beside)
     probe("ptrace the judge", lambda: _checked(libc.ptrace(16, judge, 0, 0)))  # PTRACE_ATTACH
     probe("process_vm_readv the judge", lambda: _syscall("process_vm_readv", judge, None, 0, None, 0, 0))
+
+
+def _probe_owners(probe: _Probes, judge: int, thread: int) -> None:
+    """Only named here, never armed: with O_ASYNC and a byte written, the owner would get SIGIO, which ends it."""
+    read, _ = os.pipe()
+    owner = struct.pack("ii", 0, thread)  # struct f_owner_ex: F_OWNER_TID
+    probe("make the judge a pipe's owner (its SIGIO)", lambda: fcntl.fcntl(read, fcntl.F_SETOWN, judge))
+    probe("make the judge's thread an owner (F_SETOWN_EX)", lambda: fcntl.fcntl(read, 15, owner))
+    with socket.socket(socket.AF_UNIX) as unix:
+        probe("make the judge a socket's owner (FIOSETOWN)", lambda: fcntl.ioctl(unix, 0x8901, struct.pack("i", judge)))
 
 
 def _fork_beside() -> None:
@@ -175,6 +191,8 @@ def _probe_itself(probe: _Probes) -> None:
     probe("pin itself", lambda: os.sched_setaffinity(0, os.sched_getaffinity(0)))
     probe("renice itself", lambda: os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0)))
     probe("a group of its own", lambda: os.setpgid(0, 0))
+    read, _ = os.pipe()
+    probe("own a pipe (its SIGIO)", lambda: fcntl.fcntl(read, fcntl.F_SETOWN, os.getpid()))
 
 
 def _probe_the_surface(probe: _Probes, disk_file: int) -> None:

