@@ -36,7 +36,7 @@ def test_captured_output_counts_the_blocks_it_holds_not_its_size(tmp_path):
     stage = Stage.empty(tmp_path)
     stage.stdout_path.write_text("a line\n")
     assert breaches.flooded(stage, "testing 1 of 2") is None
-    _reserve(stage.stderr_path, breaches.FLOOD_BYTES + 2**20)
+    _reserve(stage.stderr_path, breaches.PREALLOCATION * breaches.FLOOD_BYTES + 2**20)
     assert stage.stderr_path.stat().st_size == 0  # what RLIMIT_FSIZE and a size check see
     failure = breaches.flooded(stage, "testing 1 of 2")
     assert failure is not None and failure.kind is FailureKind.OUTPUT_FLOOD
@@ -50,7 +50,7 @@ def test_folders_on_the_hosts_disk_count_their_blocks_however_deep(tmp_path):
     deep.mkdir(parents=True)
     (stage.workdir / "notes.txt").write_text("fine\n")
     assert breaches.too_much_disk(stage, small, "testing 1 of 2") is None
-    _reserve(deep / "held", 2 * 2**20)
+    _reserve(deep / "held", breaches.PREALLOCATION * 2**20 + 2**20)
     failure = breaches.too_much_disk(stage, small, "testing 1 of 2")
     assert failure is not None and failure.kind is FailureKind.RESOURCE_LIMIT and "MiB of disk" in failure.message
 
