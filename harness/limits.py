@@ -15,7 +15,9 @@ from pathlib import Path
 
 # Any single file the submission writes (its captured output included) stops growing here; the
 # supervisor's flood check (harness.host.watch) acts on captured output well before that. Compilers need
-# room: Inductor's C++ builds write temporary files of more than 64 MiB.
+# room: Inductor's C++ builds write temporary files of more than 64 MiB. RLIMIT_FSIZE reads sizes only: the
+# blocks a file holds beyond its size (fallocate) are refused in the runner (harness.isolation.seccomp) and
+# counted by the watch (harness.host.breaches).
 FILE_SIZE_LIMIT_BYTES = 1024 * 1024 * 1024
 MAX_TASKS = 512  # processes plus threads of one job (a 16-core torch.compile run uses ~120)
 # processes of one job (128 sleeping copies of the runner are fine, tests/integrity/hostile/forks_128.py): a

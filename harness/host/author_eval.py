@@ -217,6 +217,8 @@ class _Watch:
             if selector.select(left) and not self._read(read_fd, decoder, outcome.report, liveness):
                 selector.unregister(read_fd)
         selector.close()
+        if outcome.stopped_for is None:  # what it holds once it ended (disk reserved at the last moment) counts too
+            outcome.stopped_for = self._over_limits(meter, outcome.report, liveness)
 
     def _read(self, fd: int, decoder: codecs.IncrementalDecoder, report: popcorn.Report, liveness: Liveness) -> bool:
         """Take what the pipe holds; False at end of file."""

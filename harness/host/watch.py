@@ -4,8 +4,9 @@
 ever read from stdout), answers seed requests (``harness.seeds``) and load_inline builds (``harness.builds.builder``),
 forwards progress, takes the run's key from the caller, and stops the job on a wall-clock timeout, on too much
 memory or too many processes across all the job's processes (or the first fork its cgroup refused,
-``harness.isolation.cgroups``), on an output flood, or on a record the harness did not write (``harness.host.breaches``
-words each). What it read becomes the job's ``Ending`` (``harness.host.assembly``).
+``harness.isolation.cgroups``), on an output flood or files that hold too much disk (counted in blocks, not size),
+or on a record the harness did not write (``harness.host.breaches`` words each). What it read becomes the job's
+``Ending`` (``harness.host.assembly``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ POLL_S = 0.05  # how often limits are checked while the child runs
 KILL_WAIT_S = 10.0  # a killed child that is still not gone after this is abandoned
 DRAIN_S = 1.0  # reading what is left in the channel after the child ended
 MEMORY_CHECK_S = 0.1  # how often the memory meter measures the job
+DISK_CHECK_S = 0.5  # how often the folders of a job without namespaces are walked (its output: every poll)
 REPLY_TIMEOUT_S = 30.0  # sending a built module to the worker
 
 Emit = Callable[[dict[str, Any]], None]
@@ -77,6 +79,7 @@ class Watch:
     leftovers: int = 0
     building: BuildProcess | None = None  # a load_inline build the worker waits for
     liveness: Liveness | None = None
+    disk_checked_at: float = 0.0
 
     def run(self) -> Ending:
         task, mode = self.job.problem.task, self.job.mode
@@ -115,7 +118,7 @@ class Watch:
         if self.caller is not None and self.caller.fileno() in selector.get_map():
             selector.unregister(self.caller.fileno())
         self._drain(selector)
-        self._check_flood()
+        self._check_disk(final=True)
         return self.ending
 
     def _from_caller(self, selector: selectors.BaseSelector) -> None:
@@ -275,11 +278,19 @@ class Watch:
         if failure is not None:
             self._stop(failure)
         else:
-            self._check_flood()
+            self._check_disk()
 
-    def _check_flood(self) -> None:
-        if (failure := breaches.flooded(self.launch.stage, self.ending.where())) is not None:
-            self.ending.stopped_for = None  # a flood outranks whatever it caused (a failed write reads as an exception)
+    def _check_disk(self, final: bool = False) -> None:
+        """The captured output every poll; the folders of a job without namespaces (on the host's disk) now and
+        then, and at the end."""
+        stage, where = self.launch.stage, self.ending.where()
+        failure = breaches.flooded(stage, where)
+        walk = final or time.monotonic() - self.disk_checked_at >= DISK_CHECK_S
+        if failure is None and walk and not self.launch.capability.isolated:
+            self.disk_checked_at = time.monotonic()
+            failure = breaches.too_much_disk(stage, self.launch.limits, where)
+        if failure is not None:
+            self.ending.stopped_for = None  # a full disk outranks what it caused (a failed write reads as an exception)
             self._stop(failure)
 
     def _drain(self, selector: selectors.BaseSelector) -> None:
