@@ -201,7 +201,7 @@ class RunnerLink:
             if not isinstance(shared, list) or len(shared) != len(cuda):
                 raise self._tampering("it answered a request for input buffers with something else")
             try:
-                self._staging = [transport.open_cuda(handle) for handle in shared]
+                self._staging = [transport.open_cuda(h, size=s.nbytes()) for h, s in zip(shared, cuda, strict=True)]
             except transport.TransportError as exc:
                 raise self._tampering(str(exc)) from None
             for target, source in zip(self._staging, cuda, strict=True):
@@ -269,7 +269,7 @@ class RunnerLink:
         shared it. Mapped afresh each time and dropped after the copy, so the runner's allocator may reuse it."""
         opening = _clock_ns()
         try:
-            return transport.open_cuda(shared)
+            return transport.open_cuda(shared, most=self.link.max_bytes)
         finally:
             self._opening_ns += _clock_ns() - opening
 
