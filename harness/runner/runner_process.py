@@ -222,6 +222,8 @@ def serve(link: transport.Link, job: EvalJob) -> NoReturn:
     code = 0
     try:
         request, _ = link.receive()
+        if request.get("op") != "start":  # the judge ended before it picked a device (one it refused)
+            raise EOFError("nothing to run")
         os.setpgid(0, 0)  # a group of its own: kill(0, ...) cannot reach the judge
         seccomp.install()  # before any submitted code; the judge keeps its full surface
         runner = Runner(link, job, str(request.get("device")))
