@@ -14,7 +14,7 @@ memory, one entry per distinct storage, so tensors that share memory on one side
 A value arrives as the checker would see it in one process: tuples, lists, dicts, Python scalars (complex
 too), ``None``, torch's named results (``torch.return_types.*``) and the problem's own namedtuples as their
 classes, tensors with their shape, strides, offset, dtype and conjugate/negative bits. The judge decodes
-from fixed tables only (``DTYPES``, ``RETURN_TYPES``, the problem's namedtuples): it never imports, never
+from fixed tables only (``DTYPES``, ``TORCH_TUPLES``, the problem's namedtuples): it never imports, never
 unpickles and never looks an attribute up by a name the runner chose; anything else is a ``TransportError``.
 Only the runner, whose process is the submission's anyway, imports a class the judge named. CUDA IPC
 descriptions are checked field by field before torch's constructor sees them (``checked_cuda_description``).
@@ -138,20 +138,22 @@ def _known_dtypes() -> dict[str, torch.dtype]:
     return {name: d for name, d in found.items() if not name.startswith(("qint", "quint"))}
 
 
-def _return_types() -> dict[str, type]:
-    """torch's named results (``torch.return_types.geqrf``, ``sort``, ``linalg_qr``...), enumerated once."""
-    return {
-        cls.__qualname__: cls
+def _torch_tuples() -> dict[tuple[str, str], type]:
+    """torch's tuple classes that take their items as one sequence: its named results
+    (``torch.return_types.geqrf``, ``sort``, ``linalg_qr``..., enumerated once) and ``torch.Size``."""
+    results = [
+        cls
         for cls in vars(torch.return_types).values()
         if isinstance(cls, type) and issubclass(cls, tuple) and cls.__module__ == "torch.return_types"
-    }
+    ]
+    return {(cls.__module__, cls.__qualname__): cls for cls in [*results, torch.Size]}
 
 
 # The only names decoding ever resolves, taken from objects imported here: a runner's string is a key into these
 # tables, never an attribute name or a module to import (issue 25: a lazy torch submodule once imported a
 # module the runner had planted).
 DTYPES = _known_dtypes()
-RETURN_TYPES = _return_types()
+TORCH_TUPLES = _torch_tuples()
 _PROBLEM_TUPLES: dict[tuple[str, str], type] = {}  # namedtuples of the problem's own modules (the judge's side)
 
 
@@ -400,12 +402,12 @@ def _named(where: Any, items: tuple[Any, ...], rebuild_classes: bool) -> Any:
     if not (isinstance(where, list) and len(where) == 2 and all(isinstance(w, str) for w in where)):
         raise TransportError("a malformed named tuple description")
     module, name = where
-    cls = RETURN_TYPES.get(name) if module == "torch.return_types" else _PROBLEM_TUPLES.get((module, name))
+    cls = TORCH_TUPLES.get((module, name)) or _PROBLEM_TUPLES.get((module, name))
     if cls is None and rebuild_classes:
         cls = getattr(importlib.import_module(module), name, None)
     try:
-        if isinstance(cls, type) and RETURN_TYPES.get(cls.__qualname__) is cls:
-            return cls(items)  # a structseq takes its fields as one sequence
+        if cls is not None and TORCH_TUPLES.get((module, name)) is cls:
+            return cls(items)  # a structseq (and torch.Size) takes its items as one sequence
         if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
             return cls(*items)
     except TypeError as exc:

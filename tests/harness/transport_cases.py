@@ -40,6 +40,7 @@ CASES: dict[str, Callable[[str], Any]] = {
     "linalg_slogdet": lambda d: torch.linalg.slogdet(_square(d)),
     "aminmax": lambda d: torch.aminmax(_square(d)),
     "problem_namedtuple": lambda d: Pair(_square(d), (1, 2.5)),
+    "torch_size": lambda d: {"shape": _square(d)[:2].shape},
     "nested": lambda d: {
         "pairs": [(_square(d)[0], None), [True, False]],
         7: {"deep": ((("leaf",),),), "sort": torch.sort(_square(d)[1])},
