@@ -20,7 +20,7 @@ import torch
 import transport_cases
 from transport_cases import CASES, assert_same
 
-from harness import transport
+from harness import EvalJob, FailureKind, Status, load_problem, transport
 
 HERE = Path(__file__).resolve().parent
 NEEDS_CUDA = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -141,3 +141,30 @@ def _round_trip(value):
     storages: transport.Storages = []
     meta = transport.pack(value, storages)
     return transport.unpack(meta, transport.cpu_storages([bytearray(b) for b in transport.cpu_blobs(storages)]))
+
+
+STRUCTURED = HERE.parent / "fixtures" / "harness" / "structured"
+
+
+@pytest.fixture(scope="module")
+def structured():
+    return load_problem(STRUCTURED)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=NEEDS_CUDA)])
+def test_a_checker_that_demands_exact_types_passes_its_reference(device, structured, harness_server):
+    """A real evaluation: the checker compares types all the way down (the problem's namedtuple included),
+    strides and the conjugate bit."""
+    result = harness_server.evaluate(_job(structured, "as_reference", device))
+    assert result.status is Status.PASSED, result.failure
+
+
+def test_the_problems_namedtuple_is_not_a_plain_tuple(structured, harness_server):
+    result = harness_server.evaluate(_job(structured, "plain_stats", "cpu"))
+    assert result.status is Status.FAILED and result.failure.kind is FailureKind.WRONG_OUTPUT
+    assert "output['stats'] is a tuple, not a Stats" in result.failure.message, result.failure
+
+
+def _job(problem, solution, device):
+    source = (STRUCTURED / "solutions" / f"{solution}.py").read_text()
+    return EvalJob(problem=problem, submission_name="submission.py", submission_source=source, device=device)

@@ -6,6 +6,7 @@ Run as ``python transport_peer.py FD DEVICE``."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 
@@ -33,3 +34,4 @@ def serve(link: transport.Link, device: str) -> None:
 
 if __name__ == "__main__":
     serve(transport.Link(socket.socket(fileno=int(sys.argv[1])), 1 << 30), sys.argv[2])
+    os._exit(0)  # as the runner leaves: no interpreter teardown of torch (CUDA IPC memory the judge may still map)
