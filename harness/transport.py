@@ -280,10 +280,10 @@ def share_cuda(storage: torch.UntypedStorage) -> dict[str, Any]:
     }
 
 
-def open_cuda(shared: Any, size: int | None = None, most: int | None = None) -> torch.UntypedStorage:
+def open_cuda(shared: Any, size: int | None = None) -> torch.UntypedStorage:
     """Map a storage the runner shared (``share_cuda``); the current stream waits for the runner's work queued
-    before it shared it. ``size``: the bytes the judge asked for (a staging buffer), else at most ``most``."""
-    fields = checked_cuda_description(shared, torch.cuda.current_device(), size, most)
+    before it shared it. ``size``: the bytes the judge asked for (a staging buffer)."""
+    fields = checked_cuda_description(shared, torch.cuda.current_device(), size)
     torch.cuda._lazy_init()
     try:
         storage = torch.UntypedStorage._new_shared_cuda(*fields)
@@ -294,7 +294,7 @@ def open_cuda(shared: Any, size: int | None = None, most: int | None = None) -> 
     return storage
 
 
-def checked_cuda_description(shared: Any, device: int, size: int | None, most: int | None) -> tuple[Any, ...]:
+def checked_cuda_description(shared: Any, device: int, size: int | None) -> tuple[Any, ...]:
     """The arguments of torch's shared-CUDA constructor, from a runner's description that holds exactly
     ``share_cuda``'s fields with exactly their types, on ``device``, of the size the judge expects; anything
     else is refused before torch sees it (the counter names a file the judge opens and decrements a slot of)."""
@@ -305,8 +305,8 @@ def checked_cuda_description(shared: Any, device: int, size: int | None, most: i
         raise TransportError("a CUDA memory description whose numbers are not counts")
     if shared["device"] != device:
         raise TransportError("CUDA memory on another device than the evaluation's")
-    if (size is not None and shared["size"] != size) or (most is not None and shared["size"] > most):
-        raise TransportError(f"CUDA memory of {shared['size']} bytes where the judge expects {size or most}")
+    if size is not None and shared["size"] != size:
+        raise TransportError(f"CUDA memory of {shared['size']} bytes where the judge asked for {size}")
     if shared["counter_offset"] >= _IPC_COUNTERS:
         raise TransportError("a CUDA memory reference counter outside its file")
     handle, counter, event = (_unb64(shared[key]) for key in ("handle", "counter", "event"))

@@ -269,7 +269,7 @@ class RunnerLink:
         shared it. Mapped afresh each time and dropped after the copy, so the runner's allocator may reuse it."""
         opening = _clock_ns()
         try:
-            return transport.open_cuda(shared, most=self.link.max_bytes)
+            return transport.open_cuda(shared)
         finally:
             self._opening_ns += _clock_ns() - opening
 

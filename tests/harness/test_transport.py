@@ -91,38 +91,37 @@ def _described(**changes):
 
 
 def test_a_cuda_description_as_torch_writes_it_is_accepted():
-    fields = transport.checked_cuda_description(_described(), 0, 4096, None)
+    fields = transport.checked_cuda_description(_described(), 0, 4096)
     assert fields[2:6] == (4096, 512, b"/torch_4021_1887873266_3", 7) and len(fields[6]) == 64
 
 
 @pytest.mark.parametrize(
-    ("changes", "size", "most"),
+    ("changes", "size"),
     [
-        ({"size": 4097}, 4096, None),  # not the staging buffer the judge asked for
-        ({"size": 1 << 31}, None, 1 << 30),  # more than a message may carry
-        ({"size": True}, None, None),  # a bool is not a count
-        ({"offset": 512.0}, None, None),
-        ({"offset": -512}, None, None),
-        ({"offset": 1 << 64}, None, None),
-        ({"device": 1}, None, None),  # another device than the evaluation's
-        ({"counter_offset": 10_000}, None, None),  # past the reference counter file: a write into the judge
-        ({"counter_offset": -1}, None, None),
-        ({"counter": base64.b64encode(b"/../../dev/shm/judge").decode()}, None, None),
-        ({"counter": base64.b64encode(b"/torch_1_2_3\n").decode()}, None, None),
-        ({"event": base64.b64encode(bytes(63)).decode()}, None, None),
-        ({"handle": ""}, None, None),
-        ({"handle": "not base64!"}, None, None),
-        ({"handle": None}, None, None),
-        ({"event_sync": 1}, None, None),
-        ({"extra": 0}, None, None),
+        ({"size": 4097}, 4096),  # not the staging buffer the judge asked for
+        ({"size": True}, None),  # a bool is not a count
+        ({"offset": 512.0}, None),
+        ({"offset": -512}, None),
+        ({"offset": 1 << 64}, None),
+        ({"device": 1}, None),  # another device than the evaluation's
+        ({"counter_offset": 10_000}, None),  # past the reference counter file: a write into the judge
+        ({"counter_offset": -1}, None),
+        ({"counter": base64.b64encode(b"/../../dev/shm/judge").decode()}, None),
+        ({"counter": base64.b64encode(b"/torch_1_2_3\n").decode()}, None),
+        ({"event": base64.b64encode(bytes(63)).decode()}, None),
+        ({"handle": ""}, None),
+        ({"handle": "not base64!"}, None),
+        ({"handle": None}, None),
+        ({"event_sync": 1}, None),
+        ({"extra": 0}, None),
     ],
 )
-def test_a_cuda_description_outside_what_the_judge_expects_is_refused(changes, size, most):
+def test_a_cuda_description_outside_what_the_judge_expects_is_refused(changes, size):
     with pytest.raises(transport.TransportError):
-        transport.checked_cuda_description(_described(**changes), 0, size, most)
+        transport.checked_cuda_description(_described(**changes), 0, size)
 
 
 @pytest.mark.parametrize("shared", [None, [], {"device": 0}])
 def test_a_cuda_description_that_is_not_one_is_refused(shared):
     with pytest.raises(transport.TransportError):
-        transport.checked_cuda_description(shared, 0, None, None)
+        transport.checked_cuda_description(shared, 0, None)

@@ -46,7 +46,7 @@ class Peer:
         record, blobs = self.link.receive(timeout_s=120)
         host = iter(transport.cpu_storages(blobs))
         own = [
-            next(host) if "cpu" in entry else transport.copy_storage(transport.open_cuda(entry["cuda"], most=1 << 30))
+            next(host) if "cpu" in entry else transport.copy_storage(transport.open_cuda(entry["cuda"]))
             for entry in record["storages"]
         ]
         return transport.unpack(record["value"], own)
@@ -74,6 +74,19 @@ ROWS = [pytest.param(case, "cpu", id=f"cpu-{case}") for case in CASES] + [
 def test_a_value_arrives_as_the_checker_would_see_it(case, device, peers):
     got = peers(device).receive(case)
     assert_same(got, CASES[case](device))
+
+
+@pytest.mark.parametrize("field", ["offset", "size"])
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_memory_described_past_its_allocation_is_refused(field, peers):
+    """An offset or size the runner inflates would map other memory of the judge's (issue 25)."""
+    peer = peers("cuda")
+    peer.link.send({"case": "transposed"})
+    record, _ = peer.link.receive(timeout_s=120)
+    shared = record["storages"][0]["cuda"]
+    with pytest.raises(transport.TransportError):
+        transport.open_cuda({**shared, field: shared[field] + (1 << 30)})
 
 
 def test_torch_named_results_keep_their_class_for_the_checker():
