@@ -89,7 +89,7 @@ class Link:
                 raise TransportError(f"a record of {size} bytes, over the {MAX_RECORD_BYTES}-byte limit")
             try:
                 record = json.loads(self._take(size))
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # deep nesting: refused, not the harness's failure
                 raise TransportError(f"a record that is not JSON ({exc})") from None
             if not isinstance(record, dict):
                 raise TransportError("a record that is not an object")

@@ -125,3 +125,13 @@ def test_a_cuda_description_outside_what_the_judge_expects_is_refused(changes, s
 def test_a_cuda_description_that_is_not_one_is_refused(shared):
     with pytest.raises(transport.TransportError):
         transport.checked_cuda_description(shared, 0, None)
+
+
+def test_a_record_nested_past_what_json_can_read_is_refused():
+    ours, theirs = socket.socketpair()
+    body = b"[" * 20_000 + b"]" * 20_000  # past the interpreter's recursion limit, within a socket buffer
+    ours.sendall(len(body).to_bytes(4, "big") + body)
+    with pytest.raises(transport.TransportError):
+        transport.Link(theirs, 16).receive(timeout_s=5)
+    ours.close()
+    theirs.close()
