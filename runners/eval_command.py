@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import logging
 import os
 import secrets
 import sys
@@ -54,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         run_id=uuid.uuid4().hex,
     )
     live = sys.stderr.isatty()
-    result = evaluate(job, on_progress=_show_live if live else _show_line, log=_log_file())
+    log = _log_file()
+    if log is not None:  # this process's harness logs too (the server's go there through ``evaluate``)
+        logging.basicConfig(filename=log, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    result = evaluate(job, on_progress=_show_live if live else _show_line, log=log)
     if live:
         print("\r\033[K", end="", file=sys.stderr)
     print(result.to_json() if args.json else render(result, colour=sys.stdout.isatty()))

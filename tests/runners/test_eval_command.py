@@ -19,6 +19,14 @@ FIXTURES = ROOT / "tests" / "fixtures" / "harness"
 PROBLEM = str(FIXTURES / "vectoradd")
 
 
+@pytest.fixture(autouse=True)
+def log_file(tmp_path, monkeypatch) -> Path:
+    """The harness's log of each test's evaluations, instead of the user's state folder."""
+    path = tmp_path / "state" / "eval.log"
+    monkeypatch.setattr(eval_command, "LOG", path)
+    return path
+
+
 def _submission(name: str) -> str:
     return str(FIXTURES / "submissions" / f"{name}.py")
 
@@ -96,20 +104,19 @@ def test_a_cuda_only_example_on_the_cpu_says_so_in_one_sentence(capfd, example) 
 
 
 def test_a_kernel_that_never_returns_says_so_and_keeps_harness_logs_off_the_terminal(
-    tmp_path, monkeypatch, capfd
+    tmp_path, monkeypatch, capfd, log_file
 ) -> None:
     problem = tmp_path / "vectoradd"
     shutil.copytree(FIXTURES / "vectoradd", problem)
     task = problem / "task.yml"
     task.write_text(task.read_text().replace("test_timeout: 30", "test_timeout: 6"))
     monkeypatch.setenv("KERNELRANK_PROGRESS_EVERY_S", "2")
-    monkeypatch.setattr(eval_command, "LOG", tmp_path / "state" / "eval.log")
     assert main([_submission("infinite_loop"), "--problem", str(problem), "--device", "cpu"]) == 1
     out, err = capfd.readouterr()
     assert "still running after" in err and "limit 6 s" in err, err
     assert "harness-server" not in out + err and "WARNING" not in out + err, out + err
     assert "timeout" in out.lower()
-    assert (tmp_path / "state" / "eval.log").is_file()
+    assert log_file.is_file()
 
 
 def test_a_named_tuple_reference_passes_through_kernelrank_eval(tmp_path, capsys) -> None:
