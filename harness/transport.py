@@ -11,18 +11,26 @@ memory, one entry per distinct storage, so tensors that share memory on one side
   the judge maps the runner's memory and copies what it needs, and the runner never gets a handle to the
   judge's memory. Inputs are staged into runner-allocated buffers the same way (``harness.judge.runner_link``).
 
-Decoding never imports anything and never unpickles: the judge reads a runner's answer as nested tuples,
-lists, dicts, plain scalars and tensors of torch's own dtypes, or refuses it (``TransportError``). Only the
-runner, whose process is the submission's anyway, turns a namedtuple back into its class.
+A value arrives as the checker would see it in one process: tuples, lists, dicts, Python scalars (complex
+too), ``None``, torch's named results (``torch.return_types.*``) and the problem's own namedtuples as their
+classes, tensors with their shape, strides, offset, dtype and conjugate/negative bits. The judge decodes
+from fixed tables only (``DTYPES``, ``TORCH_TUPLES``, the problem's namedtuples): it never imports, never
+unpickles and never looks an attribute up by a name the runner chose; anything else is a ``TransportError``.
+Only the runner, whose process is the submission's anyway, imports a class the judge named. CUDA IPC
+descriptions are checked field by field before torch's constructor sees them (``checked_cuda_description``).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
+import ctypes
+import functools
 import importlib
 import json
 import os
+import re
 import socket
 import struct
 from collections.abc import Callable
@@ -36,6 +44,14 @@ _BLOB = struct.Struct(">Q")
 _HEADER = struct.Struct(">I")
 _SCALARS = (int, float, bool, str, type(None))
 MAX_DEPTH = 16
+_TENSOR_KEYS = frozenset({"storage", "offset", "size", "stride", "dtype", "conj", "neg"})
+# torch's CUDA IPC, as share_cuda hands it over (torch/csrc/CudaIPCTypes.h): the reference counter is a slot of a
+# shared-memory file of 10,000 named by torch's process-wide handle; an IPC event handle is 64 bytes
+_CUDA_KEYS = frozenset({"device", "handle", "size", "offset", "counter", "counter_offset", "event", "event_sync"})
+_IPC_COUNTERS = 10_000
+_IPC_EVENT_BYTES = 64
+_IPC_HANDLE_MOST = 4096  # a cudaIpcMemHandle (64 bytes) with torch's prefix, or an expandable segment's handles
+_COUNTER_NAME = re.compile(rb"/torch_[0-9]+_[0-9]+_[0-9]+\Z")
 
 
 class TransportError(Exception):
@@ -73,7 +89,7 @@ class Link:
                 raise TransportError(f"a record of {size} bytes, over the {MAX_RECORD_BYTES}-byte limit")
             try:
                 record = json.loads(self._take(size))
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # deep nesting: refused, not the harness's failure
                 raise TransportError(f"a record that is not JSON ({exc})") from None
             if not isinstance(record, dict):
                 raise TransportError("a record that is not an object")
@@ -115,73 +131,100 @@ class Link:
 Storages = list[torch.UntypedStorage]
 
 
+def _known_dtypes() -> dict[str, torch.dtype]:
+    """Every dtype of the installed torch that a plain tensor can hold, by its own name (quantized ones need
+    parameters a storage does not carry)."""
+    found = {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+    return {name: d for name, d in found.items() if not name.startswith(("qint", "quint"))}
+
+
+def _torch_tuples() -> dict[tuple[str, str], type]:
+    """torch's tuple classes that take their items as one sequence: its named results
+    (``torch.return_types.geqrf``, ``sort``, ``linalg_qr``..., enumerated once) and ``torch.Size``."""
+    results = [
+        cls
+        for cls in vars(torch.return_types).values()
+        if isinstance(cls, type) and issubclass(cls, tuple) and cls.__module__ == "torch.return_types"
+    ]
+    return {(cls.__module__, cls.__qualname__): cls for cls in [*results, torch.Size]}
+
+
+# The only names decoding ever resolves, taken from objects imported here: a runner's string is a key into these
+# tables, never an attribute name or a module to import (issue 25: a lazy torch submodule once imported a
+# module the runner had planted).
+DTYPES = _known_dtypes()
+TORCH_TUPLES = _torch_tuples()
+_PROBLEM_TUPLES: dict[tuple[str, str], type] = {}  # namedtuples of the problem's own modules (the judge's side)
+
+
+def allow_namedtuples(namespace: dict[str, Any]) -> None:
+    """Let the problem's namedtuple classes found in ``namespace`` (the reference module's globals, which the
+    judge imported from the problem's own files) come back as themselves."""
+    for value in list(namespace.values()):
+        if isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields"):
+            _PROBLEM_TUPLES[(value.__module__, value.__qualname__)] = value
+
+
 def pack(value: Any, storages: Storages, depth: int = 0) -> Any:
     """A JSON description of ``value``; its tensors' storages are appended to ``storages`` (deduplicated)."""
     if isinstance(value, torch.Tensor):
-        if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
-            raise TransportError(f"a {type(value).__module__}.{type(value).__qualname__}, a tensor subclass")
-        storage = value.untyped_storage()
-        index = next((i for i, s in enumerate(storages) if _same(s, storage)), None)
-        if index is None:
-            index = len(storages)
-            storages.append(storage)
-        return {
-            "tensor": {
-                "storage": index,
-                "offset": value.storage_offset(),
-                "size": list(value.shape),
-                "stride": list(value.stride()),
-                "dtype": str(value.dtype).removeprefix("torch."),
-            }
-        }
+        return {"tensor": _pack_tensor(value, storages)}
     if depth >= MAX_DEPTH:
         raise TransportError("a value nested too deeply to hand over")
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
+    if isinstance(value, tuple) and type(value) is not tuple:
+        kind = type(value)
         return {
-            "namedtuple": [type(value).__module__, type(value).__qualname__],
+            "namedtuple": [kind.__module__, kind.__qualname__],
             "items": [pack(item, storages, depth + 1) for item in value],
         }
     if isinstance(value, (tuple, list)):
-        return {
-            type(value).__name__ if type(value) in (tuple, list) else "list": [
-                pack(item, storages, depth + 1) for item in value
-            ]
-        }
+        return {"tuple" if type(value) is tuple else "list": [pack(item, storages, depth + 1) for item in value]}
     if isinstance(value, dict):
         if not all(isinstance(key, (str, int)) for key in value):
             raise TransportError("a dict with keys other than strings and integers cannot be handed over")
         return {"dict": [[key, pack(item, storages, depth + 1)] for key, item in value.items()]}
     if isinstance(value, torch.dtype):
         return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, complex):
+        return {"complex": [value.real, value.imag]}
     if isinstance(value, _SCALARS):
         return {"value": value}
     raise TransportError(f"a {type(value).__module__}.{type(value).__qualname__}, which cannot be handed over")
 
 
-def unpack(meta: Any, storages: list[torch.UntypedStorage], rebuild_classes: bool = False, depth: int = 0) -> Any:
-    """The value ``pack`` described, over ``storages``; namedtuples come back as their class only with
-    ``rebuild_classes`` (the runner's side), else as plain tuples."""
+def unpack(meta: Any, storages: Storages, rebuild_classes: bool = False, depth: int = 0) -> Any:
+    """The value ``pack`` described, over ``storages``. Named tuples come back as their class when it is one of
+    torch's return types or the problem's (``allow_namedtuples``), else as plain tuples; with ``rebuild_classes``
+    (the runner's side, whose process is the submission's anyway) any class the judge named is imported."""
     if not isinstance(meta, dict) or len(meta) not in (1, 2) or depth > MAX_DEPTH + 1:
         raise TransportError("a malformed value description")
     if "tensor" in meta:
         return _tensor(meta["tensor"], storages)
     if "namedtuple" in meta:
         items = tuple(unpack(item, storages, rebuild_classes, depth + 1) for item in _list(meta.get("items")))
-        return _namedtuple(meta["namedtuple"], items) if rebuild_classes else items
+        return _named(meta["namedtuple"], items, rebuild_classes)
     if "tuple" in meta or "list" in meta:
         listed = _list(meta.get("tuple", meta.get("list")))
         items = [unpack(item, storages, rebuild_classes, depth + 1) for item in listed]
         return tuple(items) if "tuple" in meta else items
     if "dict" in meta:
         pairs = _list(meta["dict"])
-        if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], (str, int)) for p in pairs):
+        if not all(isinstance(p, list) and len(p) == 2 and type(p[0]) in (str, int, bool) for p in pairs):
             raise TransportError("a malformed dict description")
         return {key: unpack(item, storages, rebuild_classes, depth + 1) for key, item in pairs}
     if "dtype" in meta:
         return _dtype(meta["dtype"])
-    if "value" in meta and isinstance(meta["value"], _SCALARS):
+    if "complex" in meta:
+        parts = meta["complex"]
+        if not (isinstance(parts, list) and len(parts) == 2 and all(type(p) in (int, float) for p in parts)):
+            raise TransportError("a malformed complex number")
+        return complex(*parts)
+    if "value" in meta and type(meta["value"]) in _SCALARS:
         return meta["value"]
     raise TransportError("a value description of an unknown kind")
+
+
+# ---- memory ------------------------------------------------------------------------------------------
 
 
 def cpu_blobs(storages: Storages) -> list[memoryview]:
@@ -192,46 +235,6 @@ def cpu_blobs(storages: Storages) -> list[memoryview]:
 def cpu_storages(blobs: list[bytearray]) -> Storages:
     """Storages of this process holding ``blobs`` (the blobs' memory, no copy)."""
     return [torch.frombuffer(b, dtype=torch.uint8).untyped_storage() if b else torch.UntypedStorage(0) for b in blobs]
-
-
-def share_cuda(storage: torch.UntypedStorage) -> dict[str, Any]:
-    """An IPC description of a CUDA storage of this process (the runner's side)."""
-    device, handle, size, offset, counter, counter_offset, event, event_sync = storage._share_cuda_()
-    return {
-        "device": int(device),
-        "handle": _b64(handle),
-        "size": int(size),
-        "offset": int(offset),
-        "counter": _b64(counter),
-        "counter_offset": int(counter_offset),
-        "event": _b64(event),
-        "event_sync": bool(event_sync),
-    }
-
-
-def open_cuda(shared: dict[str, Any]) -> torch.UntypedStorage:
-    """Map a storage the runner shared (``share_cuda``); the current stream waits for the runner's work queued
-    before it shared it."""
-    try:
-        fields = (
-            int(shared["device"]),
-            _unb64(shared["handle"]),
-            int(shared["size"]),
-            int(shared["offset"]),
-            _unb64(shared["counter"]),
-            int(shared["counter_offset"]),
-            _unb64(shared["event"]),
-            bool(shared["event_sync"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise TransportError(f"a malformed CUDA memory handle ({exc})") from None
-    if fields[0] != torch.cuda.current_device():
-        raise TransportError("CUDA memory on another device than the evaluation's")
-    torch.cuda._lazy_init()
-    try:
-        return torch.UntypedStorage._new_shared_cuda(*fields)
-    except RuntimeError as exc:
-        raise TransportError(f"CUDA memory that cannot be opened ({exc})") from None
 
 
 def copy_into(target: torch.UntypedStorage, source: torch.UntypedStorage) -> None:
@@ -256,44 +259,170 @@ def _same(a: torch.UntypedStorage, b: torch.UntypedStorage) -> bool:
     return a.device == b.device and a.data_ptr() == b.data_ptr() and a.nbytes() == b.nbytes()
 
 
-def _tensor(meta: Any, storages: Storages) -> torch.Tensor:
-    try:
-        storage = storages[int(meta["storage"])]
-        size, stride, offset = [int(n) for n in meta["size"]], [int(n) for n in meta["stride"]], int(meta["offset"])
-        dtype = _dtype(meta["dtype"])
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise TransportError(f"a malformed tensor description ({exc})") from None
-    if len(size) != len(stride) or min([offset, *size, *stride], default=0) < 0:
-        raise TransportError("a tensor description with negative or mismatched sizes")
-    itemsize = torch.empty(0, dtype=dtype).element_size()
-    last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) if all(size) else offset - 1
-    if (last + 1) * itemsize > storage.nbytes() and all(size):
-        raise TransportError("a tensor description that reaches past its memory")
-    return torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, size, stride)
-
-
-def _dtype(name: Any) -> torch.dtype:
-    value = getattr(torch, name, None) if isinstance(name, str) and name.isidentifier() else None
-    if not isinstance(value, torch.dtype):
-        raise TransportError(f"an unknown dtype {name!r}")
-    return value
-
-
-def _namedtuple(where: Any, items: tuple[Any, ...]) -> Any:
-    module, name = where if isinstance(where, list) and len(where) == 2 else ("", "")
-    cls: Callable[..., Any] | None = getattr(importlib.import_module(module), name, None) if module else None
-    return cls(*items) if callable(cls) else items
-
-
 def _list(value: Any) -> list[Any]:
     if not isinstance(value, list):
         raise TransportError("a malformed value description")
     return value
 
 
-def _b64(data: bytes | None) -> str | None:
-    return None if data is None else base64.b64encode(data).decode()
+def share_cuda(storage: torch.UntypedStorage) -> dict[str, Any]:
+    """An IPC description of a CUDA storage of this process (the runner's side)."""
+    device, handle, size, offset, counter, counter_offset, event, event_sync = storage._share_cuda_()
+    return {
+        "device": int(device),
+        "handle": _b64(handle),
+        "size": int(size),
+        "offset": int(offset),
+        "counter": _b64(counter),
+        "counter_offset": int(counter_offset),
+        "event": _b64(event),
+        "event_sync": bool(event_sync),
+    }
 
 
-def _unb64(text: str | None) -> bytes | None:
-    return None if text is None else base64.b64decode(text)
+def open_cuda(shared: Any, size: int | None = None) -> torch.UntypedStorage:
+    """Map a storage the runner shared (``share_cuda``); the current stream waits for the runner's work queued
+    before it shared it. ``size``: the bytes the judge asked for (a staging buffer)."""
+    fields = checked_cuda_description(shared, torch.cuda.current_device(), size)
+    torch.cuda._lazy_init()
+    try:
+        storage = torch.UntypedStorage._new_shared_cuda(*fields)
+    except RuntimeError as exc:
+        raise TransportError(f"CUDA memory that cannot be opened ({exc})") from None
+    if not _inside_mapping(storage.data_ptr(), fields[3], fields[2]):
+        raise TransportError("CUDA memory described past the allocation it names")
+    return storage
+
+
+def checked_cuda_description(shared: Any, device: int, size: int | None) -> tuple[Any, ...]:
+    """The arguments of torch's shared-CUDA constructor, from a runner's description that holds exactly
+    ``share_cuda``'s fields with exactly their types, on ``device``, of the size the judge expects; anything
+    else is refused before torch sees it (the counter names a file the judge opens and decrements a slot of)."""
+    if not isinstance(shared, dict) or set(shared) != _CUDA_KEYS:
+        raise TransportError("a malformed CUDA memory description")
+    numbers = [shared[key] for key in ("device", "size", "offset", "counter_offset")]
+    if not all(type(n) is int and 0 <= n < 2**63 for n in numbers) or type(shared["event_sync"]) is not bool:
+        raise TransportError("a CUDA memory description whose numbers are not counts")
+    if shared["device"] != device:
+        raise TransportError("CUDA memory on another device than the evaluation's")
+    if size is not None and shared["size"] != size:
+        raise TransportError(f"CUDA memory of {shared['size']} bytes where the judge asked for {size}")
+    if shared["counter_offset"] >= _IPC_COUNTERS:
+        raise TransportError("a CUDA memory reference counter outside its file")
+    handle, counter, event = (_unb64(shared[key]) for key in ("handle", "counter", "event"))
+    if not 0 < len(handle) <= _IPC_HANDLE_MOST or len(event) != _IPC_EVENT_BYTES or not _COUNTER_NAME.match(counter):
+        raise TransportError("a CUDA memory description with malformed handles")
+    return (
+        device,
+        handle,
+        shared["size"],
+        shared["offset"],
+        counter,
+        shared["counter_offset"],
+        event,
+        shared["event_sync"],
+    )
+
+
+def _inside_mapping(pointer: int, offset: int, size: int) -> bool:
+    """Whether ``size`` bytes at ``pointer`` lie in the one allocation mapped at ``pointer - offset`` (the
+    runner's, opened by its handle): an offset past it would reach other memory of the judge's."""
+    base, extent = ctypes.c_uint64(), ctypes.c_size_t()
+    if _address_range()(ctypes.byref(base), ctypes.byref(extent), ctypes.c_uint64(pointer)) != 0:
+        return False
+    return base.value == pointer - offset and offset + size <= extent.value
+
+
+@functools.cache
+def _address_range() -> Callable[..., int]:
+    """The driver's ``cuMemGetAddressRange``: which allocation an address belongs to (torch does not say)."""
+    function = ctypes.CDLL("libcuda.so.1").cuMemGetAddressRange_v2
+    function.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_uint64]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _pack_tensor(value: torch.Tensor, storages: Storages) -> dict[str, Any]:
+    if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
+        raise TransportError(f"a {type(value).__module__}.{type(value).__qualname__}, a tensor subclass")
+    name = str(value.dtype).removeprefix("torch.")
+    if value.layout != torch.strided or value.is_nested or value.device.type not in ("cpu", "cuda"):
+        raise TransportError(f"a {value.layout} tensor on {value.device.type}: only dense CPU and CUDA tensors cross")
+    if name not in DTYPES:
+        raise TransportError(f"a tensor of dtype {name}, which cannot be handed over")
+    storage = value.untyped_storage()
+    index = next((i for i, s in enumerate(storages) if _same(s, storage)), None)
+    if index is None:
+        index = len(storages)
+        storages.append(storage)
+    described = {
+        "storage": index,
+        "offset": value.storage_offset(),
+        "size": list(value.shape),
+        "stride": list(value.stride()),
+        "dtype": name,
+    }
+    # lazy conjugation and negation are bits of the view, not of the memory: without them the values differ
+    bits = {"conj": value.is_conj(), "neg": value.is_neg()}
+    return {**described, **{bit: True for bit, on in bits.items() if on}}
+
+
+def _tensor(meta: Any, storages: Storages) -> torch.Tensor:
+    if not isinstance(meta, dict) or not set(meta) <= _TENSOR_KEYS:
+        raise TransportError("a malformed tensor description")
+    index, offset, size, stride = (meta.get(key) for key in ("storage", "offset", "size", "stride"))
+    numbers = [index, offset, *_list(size), *_list(stride)]
+    if not all(type(n) is int and n >= 0 for n in numbers) or len(size) != len(stride):
+        raise TransportError("a tensor description with sizes that are not counts")
+    if index >= len(storages):
+        raise TransportError("a tensor description of memory that was not sent")
+    storage, dtype = storages[index], _dtype(meta.get("dtype"))
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    if all(size) and (last + 1) * dtype.itemsize > storage.nbytes():
+        raise TransportError("a tensor description that reaches past its memory")
+    try:
+        tensor = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, size, stride)
+    except RuntimeError as exc:
+        raise TransportError(f"a tensor description torch refuses ({exc})") from None
+    if meta.get("conj") is True and dtype.is_complex:
+        tensor = tensor.conj()
+    if meta.get("neg") is True:
+        tensor = tensor._neg_view()
+    return tensor
+
+
+def _dtype(name: Any) -> torch.dtype:
+    dtype = DTYPES.get(name) if isinstance(name, str) else None
+    if dtype is None:
+        raise TransportError(f"an unknown dtype {str(name)[:40]!r}")
+    return dtype
+
+
+def _named(where: Any, items: tuple[Any, ...], rebuild_classes: bool) -> Any:
+    if not (isinstance(where, list) and len(where) == 2 and all(isinstance(w, str) for w in where)):
+        raise TransportError("a malformed named tuple description")
+    module, name = where
+    cls = TORCH_TUPLES.get((module, name)) or _PROBLEM_TUPLES.get((module, name))
+    if cls is None and rebuild_classes:
+        cls = getattr(importlib.import_module(module), name, None)
+    try:
+        if cls is not None and TORCH_TUPLES.get((module, name)) is cls:
+            return cls(items)  # a structseq (and torch.Size) takes its items as one sequence
+        if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            return cls(*items)
+    except TypeError as exc:
+        raise TransportError(f"a {name} with the wrong fields ({exc})") from None
+    return items
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _unb64(text: Any) -> bytes:
+    if not isinstance(text, str):
+        raise TransportError("a CUDA memory description with malformed handles")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise TransportError("a CUDA memory description with malformed handles") from None

@@ -1,13 +1,18 @@
 """``kernelrank eval SUBMISSION --problem FOLDER``: evaluate a submission on this machine, no services needed.
 
 Prints the readable report (or the JSON result with ``--json``); the exit code is 0 only when the
-evaluation passed, 1 when it did not, and 2 when the command itself was used wrongly.
+evaluation passed, 1 when it did not, and 2 when the command itself was used wrongly. Progress goes to stderr
+as ``kernelrank submit`` shows it (rewritten in place on a terminal, a line each otherwise), so a call that does
+not return says so ("still running after 15 s; limit ..."); the harness's own log goes to a file (``LOG``),
+never to the user's terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import logging
+import os
 import secrets
 import sys
 import uuid
@@ -17,10 +22,11 @@ from harness.host.server import evaluate
 from harness.job import EvalJob
 from harness.loading import load_problem
 from harness.problem import ProblemError
-from harness.result import EvalResult, Mode, Progress
+from harness.result import EvalResult, FailureKind, Mode, Progress
 from harness.result_text import render
 
 USAGE_ERROR = 2
+LOG = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "kernelrank" / "eval.log"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,11 +54,16 @@ def main(argv: list[str] | None = None) -> int:
         secret_seed=secrets.randbits(62) if mode is Mode.RANKED else None,
         run_id=uuid.uuid4().hex,
     )
-    live = sys.stderr.isatty() and not args.json
-    result = evaluate(job, on_progress=_show_progress if live else None)
+    live = sys.stderr.isatty()
+    log = _log_file()
+    if log is not None:  # this process's harness logs too (the server's go there through ``evaluate``)
+        logging.basicConfig(filename=log, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    result = evaluate(job, on_progress=_show_live if live else _show_line, log=log)
     if live:
         print("\r\033[K", end="", file=sys.stderr)
     print(result.to_json() if args.json else render(result, colour=sys.stdout.isatty()))
+    if result.failure is not None and result.failure.kind is FailureKind.HARNESS_ERROR:
+        print(f"kernelrank eval: the harness's log is in {LOG}; attach it when you report this.", file=sys.stderr)
     _save_reports(result, args.reports, job.run_id)
     return 0 if result.passed else 1
 
@@ -108,10 +119,27 @@ def _save_reports(result: EvalResult, folder: Path, run_id: str) -> None:
         print(f"ncu report saved to {path} (open it in Nsight Compute)", file=sys.stderr)
 
 
-def _show_progress(progress: Progress) -> None:
+def _log_file() -> Path | None:
+    """``LOG``, its folder made; None (the log on stderr) where it cannot be."""
+    try:
+        LOG.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return LOG
+
+
+def _show_live(progress: Progress) -> None:
+    print(f"\r\033[K{_progress_text(progress)}", end="", file=sys.stderr, flush=True)
+
+
+def _show_line(progress: Progress) -> None:
+    print(_progress_text(progress), file=sys.stderr, flush=True)
+
+
+def _progress_text(progress: Progress) -> str:
     counted = f" {progress.index} of {progress.total}" if progress.total else ""
     detail = f" ({progress.detail})" if progress.detail else ""
-    print(f"\r\033[K{progress.stage}{counted}{detail}", end="", file=sys.stderr, flush=True)
+    return f"{progress.stage}{counted}{detail}"
 
 
 def _usage_error(message: str) -> int:

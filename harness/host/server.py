@@ -25,6 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -60,11 +61,14 @@ class HarnessServer:
         start_timeout_s: float = START_TIMEOUT_S,
         sandbox_policy: str | None = None,
         preloads: tuple[str, ...] = PRELOADS,
+        log: Path | None = None,
     ) -> None:
         """``sandbox_policy``: auto (namespaces where the host allows them), namespaces (refuse to start
         without them) or limits; default ``$KERNELRANK_SANDBOX``, else auto. ``preloads``: which of
-        ``PRELOADS`` to import at start."""
+        ``PRELOADS`` to import at start. ``log``: a file the server's log is appended to (default: this
+        process's stderr)."""
         self.python = python
+        self.log = log
         self.preloads = preloads
         self.start_timeout_s = start_timeout_s
         self.sandbox_policy = sandbox_policy or os.environ.get("KERNELRANK_SANDBOX") or "auto"
@@ -90,6 +94,10 @@ class HarnessServer:
         env = scrubbed_environment(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
         try:
+            log = self.log.open("ab") if self.log is not None else None
+        except OSError as exc:
+            raise HarnessStartError(f"cannot write its log {self.log}: {exc.strerror}") from exc
+        try:
             self._process = subprocess.Popen(
                 [
                     self.python,
@@ -107,19 +115,23 @@ class HarnessServer:
                 cwd=_PACKAGE_ROOT,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
+                stderr=log,
                 start_new_session=True,
             )  # a Ctrl-C in the caller's terminal is the caller's to handle
         except OSError as exc:
             raise HarnessStartError(f"cannot run {self.python}: {exc.strerror}") from exc
         finally:
             theirs.close()
+            if log is not None:
+                log.close()
         self._sock, self._reader, self._pending = ours, RecordReader(), deque()
         try:
             ready = self._receive(time.monotonic() + self.start_timeout_s)
         except (EOFError, TimeoutError, OSError, ChannelError) as exc:
             self.close()
+            where = f"in {self.log}" if self.log else "on stderr"
             raise HarnessStartError(
-                f"the harness server did not start ({exc or type(exc).__name__}); its log is on stderr"
+                f"the harness server did not start ({exc or type(exc).__name__}); its log is {where}"
             ) from exc
         if ready.get("t") != "ready":
             self.close()
@@ -225,9 +237,11 @@ class HarnessServer:
             process.kill()
 
 
-def evaluate(job: EvalJob, on_progress: Callable[[Progress], None] | None = None) -> EvalResult:
-    """One-shot convenience: start a harness server, evaluate ``job``, close the server."""
-    server = HarnessServer(preloads=preloads_for(job))
+def evaluate(
+    job: EvalJob, on_progress: Callable[[Progress], None] | None = None, log: Path | None = None
+) -> EvalResult:
+    """One-shot convenience: start a harness server (its log appended to ``log``), evaluate ``job``, close it."""
+    server = HarnessServer(preloads=preloads_for(job), log=log)
     try:
         return server.evaluate(job, on_progress)  # reports a server that cannot start as a result
     finally:

@@ -213,7 +213,7 @@ def main() -> None:
     parser.add_argument("--sandbox", choices=sandbox.POLICIES, default="auto", help="how to isolate evaluations")
     parser.add_argument("--preload", default=",".join(PRELOADS), help="modules to import once, comma-separated")
     args = parser.parse_args()
-    # warnings and errors only: its stderr is the terminal of whoever runs `kernelrank eval`
+    # warnings and errors only: its stderr is a worker's log, or the log file of `kernelrank eval`
     logging.basicConfig(level=logging.WARNING, format="harness-server %(levelname)s %(name)s: %(message)s")
     try:
         serve(args.fd, args.sandbox, tuple(m for m in args.preload.split(",") if m in PRELOADS))

@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 
 import torch
 
+from harness import transport
 from harness.builds import build
 from harness.channel import Outbox
 from harness.codec import to_jsonable
@@ -233,6 +234,7 @@ def bind_reference(job: EvalJob, stage: Stage, device: str) -> modes.Reference:
             f"The problem's reference.py lacks {', '.join(missing)}; tell the leaderboard's maintainers.",
         )
     generate_input, ref_kernel, check = (getattr(module, n) for n in names)
+    transport.allow_namedtuples(vars(module))  # the problem's own result classes cross as themselves
     first_format = job.problem.task.checker_args == CHECKER_ARGS[1]
     return modes.Reference(
         adapt_generate_input(generate_input) if first_format else generate_input,

@@ -41,6 +41,8 @@ from harness.result import FailureKind
 from harness.runner import runner_process
 from harness.timing import CallTiming
 
+MAX_BUFFER_SETS = runner_process.KEEP_ALIVE + 1  # the runner's sets of input buffers per list of sizes
+
 _clock_ns = time.perf_counter_ns
 CLOSE_WAIT_S = 5.0
 CALIBRATION_CALLS = 40
@@ -99,6 +101,8 @@ class RunnerLink:
         self.outbox = outbox
         self.device = "cpu"
         self._staging: list[torch.UntypedStorage] = []  # the runner's input buffers of the call, mapped here
+        self._mapped: dict[int, list[torch.UntypedStorage]] = {}  # the runner's sets of input buffers, by slot
+        self._mapped_sizes: tuple[int, ...] = ()  # the sizes those sets are for
         self._opening_ns = 0  # the judge's own time spent mapping, per call
         self._events: tuple[torch.cuda.Event, torch.cuda.Event] | None = None  # times the judge's copy of inputs
         self._cpu: judge_clock.JobCpu | None = None  # the job's CPU time, read on the CPU only
@@ -212,18 +216,29 @@ class RunnerLink:
     # ---- staging and answers --------------------------------------------------------------------------
 
     def _map_buffers(self, cuda: transport.Storages) -> None:
-        """Buffers of the runner's for a call's CUDA inputs, mapped here while still empty."""
+        """Buffers of the runner's for a call's CUDA inputs, mapped here while still empty. The runner uses a few
+        sets of them in turn and shares each set once (every share keeps a CUDA event alive in the runner for as
+        long as the buffer lives), so a set it names again is the mapping this side already holds."""
         if not cuda:
             return
-        record, _ = self._ask({"op": "alloc", "sizes": [s.nbytes() for s in cuda]}, "allocated")
-        shared = record.get("storages")
-        if not isinstance(shared, list) or len(shared) != len(cuda):
+        sizes = tuple(s.nbytes() for s in cuda)
+        record, _ = self._ask({"op": "alloc", "sizes": list(sizes)}, "allocated")
+        if sizes != self._mapped_sizes:
+            self._mapped, self._mapped_sizes = {}, sizes
+        slot, shared = record.get("slot"), record.get("storages")
+        if type(slot) is not int or not 0 <= slot < MAX_BUFFER_SETS:
             raise self._tampering("it answered a request for input buffers with something else")
-        try:
-            self._staging = [transport.open_cuda(handle) for handle in shared]
-        except transport.TransportError as exc:
-            raise self._tampering(str(exc)) from None
-        if any(target.nbytes() != source.nbytes() for target, source in zip(self._staging, cuda, strict=True)):
+        if shared is not None:
+            if slot in self._mapped or not isinstance(shared, list) or len(shared) != len(cuda):
+                raise self._tampering("it answered a request for input buffers with something else")
+            try:
+                self._mapped[slot] = [transport.open_cuda(h, size=n) for h, n in zip(shared, sizes, strict=True)]
+            except transport.TransportError as exc:
+                raise self._tampering(str(exc)) from None
+        elif slot not in self._mapped:
+            raise self._tampering("it named input buffers it never shared")
+        self._staging = self._mapped[slot]
+        if any(target.nbytes() != size for target, size in zip(self._staging, sizes, strict=True)):
             raise self._tampering("it shared input buffers of other sizes than asked for")
 
     def _copy_inputs(self, cuda: transport.Storages) -> float:
@@ -256,12 +271,12 @@ class RunnerLink:
                 mapped.append(
                     next(host)
                     if "cpu" in entry
-                    else self._open(entry.get("cuda") or {})
+                    else self._open(entry.get("cuda") or {}, fence=False)
                     if "cuda" in entry
                     else self._staged(int(entry["staged"]))
                 )
             if self.device == "cuda":
-                self._open(record.get("fence") or {})  # waits for the runner's stream past the call
+                self._open(record.get("fence") or {}, fence=True)  # waits for the runner's stream past the call
                 torch.cuda.synchronize()
         except (AttributeError, TypeError, KeyError, ValueError, transport.TransportError) as exc:
             raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
@@ -289,14 +304,18 @@ class RunnerLink:
             address if isinstance(address, int) else 0,
         )
 
-    def _open(self, shared: dict[str, Any]) -> torch.UntypedStorage:
-        """Map runner memory for one answer; the current stream waits for the work the runner queued before it
-        shared it. Mapped afresh each time and dropped after the copy, so the runner's allocator may reuse it."""
-        if not isinstance(shared, dict) or not shared.get("event"):
-            raise transport.TransportError("an answer's CUDA memory without the event the judge waits on")
+    def _open(self, shared: dict[str, Any], fence: bool) -> torch.UntypedStorage:
+        """Map runner memory for one answer. The call's fence, a byte the runner allocated after the call and shared
+        last, must come with its CUDA event: the judge's stream waits on it, so everything the runner queued on its
+        stream before it is done before the judge copies anything (the judge, not the runner, decides to wait). An
+        output's own event is waited on too where there is one; torch sends none once 1,000 are alive (a buffer
+        shared every call keeps one per share), and the fence covers it then. Mapped afresh each time and dropped
+        after the copy, so the runner's allocator may reuse it."""
+        if not isinstance(shared, dict) or (fence and not shared.get("event")):
+            raise transport.TransportError("an answer's fence without the event the judge waits on")
         opening = _clock_ns()
-        try:  # the judge, not the runner, decides that its stream waits for the runner's
-            return transport.open_cuda({**shared, "event_sync": True})
+        try:
+            return transport.open_cuda({**shared, "event_sync": bool(shared.get("event"))})
         finally:
             self._opening_ns += _clock_ns() - opening
 

@@ -107,11 +107,9 @@ class Runner:
         self.compiles = CompileClock(on_compile=lambda: link.send({"t": "progress", "stage": "compiling"})).install()
         self.kernel: Callable[[Any], Any] | None = None
         self.staged: dict[int, torch.UntypedStorage] = {}
-        self.buffers: dict[tuple[int, ...], deque[list[torch.UntypedStorage]]] = {}
-        # shared after every call: its IPC event lets the judge wait for everything queued on this stream
-        self.fence = torch.empty(1, dtype=torch.uint8, device=device).untyped_storage() if device == "cuda" else None
+        self.buffers: dict[tuple[int, ...], deque[tuple[int, list[torch.UntypedStorage]]]] = {}
         self.profiler: torch.profiler.profile | None = None
-        self.alive: deque[tuple[Any, Any]] = deque(maxlen=KEEP_ALIVE)
+        self.alive: deque[tuple[Any, ...]] = deque(maxlen=KEEP_ALIVE)
 
     def handle(self, request: dict[str, Any], blobs: list[bytearray]) -> None:
         op = request.get("op")
@@ -136,20 +134,25 @@ class Runner:
 
     def _alloc(self, request: dict[str, Any]) -> None:
         """CUDA buffers for the judge to copy a call's inputs into: one of ``KEEP_ALIVE + 1`` sets per list of sizes,
-        used in turn. Fresh buffers every call kept the caching allocator from settling (blocks shared with the
-        judge wait for it to let go before reuse, so new memory kept coming): on an H200 a 16384² grayscale call
-        ran 8 % slower on new memory, and ranked scores took two levels (docs/timing.md, "Input buffers")."""
+        used in turn, each shared with the judge once (a share keeps a CUDA event alive for as long as its buffer
+        lives; torch stops recording them past 1,000). Fresh buffers every call kept the caching allocator from
+        settling (blocks shared with the judge wait for it to let go before reuse, so new memory kept coming): on
+        an H200 a 16384² grayscale call ran 8 % slower on new memory, and ranked scores took two levels
+        (docs/timing.md, "Input buffers")."""
         sizes = tuple(int(size) for size in request.get("sizes") or [])
         if sizes not in self.buffers:
             self.buffers = {sizes: deque()}  # a new shape: the last one's sets go once no kept call holds them
         ring = self.buffers[sizes]
         if len(ring) > KEEP_ALIVE:
-            buffers = ring.popleft()
+            slot, buffers = ring.popleft()
+            shared = None
         else:
+            slot = len(ring)
             buffers = [torch.empty(size, dtype=torch.uint8, device=self.device).untyped_storage() for size in sizes]
-        ring.append(buffers)
+            shared = [transport.share_cuda(storage) for storage in buffers]
+        ring.append((slot, buffers))
         self.staged = dict(enumerate(buffers))
-        self.link.send({"t": "allocated", "storages": [transport.share_cuda(storage) for storage in buffers]})
+        self.link.send({"t": "allocated", "slot": slot, **({"storages": shared} if shared is not None else {})})
 
     def _call(self, request: dict[str, Any], blobs: list[bytearray]) -> None:
         """The call, then the answer at once; the guard's look comes after it (the judge reads a failure it reports
@@ -166,7 +169,12 @@ class Runner:
             )
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from a submission are its failures too
             raise kernel_failure(exc, during) from None
-        self.alive.append((data, output))
+        # a fresh byte shared after every call: its IPC event lets the judge wait for everything queued on this
+        # stream; kept alive with the call, then freed, so its event is released (a storage keeps one per share)
+        fence = (
+            torch.empty(1, dtype=torch.uint8, device=self.device).untyped_storage() if self.device == "cuda" else None
+        )
+        self.alive.append((data, output, fence))
         answer: transport.Storages = []
         try:
             value = transport.pack({"output": output, "inputs": data}, answer)
@@ -183,7 +191,7 @@ class Runner:
             else {"cuda": transport.share_cuda(s)}
             for s in answer
         ]
-        fence = {"fence": transport.share_cuda(self.fence)} if self.fence is not None else {}
+        fenced = {"fence": transport.share_cuda(fence)} if fence is not None else {}
         self.link.send(
             {
                 "t": "done",
@@ -191,7 +199,7 @@ class Runner:
                 "value": value,
                 "address": _address(output),
                 "storages": described,
-                **fence,
+                **fenced,
             },
             transport.cpu_blobs([s for s in answer if s.device.type == "cpu"]),
         )
@@ -220,6 +228,8 @@ def serve(link: transport.Link, job: EvalJob) -> NoReturn:
     code = 0
     try:
         request, _ = link.receive()
+        if request.get("op") != "start":  # the judge ended before it picked a device (one it refused)
+            raise EOFError("nothing to run")
         os.setpgid(0, 0)  # a group of its own: kill(0, ...) cannot reach the judge
         seccomp.install()  # before any submitted code; the judge keeps its full surface
         runner = Runner(link, job, str(request.get("device")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import collections
 import socket
 
@@ -70,5 +71,67 @@ def test_a_link_refuses_more_bytes_than_allowed():
     sender.send({"t": "done"}, [b"x" * 17])
     with pytest.raises(transport.TransportError):
         receiver.receive(timeout_s=5)
+    ours.close()
+    theirs.close()
+
+
+def _described(**changes):
+    """A CUDA IPC description as share_cuda writes it, with ``changes``."""
+    described = {
+        "device": 0,
+        "handle": base64.b64encode(b"\x00" + bytes(64)).decode(),
+        "size": 4096,
+        "offset": 512,
+        "counter": base64.b64encode(b"/torch_4021_1887873266_3").decode(),
+        "counter_offset": 7,
+        "event": base64.b64encode(bytes(64)).decode(),
+        "event_sync": True,
+    }
+    return {**described, **changes}
+
+
+def test_a_cuda_description_as_torch_writes_it_is_accepted():
+    fields = transport.checked_cuda_description(_described(), 0, 4096)
+    assert fields[2:6] == (4096, 512, b"/torch_4021_1887873266_3", 7) and len(fields[6]) == 64
+
+
+@pytest.mark.parametrize(
+    ("changes", "size"),
+    [
+        ({"size": 4097}, 4096),  # not the staging buffer the judge asked for
+        ({"size": True}, None),  # a bool is not a count
+        ({"offset": 512.0}, None),
+        ({"offset": -512}, None),
+        ({"offset": 1 << 64}, None),
+        ({"device": 1}, None),  # another device than the evaluation's
+        ({"counter_offset": 10_000}, None),  # past the reference counter file: a write into the judge
+        ({"counter_offset": -1}, None),
+        ({"counter": base64.b64encode(b"/../../dev/shm/judge").decode()}, None),
+        ({"counter": base64.b64encode(b"/torch_1_2_3\n").decode()}, None),
+        ({"event": base64.b64encode(bytes(63)).decode()}, None),
+        ({"handle": ""}, None),
+        ({"handle": "not base64!"}, None),
+        ({"handle": None}, None),
+        ({"event_sync": 1}, None),
+        ({"extra": 0}, None),
+    ],
+)
+def test_a_cuda_description_outside_what_the_judge_expects_is_refused(changes, size):
+    with pytest.raises(transport.TransportError):
+        transport.checked_cuda_description(_described(**changes), 0, size)
+
+
+@pytest.mark.parametrize("shared", [None, [], {"device": 0}])
+def test_a_cuda_description_that_is_not_one_is_refused(shared):
+    with pytest.raises(transport.TransportError):
+        transport.checked_cuda_description(shared, 0, None)
+
+
+def test_a_record_nested_past_what_json_can_read_is_refused():
+    ours, theirs = socket.socketpair()
+    body = b"[" * 20_000 + b"]" * 20_000  # past the interpreter's recursion limit, within a socket buffer
+    ours.sendall(len(body).to_bytes(4, "big") + body)
+    with pytest.raises(transport.TransportError):
+        transport.Link(theirs, 16).receive(timeout_s=5)
     ours.close()
     theirs.close()

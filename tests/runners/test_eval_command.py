@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import base64
+import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
 from harness import EvalResult, Status
 from harness.result import Mode, ProfileEntry, ReportFile
 from runners import eval_command
 from runners.eval_command import main
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harness"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "harness"
 PROBLEM = str(FIXTURES / "vectoradd")
+
+
+@pytest.fixture(autouse=True)
+def log_file(tmp_path, monkeypatch) -> Path:
+    """The harness's log of each test's evaluations, instead of the user's state folder."""
+    path = tmp_path / "state" / "eval.log"
+    monkeypatch.setattr(eval_command, "LOG", path)
+    return path
 
 
 def _submission(name: str) -> str:
@@ -60,7 +71,7 @@ def test_profile_mode_saves_the_attached_ncu_reports(tmp_path, monkeypatch, caps
             )
         ],
     )
-    monkeypatch.setattr(eval_command, "evaluate", lambda job, on_progress=None: profiled)
+    monkeypatch.setattr(eval_command, "evaluate", lambda job, on_progress=None, log=None: profiled)
     folder = tmp_path / "reports"
     assert main([_submission("correct"), "--problem", PROBLEM, "--mode", "profile", "--reports", str(folder)]) == 0
     (saved,) = folder.iterdir()
@@ -80,3 +91,43 @@ def test_a_problem_with_its_own_evaluator_runs_through_kernelrank_eval(capsys) -
     assert main([str(AUTHOR / "solutions" / "wrong.py"), "--problem", problem, "--json"]) == 1
     result = EvalResult.from_json(capsys.readouterr().out)
     assert result.measured_by == "author_evaluator" and "differs from the reference's" in result.failure.message
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU these examples run")
+@pytest.mark.parametrize("example", ["triton_add", "jax_add", "cuda_inline"])
+def test_a_cuda_only_example_on_the_cpu_says_so_in_one_sentence(capfd, example) -> None:
+    """Issue 26: the right sentence used to be followed by a runner's traceback ("no timer for device 'None'")."""
+    submission = ROOT / "problems" / "vectoradd" / "solutions" / "correct" / f"{example}.py"
+    assert main([str(submission), "--problem", str(ROOT / "problems" / "vectoradd")]) == 1
+    shown = "".join(capfd.readouterr())
+    assert "requires CUDA" in shown and "Traceback" not in shown and "no timer" not in shown, shown
+
+
+def test_a_kernel_that_never_returns_says_so_and_keeps_harness_logs_off_the_terminal(
+    tmp_path, monkeypatch, capfd, log_file
+) -> None:
+    problem = tmp_path / "vectoradd"
+    shutil.copytree(FIXTURES / "vectoradd", problem)
+    task = problem / "task.yml"
+    task.write_text(task.read_text().replace("test_timeout: 30", "test_timeout: 6"))
+    monkeypatch.setenv("KERNELRANK_PROGRESS_EVERY_S", "2")
+    assert main([_submission("infinite_loop"), "--problem", str(problem), "--device", "cpu"]) == 1
+    out, err = capfd.readouterr()
+    assert "still running after" in err and "limit 6 s" in err, err
+    assert "harness-server" not in out + err and "WARNING" not in out + err, out + err
+    assert "timeout" in out.lower()
+    assert log_file.is_file()
+
+
+def test_a_named_tuple_reference_passes_through_kernelrank_eval(tmp_path, capsys) -> None:
+    """The public-style qr problem: its reference submission returns torch.geqrf's named tuple, which its
+    checker must see as a tuple (issue 26). Copied with the CPU added to its devices, as GPU MODE's format is
+    CUDA-only."""
+    conformance = ROOT / "tests" / "conformance"
+    shutil.copytree(conformance / "problems", tmp_path / "problems")
+    task = tmp_path / "problems" / "qr_py" / "task.yml"
+    task.write_text(task.read_text() + "devices: [cpu, cuda]\n")
+    solution = conformance / "solutions" / "qr_py" / "correct" / "geqrf.py"
+    argv = [str(solution), "--problem", str(task.parent), "--device", "cpu"]
+    assert main(argv) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("qr_py · test · PASSED")
