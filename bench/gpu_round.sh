@@ -7,7 +7,7 @@
 #   before     the same ranked runs on an older checkout unpacked under .probe/before (the baseline, same call):
 #              git archive REV --prefix=.probe/before/ | tar -x; cp -r bench/fixtures .probe/before/bench/
 #   builds     first inline-CUDA builds of three sources as people write them (bench/first_build.py)
-#   types      the output-type table on CUDA (tests/harness/test_value_types.py, run without the suite's conftest)
+#   types      the output-type table on CUDA (tests/harness/test_transport_fidelity.py, run without the suite's conftest)
 # Everything goes to stdout; figures go to docs/benchmarks.md by hand, with the GPU named.
 set -u
 export PYTHONUNBUFFERED=1
@@ -23,7 +23,8 @@ for section in "$@"; do
         ranked) python3 bench/ranked_wall.py --runs 5 --device cuda --shapes "${RANKED[@]}" ;;
         before) python3 bench/ranked_wall.py --runs 5 --device cuda --root .probe/before "${RANKED[@]}" ;;
         builds) python3 bench/first_build.py ;;
-        types) python3 -m pytest -q -p no:cacheprovider --noconftest -m cuda tests/harness/test_value_types.py ;;
+        types) python3 -m pytest -q -p no:cacheprovider --noconftest -p bench.gpu_pytest_plugin -m cuda \
+                   tests/harness/test_transport_fidelity.py ;;
         *) echo "unknown section $section" ;;
     esac
 done
