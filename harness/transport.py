@@ -48,6 +48,7 @@ _TENSOR_KEYS = frozenset({"storage", "offset", "size", "stride", "dtype", "conj"
 # torch's CUDA IPC, as share_cuda hands it over (torch/csrc/CudaIPCTypes.h): the reference counter is a slot of a
 # shared-memory file of 10,000 named by torch's process-wide handle; an IPC event handle is 64 bytes
 _CUDA_KEYS = frozenset({"device", "handle", "size", "offset", "counter", "counter_offset", "event", "event_sync"})
+_EMPTY_CUDA_KEYS = frozenset({"device", "size"})  # an empty storage: nothing to map
 _IPC_COUNTERS = 10_000
 _IPC_EVENT_BYTES = 64
 _IPC_HANDLE_MOST = 4096  # a cudaIpcMemHandle (64 bytes) with torch's prefix, or an expandable segment's handles
@@ -266,7 +267,10 @@ def _list(value: Any) -> list[Any]:
 
 
 def share_cuda(storage: torch.UntypedStorage) -> dict[str, Any]:
-    """An IPC description of a CUDA storage of this process (the runner's side)."""
+    """An IPC description of a CUDA storage of this process (the runner's side). An empty storage has no memory
+    to share (torch gives it no handle): it crosses as its device alone."""
+    if storage.nbytes() == 0:
+        return {"device": int(storage.device.index or 0), "size": 0}
     device, handle, size, offset, counter, counter_offset, event, event_sync = storage._share_cuda_()
     return {
         "device": int(device),
@@ -283,7 +287,12 @@ def share_cuda(storage: torch.UntypedStorage) -> dict[str, Any]:
 def open_cuda(shared: Any, size: int | None = None) -> torch.UntypedStorage:
     """Map a storage the runner shared (``share_cuda``); the current stream waits for the runner's work queued
     before it shared it. ``size``: the bytes the judge asked for (a staging buffer)."""
-    fields = checked_cuda_description(shared, torch.cuda.current_device(), size)
+    device = torch.cuda.current_device()
+    if isinstance(shared, dict) and set(shared) == _EMPTY_CUDA_KEYS and size in (None, 0):
+        if shared["device"] != device or shared["size"] != 0:
+            raise TransportError("a malformed CUDA memory description")
+        return torch.UntypedStorage(0, device=f"cuda:{device}")
+    fields = checked_cuda_description(shared, device, size)
     torch.cuda._lazy_init()
     try:
         storage = torch.UntypedStorage._new_shared_cuda(*fields)

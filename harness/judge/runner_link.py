@@ -188,6 +188,8 @@ class RunnerLink:
         sent = sum(len(b) for b in blobs)
         self._opening_ns = 0
         cpu_from = self._cpu.read_ns() if self._cpu else 0
+        if self.device == "cuda":
+            torch.cuda.synchronize()  # the judge's own work (generating, copying the inputs) ends outside the bracket
         started = _clock_ns()  # from here on the inputs reach the runner: its work on them is inside the bracket
         try:
             staging_us = self._copy_inputs(cuda)
