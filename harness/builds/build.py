@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.builds import cache, header_tiers, toolchain
+from harness.builds import cache, header_tiers, header_vocabulary, toolchain
 
 CU_MODULE = "kernelrank_cu_module.so"  # what a .cu build makes, and what the worker loads
 DRIVER = "kernelrank_driver.cu"  # harness/builds/cu_driver.cu, staged under this name
@@ -190,7 +190,7 @@ def _cu(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
 
 def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
     """torch's own load_inline build, for this GPU only, without loading what it built (that would run it here):
-    first against the operators' headers, then torch/types.h, then, when both fail, the sources as written."""
+    first against the lightest headers the sources can do with (header_tiers.plan), then as written."""
     from torch.utils import cpp_extension
 
     os.environ["TORCH_CUDA_ARCH_LIST"] = (
@@ -201,7 +201,8 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))  # ninja compiles main.cpp and the .cu at once
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
-    tiers = header_tiers.tiers(options, Path(cpp_extension.include_paths()[0]) / "ATen" / "ops")
+    ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
+    tiers = [tier for _, tier in header_tiers.plan(options, ops_folder, header_vocabulary.load())]
     for tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
             return outcome

@@ -1,17 +1,21 @@
-"""Lighter torch headers for a ``load_inline`` build, lightest first (docs/cuda.md, "Light headers").
+"""Lighter torch headers for a ``load_inline`` build, chosen from the source before compiling (docs/cuda.md).
 
 ``torch/extension.h`` is torch's whole C++ frontend (``torch/all.h``: nn, optim, data) plus its Python bindings,
 and most of a first inline-CUDA build is spent parsing it: in the generated ``main.cpp``, and three times more in
-nvcc's passes over a CUDA source that includes it. Two lighter tiers stand in for it, the same sources otherwise:
+nvcc's passes over a CUDA source that includes it (or ``torch/types.h``, which ``load_inline`` prepends to every
+CUDA source). Two lighter tiers stand in for it, the same sources otherwise:
 
 - **light**: ``main.cpp`` against tensors and pybind's tensor casters; each CUDA source against ``torch/types.h``.
-- **ops**: ``main.cpp`` as in *light*; each CUDA source against the tensor class and the header of each ATen
-  operator it names as ``torch::op(`` or ``at::op(`` (one small file each, in place of all two thousand), with
-  torch's names as ATen's. About half of *light*'s nvcc time; a source that uses more (operators such as
-  ``a * 2``, ``torch::from_blob``) does not compile against it.
+- **ops**: ``main.cpp`` as in *light*; each CUDA source against the tensor class, the dispatch macros
+  (``AT_DISPATCH_*``), the tensor operators (``a * 2``) and the header of each ATen operator it names as
+  ``torch::op(`` or ``at::op(`` (one small file each, in place of all two thousand), with torch's names as ATen's.
+  About half of *light*'s nvcc time.
 
-The builder tries them in that order, then the sources as written. The tiers share their ``main.cpp``, so a
-tier that does not compile costs its CUDA source's attempt, or the main.cpp it shares, if that takes longer.
+``plan`` picks the tiers worth trying from the source text: a tier is left out when the source names something
+torch's full headers declare and the tier's do not (``header_vocabulary``), or when it would compile the CUDA
+source exactly as written anyway (*light* on a source that does not include ``torch/extension.h``). The builder
+tries what is left, lightest first, then the sources as written. The tiers share their ``main.cpp``, so a tier that
+does not compile costs its CUDA source's attempt, or the main.cpp it shares, if that takes longer.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness.builds.header_vocabulary import Vocabulary
+
 LIGHT_CPP_HEADERS = (
     "#include <torch/types.h>",
     "#include <torch/csrc/utils/pybind.h>",
@@ -27,7 +33,20 @@ LIGHT_CPP_HEADERS = (
 )
 CUDA_RUNTIME_HEADERS = ("#include <cuda.h>", "#include <cuda_runtime.h>")  # what load_inline itself prepends
 LIGHT_CUDA_HEADERS = ("#include <torch/types.h>", *CUDA_RUNTIME_HEADERS)
-OPS_CUDA_HEADERS = ("#include <ATen/core/Tensor.h>",)
+# ATen/TensorOperators.h includes every operator (ATen/Functions.h) unless told that operators come one header each;
+# the flag is set for that header only, so the source's own includes behave as written.
+OPS_CUDA_HEADERS = (
+    "#include <ATen/core/Tensor.h>",
+    "#include <ATen/Dispatch.h>",
+    "#include <ATen/ops/empty_like.h>",
+    "#ifndef AT_PER_OPERATOR_HEADERS",
+    "#define AT_PER_OPERATOR_HEADERS",
+    "#include <ATen/TensorOperators.h>",
+    "#undef AT_PER_OPERATOR_HEADERS",
+    "#else",
+    "#include <ATen/TensorOperators.h>",
+    "#endif",
+)
 _SIZED_DTYPES = {"UInt8": "Byte", "Int8": "Char", "Int16": "Short", "Int32": "Int", "Int64": "Long"}
 _SIZED_DTYPES |= {"Float16": "Half", "Float32": "Float", "Float64": "Double"}
 _SHORT_DTYPES = {"U8": "Byte", "I8": "Char", "I16": "Short", "I32": "Int", "I64": "Long"}
@@ -37,14 +56,32 @@ TORCH_AS_ATEN = (  # what torch/types.h adds to ATen's names, but for its autogr
     + " ".join(f"constexpr auto k{ours} = at::k{aten};" for ours, aten in (_SIZED_DTYPES | _SHORT_DTYPES).items())
     + " }"
 )
+# the header sets whose words header_vocabulary reads: what main.cpp sees in both tiers, what a CUDA source sees in ops
+HEADER_SETS = {"light": LIGHT_CPP_HEADERS, "ops": (*OPS_CUDA_HEADERS, TORCH_AS_ATEN)}
 _EXTENSION_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"]')
 _TORCH_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/')
 _NAMED_OP = re.compile(r"\b(?:torch|at)::(\w+)\s*\(")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_QUALIFIED = re.compile(r"\b(?:torch|at|c10)((?:\s*::\s*\w+)+)")
+_MACRO = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+_OWN_MACRO = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+(\w+)")
 
 
-def tiers(options: dict[str, Any], ops_folder: Path) -> list[dict[str, Any]]:
-    """The lighter builds of one load_inline call, lightest first (``ops_folder``: torch's ``ATen/ops``)."""
-    return [tier for tier in (ops_options(options, ops_folder), light_options(options)) if tier is not None]
+def plan(options: dict[str, Any], ops_folder: Path, vocabulary: Vocabulary | None) -> list[tuple[str, dict[str, Any]]]:
+    """The lighter builds of one load_inline call worth trying, lightest first, each as (tier name, arguments);
+    ``ops_folder`` is torch's ``ATen/ops``, ``vocabulary`` what each header set declares (None: try every tier)."""
+    cpp = _sources(options.get("cpp_sources"))
+    cuda = _sources(options.get("cuda_sources"))
+    chosen = []
+    main_fits = _fits(vocabulary, "light", cpp, ops_folder)
+    if main_fits and _fits(vocabulary, "ops", cuda, ops_folder) and (ops := ops_options(options, ops_folder)):
+        chosen.append(("ops", ops))
+    # light changes a CUDA source only where it includes torch/extension.h; main.cpp alone compiles beside it
+    lightens_cuda = not cuda or any(_EXTENSION_INCLUDE.search(source) for source in cuda)
+    light = light_options(options)
+    if light is not None and main_fits and lightens_cuda and _fits(vocabulary, "light", cuda, ops_folder):
+        chosen.append(("light", light))
+    return chosen
 
 
 def light_options(options: dict[str, Any]) -> dict[str, Any] | None:
@@ -69,14 +106,42 @@ def ops_options(options: dict[str, Any], ops_folder: Path) -> dict[str, Any] | N
     cuda = [_EXTENSION_INCLUDE.sub("", source) for source in _sources(options.get("cuda_sources"))]
     if light is None or not cuda or any(_TORCH_INCLUDE.search(source) for source in cuda):
         return None
-    named = sorted({op for source in cuda for op in _NAMED_OP.findall(source) if (ops_folder / f"{op}.h").is_file()})
-    headers = [*OPS_CUDA_HEADERS, *(f"#include <ATen/ops/{op}.h>" for op in named), TORCH_AS_ATEN]
+    headers = [*OPS_CUDA_HEADERS, *(f"#include <ATen/ops/{op}.h>" for op in named_ops(cuda, ops_folder))]
+    headers.append(TORCH_AS_ATEN)
     return dict(light, cuda_sources=[*headers, *CUDA_RUNTIME_HEADERS, *cuda])
 
 
 def lighten(source: str) -> str:
     """``source`` with every ``#include <torch/extension.h>`` as ``#include <torch/types.h>``."""
     return _EXTENSION_INCLUDE.sub("#include <torch/types.h>", source)
+
+
+def named_ops(sources: list[str], ops_folder: Path) -> list[str]:
+    """The ATen operators the sources call by name (``torch::op(``, ``at::op(``), each with a header of its own."""
+    return sorted({op for text in sources for op in _NAMED_OP.findall(text) if (ops_folder / f"{op}.h").is_file()})
+
+
+def used_names(source: str) -> tuple[set[str], set[str]]:
+    """What ``source`` (comments aside) asks of torch: every name in a ``torch::``, ``at::`` or ``c10::`` path,
+    and every macro-like NAME_WITH_UNDERSCORES."""
+    code = _COMMENT.sub(" ", source)
+    names = {name.strip() for path in _QUALIFIED.findall(code) for name in path.split("::") if name.strip()}
+    return names, set(_MACRO.findall(code)) - set(_OWN_MACRO.findall(code))
+
+
+def _fits(vocabulary: Vocabulary | None, header_set: str, sources: list[str], ops_folder: Path) -> bool:
+    """Whether the sources name nothing torch's full headers declare and ``header_set`` leaves out (an operator
+    the ops tier includes by name counts as declared there)."""
+    if vocabulary is None:
+        return True
+    for source in sources:
+        names, macros = used_names(source)
+        missing = vocabulary.missing(header_set, names, macros)
+        if header_set == "ops":  # the operators it calls come with their own headers
+            missing -= set(named_ops([source], ops_folder))
+        if missing:
+            return False
+    return True
 
 
 def _sources(value: str | list[str] | None) -> list[str]:

@@ -1,0 +1,112 @@
+"""What each header tier declares, read once from the preprocessor, so a build knows its tier before compiling.
+
+A light tier (``harness.builds.header_tiers``) only builds when the source uses nothing that its headers leave
+out. Compiling to find out costs seconds per tier; preprocessing torch's headers costs about a second, once per
+process, and depends on nothing a submission sends. ``Vocabulary`` holds, per header set, every identifier and
+every macro the preprocessor printed (``-E -dD``): a name the full ``torch/extension.h`` knows and a tier's headers
+do not (``torch::nn``, ``torch::indexing::Slice``, a dispatch macro) rules that tier out; a name neither knows
+comes from the source's own includes and rules nothing out.
+
+The harness server ``load``s it before it forks the first builder of an inline extension (``Builds.start``), so
+every later builder inherits it. It is not started in the background at server start: the server sweeps every
+process of its own that outlives a job, and would count a preprocessor still running as the job's leftover.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import re
+import subprocess
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+PREPROCESS_TIMEOUT_S = 60.0
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DEFINE = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+(\w+)")
+
+
+@dataclass(frozen=True)
+class Words:
+    """What one header set declares: every identifier the preprocessor printed, and the macros it defined."""
+
+    identifiers: frozenset[str]
+    macros: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    full: Words  # torch/extension.h: what a source as written sees
+    sets: dict[str, Words]  # per header set of a tier (header_tiers.HEADER_SETS' names)
+
+    def missing(self, tier_set: str, names: set[str], macros: set[str]) -> set[str]:
+        """The names and macros the full headers declare that the tier's set does not."""
+        if (words := self.sets.get(tier_set)) is None:  # not preprocessed: nothing known to be missing
+            return set()
+        return (names & self.full.identifiers - words.identifiers) | (macros & self.full.macros - words.macros)
+
+
+@functools.cache
+def load() -> Vocabulary | None:
+    """Every header set's words, preprocessed side by side once per process; None when the host compiler cannot
+    preprocess torch's headers (the builder then tries the tiers in turn)."""
+    from harness.builds import header_tiers
+
+    running = {}
+    with contextlib.suppress(OSError, ImportError):  # no host compiler, no torch: no vocabulary
+        for name, lines in {"full": ("#include <torch/extension.h>",), **header_tiers.HEADER_SETS}.items():
+            running[name] = _start("\n".join(lines) + "\n")
+    words: dict[str, Words] = {}
+    for name, (process, output) in running.items():
+        try:
+            process.wait(timeout=PREPROCESS_TIMEOUT_S)
+            text = output.read_text(errors="replace") if process.returncode == 0 else ""
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()
+            text = ""
+        finally:
+            output.unlink(missing_ok=True)
+        if text:
+            words[name] = Words(frozenset(_IDENTIFIER.findall(text)), frozenset(_DEFINE.findall(text)))
+    if len(words) < len(running) or "full" not in words:
+        log.info("could not preprocess torch's header sets; the builder tries the header tiers in turn")
+        return None
+    full = words.pop("full")
+    return Vocabulary(full, words)
+
+
+def _start(source: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """``c++ -E -dD`` of ``source`` with the include folders and defines of torch's extension builds."""
+    from torch.utils import cpp_extension
+
+    includes = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]
+    handle, name = tempfile.mkstemp(prefix="kernelrank-vocabulary-", suffix=".i")
+    command = [
+        os.environ.get("CXX", "c++"),
+        "-x",
+        "c++",
+        "-std=c++17",
+        "-E",
+        "-P",
+        "-dD",
+        "-DTORCH_API_INCLUDE_EXTENSION_H",
+        *(f"-I{path}" for path in includes),
+        "-",
+    ]
+    try:
+        with os.fdopen(handle, "wb") as output:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=output, stderr=subprocess.DEVNULL)
+    except OSError:
+        Path(name).unlink(missing_ok=True)
+        raise
+    assert process.stdin is not None
+    process.stdin.write(source.encode())
+    process.stdin.close()
+    return process, Path(name)
