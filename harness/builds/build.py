@@ -62,6 +62,7 @@ EXTENSION_ARGS = {
 _IGNORED_ARGS = ("verbose", "keep_intermediates")
 _ERROR_LINE = re.compile(r"(?m)^.*\b(error|fatal error)\b.*$")
 FALLBACK_NOTE = "The builds against light torch headers failed, so the sources were built as written."
+TIER_NOTE = "Built against the {} tier's torch headers (harness/builds/header_tiers.py)."
 
 
 @dataclass(frozen=True)
@@ -202,9 +203,10 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
     ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
-    tiers = [tier for _, tier in header_tiers.plan(options, ops_folder, header_vocabulary.load())]
-    for tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
+    tiers = header_tiers.plan(options, ops_folder, header_vocabulary.load())
+    for name, tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
+            outcome.log = TIER_NOTE.format(name)
             return outcome
         cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)  # same name, not name_v1
     outcome = _load_inline(cpp_extension, options, folder / "build")
