@@ -6,16 +6,16 @@ nvcc's passes over a CUDA source that includes it (or ``torch/types.h``, which `
 CUDA source). Two lighter tiers stand in for it, the same sources otherwise:
 
 - **light**: ``main.cpp`` against tensors and pybind's tensor casters; each CUDA source against ``torch/types.h``.
-- **ops**: ``main.cpp`` as in *light*; each CUDA source against the tensor class, the dispatch macros
-  (``AT_DISPATCH_*``), the tensor operators (``a * 2``) and the header of each ATen operator it names as
-  ``torch::op(`` or ``at::op(`` (one small file each, in place of all two thousand), with torch's names as ATen's.
-  About half of *light*'s nvcc time.
+- **ops**: each source against the tensor class, the dispatch macros (``AT_DISPATCH_*``), the tensor operators
+  (``a * 2``) and the header of each ATen operator it names as ``torch::op(`` or ``at::op(`` (one small file each,
+  in place of all two thousand), with torch's names as ATen's; ``main.cpp`` adds pybind's tensor casters. About
+  half of *light*'s compile time, for both units.
 
 ``plan`` picks the tiers worth trying from the source text: a tier is left out when the source names something
-torch's full headers declare and the tier's do not (``header_vocabulary``), or when it would compile the CUDA
-source exactly as written anyway (*light* on a source that does not include ``torch/extension.h``). The builder
-tries what is left, lightest first, then the sources as written. The tiers share their ``main.cpp``, so a tier that
-does not compile costs its CUDA source's attempt, or the main.cpp it shares, if that takes longer.
+torch's full headers declare and the tier's do not (``header_vocabulary``), when its bindings would convert
+arguments with other pybind casters than ``torch/extension.h``'s, or when it would compile the CUDA source exactly
+as written anyway (*light* on a source that does not include ``torch/extension.h``). The builder tries what is
+left, lightest first, then the sources as written, in one folder: a tier that does not compile costs its attempt.
 """
 
 from __future__ import annotations
@@ -56,8 +56,14 @@ TORCH_AS_ATEN = (  # what torch/types.h adds to ATen's names, but for its autogr
     + " ".join(f"constexpr auto k{ours} = at::k{aten};" for ours, aten in (_SIZED_DTYPES | _SHORT_DTYPES).items())
     + " }"
 )
-# the header sets whose words header_vocabulary reads: what main.cpp sees in both tiers, what a CUDA source sees in ops
-HEADER_SETS = {"light": LIGHT_CPP_HEADERS, "ops": (*OPS_CUDA_HEADERS, TORCH_AS_ATEN)}
+# main.cpp in the ops tier: the CUDA sources' headers and pybind's tensor casters, without ATen's every operator
+OPS_MAIN_HEADERS = (*OPS_CUDA_HEADERS, *LIGHT_CPP_HEADERS[1:])
+# the header sets whose words header_vocabulary reads; the main_ ones compile the bindings (main.cpp)
+HEADER_SETS = {
+    "main_light": LIGHT_CPP_HEADERS,
+    "main_ops": (*OPS_MAIN_HEADERS, TORCH_AS_ATEN),
+    "ops": (*OPS_CUDA_HEADERS, TORCH_AS_ATEN),
+}
 _EXTENSION_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"]')
 _TORCH_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]torch/')
 _NAMED_OP = re.compile(r"\b(?:torch|at)::(\w+)\s*\(")
@@ -73,13 +79,15 @@ def plan(options: dict[str, Any], ops_folder: Path, vocabulary: Vocabulary | Non
     cpp = _sources(options.get("cpp_sources"))
     cuda = _sources(options.get("cuda_sources"))
     chosen = []
-    main_fits = _fits(vocabulary, "light", cpp, ops_folder)
-    if main_fits and _fits(vocabulary, "ops", cuda, ops_folder) and (ops := ops_options(options, ops_folder)):
+    main_light = _fits(vocabulary, "main_light", cpp, ops_folder)
+    main_ops = _fits(vocabulary, "main_ops", cpp, ops_folder)
+    ops = ops_options(options, ops_folder, light_main=not main_ops)
+    if ops is not None and (main_ops or main_light) and _fits(vocabulary, "ops", cuda, ops_folder):
         chosen.append(("ops", ops))
     # light changes a CUDA source only where it includes torch/extension.h; main.cpp alone compiles beside it
     lightens_cuda = not cuda or any(_EXTENSION_INCLUDE.search(source) for source in cuda)
     light = light_options(options)
-    if light is not None and main_fits and lightens_cuda and _fits(vocabulary, "light", cuda, ops_folder):
+    if light is not None and main_light and lightens_cuda and _fits(vocabulary, "main_light", cuda, ops_folder):
         chosen.append(("light", light))
     return chosen
 
@@ -99,16 +107,26 @@ def light_options(options: dict[str, Any]) -> dict[str, Any] | None:
     return light
 
 
-def ops_options(options: dict[str, Any], ops_folder: Path) -> dict[str, Any] | None:
-    """load_inline's arguments against the *ops* tier; None without CUDA sources, where the call chose its
-    headers, or where a CUDA source includes more of torch anyway."""
+def ops_options(options: dict[str, Any], ops_folder: Path, light_main: bool = False) -> dict[str, Any] | None:
+    """load_inline's arguments against the *ops* tier (main.cpp as in *light* with ``light_main``, or where the C++
+    sources include more of torch); None where the call chose its headers, where a CUDA source includes more of
+    torch anyway, or where nothing would be lighter than *light*."""
     light = light_options(options)
     cuda = [_EXTENSION_INCLUDE.sub("", source) for source in _sources(options.get("cuda_sources"))]
-    if light is None or not cuda or any(_TORCH_INCLUDE.search(source) for source in cuda):
+    if light is None or any(_TORCH_INCLUDE.search(source) for source in cuda):
         return None
-    headers = [*OPS_CUDA_HEADERS, *(f"#include <ATen/ops/{op}.h>" for op in named_ops(cuda, ops_folder))]
-    headers.append(TORCH_AS_ATEN)
-    return dict(light, cuda_sources=[*headers, *CUDA_RUNTIME_HEADERS, *cuda])
+    cpp = [_EXTENSION_INCLUDE.sub("", source) for source in _sources(options.get("cpp_sources"))]
+    if light_main or any(_TORCH_INCLUDE.search(source) for source in cpp):
+        if not cuda:
+            return None
+        main = light["cpp_sources"]
+    else:
+        main = [*OPS_MAIN_HEADERS, *_op_headers(cpp, ops_folder), TORCH_AS_ATEN, *cpp]
+    ops = dict(light, cpp_sources=main)
+    if cuda:
+        headers = [*OPS_CUDA_HEADERS, *_op_headers(cuda, ops_folder), TORCH_AS_ATEN]
+        ops["cuda_sources"] = [*headers, *CUDA_RUNTIME_HEADERS, *cuda]
+    return ops
 
 
 def lighten(source: str) -> str:
@@ -119,6 +137,10 @@ def lighten(source: str) -> str:
 def named_ops(sources: list[str], ops_folder: Path) -> list[str]:
     """The ATen operators the sources call by name (``torch::op(``, ``at::op(``), each with a header of its own."""
     return sorted({op for text in sources for op in _NAMED_OP.findall(text) if (ops_folder / f"{op}.h").is_file()})
+
+
+def _op_headers(sources: list[str], ops_folder: Path) -> list[str]:
+    return [f"#include <ATen/ops/{op}.h>" for op in named_ops(sources, ops_folder)]
 
 
 def used_names(source: str) -> tuple[set[str], set[str]]:
@@ -134,10 +156,12 @@ def _fits(vocabulary: Vocabulary | None, header_set: str, sources: list[str], op
     the ops tier includes by name counts as declared there)."""
     if vocabulary is None:
         return True
+    if header_set.startswith("main_") and not vocabulary.binds_alike(header_set):
+        return False
     for source in sources:
         names, macros = used_names(source)
         missing = vocabulary.missing(header_set, names, macros)
-        if header_set == "ops":  # the operators it calls come with their own headers
+        if "ops" in header_set:  # the operators it calls come with their own headers
             missing -= set(named_ops([source], ops_folder))
         if missing:
             return False

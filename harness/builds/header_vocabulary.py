@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 PREPROCESS_TIMEOUT_S = 60.0
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+(\w+)")
+# a declaration of a caster (attributes may sit between ``struct`` and its name)
+_CASTER = re.compile(r"\b(?:struct|class)\b[^;{}\n]*?\b(?:type_caster|\w+_holder_caster)\s*<([^{;]*)")
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,18 @@ class Words:
 
     identifiers: frozenset[str]
     macros: frozenset[str]
+    casters: frozenset[str]  # pybind11 type_caster specialisations: how the bindings convert each argument
 
 
 @dataclass(frozen=True)
 class Vocabulary:
     full: Words  # torch/extension.h: what a source as written sees
     sets: dict[str, Words]  # per header set of a tier (header_tiers.HEADER_SETS' names)
+
+    def binds_alike(self, tier_set: str) -> bool:
+        """Whether generated bindings compiled against the set convert arguments as torch/extension.h's would."""
+        words = self.sets.get(tier_set)
+        return words is not None and words.casters == self.full.casters
 
     def missing(self, tier_set: str, names: set[str], macros: set[str]) -> set[str]:
         """The names and macros the full headers declare that the tier's set does not."""
@@ -74,7 +82,8 @@ def load() -> Vocabulary | None:
         finally:
             output.unlink(missing_ok=True)
         if text:
-            words[name] = Words(frozenset(_IDENTIFIER.findall(text)), frozenset(_DEFINE.findall(text)))
+            casters = frozenset(" ".join(found.split()) for found in _CASTER.findall(text))
+            words[name] = Words(frozenset(_IDENTIFIER.findall(text)), frozenset(_DEFINE.findall(text)), casters)
     if len(words) < len(running) or "full" not in words:
         log.info("could not preprocess torch's header sets; the builder tries the header tiers in turn")
         return None

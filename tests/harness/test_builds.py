@@ -205,11 +205,12 @@ FULL = "torch::Tensor twice(torch::Tensor x) { return torch::nn::functional::rel
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("source", "log"), [(LIGHT, build.TIER_NOTE.format("light")), (FULL, "")])
+@pytest.mark.parametrize(("source", "log"), [(LIGHT, build.TIER_NOTE.format("ops")), (FULL, "")])
 def test_a_load_inline_build_uses_light_headers_or_builds_the_sources_as_written(
     source: str, log: str, tmp_path: Path, capability: sandbox.Capability
 ) -> None:
-    """torch::nn is beyond the light headers: the builder knows it from the source and builds it as written at once."""
+    """The bindings against the ops tier's headers behave as torch's; torch::nn is beyond every tier: the builder
+    knows it from the source and builds it as written at once."""
     request = build.extension_request({"name": "twice_ext", "cpp_sources": source, "functions": ["twice"]}, "", {})
     outcome = Builds(None, capability).build(request, 600)
     assert outcome.ok, outcome.log
@@ -241,13 +242,13 @@ torch::Tensor scaled(torch::Tensor a) {
 def test_a_cuda_source_is_built_against_the_operators_it_names_first() -> None:
     ops_folder = _ops_folder()
     call = {"name": "scaled_ext", "cpp_sources": "torch::Tensor scaled(torch::Tensor a);", "functions": ["scaled"]}
-    ops = header_tiers.ops_options({**call, "cuda_sources": CUDA_HOST_CODE}, ops_folder)
+    ops = header_tiers.ops_options({**call, "cuda_sources": CUDA_HOST_CODE}, ops_folder, light_main=True)
     assert ops["cpp_sources"] == header_tiers.light_options(call)["cpp_sources"]  # main.cpp as in the light tier
     headers = ops["cuda_sources"][:-1]
     assert "#include <ATen/ops/empty_like.h>" in headers and "#include <ATen/ops/zeros.h>" in headers
     assert not any("scaled.h" in line or "torch/" in line for line in headers)  # only ATen's own operators
     assert "torch/extension.h" not in ops["cuda_sources"][-1] and "c10/util/Exception.h" in ops["cuda_sources"][-1]
-    assert header_tiers.ops_options(call, ops_folder) is None  # no CUDA source: the light tier is the lightest
+    assert header_tiers.ops_options(call, ops_folder, light_main=True) is None  # C++ only: light is the lightest
     assert header_tiers.ops_options({**call, "cuda_sources": "#include <torch/types.h>\n"}, ops_folder) is None
     assert (
         header_tiers.ops_options({**call, "cuda_sources": CUDA_HOST_CODE, "no_implicit_headers": True}, ops_folder)

@@ -31,6 +31,7 @@ INDEXING = (
     EXTENSION + "using torch::indexing::Slice;\n"
     "torch::Tensor f(torch::Tensor a, torch::Tensor b) { return a.index({Slice(0, 2)}); }"
 )
+CASTERS = frozenset({"at::Tensor", "at::IntArrayRef"})
 COMMENTED = EXTENSION + "// torch::nn::Linear would do, but not here\n" + ARITHMETIC
 OWN_HEADER = '#include "c10/cuda/CUDAException.h"\n' + ARITHMETIC.replace(
     "return", "C10_CUDA_KERNEL_LAUNCH_CHECK(); return"
@@ -45,7 +46,7 @@ CASES = {
     "torch::indexing is beyond the operators' headers": (CPP, INDEXING, ["light"]),
     "a name in a comment rules nothing out": (CPP, COMMENTED, ["ops", "light"]),
     "a macro of the source's own includes rules nothing out": (CPP, OWN_HEADER, ["ops"]),
-    "C++ only: main.cpp is all of the build": (CPP, None, ["light"]),
+    "C++ only: main.cpp is all of the build": (CPP, None, ["ops", "light"]),
     "C++ only with torch::nn": (CPP.replace(";", " { return torch::nn::functional::relu(a); }"), None, []),
 }
 
@@ -90,6 +91,10 @@ def test_the_operators_tier_brings_the_dispatch_macros_the_operators_and_the_one
     assert "#include <ATen/ops/add.h>" in headers and ops["cuda_sources"][-1] == ARITHMETIC
     # the flag that keeps TensorOperators.h from including every operator is gone before the source's own lines
     assert headers.index("#undef AT_PER_OPERATOR_HEADERS") < len(headers) - 1
+    # main.cpp: the same headers plus pybind's casters, the declarations without torch/extension.h
+    assert ops["cpp_sources"][: len(header_tiers.OPS_MAIN_HEADERS)] == list(header_tiers.OPS_MAIN_HEADERS)
+    assert "torch/extension.h" not in ops["cpp_sources"][-1] and "torch::Tensor f(" in ops["cpp_sources"][-1]
+    assert ops["no_implicit_headers"] and ops["functions"] == ["f"]
 
 
 def test_used_names_reads_paths_and_macros_but_not_comments_or_the_sources_own_macros() -> None:
@@ -103,12 +108,21 @@ def test_used_names_reads_paths_and_macros_but_not_comments_or_the_sources_own_m
 
 def test_missing_names_are_those_the_full_headers_declare_and_the_tier_does_not() -> None:
     vocabulary = Vocabulary(
-        full=Words(frozenset({"Tensor", "nn", "Slice"}), frozenset({"TORCH_CHECK", "AT_DISPATCH_ALL_TYPES"})),
-        sets={"ops": Words(frozenset({"Tensor"}), frozenset({"TORCH_CHECK"}))},
+        full=Words(frozenset({"Tensor", "nn", "Slice"}), frozenset({"TORCH_CHECK", "AT_DISPATCH_ALL_TYPES"}), CASTERS),
+        sets={"ops": Words(frozenset({"Tensor"}), frozenset({"TORCH_CHECK"}), frozenset())},
     )
     assert vocabulary.missing("ops", {"Tensor", "nn", "getCurrentCUDAStream"}, {"TORCH_CHECK"}) == {"nn"}
     assert vocabulary.missing("ops", set(), {"AT_DISPATCH_ALL_TYPES", "C10_CUDA_CHECK"}) == {"AT_DISPATCH_ALL_TYPES"}
     assert vocabulary.missing("light", {"nn"}, set()) == set()  # a set not read: nothing known to be missing
+
+
+def test_bindings_are_compiled_light_only_with_the_casters_of_torch_extension_h(vocabulary: Vocabulary) -> None:
+    assert vocabulary.binds_alike("main_light") and vocabulary.binds_alike("main_ops")  # torch as installed here
+    assert any("at::Tensor" in caster for caster in vocabulary.full.casters)
+    fewer = Vocabulary(vocabulary.full, {"main_light": Words(frozenset(), frozenset(), CASTERS - {"at::Tensor"})})
+    assert not fewer.binds_alike("main_light") and not fewer.binds_alike("main_ops")
+    call = {"name": "f_ext", "cpp_sources": CPP, "cuda_sources": DISPATCH, "functions": ["f"]}
+    assert header_tiers.plan(call, Path("/nonexistent"), fewer) == []  # no main.cpp tier: built as written
 
 
 def test_the_toolchain_fingerprint_covers_the_code_that_picks_the_headers() -> None:
