@@ -26,8 +26,8 @@ cpp_extension._import_module_from_library = lambda *args, **kwargs: None
 cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]  # a CPU wheel of torch knows no CUDA home of its own
 ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
 started = time.monotonic()
-vocabulary = header_vocabulary.load()
-print(f"header vocabulary (three preprocessor runs side by side, once per server): {time.monotonic() - started:.1f} s")
+vocabulary = header_tiers.vocabulary()
+print(f"header vocabulary (every header set preprocessed side by side, once per server): {time.monotonic() - started:.1f} s")
 fixtures = {
     "public": "bench/fixtures/inline_dispatch_public_style.py",
     "ours": "problems/vectoradd/solutions/correct/cuda_inline.py",
@@ -37,7 +37,7 @@ for label, path in fixtures.items():
     arguments = {k: v for k, v in load_inline_arguments(Path(path)).items() if k != "verbose"}
     plan = header_tiers.plan(arguments, ops_folder, vocabulary)
     print(f"{label}: tiers to try {[name for name, _ in plan] or 'none'}")
-    for variant, options in (("written", arguments), (plan[0][0] if plan else "written", plan[0][1] if plan else arguments)):
+    for variant, options in [("written", arguments), *plan]:
         folder = work / f"{label}-{variant}"
         folder.mkdir(exist_ok=True)
         cpp_extension.load_inline(**options, build_directory=str(folder))
@@ -45,7 +45,7 @@ PYEOF
 cd "$WORK"
 var() { sed -n "s/^$1 = //p" "$2/build.ninja"; }
 uptime
-for dir in public-written public-ops; do  # main.cpp: torch/extension.h as written, the light headers in a tier
+for dir in public-written ours-light public-ops; do  # main.cpp: as written (torch/extension.h), light, ops
   (cd $dir && /usr/bin/time -f "g++ $dir/main.cpp: wall %e s, cpu %U+%S s" \
     bash -c "c++ $(var cflags .) -c main.cpp -o main.o $(var post_cflags .)")
 done

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.builds import cache, header_tiers, header_vocabulary, toolchain
+from harness.builds import cache, header_tiers, toolchain
 
 CU_MODULE = "kernelrank_cu_module.so"  # what a .cu build makes, and what the worker loads
 DRIVER = "kernelrank_driver.cu"  # harness/builds/cu_driver.cu, staged under this name
@@ -203,7 +203,7 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
     ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
-    tiers = header_tiers.plan(options, ops_folder, header_vocabulary.load())
+    tiers = header_tiers.plan(options, ops_folder, header_tiers.vocabulary())
     for name, tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
             outcome.log = TIER_NOTE.format(name)

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness.builds import header_vocabulary
 from harness.builds.header_vocabulary import Vocabulary
 
 LIGHT_CPP_HEADERS = (
@@ -71,6 +72,11 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _QUALIFIED = re.compile(r"\b(?:torch|at|c10)((?:\s*::\s*\w+)+)")
 _MACRO = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _OWN_MACRO = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+(\w+)")
+
+
+def vocabulary() -> Vocabulary | None:
+    """What torch/extension.h and each of HEADER_SETS declare, read once per process (header_vocabulary)."""
+    return header_vocabulary.load(tuple(HEADER_SETS.items()))
 
 
 def plan(options: dict[str, Any], ops_folder: Path, vocabulary: Vocabulary | None) -> list[tuple[str, dict[str, Any]]]:

@@ -7,9 +7,10 @@ every macro the preprocessor printed (``-E -dD``): a name the full ``torch/exten
 do not (``torch::nn``, ``torch::indexing::Slice``, a dispatch macro) rules that tier out; a name neither knows
 comes from the source's own includes and rules nothing out.
 
-The harness server ``load``s it before it forks the first builder of an inline extension (``Builds.start``), so
-every later builder inherits it. It is not started in the background at server start: the server sweeps every
-process of its own that outlives a job, and would count a preprocessor still running as the job's leftover.
+The harness server loads it (``header_tiers.vocabulary``) at its start, or before it forks the first builder of an
+inline extension (``Builds.start``), so every later builder inherits it. It is not read in the background: the
+server sweeps every process of its own that outlives a job, and would count a preprocessor still running as the
+job's leftover.
 """
 
 from __future__ import annotations
@@ -61,14 +62,12 @@ class Vocabulary:
 
 
 @functools.cache
-def load() -> Vocabulary | None:
-    """Every header set's words, preprocessed side by side once per process; None when the host compiler cannot
-    preprocess torch's headers (the builder then tries the tiers in turn)."""
-    from harness.builds import header_tiers
-
+def load(header_sets: tuple[tuple[str, tuple[str, ...]], ...]) -> Vocabulary | None:
+    """The words of torch/extension.h and of each (name, header lines) set, preprocessed side by side once per
+    process; None when the host compiler cannot preprocess torch's headers (the builder then tries every tier)."""
     running = {}
     with contextlib.suppress(OSError, ImportError):  # no host compiler, no torch: no vocabulary
-        for name, lines in {"full": ("#include <torch/extension.h>",), **header_tiers.HEADER_SETS}.items():
+        for name, lines in (("full", ("#include <torch/extension.h>",)), *header_sets):
             running[name] = _start("\n".join(lines) + "\n")
     words: dict[str, Words] = {}
     for name, (process, output) in running.items():

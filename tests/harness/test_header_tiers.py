@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.builds import header_tiers, header_vocabulary, toolchain
+from harness.builds import header_tiers, toolchain
 from harness.builds.header_vocabulary import Vocabulary, Words
 
 CPP = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a, torch::Tensor b);"
@@ -53,7 +53,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def vocabulary() -> Vocabulary:
-    if (loaded := header_vocabulary.load()) is None:
+    if (loaded := header_tiers.vocabulary()) is None:
         pytest.skip("no host compiler that preprocesses torch's headers")
     return loaded
 
