@@ -16,7 +16,7 @@ TORCH_CUDA_ARCH_LIST=9.0a PYTHONPATH=$PWD $PY - "$WORK" <<'PYEOF'
 import os, sys, time
 from pathlib import Path
 from torch.utils import cpp_extension
-from harness.builds import header_tiers, header_vocabulary
+from harness.builds import header_tiers
 sys.path.insert(0, "bench")
 from inline_build_profile import load_inline_arguments
 
@@ -49,9 +49,28 @@ for dir in public-written ours-light public-ops; do  # main.cpp: as written (tor
   (cd $dir && /usr/bin/time -f "g++ $dir/main.cpp: wall %e s, cpu %U+%S s" \
     bash -c "c++ $(var cflags .) -c main.cpp -o main.o $(var post_cflags .)")
 done
-for dir in public-written public-ops ours-ops aten-written aten-ops; do
+for dir in public-written public-ops ours-written ours-ops aten-written aten-ops; do
   [ -d $dir ] || continue
   (cd $dir && /usr/bin/time -f "nvcc $dir/cuda.cu: wall %e s, cpu %U+%S s" \
     bash -c "nvcc -I$WORK/shim $(var cuda_cflags .) -c cuda.cu -o cuda.o $(var cuda_post_cflags .)")
 done
+# The GPU code each tier built against the source as written's: the objects' embedded fatbins, equal but for the
+# module id, nvcc's hash of the translation unit's text that names its internal symbols.
+$PY - <<'PYEOF'
+import re, subprocess
+from pathlib import Path
+def fatbin(folder):
+    subprocess.run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin", f"{folder}/cuda.o", f"{folder}/fatbin"])
+    data = Path(f"{folder}/fatbin").read_bytes()
+    ids = set(re.findall(rb"_([0-9a-f]{8})_\d+_cuda_cu_[0-9a-f]{8}", data))
+    for module_id in ids:
+        data = data.replace(module_id, b"MODULEID")
+    return data, len(ids)
+for written in sorted(Path().glob("*-written/cuda.o")):
+    for tier in sorted(Path().glob(written.parent.name.replace("-written", "-*/cuda.o"))):
+        if tier != written:
+            (a, _), (b, ids) = fatbin(written.parent), fatbin(tier.parent)
+            verdict = "identical but for the module id" if a == b else "DIFFERENT"
+            print(f"GPU code of {tier.parent} against {written.parent} ({len(b)} bytes, {ids} module id): {verdict}")
+PYEOF
 uptime

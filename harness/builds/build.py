@@ -204,7 +204,7 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     options = dict(request.options)
     ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
     tiers = header_tiers.plan(options, ops_folder, header_tiers.vocabulary())
-    for name, tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
+    for name, tier in tiers:  # one folder: where two tiers share a main.cpp, ninja keeps its main.o
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
             outcome.log = TIER_NOTE.format(name)
             return outcome
