@@ -7,6 +7,7 @@ to write the cache. Running a built module needs a GPU: those tests are marked `
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
@@ -226,6 +227,44 @@ def test_a_load_inline_build_uses_light_headers_or_builds_the_sources_as_written
     assert torch.equal(module.twice(torch.arange(4.0)), torch.arange(4.0) * 2)
     with pytest.raises(TypeError):  # pybind's tensor caster is bound in, as with torch/extension.h
         module.twice("not a tensor")
+
+
+INLINE_ADD = """
+from torch.utils.cpp_extension import load_inline
+
+_module = load_inline(
+    name="inline_add_ext",
+    cpp_sources='''#include <torch/extension.h>
+at::Tensor add_into(at::Tensor a, at::Tensor b, at::Tensor out) {
+    TORCH_CHECK(a.sizes() == b.sizes(), "same shapes only");
+    return out.copy_(at::add(a, b));
+}''',
+    functions=["add_into"],
+    verbose=True,
+)
+
+
+def custom_kernel(data):
+    a, b, out = data
+    return _module.add_into(a, b, out)
+"""
+
+
+@pytest.mark.slow
+def test_an_inline_extension_in_public_style_passes_through_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server reads torch's header sets at start (it preloads the extension builder), builds the call in its
+    sandboxed builder against the tier the source's names allow, and the job loads and runs the module."""
+    monkeypatch.setenv("KERNELRANK_CUDA_ARCH", "sm_90a")  # no GPU here: the server builds for an H100 anyway
+    monkeypatch.setenv("KERNELRANK_BUILD_CACHE", str(tmp_path / "cache"))
+    problem = load_problem(REPO / "tests" / "fixtures" / "harness" / "vectoradd")
+    problem = dataclasses.replace(problem, task=dataclasses.replace(problem.task, test_timeout=600))  # 2 shared cores
+    job = EvalJob(problem=problem, submission_name="inline_add.py", mode=Mode.TEST, submission_source=INLINE_ADD)
+    with HarnessServer() as server:
+        result = server.evaluate(job)
+    assert result.status is Status.PASSED, result.failure
+    assert result.compile_s > 0 and list((tmp_path / "cache").glob("*/*/inline_add_ext.so"))
 
 
 CUDA_HOST_CODE = """#include <torch/extension.h>
