@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_S = 300.0  # import torch: about 4 s on a GPU host, far more on a cold disk
 BACKSTOP_S = 60.0  # beyond the mode's own limit (enforced by the server) before the caller gives up
 CLOSE_WAIT_S = 5.0
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds harness/, not harness/ itself
 
 
 class HarnessStartError(RuntimeError):
