@@ -62,6 +62,7 @@ EXTENSION_ARGS = {
 _IGNORED_ARGS = ("verbose", "keep_intermediates")
 _ERROR_LINE = re.compile(r"(?m)^.*\b(error|fatal error)\b.*$")
 FALLBACK_NOTE = "The builds against light torch headers failed, so the sources were built as written."
+TIER_NOTE = "Built against the {} tier's torch headers (harness/builds/header_tiers.py)."
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ def _cu(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
 
 def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
     """torch's own load_inline build, for this GPU only, without loading what it built (that would run it here):
-    first against the operators' headers, then torch/types.h, then, when both fail, the sources as written."""
+    first against the lightest headers the sources can do with (header_tiers.plan), then as written."""
     from torch.utils import cpp_extension
 
     os.environ["TORCH_CUDA_ARCH_LIST"] = (
@@ -201,9 +202,11 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))  # ninja compiles main.cpp and the .cu at once
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
-    tiers = header_tiers.tiers(options, Path(cpp_extension.include_paths()[0]) / "ATen" / "ops")
-    for tier in tiers:  # one folder: ninja keeps the main.o the tiers share, and compiles only the CUDA source
+    ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
+    tiers = header_tiers.plan(options, ops_folder, header_tiers.vocabulary())
+    for name, tier in tiers:  # one folder: where two tiers share a main.cpp, ninja keeps its main.o
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
+            outcome.log = TIER_NOTE.format(name)
             return outcome
         cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)  # same name, not name_v1
     outcome = _load_inline(cpp_extension, options, folder / "build")

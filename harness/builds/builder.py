@@ -28,7 +28,7 @@ import time
 import traceback
 from pathlib import Path
 
-from harness.builds import build, toolchain
+from harness.builds import build, header_tiers, toolchain
 from harness.builds.build import BuildOutcome, BuildRequest
 from harness.builds.cache import BuildCache
 from harness.channel import ChannelError, Outbox, RecordReader
@@ -151,6 +151,8 @@ class Builds:
             except OSError as exc:  # evicted in between: build again
                 log.info("cache entry %s vanished (%s); building", build_key, exc)
         self.started += 1
+        if request.kind == "extension":  # read here, once, so that every builder forked from now on inherits it
+            header_tiers.vocabulary()
         return BuildProcess(request, self.capability, timeout_s)
 
     def finish(self, process: BuildProcess) -> BuildOutcome:
