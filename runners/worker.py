@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 STARTED = "started"  # the stage of the progress event a worker sends when it picks a job up
 RETRY_DELAY_S = 10.0  # how long a job given back by an unavailable runner waits
-POLL_S = 1.0  # longest idle fetch; also how long stop() may take to notice
+POLL_S = 1.0  # longest idle fetch (a stop ends it at once)
 STATUS_S = 5.0  # how often a worker reports its pool's state (PoolStatus)
 
 
@@ -94,7 +94,7 @@ class Worker:
                     await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     continue
                 try:
-                    deliveries = await queue.fetch(free, self.poll_s)
+                    deliveries = await queue.fetch(free, self.poll_s, stop=stop)
                 except BusError as exc:
                     log.warning("worker %s cannot fetch jobs, retrying: %s", self.name, exc)
                     await _sleep_unless(stop, self.poll_s)
