@@ -25,7 +25,6 @@ from fault_kit import (
     ServiceProcess,
     core_process,
     evaluations_in,
-    free_port,
     service_env,
     stored_runs,
     wait_for_core,
@@ -70,7 +69,7 @@ class System:
             worker_process(env, logs / f"worker{i}.log", self.evaluations, delay_s=0.5, concurrency=4) for i in range(2)
         ]
         self.slack = ServiceProcess(
-            [sys.executable, "-m", "core.launch.main", "slack", "--http", "--port", str(free_port())],
+            [sys.executable, "-m", "core.launch.main", "slack", "--http", "--port", "0"],  # port 0: the OS picks
             env,
             logs / "slack.log",
         )
