@@ -14,12 +14,11 @@ from api_kit import REPO, SUBMISSIONS, kernelrank, serving_api, token_of
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind
 from runners.fake import FakeRunner
-from runners.local import LocalRunner
 
 
 @pytest.mark.slow
-async def test_submit_shows_progress_then_the_verdict_and_score(make_system, nats_url, tmp_path):
-    system = await make_system(LocalRunner())
+async def test_submit_shows_progress_then_the_verdict_and_score(local_runner, make_system, nats_url, tmp_path):
+    system = await make_system(local_runner)
     token = await token_of(system, "ada")
     async with serving_api(system.settings, nats_url) as url:
         signed_in = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": token}
