@@ -110,6 +110,7 @@ async def test_a_failing_runner_becomes_an_error_result_and_the_worker_goes_on(
     await eventually(lambda: drained(js))
 
 
+@pytest.mark.slow
 async def test_heartbeats_keep_a_long_job_from_being_redelivered(
     bus: Bus, events: Events, nats_url: str, make_job
 ) -> None:

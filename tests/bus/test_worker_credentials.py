@@ -195,6 +195,7 @@ async def test_a_revoked_worker_is_disconnected_and_refused_while_the_others_go_
         await victim.close()
 
 
+@pytest.mark.slow
 async def test_a_worker_that_cannot_report_its_start_under_its_name_gives_the_job_back_unrun(
     authed_nats, core: Bus, make_job
 ) -> None:

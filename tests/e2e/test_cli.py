@@ -83,6 +83,7 @@ async def test_login_checks_the_token_and_keeps_it_for_the_owner_alone(make_syst
         assert code == 1 and "personal token" in out
 
 
+@pytest.mark.slow
 async def test_no_api_and_no_core_are_answered_at_once(nats_url, tmp_path):
     code, out = await kernelrank(tmp_path, "list")
     assert code == 1 and "not running here" in out and "kernelrank up" in out

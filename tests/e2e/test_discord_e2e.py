@@ -150,6 +150,7 @@ async def test_correct_and_wrong_kernels_from_discord_through_the_real_harness(
     assert "Ada" in answer.json["embeds"][0]["description"], adapter.log()
 
 
+@pytest.mark.slow
 async def test_the_bot_killed_mid_run_posts_the_result_exactly_once_after_a_restart(on_bus, fake, adapter_on_bus):
     adapter = adapter_on_bus
     await on_bus.make_system(FakeRunner(delay_s=4))

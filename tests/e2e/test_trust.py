@@ -53,6 +53,7 @@ async def all_replies(bus: Bus) -> list[bytes]:
     ]
 
 
+@pytest.mark.slow
 async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     make_authed_system, authed_nats, caplog
 ):
@@ -100,6 +101,7 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     assert len(unpaired) == 1 and f"worker {EVIL!r}" in unpaired[0]
 
 
+@pytest.mark.slow
 async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(
     make_authed_system, authed_nats, eventually, caplog
 ):

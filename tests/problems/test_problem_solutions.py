@@ -12,7 +12,7 @@ from harness import EvalJob, EvalResult, FailureKind, HarnessServer, Mode, Statu
 # Timed-loop budget per shape for these runs (the problems' default is 600 ms): the suite checks verdicts,
 # not timings, and still times every benchmark shape with at least the stop rule's minimum of samples.
 SHAPE_BUDGET_MS = 20.0
-MODES = [Mode.TEST, Mode.RANKED]
+MODES = [Mode.TEST, pytest.param(Mode.RANKED, marks=pytest.mark.slow)]  # ranked: every benchmark shape, ~20 s on CPU
 WRONG_KINDS = {FailureKind.WRONG_OUTPUT, FailureKind.BAD_OUTPUT_TYPE}
 
 

@@ -72,6 +72,7 @@ async def test_concurrent_runs_take_turns(runner: LocalRunner) -> None:
     assert switches == 1, order  # all of one job's events, then all of the other's
 
 
+@pytest.mark.slow
 async def test_cancelling_a_run_stops_it_and_the_runner_goes_on(runner: LocalRunner) -> None:
     looping = asyncio.Event()
 

@@ -179,6 +179,7 @@ async def test_a_modal_worker_built_from_the_settings_reaches_the_real_modal_cli
     assert "The Modal runner is not configured" in result.result.failure.message
 
 
+@pytest.mark.slow
 async def test_a_github_worker_built_from_the_settings_runs_jobs_on_the_repositorys_runners(
     bus, results, run_job, nats_url
 ) -> None:

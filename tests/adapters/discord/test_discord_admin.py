@@ -4,6 +4,7 @@ in one sentence; update, close and delete (with its confirmation) follow."""
 
 from __future__ import annotations
 
+import pytest
 from discord_testkit import flags, texts
 
 from tests.core.test_manage import identity_archive
@@ -13,6 +14,7 @@ EPHEMERAL = 1 << 6
 ADMIN = ["admin"]
 
 
+@pytest.mark.slow
 async def test_admin_create_update_close_delete_from_discord_with_permission_checks(
     local_runner, make_system, make_bot
 ):
@@ -62,6 +64,7 @@ async def test_admin_create_update_close_delete_from_discord_with_permission_che
     assert "There is no leaderboard 'weekly'" in texts(gone)
 
 
+@pytest.mark.slow
 async def test_admin_create_with_no_gpu_named_offers_the_pools_the_workers_serve(local_runner, make_system, make_bot):
     system = await make_system(local_runner, pools=["CPU", "H100"], admins=[f"discord:{payloads.ADA['id']}"])
     bot = await make_bot(system)
@@ -88,6 +91,7 @@ async def test_admin_create_with_no_gpu_named_offers_the_pools_the_workers_serve
     )
 
 
+@pytest.mark.slow
 async def test_a_person_option_also_takes_a_typed_name_so_admin_limit_reaches_a_leaderboard(
     local_runner, make_system, make_bot
 ):
