@@ -15,6 +15,7 @@ import collections
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,6 +36,12 @@ from runners.fake import FakeRunner
 
 REPO = Path(__file__).resolve().parents[2]
 KERNEL = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 class NatsProcess:
@@ -299,6 +306,7 @@ __all__ = [
     "core_process",
     "evaluations_in",
     "final_replies",
+    "free_port",
     "service_env",
     "stored_commands",
     "stored_runs",
