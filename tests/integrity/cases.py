@@ -246,6 +246,7 @@ CATALOGUE = [
         "seeds live in the judge: the runner has no seed plan to ask ahead",
         (PASSED,),
         mode=Mode.BENCHMARK,
+        slow=True,
     ),
     Case(
         "c16_batch_with_generator.py",
@@ -476,7 +477,7 @@ HOSTILE = [
         slow=True,
     ),
     Case("fork_bomb.py", "fork bomb", "", (F.RESOURCE_LIMIT,), "processes", Mode.TEST, slow=True),
-    Case("forks_128.py", "128 forked copies", "", (PASSED,), mode=Mode.TEST),
+    Case("forks_128.py", "128 forked copies", "", (PASSED,), mode=Mode.TEST, slow=True),
     Case("allocate_10gb.py", "10 GB allocation", "", (F.OUT_OF_MEMORY,), "memory", Mode.TEST),
     Case("output_100mb.py", "100 MB of output", "", (F.OUTPUT_FLOOD,), "MiB of output", Mode.TEST),
     Case("exits.py", "os._exit", "", (F.CRASH,), "exited with code 0", Mode.TEST),

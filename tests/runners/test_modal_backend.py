@@ -90,6 +90,7 @@ async def test_an_exception_from_the_remote_side_is_an_error_blamed_on_kernelran
     assert await calls.get(job.run_id) is None
 
 
+@pytest.mark.slow
 async def test_a_lost_container_goes_back_through_the_queue_and_runs_again(bus, results, run_job, fake, serve) -> None:
     fake.outcomes = [modal.exception.InternalFailure("Worker was preempted"), "ok"]
     await bus.publish_job(run_job(GPU))

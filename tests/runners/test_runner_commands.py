@@ -36,6 +36,7 @@ def fake(cache_env, monkeypatch) -> Iterator[FakeModal]:
     fake.close()
 
 
+@pytest.mark.slow
 def test_check_runs_the_identity_problem_on_each_gpu_type_and_prints_what_ran_where(fake, capsys) -> None:
     settings = Settings(modal_gpus=["H100", "T4"])
     assert modal_cli.main(["check"], settings, modal_api=fake) == 0
@@ -47,6 +48,7 @@ def test_check_runs_the_identity_problem_on_each_gpu_type_and_prints_what_ran_wh
         assert "passed" in line and re.search(r"\$\d+\.\d{4}", line) and "✗" not in line
 
 
+@pytest.mark.slow
 def test_check_fails_a_gpu_whose_container_could_not_use_it(fake, capsys, monkeypatch) -> None:
     monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")  # seen, but the run used CPU
     assert modal_cli.main(["check", "--gpu", "H100"], Settings(), modal_api=fake) == 1
