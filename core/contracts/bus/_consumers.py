@@ -146,7 +146,8 @@ async def _unless(stop: asyncio.Event | None, fetching: Awaitable[list[Msg]]) ->
     finally:
         stopped.cancel()
         if not fetch.done():
-            await cancel_and_wait(fetch)
+            with contextlib.suppress(Exception):  # its own failure is raised below, never in a cancellation's place
+                await cancel_and_wait(fetch)
     return [] if fetch.cancelled() else fetch.result()
 
 
