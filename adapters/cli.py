@@ -23,7 +23,7 @@ from adapters.packing import PackError, file_argument
 from adapters.terminal import error_line, render, status_line
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind, Reply, Tone
-from core.contracts.registry import BY_KIND, COMMANDS, ArgKind, Route, Spec, find
+from core.contracts.registry import BY_KIND, COMMANDS, SHORT_NAMES, ArgKind, Route, Spec, find
 
 NOT_RUNNING = (
     "kernelrank is not running here: start it with `kernelrank up`, or set KERNELRANK_API_URL to where "
@@ -33,7 +33,6 @@ NO_TOKEN = (
     "This needs your personal token: get one with `/leaderboard token` in Discord or `/kernelrank token` "
     "in Slack (or from an admin), then run `kernelrank login`."
 )
-SHORT_FLAGS = {"leaderboard": "-l", "gpu": "-g", "mode": "-m", "user": "-u"}
 # What only a terminal has: options about this machine, not the command
 TERMINAL_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], Any]] = {
     "submit": lambda p: p.add_argument("--no-wait", action="store_true", help="return once the submission is queued"),
@@ -61,7 +60,7 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
     try:
         with Api(found_login.url, found_login.token, settings.request_timeout_s) as api:
             if spec.submission:
-                return _submit(api, args, colour)
+                return _submit(api, spec, args, colour)
             values = {arg.name: getattr(args, arg.name) for arg in spec.args}
             for arg in spec.args:  # a file argument goes packed (a folder as a .tar.gz)
                 if arg.kind is ArgKind.FILE and values[arg.name] is not None:
@@ -103,7 +102,8 @@ def parser_for(spec: Spec) -> argparse.ArgumentParser:
         if arg.is_positional:
             parser.add_argument(arg.name, nargs=None if arg.required else "?", **options)
             continue
-        flags = [f"--{arg.name}", *(f"--{alias}" for alias in arg.aliases), *filter(None, [SHORT_FLAGS.get(arg.name)])]
+        short = [f"-{SHORT_NAMES[arg.name]}"] if arg.name in SHORT_NAMES else []
+        flags = [f"--{arg.name}", *(f"--{alias}" for alias in arg.aliases), *short]
         if arg.kind is ArgKind.GPUS:
             options.update(action="append", default=[], help=f"{arg.help}; repeat it, or give a comma list")
         parser.add_argument(*flags, dest=arg.name, **options)
@@ -158,19 +158,16 @@ def _login_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _submit(api: Api, args: argparse.Namespace, colour: bool) -> int:
+def _submit(api: Api, spec: Spec, args: argparse.Namespace, colour: bool) -> int:
+    """Upload the kernel with the entry's other arguments, then follow its runs (unless ``--no-wait``)."""
+    kernel = next(arg for arg in spec.args if arg.kind is ArgKind.FILE)
+    path: Path = getattr(args, kernel.name)
     try:
-        content = args.file.read_bytes()
+        content = path.read_bytes()
     except OSError as exc:
-        raise SystemExit(f"kernelrank: cannot read {args.file}: {exc.strerror}.") from None
-    replies = api.submit(
-        args.file.name,
-        content,
-        leaderboard=args.leaderboard or "",
-        gpus=args.gpu,
-        mode=args.mode or "",
-        follow=not args.no_wait,
-    )
+        raise SystemExit(f"kernelrank: cannot read {path}: {exc.strerror}.") from None
+    values = {arg.name: getattr(args, arg.name) for arg in spec.args if arg is not kernel}
+    replies = api.submit(spec.routes[0], {kernel.name: (path.name, content)}, values, follow=not args.no_wait)
     accepted = next(replies)
     print(render(accepted, colour))
     return 0 if args.no_wait else _follow(replies, accepted, colour)

@@ -71,21 +71,23 @@ class Api:
         return self.get(path(*parts), **values)
 
     def submit(
-        self, file_name: str, content: bytes, *, leaderboard: str, gpus: list[str], mode: str, follow: bool
+        self, route: Route, files: dict[str, tuple[str, bytes]], args: dict[str, Any], *, follow: bool
     ) -> Iterator[Reply]:
-        """The acceptance, then (when ``follow``) every progress update and report until the last run's report."""
-        files = {"file": (file_name, content, "text/plain")}
-        data = {"leaderboard": leaderboard, "mode": mode, "gpu": gpus}
+        """Upload a submission through its route: ``files`` by field (the kernel), ``args`` as form fields (a list
+        as a repeated field). The acceptance, then (when ``follow``) every progress update and report until the
+        last run's report."""
+        uploads = {field: (name, content, "text/plain") for field, (name, content) in files.items()}
+        data = {name: value for name, value in args.items() if value not in (None, "", [])}
         if not follow:
-            yield self._reply(self._send("POST", path("submissions"), files=files, data=data))
+            yield self._reply(self._send(route.method, route.path, files=uploads, data=data))
             return
         timeout = httpx.Timeout(STREAM_READ_S, connect=5.0)
         try:
             with connect_sse(
                 self._client,
-                "POST",
-                path("submissions"),
-                files=files,
+                route.method,
+                route.path,
+                files=uploads,
                 data=data,
                 timeout=timeout,
                 headers={"Accept": "text/event-stream"},

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))  # run from a checkout, no install needed
 from evidence_report import say  # noqa: E402
 
 from harness import EvalJob, EvalResult, HarnessServer, Mode, Problem  # noqa: E402
-from harness.worker import REQUIRES_CUDA  # noqa: E402 - the harness's own reading of the CUDA header
+from harness.judge.judge_process import REQUIRES_CUDA  # noqa: E402 - the harness's own reading of the CUDA header
 
 PROBLEMS = REPO / "problems"
 SECRET_SEED = 20261121  # one leaderboard's secret: every ranked job of this run shares it

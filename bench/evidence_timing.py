@@ -2,7 +2,7 @@
 
 Section b (``versus_do_bench``) times the noise section's plain solutions with ``triton.testing.do_bench``
 and with the harness's timer on one input, sampling the SM clock meanwhile; section e (``graph_timing``)
-replays vectoradd in a CUDA graph (``harness.graph_timing``) beside its event-timed medians, plus two kernels
+replays vectoradd in a CUDA graph (``harness.judge.graph_timing``) beside its event-timed medians, plus two kernels
 graph timing must decline or flag. Both need a CUDA GPU; ``gpu_evidence`` runs them only there.
 """
 
@@ -131,7 +131,7 @@ def graph_timing(report: Report, evaluator: Evaluator) -> None:
     """Section e."""
     import torch
 
-    from harness.graph_timing import copy_into, graph_replay_us
+    from harness.judge.graph_timing import copy_into, graph_replay_us
 
     problem = load_problem(PROBLEMS / "vectoradd")
     specs = [TINY_SPEC, min(problem.task.benchmarks, key=lambda spec: spec["size"])]

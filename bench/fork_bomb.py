@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/fork_bomb.py [--runs 3] [--cgroups on|off]
 
-A harness server of its own (a subprocess set up as ``harness.server_process.serve`` sets itself up: a child
+A harness server of its own (a subprocess set up as ``harness.host.server_process.serve`` sets itself up: a child
 subreaper at nice -10, the probed sandbox, a zygote) runs ``--runs`` times a submission that writes the wall
 clock to its stdout and then forks without end (tests/integrity/hostile/fork_bomb.py with a time stamp). Per
 run it prints, in seconds after the bomb's first fork: when the supervisor's watch decided to stop the job (its
@@ -60,16 +60,19 @@ def serve(runs: int) -> None:
     """The server side: run the bomb ``runs`` times, one JSON line each on stdout."""
     import torch  # noqa: F401 - imported once before the zygote forks, as the server does
 
-    from harness import linux, load_problem, sandbox, supervisor, watch, worker
+    from harness import load_problem
+    from harness.host import supervisor, watch
+    from harness.host.server_process import SERVER_NICE
+    from harness.isolation import linux, sandbox
+    from harness.isolation.zygote import Zygote
     from harness.job import EvalJob
+    from harness.judge import judge_process
     from harness.result import Failure, Mode
-    from harness.server_process import SERVER_NICE
-    from harness.zygote import Zygote
 
     linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
     os.setpriority(os.PRIO_PROCESS, 0, SERVER_NICE)
     capability = sandbox.probe()
-    zygote = Zygote(worker.child_entry)
+    zygote = Zygote(judge_process.child_entry)
     stops: list[float] = []
     first_stop = watch.Watch._stop
 
@@ -108,7 +111,7 @@ def serve(runs: int) -> None:
 
 
 def group_cost(times: int) -> None:
-    from harness import cgroups
+    from harness.isolation import cgroups
 
     hierarchy = cgroups.find()
     if isinstance(hierarchy, str):

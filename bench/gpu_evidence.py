@@ -3,7 +3,7 @@
     python3 bench/gpu_evidence.py                  # on a CUDA machine, from the repository root
     python3 bench/gpu_evidence.py --cpu-dry-run    # anywhere: sections a, c and d on the CPU, 2 runs each
 
-Every evaluation goes through one ``harness.server.HarnessServer`` (a warm parent; each job still gets a
+Every evaluation goes through one ``harness.host.server.HarnessServer`` (a warm parent; each job still gets a
 fresh process). This process never runs a cheat; it uses CUDA itself only for sections b and e
 (``evidence_timing``).
 
@@ -17,7 +17,7 @@ c) Every solution under ``problems/*/solutions/{correct,wrong}`` in ranked mode:
 d) The cheats in ``bench/fixtures`` on vectoradd: side_stream rejected, patch_elapsed caught or given no
    advantage over the honest score, patch_checker failed.
 e) Graph timing: vectoradd's event-timed medians (a tiny shape and the smallest benchmark shape)
-   beside ``harness.graph_timing.graph_replay_us`` run here, plus two kernels it must decline or flag.
+   beside ``harness.judge.graph_timing.graph_replay_us`` run here, plus two kernels it must decline or flag.
 
 Prints each table as its section ends and a summary at the end. With ``$OUT`` set it also writes
 ``$OUT/gpu_evidence.json`` (every figure) and ``$OUT/gpu_evidence.md`` (the tables). Exit status: 2 when

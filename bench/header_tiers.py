@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.header_tiers import CUDA_RUNTIME_HEADERS as RUNTIME  # noqa: E402
-from harness.header_tiers import LIGHT_CPP_HEADERS, LIGHT_CUDA_HEADERS  # noqa: E402
+from harness.builds.header_tiers import CUDA_RUNTIME_HEADERS as RUNTIME  # noqa: E402
+from harness.builds.header_tiers import LIGHT_CPP_HEADERS, LIGHT_CUDA_HEADERS  # noqa: E402
 
 SOLUTION = REPO / "problems" / "vectoradd" / "solutions" / "correct" / "cuda_inline.py"
 EXTENSION = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*<torch/extension\.h>")

@@ -8,7 +8,8 @@ b) torch's own ``load_inline`` of vectoradd's inline-CUDA solution in a fresh pr
    wall time and each ninja step (the generated main.cpp, the .cu, the link) from ninja's log.
 c) nvcc's phases for that .cu (``nvcc --time``), and the generated main.cpp with and without a precompiled
    ``torch/extension.h``.
-   Both again against the light headers kernelrank's builder tries first (``harness.header_tiers.light_options``).
+   Both again against the light headers kernelrank's builder tries first
+   (``harness.builds.header_tiers.light_options``).
 d) Ranked evaluations through a fresh harness server, as a timeline of its progress events: the PyTorch
    solution, then the inline-CUDA one with an empty compile cache, then again with the cache filled.
 e) First and repeat builds of the same kernel, ranked, through ``kernelrank eval`` (a fresh process each, one
@@ -34,7 +35,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness import EvalJob, HarnessServer, Mode, load_problem, toolchain  # noqa: E402
+from harness import EvalJob, HarnessServer, Mode, load_problem  # noqa: E402
+from harness.builds import toolchain  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evidence_report import Report  # noqa: E402
@@ -162,8 +164,8 @@ def section_c(folder: Path) -> None:
 
 def light_sources(folder: Path) -> tuple[str, str]:
     """main.cpp and cuda.cu as kernelrank's builder writes them first: torch/extension.h replaced by light headers
-    (the same rewrite as ``harness.header_tiers.light_options``, applied to the files torch generated)."""
-    from harness import header_tiers
+    (the same rewrite as ``harness.builds.header_tiers.light_options``, applied to the files torch generated)."""
+    from harness.builds import header_tiers
 
     main = (
         (folder / "main.cpp")

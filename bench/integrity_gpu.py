@@ -7,7 +7,7 @@ run through the sandboxed harness on a CUDA machine, in one call of well under 8
 It needs no pytest: the cases are the data in ``tests/integrity/cases.py`` (each with what must happen; the
 ``c24_*`` cases are issue 20's attacks on the judge/runner split: heap-walking forgery, forged timer, patched
 comparison operators, an answer before the work is done on a side stream, writes to the judge's link),
-and every evaluation goes through one warm ``harness.server.HarnessServer``, so each job gets its own
+and every evaluation goes through one warm ``harness.host.server.HarnessServer``, so each job gets its own
 sandbox (or the fallback the server reports). Order: the CUDA cases first (catalogue, honest solutions,
 hostile input), then the CPU cases while time is left (the slow CPU torch.compile case is left out).
 

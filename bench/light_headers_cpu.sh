@@ -1,6 +1,6 @@
 #!/bin/bash
 # CPU seconds of the first inline-CUDA build's two compiles, with torch's headers and with the light headers
-# kernelrank's builder tries first (harness/header_tiers.py, light_options). Runs where there is nvcc but no GPU:
+# kernelrank's builder tries first (harness/builds/header_tiers.py, light_options). Runs where there is nvcc but no GPU:
 #     bash bench/light_headers_cpu.sh          # from the repository root, ~10 min on 2 cores
 # Prints one line per compile (wall and user+sys CPU seconds); figures in docs/benchmarks.md (issue 21).
 set -euo pipefail
@@ -21,7 +21,7 @@ PYEOF
 $PY - "$WORK" <<'PYEOF'
 import re, sys
 from pathlib import Path
-from harness import header_tiers
+from harness.builds import header_tiers
 work = Path(sys.argv[1])
 main = (work / "torch" / "main.cpp").read_text()
 (work / "full.cpp").write_text(main)

@@ -3,7 +3,7 @@
     python bench/profile_evaluation.py problems/vectoradd problems/vectoradd/solutions/correct/pytorch.py \
         [--mode ranked] [--device cpu] [--sort cumulative] [--rows 40]
 
-Runs ``harness.worker.run`` (device, reference, submission import, the mode's loop) under cProfile in a
+Runs ``harness.judge.judge_process.run`` (device, reference, submission import, the mode's loop) under cProfile in a
 staged directory, prints the phases the result would report and the top functions. The sandbox is not
 entered, so use it on trusted code only (shipped solutions).
 """
@@ -24,9 +24,9 @@ sys.path.insert(0, str(REPO))
 
 from harness import EvalJob, Mode, load_problem  # noqa: E402
 from harness.channel import Outbox, RecordReader  # noqa: E402
+from harness.isolation.staging import Stage  # noqa: E402
+from harness.judge.judge_process import run  # noqa: E402
 from harness.limits import job_cpus  # noqa: E402
-from harness.staging import Stage  # noqa: E402
-from harness.worker import run  # noqa: E402
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
     python3 bench/public_format_evidence.py                 # on an H100/H200, from the repository root
     python3 bench/public_format_evidence.py --cpu-dry-run   # anywhere: every section that runs on a CPU
 
-Every evaluation goes through one warm ``harness.server.HarnessServer``; each job still gets a fresh process.
+Every evaluation goes through one warm ``harness.host.server.HarnessServer``; each job still gets a fresh process.
 
 a) Noise and speed: 5 fresh ranked evaluations of the plain-PyTorch reference solutions of vectoradd,
    grayscale, matmul and histogram, and of the contention-heavy public-format histogram of the conformance

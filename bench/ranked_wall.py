@@ -4,8 +4,9 @@
     python bench/ranked_wall.py --device cuda tests/conformance/problems/histogram_py    # a folder by path
 
 A name is a folder under ROOT/problems with its solution in ``solutions/correct/pytorch.py``; a path (it holds a
-"/") is a public-format problem folder whose solution is the first ``.py`` in
-``tests/conformance/solutions/<its name>/correct`` (the conformance suite's layout).
+"/") is a public-format problem folder whose solution is the first ``.py`` in its own ``solutions/correct``
+(bench/fixtures/public_style) or else in ``tests/conformance/solutions/<its name>/correct`` (the conformance
+suite's layout); a path ending in ``.py`` is that solution, in its problem's ``solutions/correct/``.
 
 Each evaluation goes through one warm harness server, as a runner's would; "wall" is job handed over to
 result received. ``--root`` measures another checkout's harness and problems instead of this one's (for
@@ -29,6 +30,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="fresh evaluations per problem (default 5)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--shapes", action="store_true", help="also print each shape's figures for every run")
+    parser.add_argument("--samples", action="store_true", help="with --shapes, also every timed call in order (µs)")
     parser.add_argument(
         "--root",
         type=Path,
@@ -67,7 +69,7 @@ def main() -> int:
                     flush=True,
                 )
                 if args.shapes:
-                    _print_shapes(result.shapes)
+                    _print_shapes(result.shapes, args.samples)
             cv = statistics.stdev(scores) / statistics.fmean(scores) if len(scores) > 1 else None
             summary[name] = {
                 "walls_s": [round(w, 2) for w in walls],
@@ -78,7 +80,7 @@ def main() -> int:
     return 0
 
 
-def _print_shapes(shapes) -> None:
+def _print_shapes(shapes, samples: bool) -> None:
     """Where a run's score comes from: each shape's median and what might have moved it."""
     for index, shape in enumerate(shapes):
         figures = {
@@ -93,14 +95,22 @@ def _print_shapes(shapes) -> None:
         }
         shown = "  ".join(f"{key} {value:.2f}" for key, value in figures.items() if value is not None)
         print(f"    shape {index + 1}: n {shape.n} ({shape.stop_reason})  {shown}  {' '.join(shape.flags)}")
+        if samples:
+            print("      warm-up " + " ".join(f"{t:.0f}" for t in shape.warmup_us))
+            print("      calls   " + " ".join(f"{t:.0f}" for t in shape.samples_us))
 
 
 def _problem_and_solution(root: Path, name: str) -> tuple[Path, Path]:
     if "/" not in name:
         folder = root / "problems" / name
         return folder, folder / "solutions" / "correct" / "pytorch.py"
+    if name.endswith(".py"):  # a solution file in a problem's own solutions/correct/
+        solution = root / name
+        return solution.parents[2], solution
     folder = root / name
-    solutions = root / "tests" / "conformance" / "solutions" / folder.name / "correct"
+    solutions = folder / "solutions" / "correct"  # bench/fixtures/public_style keeps its solutions inside
+    if not solutions.is_dir():
+        solutions = root / "tests" / "conformance" / "solutions" / folder.name / "correct"
     return folder, sorted(solutions.glob("*.py"))[0]
 
 

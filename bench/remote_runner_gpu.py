@@ -5,10 +5,10 @@
 
 Modal and GitHub cannot be reached from our machines, but what runs on their GPUs can run here:
 
-a) ``harness.remote.answer`` (the body of every Modal function) on the identity problem, test and benchmark
+a) ``harness.host.remote.answer`` (the body of every Modal function) on the identity problem, test and benchmark
    mode, PyTorch and inline CUDA (nvcc + load_inline), with ``device="auto"`` as ``kernelrank modal check``
    sends it: each must pass on the GPU, and the answer must name the GPU that torch sees.
-b) the GitHub workflow's step, ``python -m harness.remote --payload-env ... --output answer.json``, in a
+b) the GitHub workflow's step, ``python -m harness.host.remote --payload-env ... --output answer.json``, in a
    child process with an encoded payload: vectoradd's PyTorch solution, ranked, must pass with a score.
 c) the Modal function body itself (``runners.modal_app.run_job``, compile-cache copies included), when the
    ``modal`` package is installed here; skipped otherwise.
@@ -36,9 +36,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a checkout, no install needed
 
 from core.contracts.gpus import KNOWN_POOLS, pool_for  # noqa: E402 - plain module, no bus or database
+from harness.host.remote import answer, encode_payload, gpu_name, payload_for, read_answer  # noqa: E402
 from harness.job import EvalJob  # noqa: E402
 from harness.loading import load_problem  # noqa: E402
-from harness.remote import answer, encode_payload, gpu_name, payload_for, read_answer  # noqa: E402
 from harness.result import Mode  # noqa: E402
 
 IDENTITY = REPO / "runners" / "identity"
@@ -98,7 +98,7 @@ def run_workflow_step(job: EvalJob, want_device: str, workdir: Path) -> dict[str
     env = {**os.environ, "KERNELRANK_PAYLOAD": encode_payload(payload_for(job)), "PYTHONPATH": str(REPO)}
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "harness.remote", "--payload-env", "KERNELRANK_PAYLOAD", "--output", str(out)],
+        [sys.executable, "-m", "harness.host.remote", "--payload-env", "KERNELRANK_PAYLOAD", "--output", str(out)],
         env=env,
         cwd=workdir,
         capture_output=True,

@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness import EvalJob, HarnessServer, Mode, load_problem, processes  # noqa: E402
+from harness import EvalJob, HarnessServer, Mode, load_problem  # noqa: E402
+from harness.isolation import processes  # noqa: E402
 
 SUBMISSION = REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py"
 IMPORT_TORCH = [sys.executable, "-c", "import torch"]

@@ -2,7 +2,7 @@
 
 The public surface is below; everything else is an implementation module. Importing this package
 never imports torch (only the harness server's children need it), and the server modules load on
-first use, so ``python -m harness.server_process`` runs its module exactly once.
+first use, so ``python -m harness.host.server_process`` runs its module exactly once.
 """
 
 from typing import Any
@@ -31,7 +31,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _FROM_SERVER:
-        from harness import server
+        from harness.host import server
 
         return getattr(server, name)
     raise AttributeError(f"module 'harness' has no attribute {name!r}")

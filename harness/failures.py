@@ -12,15 +12,13 @@ import signal
 import socket
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.job import EvalJob
 from harness.limits import FILE_SIZE_LIMIT_BYTES, MAX_TASKS, OPEN_FILES, SCRATCH_MB
 from harness.result import EvalResult, Failure, FailureKind, Status
-
-if TYPE_CHECKING:
-    from harness.checking import Rejection
 
 LOG_TAIL_CHARS = 4000
 _HARNESS_DIR = str(Path(__file__).resolve().parent)
@@ -72,6 +70,16 @@ class Verdict(Exception):
     def __init__(self, kind: FailureKind, message: str, log_tail: str = "") -> None:
         super().__init__(message)
         self.failure = Failure(kind=kind, message=message, log_tail=log_tail[-LOG_TAIL_CHARS:])
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A harness rule (or the problem's checker) refused an output: which rule, and whether the checker saw it."""
+
+    kind: FailureKind
+    rule: str  # "checker" or one of the rules in harness.judge.checking
+    consulted: bool  # the problem's checker saw the output (and accepted it, unless rule == "checker")
+    message: str
 
 
 def status_for(kind: FailureKind) -> Status:
@@ -163,7 +171,7 @@ def checker_failure(exc: BaseException, during: str) -> Verdict:
 
 
 def rejected(rejection: Rejection, during: str) -> Verdict:
-    """The verdict for an output the checker or one of the harness's rules (``harness.checking``) rejected."""
+    """The verdict for an output the checker or one of the harness's rules (``harness.judge.checking``) rejected."""
     if rejection.rule == "checker":
         return Verdict(
             rejection.kind, f"Wrong output on {during}: the problem's checker rejected it: {rejection.message}"

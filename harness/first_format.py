@@ -10,7 +10,7 @@ reference_output) -> bool``; submissions define ``custom_kernel(data)`` and impo
 
 The specs carry only a seed. ``generate_input`` gets the keyword arguments it declares (a ``seed``
 parameter, when it has one); torch's, Python's and NumPy's global generators are seeded from the spec
-first, so inputs differ per call and repeat per seed (``harness.worker.adapt_generate_input``). The
+first, so inputs differ per call and repeat per seed (``harness.judge.judge_process.adapt_generate_input``). The
 checker is called as ``check_implementation(output, ref_kernel(data))`` (``checker_args``). Helper modules
 that ``reference.py`` imports from its own folder are staged with it.
 """

@@ -1,7 +1,7 @@
 """What one job may use: memory, CPU, tasks, files; sized per job from the host and the operator's caps.
 
-The supervisor enforces memory and the task count from outside (``harness.watch``), the sandbox sets the
-resource limits (``set_rlimits``), and where the host allows a cgroup per job (``harness.cgroups``) the kernel
+The supervisor enforces memory and the task count from outside (``harness.host.watch``), the sandbox sets the
+resource limits (``set_rlimits``), and where the host allows a cgroup per job (``harness.isolation.cgroups``) the kernel
 holds the job to ``tasks`` and ``cpu_cores`` itself. A problem's files have no say in any of these.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Any single file the submission writes (its captured output included) stops growing here; the
-# supervisor's flood check (harness.watch) acts on captured output well before that. Compilers need
+# supervisor's flood check (harness.host.watch) acts on captured output well before that. Compilers need
 # room: Inductor's C++ builds write temporary files of more than 64 MiB.
 FILE_SIZE_LIMIT_BYTES = 1024 * 1024 * 1024
 MAX_TASKS = 512  # processes plus threads of one job (a 16-core torch.compile run uses ~120)

@@ -1,6 +1,6 @@
 """A long call says so, and each phase of an evaluation has its own limit from the problem's task.yml.
 
-The supervisor (and ``harness.author_eval``) asks a ``Liveness`` on every turn of its watch loop. Phases:
+The supervisor (and ``harness.host.author_eval``) asks a ``Liveness`` on every turn of its watch loop. Phases:
 a test run is bounded by ``test_timeout``; a benchmark or profile run by ``benchmark_timeout``; a ranked
 run's tests by ``test_timeout`` and, from its first timed call on, its timing by ``ranked_timeout``. While
 nothing new is reported, a progress event repeats where the run is, with "still running after N s; limit

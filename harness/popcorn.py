@@ -1,6 +1,6 @@
 """The public harness's wire format, both ways: spec files in, ``key: value`` lines out (``POPCORN_FD``).
 
-A problem's own evaluator (``harness.author_eval``) is called as GPU MODE's runner calls it:
+A problem's own evaluator (``harness.host.author_eval``) is called as GPU MODE's runner calls it:
 ``python eval.py MODE SPEC_FILE``, the spec file holding one ``key: value; key: value`` line per test or
 benchmark. It writes ``key: value`` lines to the descriptor named by ``POPCORN_FD``: ``check: pass|fail``,
 ``test-count``, ``test.i.spec|status|error``, ``benchmark-count``, ``benchmark.i.spec|status|error`` and

@@ -8,12 +8,16 @@ allowed, ``@SUBMISSION@`` marking the user's file). Keys other tools do not know
                      makes the evaluation's device torch's default device around ``generate_input``.
                      Without it the problem runs exactly as its author wrote it (on CUDA).
 ``strict_output``    ``true``: the output must have the reference's structure, shapes and dtypes exactly
+``output_may_alias_input``  what an output may share memory with: unset, the public conventions (an input the
+                     reference writes or returns, or one the call wrote: a destination buffer); ``false``, only
+                     the inputs the reference writes or returns; ``true``, any input (``harness.judge.checking``)
 ``cpu_benchmarks``   benchmark specs used on CPU (default: the test specs)
 ``roofline``         ``{bytes: expr, flops: expr, dtype: fp32}`` over a spec's args: achieved GB/s, TFLOP/s, % of peak
 ``shape_budget_ms``  wall-clock budget of one shape's timed loop (default 500)
 ``timing``           ``events`` (default) or ``graph`` for the ranked number of tiny shapes
 ``evaluator``        ``auto`` (default): the author's ``config.main`` evaluator runs when reference.py lacks
-                     the standard functions; ``author`` always runs it; ``kernelrank`` never (``harness.author_eval``)
+                     the standard functions; ``author`` always runs it; ``kernelrank`` never
+                     (``harness.host.author_eval``)
 
 A folder holding only ``reference.py`` (or that file itself) is GPU MODE's first format
 (``harness.first_format``). A loaded ``Problem`` is self-contained (file contents, not paths), so it can be
@@ -56,6 +60,13 @@ class ProblemError(ValueError):
     """A problem folder or task.yml is malformed; the message says what to fix."""
 
 
+class Opaque:
+    """A value the harness cannot look inside (a ``lang: cu`` problem's ``input_t``): it copies itself."""
+
+    def clone(self) -> Opaque:
+        raise NotImplementedError
+
+
 @dataclass
 class Roofline:
     bytes: str = "0"  # expression over the spec's args: bytes that must move through memory
@@ -82,6 +93,7 @@ class TaskSpec:
     devices: list[str] = field(default_factory=lambda: ["cuda"])
     default_device: bool = True  # generate_input under the evaluation's device: only when devices is declared
     strict_output: bool = False
+    output_may_alias_input: bool | None = None  # None: the public conventions (harness.judge.checking)
     cpu_benchmarks: list[dict[str, Any]] | None = None
     roofline: Roofline | None = None
     shape_budget_ms: float = 500.0
@@ -165,6 +177,8 @@ def _task_spec(raw: dict[str, Any], where: Path) -> TaskSpec:
     for key in ("tests", "benchmarks", "cpu_benchmarks"):
         if data.get(key) is not None:
             data[key] = [_spec(item, where, key) for item in data[key]]
+    if data.get("output_may_alias_input") not in (None, True, False):
+        raise ProblemError(f"{where}: output_may_alias_input must be true or false, or left out (public conventions).")
     try:
         task = from_jsonable(TaskSpec, data)
     except ValueError as exc:

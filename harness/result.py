@@ -52,7 +52,7 @@ class FailureKind(enum.StrEnum):
     IMPLAUSIBLE_TIME = "implausible_time"  # below the speed-of-light floor, or not finite
     TAMPERING = "tampering"  # timer/checker patched, harness state touched
     UNTRUSTED_TIME = "untrusted_time"  # a reported time the judge's own clock cannot contain
-    HELD_FOR_REVIEW = "held_for_review"  # a ranked run the static pre-check flagged (harness/precheck.py)
+    HELD_FOR_REVIEW = "held_for_review"  # a ranked run the static pre-check flagged (harness/host/precheck.py)
     RESOURCE_LIMIT = "resource_limit"  # too many processes or threads, files too large, CPU time
     UNSUPPORTED_DEVICE = "unsupported_device"
     UNSUPPORTED = "unsupported"  # a feature this build does not have yet (e.g. .cu submissions)
@@ -110,7 +110,7 @@ class ShapeStats:
 
 @dataclass
 class KernelProfile:
-    """One kernel launch as Nsight Compute measured it (harness/ncu.py)."""
+    """One kernel launch as Nsight Compute measured it (harness/judge/ncu.py)."""
 
     name: str
     duration_us: float | None = None
@@ -162,7 +162,7 @@ class SystemInfo:
 
 @dataclass
 class Finding:
-    """Something the static pre-check saw in the source (harness/precheck.py), for the admins' report."""
+    """Something the static pre-check saw in the source (harness/host/precheck.py), for the admins' report."""
 
     rule: str  # "side_stream", "thread", "monkey_patch", ...
     line: int
@@ -172,14 +172,14 @@ class Finding:
 
 @dataclass
 class SandboxInfo:
-    """How the submission's processes were isolated (harness/sandbox.py), and what was left afterwards."""
+    """How the submission's processes were isolated (harness/isolation/sandbox.py), and what was left afterwards."""
 
     isolated: bool = False  # namespaces and the read-only view; False: resource limits only
     description: str = ""  # what the sandbox was, or why it could not be, in one line
     memory_limit_mb: int = 0  # the job's memory cap, sized from the job and the host
     leftovers: int = 0  # processes still running when the evaluation ended (all killed)
     gpu_idle: bool | None = None  # no compute process on the GPU after the job; None: not checked
-    refused_tasks: int = 0  # new processes or threads the job's cgroup refused (harness/cgroups.py)
+    refused_tasks: int = 0  # new processes or threads the job's cgroup refused (harness/isolation/cgroups.py)
     throttled_periods: int = 0  # CPU periods the job was held to its cgroup's quota in
 
 
@@ -204,7 +204,7 @@ class EvalResult:
     findings: list[Finding] = field(default_factory=list)
     sandbox: SandboxInfo = field(default_factory=SandboxInfo)
     # "kernelrank": our timer, checks and defences; "author_evaluator": the problem's own eval.py measured and
-    # judged this run (harness.author_eval), beside the submission in its process, without our defences
+    # judged this run (harness.host.author_eval), beside the submission in its process, without our defences
     measured_by: str = "kernelrank"
     method_version: str = METHOD_VERSION
     schema_version: int = SCHEMA_VERSION

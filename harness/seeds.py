@@ -14,7 +14,7 @@ Where each piece lives:
 * the supervisor (``SeedSource``) answers the worker's requests for the seed of (spec, call), each call of a
   spec once (call 0 once per list the spec is in), so a submission that asks ahead of the harness is found
   out when the harness asks for the same call;
-* the worker (``SeedPlan``, the object ``harness.modes`` asks) requests a seed just before it generates
+* the worker (``SeedPlan``, the object ``harness.judge.modes`` asks) requests a seed just before it generates
   that input and keeps nothing else.
 """
 
@@ -92,7 +92,7 @@ class SeedSource:
 
 
 class SeedPlan:
-    """The worker's side, used by ``harness.modes`` as ``ctx.seeds.spec_for(spec, call)``: asks the supervisor."""
+    """The worker's side, used by ``harness.judge.modes`` as ``ctx.seeds.spec_for(spec, call)``: asks the supervisor."""
 
     def __init__(self, outbox: Outbox) -> None:
         self._outbox = outbox

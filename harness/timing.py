@@ -47,7 +47,7 @@ class Timer(abc.ABC):
     """Times one call at a time; build it before the submission is imported.
 
     ``watch(checks)`` wraps every call in ``checks()``, a context manager entered before and left after the
-    timed interval (``harness.monitor``); it may raise to end the evaluation.
+    timed interval (``harness.runner.monitor``); it may raise to end the evaluation.
     """
 
     device: str

@@ -1,6 +1,7 @@
 """Data between the judge and the runner: a private socket, JSON records, tensor memory beside them.
 
-The judge (``harness.judge_link``) and the runner (``harness.runner``) are two processes of one evaluation.
+The judge (``harness.judge.runner_link``) and the runner (``harness.runner.runner_process``) are two processes of
+one evaluation.
 A message is a record (``harness.channel`` framing) whose optional ``"blobs"`` field lists the sizes of raw
 byte blocks that follow it on the socket. Values cross as a description (``pack``) plus their tensors'
 memory, one entry per distinct storage, so tensors that share memory on one side share it on the other:
@@ -8,7 +9,7 @@ memory, one entry per distinct storage, so tensors that share memory on one side
 * CPU storages travel as bytes;
 * CUDA storages travel as CUDA IPC handles of memory the **runner** allocated (``share_cuda``/``open_cuda``):
   the judge maps the runner's memory and copies what it needs, and the runner never gets a handle to the
-  judge's memory. Inputs are staged into runner-allocated buffers the same way (``harness.judge_link``).
+  judge's memory. Inputs are staged into runner-allocated buffers the same way (``harness.judge.runner_link``).
 
 Decoding never imports anything and never unpickles: the judge reads a runner's answer as nested tuples,
 lists, dicts, plain scalars and tensors of torch's own dtypes, or refuses it (``TransportError``). Only the

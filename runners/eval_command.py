@@ -13,12 +13,12 @@ import sys
 import uuid
 from pathlib import Path
 
+from harness.host.server import evaluate
 from harness.job import EvalJob
 from harness.loading import load_problem
 from harness.problem import ProblemError
-from harness.report import render
 from harness.result import EvalResult, Mode, Progress
-from harness.server import evaluate
+from harness.result_text import render
 
 USAGE_ERROR = 2
 

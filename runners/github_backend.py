@@ -6,7 +6,7 @@
                                                with the run id and runs on the runner labelled with the pool
     the workflow run's id -> KV runner_calls   returned by the dispatch, or found by title on older servers
     GET runs/{id} until completed              the worker heartbeats the job meanwhile
-    artifact kernelrank-answer-<run id>        answer.json, written by ``python -m harness.remote``
+    artifact kernelrank-answer-<run id>        answer.json, written by ``python -m harness.host.remote``
 
 A restarted worker re-attaches through the stored record (a dispatch whose run was never seen is found by
 its title, and sent again only if GitHub never created it). A run that is not finished by its deadline
@@ -23,8 +23,8 @@ import time
 from typing import Any
 
 from core.contracts.config import Settings
+from harness.host.remote import encode_payload, payload_for
 from harness.job import EvalJob
-from harness.remote import encode_payload, payload_for
 from harness.result import EvalResult, FailureKind
 from runners import remote
 from runners.base import BackendError, ProgressCallback, RunnerUnavailable

@@ -11,9 +11,9 @@ import dataclasses
 import logging
 import sys
 
+from harness.host.server import HarnessServer, HarnessStartError
 from harness.job import EvalJob
 from harness.result import EvalResult, Progress
-from harness.server import HarnessServer, HarnessStartError
 from runners.base import ProgressCallback
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ storage, adapters or the rest of runners goes in.
 
 Every ``run_<GPU>`` function:
 
-- answers with ``harness.remote.answer``: the same harness entry as the local runner, the submission in
+- answers with ``harness.host.remote.answer``: the same harness entry as the local runner, the submission in
   its own isolated process; it returns plain data and never raises (the worker unpickles what comes back);
 - has a time limit of ``KERNELRANK_MODAL_TIMEOUT_S`` (never Modal's 300 s default; a job whose own limit
   needs more gets a longer variant from the worker) and no Modal retries: NATS owns retries;
@@ -54,7 +54,7 @@ PYTHON_VERSION = "3.12"
 PACKAGES = ("torch==2.11.0", "triton==3.6.0", "numpy", "pyyaml")
 # JAX beside torch and Triton for Python submissions, on the same CUDA 13 runtime.
 JAX_PACKAGES = ("jax[cuda13]==0.8.1",)
-# Header libraries of .cu submissions, at pinned tags, where harness.toolchain looks for them; and Nsight
+# Header libraries of .cu submissions, at pinned tags, where harness.builds.toolchain looks for them; and Nsight
 # Compute for profile mode (ncu), from the CUDA repository the devel base already carries.
 CUDA_LIBS = "/opt/kernelrank/cuda-libs"
 LIBRARIES = {
@@ -65,7 +65,7 @@ NCU_PACKAGE = "cuda-nsight-compute-13-0"
 HARNESS_IGNORE = ["**/__pycache__", "**/*.pyc"]  # everything else of harness/ ships, not only *.py
 
 CACHE_PATH = "/cache"
-# Cache directories the harness's child processes honour (harness.sandbox keeps these variables).
+# Cache directories the harness's child processes honour (harness.isolation.sandbox keeps these variables).
 CACHE_DIRS = {
     "triton": "TRITON_CACHE_DIR",
     "torch_extensions": "TORCH_EXTENSIONS_DIR",
@@ -117,9 +117,9 @@ ISOLATION: dict[str, Any] = {
 
 
 def run_job(payload: dict[str, Any]) -> dict[str, Any]:
-    """Evaluate one job with the harness on this container's GPU; returns ``harness.remote``'s answer."""
+    """Evaluate one job with the harness on this container's GPU; returns ``harness.host.remote``'s answer."""
     try:
-        from harness.remote import answer
+        from harness.host.remote import answer
 
         _use_caches(_copy_of(_cache_for_this_machine()))
     except Exception as exc:  # a broken image still answers, with what broke
@@ -135,7 +135,7 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
 
 def warm_cache(payload: dict[str, Any]) -> dict[str, Any]:
     """Evaluate a trusted job with the caches on the Volume itself, then commit what it compiled."""
-    from harness.remote import answer
+    from harness.host.remote import answer
 
     _use_caches(_cache_for_this_machine())
     reply = answer(payload, started=STARTED)
@@ -147,7 +147,7 @@ def _cache_for_this_machine() -> Path:
     """One cache per GPU model and torch version: an extension built for one chip does not load on another."""
     from importlib.metadata import version
 
-    from harness.remote import gpu_name
+    from harness.host.remote import gpu_name
 
     key = f"{gpu_name() or 'no-gpu'}-torch-{version('torch')}"
     return Path(CACHE_PATH) / "".join(c if c.isalnum() or c in ".-" else "-" for c in key)

@@ -32,8 +32,8 @@ import time
 from types import ModuleType
 from typing import Any
 
+from harness.host.remote import payload_for
 from harness.job import EvalJob
-from harness.remote import payload_for
 from harness.result import EvalResult, FailureKind
 from runners import remote
 from runners.base import ProgressCallback, RunnerUnavailable

@@ -3,7 +3,7 @@
 A remote backend starts one call per run and records it under the run id before it waits; a worker that
 restarts finds the record and re-attaches instead of paying for a second run. Records live in the NATS KV
 bucket ``runner_calls`` (``core.contracts.bus.Bus.runner_calls``); ``MemoryCalls`` serves one-off callers such as
-``kernelrank modal check``. The remote side speaks ``harness.remote``'s protocol.
+``kernelrank modal check``. The remote side speaks ``harness.host.remote``'s protocol.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, Protocol, TypeVar
 from core.contracts.bus import BusError
 from core.contracts.gpus import KNOWN_POOLS, pool_for
 from harness.failures import status_for
+from harness.host.remote import AnswerError, read_answer
 from harness.job import EvalJob
-from harness.remote import AnswerError, read_answer
 from harness.result import EvalResult, Failure, FailureKind, Progress
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,8 @@ from storage._part import StorePart
 from storage._time import as_utc
 from storage.records import HeldRun, Report
 
-# A ranked run that passed with a hold finding is stored failed, its failure's kind saying so (harness/precheck.py).
+# A ranked run that passed with a hold finding is stored failed, its failure's kind saying so
+# (harness/host/precheck.py).
 _HELD = f"""SELECT submission_id, run_id, gpu, score_us, json_extract_string(result, '$.failure.message'),
                    finished_at::TIMESTAMP FROM runs
             WHERE status = 'failed'

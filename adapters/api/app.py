@@ -2,11 +2,12 @@
 
 A command's route sends its command to the core with the route's path parameters, the arguments the route implies
 (``DELETE /v1/tokens/{prefix}`` is ``token revoke``), and the command's declared arguments from the query string
-(GET, DELETE) or a JSON object body (POST); an argument the command does not declare is refused, so a typo is not
-silently ignored. ``POST /v1/submissions`` takes the kernel as multipart/form-data (``file``, ``leaderboard``,
-``gpu``..., ``mode``) or JSON (``file_name``, ``source``, ``leaderboard``, ``gpus``, ``mode``); with
-``Accept: text/event-stream`` it streams progress. Another command's file argument (``admin create``'s problem) is
-a JSON object ``{"name": ..., "base64": ...}`` in the body, sent to the core as the command's attachment.
+(GET, DELETE) or a JSON object body (POST), by name, alias or short name; an argument the command does not declare is
+refused on every route, so a typo is not silently ignored. ``POST /v1/submissions`` takes the same arguments as
+``submit``'s entry, its kernel as multipart/form-data (the ``file`` field beside ``leaderboard``, ``gpu``...,
+``mode``) or JSON (``file_name`` and ``source``, the kernel's text, beside the others); with
+``Accept: text/event-stream`` it streams progress. A file argument may also be a JSON object
+``{"name": ..., "base64": ...}`` (``admin create``'s problem), sent to the core as the command's attachment.
 ``GET /v1/health`` needs no token: is the API up, the core?
 Public commands (``Access.PUBLIC``: leaderboards, rankings, people) answer a request without an ``Authorization``
 header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes.
@@ -36,7 +37,7 @@ from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import MAX_PROBLEM_BYTES, attachment_from, query_command, submit_command
 from core.contracts.config import Settings
 from core.contracts.errors import UserError
-from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
+from core.contracts.messages import Actor, Attachment, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
 from core.contracts.registry import COMMANDS, Access, ArgKind, Spec
 from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
@@ -81,7 +82,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
     routes = [Route("/v1/health", api.health), *web_routes(api.request)]
     for spec in COMMANDS:
         for route in spec.routes:
-            endpoint = api.submit if spec.submission else api.command(spec, route)
+            endpoint = api.submit(spec) if spec.submission else api.command(spec, route)
             routes.append(Route(route.path, endpoint, methods=[route.method]))
     limits = Middleware(BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes)
     handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
@@ -98,31 +99,10 @@ class _Api:
 
         async def endpoint(request: Request) -> Response:
             sha = credential(request, public=spec.access is Access.PUBLIC)  # before the body: no token, no work
-            given = await self._arguments(request, route)
-            if isinstance(given, Response):
-                return given
-            args: dict[str, Any] = {}
-            attachment = None
-            for name, value in given.items():
-                arg = spec.arg(name)
-                if arg is None:
-                    return error(
-                        "invalid",
-                        f"`{name[:40]}` is not an argument of {spec.name}; it takes "
-                        f"{', '.join(a.name for a in spec.args) or 'none'}.",
-                    )
-                if arg.kind is ArgKind.FILE:  # a file travels as the command's attachment
-                    try:
-                        attachment = attachment_from(value)
-                    except UserError as exc:
-                        return error("invalid", str(exc))
-                    continue
-                if isinstance(value, dict) or (
-                    isinstance(value, list)
-                    and (arg.kind is not ArgKind.GPUS or not all(isinstance(v, str) for v in value))
-                ):
-                    return error("invalid", f"`{name[:40]}` must be a plain value (a string or a number).")
-                args[arg.name] = value
+            checked = _checked(spec, await self._arguments(request, route))
+            if isinstance(checked, Response):
+                return checked
+            args, attachment = checked
             args.update(request.path_params)
             args.update(route.fixed)
             cmd = query_command(_ACTOR, self._reply_to(), spec.kind, **args)
@@ -132,17 +112,12 @@ class _Api:
         return endpoint
 
     async def _arguments(self, request: Request, route: CommandRoute) -> dict[str, Any] | Response:
+        """What the request gives: its query string (GET, DELETE) or its JSON object body (POST)."""
         if route.method != "POST":
             return dict(request.query_params)
         if not await request.body():  # a POST that needs no arguments (POST /v1/tokens) may send none
             return {}
-        body = await self._json_object(request)
-        if isinstance(body, Response):
-            return body
-        plain = str | int | float | bool | dict | list | None  # a dict (a file), a list (GPUs): the endpoint checks
-        if bad := [key for key, value in body.items() if not isinstance(value, plain)]:
-            return error("invalid", f"`{bad[0][:40]}` must be a plain value (a string or a number).")
-        return {key: value for key, value in body.items() if value is not None}
+        return await self._json_object(request)
 
     async def ask(self, cmd: Command, sha: str) -> Response:
         cmd.credential_sha256 = sha
@@ -168,56 +143,69 @@ class _Api:
             return JSONResponse({"api": "ok", "core": "unavailable"}, status_code=503)
         return JSONResponse({"api": "ok", "core": "ok"})
 
-    async def submit(self, request: Request) -> Response:
-        sha = credential(request)  # before the body: no token, no upload
+    def submit(self, spec: Spec) -> Handler:
+        """The endpoint of ``spec`` (``submit``): the kernel file and the entry's other arguments, as
+        multipart/form-data or JSON; with ``Accept: text/event-stream``, its progress follows."""
+        kernel = next(arg for arg in spec.args if arg.kind is ArgKind.FILE)
+
+        async def endpoint(request: Request) -> Response:
+            sha = credential(request)  # before the body: no token, no upload
+            checked = _checked(spec, await self._submission(request, kernel.name))
+            if isinstance(checked, Response):
+                return checked
+            args, attachment = checked
+            if attachment is None:
+                return error(
+                    "invalid", f"Send the kernel: the form field `{kernel.name}`, or `file_name` and `source` in JSON."
+                )
+            route = new_id()
+            cmd = submit_command(_ACTOR, self._reply_to(route), attachment.name, attachment.content, **args)
+            cmd.credential_sha256 = sha
+            accepted = await self.request(cmd)
+            if isinstance(accepted, Response):
+                return accepted
+            if accepted.tone is Tone.ERROR or "text/event-stream" not in request.headers.get("accept", ""):
+                return answer(accepted, status=202)
+            return stream(accepted, route, self.core)
+
+        return endpoint
+
+    async def _submission(self, request: Request, field: str) -> dict[str, Any] | Response:
+        """A submission's fields, the kernel's as ``field``: from multipart/form-data, or JSON."""
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
-            fields = await self._form(request)
-        elif content_type.startswith("application/json"):
-            fields = await self._json(request)
-        else:
-            return error(
-                "unsupported",
-                "Send the kernel as multipart/form-data (a `file` field) or as JSON with `file_name` and `source`.",
-            )
-        if isinstance(fields, Response):
-            return fields
-        file_name, content, leaderboard, gpus, mode = fields
-        route = new_id()
-        cmd = submit_command(
-            _ACTOR, self._reply_to(route), file_name, content, leaderboard=leaderboard, gpus=gpus, mode=mode
+            return await self._form(request)
+        if content_type.startswith("application/json"):
+            return await self._json_kernel(request, field)
+        return error(
+            "unsupported",
+            f"Send the kernel as multipart/form-data (a `{field}` field) or as JSON with `file_name` and `source`.",
         )
-        cmd.credential_sha256 = sha
-        accepted = await self.request(cmd)
-        if isinstance(accepted, Response):
-            return accepted
-        if accepted.tone is Tone.ERROR or "text/event-stream" not in request.headers.get("accept", ""):
-            return answer(accepted, status=202)
-        return stream(accepted, route, self.core)
 
-    async def _form(self, request: Request) -> tuple | Response:
+    @staticmethod
+    async def _form(request: Request) -> dict[str, Any] | Response:
+        """The form's fields by name: an uploaded file as an ``Attachment``, a repeated field (``gpu``) as a list."""
+        given: dict[str, Any] = {}
         async with request.form(max_files=1, max_fields=32) as form:
-            upload = form.get("file")
-            if not isinstance(upload, UploadFile):
-                return error("invalid", "Attach the kernel file as the form field `file`.")
-            content = await upload.read()
-            texts = {key: value for key, value in form.multi_items() if isinstance(value, str)}
-            gpus = [value for key, value in form.multi_items() if key == "gpu" and isinstance(value, str)]
-            return (upload.filename or "kernel.py", content, texts.get("leaderboard", ""), gpus, texts.get("mode", ""))
+            for key in dict.fromkeys(form.keys()):
+                values = [
+                    Attachment(value.filename or "kernel.py", await value.read())
+                    if isinstance(value, UploadFile)
+                    else value
+                    for value in form.getlist(key)
+                ]
+                given[key] = values[0] if len(values) == 1 else values
+        return given
 
-    async def _json(self, request: Request) -> tuple | Response:
+    async def _json_kernel(self, request: Request, field: str) -> dict[str, Any] | Response:
+        """A JSON submission's fields, its ``file_name`` and ``source`` (the kernel's text) made the ``field``."""
         body = await self._json_object(request)
-        if isinstance(body, Response):
+        if isinstance(body, Response) or ("file_name" not in body and "source" not in body):
             return body
-        file_name, source, gpus = body.get("file_name"), body.get("source"), body.get("gpus", [])
+        file_name, source = body.pop("file_name", None), body.pop("source", None)
         if not isinstance(file_name, str) or not isinstance(source, str):
             return error("invalid", "Send `file_name` and `source` (the kernel's text) as strings.")
-        if not isinstance(gpus, list) or not all(isinstance(g, str) for g in gpus):
-            return error("invalid", '`gpus` must be a list of GPU names, like ["H100"].')
-        leaderboard, mode = body.get("leaderboard", ""), body.get("mode", "")
-        if not isinstance(leaderboard, str) or not isinstance(mode, str):
-            return error("invalid", "`leaderboard` and `mode` must be strings.")
-        return file_name, source.encode(), leaderboard, gpus, mode
+        return {**body, field: Attachment(name=file_name, content=source.encode())}
 
     @staticmethod
     async def _json_object(request: Request) -> dict | Response:
@@ -241,6 +229,41 @@ class _Api:
     @staticmethod
     def _reply_to(route: str = "") -> ReplyTo:
         return ReplyTo(platform=Platform.CLI, channel=route or new_id())
+
+
+def _checked(spec: Spec, given: dict[str, Any] | Response) -> tuple[dict[str, Any], Attachment | None] | Response:
+    """The command's arguments from what a request gave, by name, alias or short name, and its file; an argument
+    the entry does not declare, or a value of the wrong shape, is refused with one sentence (400). A request
+    already refused (``given`` a response) stays so."""
+    if isinstance(given, Response):
+        return given
+    args: dict[str, Any] = {}
+    attachment = None
+    for name, value in given.items():
+        arg = spec.arg(name)
+        if value is None and arg is not None:  # JSON's null: not given
+            continue
+        if arg is None:
+            return error(
+                "invalid",
+                f"`{name[:40]}` is not an argument of {spec.name}; it takes "
+                f"{', '.join(a.name for a in spec.args) or 'none'}.",
+            )
+        if arg.kind is ArgKind.FILE:  # a file travels as the command's attachment
+            try:
+                attachment = value if isinstance(value, Attachment) else attachment_from(value)
+            except UserError as exc:
+                return error("invalid", str(exc))
+            continue
+        if arg.kind is ArgKind.GPUS and isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                return error("invalid", f'`{name[:40]}` must be a GPU name or a list of them, like ["H100"].')
+        elif not isinstance(value, str | int | float | bool):
+            return error("invalid", f"`{name[:40]}` must be a plain value (a string or a number).")
+        elif arg.kind is not ArgKind.NUMBER:
+            value = str(value)  # a number sent where text goes is that text
+        args[arg.name] = value
+    return args, attachment
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -109,9 +109,7 @@ async def submit_file(
     thread = where.thread if where.thread and first.channel == where.channel else first.ts
     where = ThreadAnswer(deps.poster, first.channel, thread, actor.user_id)
     reply_to = dataclasses.replace(reply_to, channel=first.channel, thread=thread, message=first.ts)
-    command = submit_command(
-        actor, reply_to, kernel.name, kernel.content, leaderboard=args.leaderboard, gpus=args.gpus, mode=args.mode
-    )
+    command = submit_command(actor, reply_to, kernel.name, kernel.content, **args)
     command.id = command_id_
     accepted = await deps.ask(command)
     if accepted.tone is Tone.ERROR:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
-from core.contracts.commands import MODES, SubmissionHeaders
 from core.contracts.errors import UserError
 from core.contracts.messages import CommandKind
-from core.contracts.registry import COMMANDS, ArgKind, Spec, find, first_words
+from core.contracts.registry import BY_KIND, COMMANDS, Arg, ArgKind, Spec, find, first_words
 
 _ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")  # <@U123>, <#C123|general>, <!here>
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
@@ -36,7 +36,24 @@ class Subcommand:
         return f"{self.name} {self.usage_args}".strip()
 
 
-SUBMIT_USAGE = "[MODE] [LEADERBOARD] [GPU ...]"  # typed in any order (parse_submit), the file attached
+def submit_usage(spec: Spec) -> str:
+    """``[MODE] [LEADERBOARD] [GPU ...]``, as ``parse_submit`` reads them, then any argument that must be named."""
+    board, gpus = _free_words(spec)
+    chosen = [arg for arg in spec.args if arg.choices]
+    named = [arg for arg in spec.args if arg not in (*chosen, board, gpus) and arg.kind is not ArgKind.FILE]
+    return " ".join(
+        [
+            *(f"[{arg.name.upper()}]" for arg in chosen),
+            f"[{board.name.upper()}] [{gpus.name.upper()} ...]",
+            *(f"[{arg.name}=...]" for arg in named),
+        ]
+    )
+
+
+def _free_words(spec: Spec) -> tuple[Arg, Arg]:
+    """The arguments that words typed without a name go to: the first text argument, then the GPUs."""
+    board = next(a for a in spec.args if a.kind is ArgKind.TEXT and not a.choices)
+    return board, next(a for a in spec.args if a.kind is ArgKind.GPUS)
 
 
 def _subcommand(spec: Spec) -> Subcommand:
@@ -58,7 +75,7 @@ def _subcommand(spec: Spec) -> Subcommand:
         required,
         about,
         spec.private,
-        SUBMIT_USAGE if spec.submission else usage,
+        submit_usage(spec) if spec.submission else usage,
         spec,
     )
 
@@ -81,7 +98,7 @@ class Invocation:
     rest: list[str] = field(default_factory=list)  # the words after the subcommand, as typed
 
 
-SubmitArgs = SubmissionHeaders  # the same three choices as a file's header lines, typed as words
+SubmitArgs = dict[str, Any]  # the ``submit`` entry's arguments by name; its GPUs a list
 
 
 def clean(text: str) -> str:
@@ -131,31 +148,37 @@ def _lookup(tokens: list[str]) -> tuple[Subcommand | None, int]:
 
 
 def parse_submit(tokens: list[str]) -> SubmitArgs:
-    """``[MODE] [LEADERBOARD] [GPU ...]`` in any order: a mode is recognised by name, the first other word is
-    the leaderboard and the rest are GPUs. ``leaderboard=``, ``gpu=`` and ``mode=`` (or ``--gpu X``) name them."""
-    found = SubmitArgs()
-    positional: list[str] = []
+    """The words of a submission, in any order: a word that is one of an argument's choices is that argument (a
+    mode), the first other word is the leaderboard and the rest are GPUs (``_free_words``). Any argument of the
+    ``submit`` entry may be named instead: ``leaderboard=``, ``gpu=``, ``mode=``, an alias or a short name, or
+    ``--gpu X``."""
+    spec = BY_KIND[CommandKind.SUBMIT]
+    board, gpus = _free_words(spec)
+    found: SubmitArgs = {}
+    free: list[str] = []
     for key, value in _pairs(tokens):
-        if key in ("leaderboard", "leaderboard_name", "lb", "l", "problem"):
-            found.leaderboard = value
-        elif key in ("gpu", "gpus", "g"):
-            found.gpus += [g for g in _SPLIT.split(value) if g]
-        elif key in ("mode", "m"):
-            found.mode = value.lower()
-        elif key:
+        arg = spec.arg(key) if key else _choice_of(spec, value, found)
+        if key and (arg is None or arg.kind is ArgKind.FILE):
             raise UserError(
                 f"`{key}` is not an option of submit: give a mode, a leaderboard and GPUs, "
                 "like `ranked vectoradd H100`."
             )
-        elif value.lower() in MODES and not found.mode:
-            found.mode = value.lower()
+        if arg is None:
+            free += [word for word in _SPLIT.split(value) if word]
+        elif arg.kind is ArgKind.GPUS:
+            found[arg.name] = [*found.get(arg.name, []), *(g for g in _SPLIT.split(value) if g)]
         else:
-            positional += [v for v in _SPLIT.split(value) if v]
-    if positional and not found.leaderboard:
-        found.leaderboard = positional.pop(0)
-    found.gpus += positional
-    found.gpus = list(dict.fromkeys(found.gpus))
+            found[arg.name] = value.lower() if arg.choices else value
+    if free and board.name not in found:
+        found[board.name] = free.pop(0)
+    if free or gpus.name in found:
+        found[gpus.name] = list(dict.fromkeys([*found.get(gpus.name, []), *free]))
     return found
+
+
+def _choice_of(spec: Spec, word: str, found: SubmitArgs) -> Arg | None:
+    """The argument not given yet that has ``word`` among its choices (``ranked`` is a mode)."""
+    return next((a for a in spec.args if word.lower() in a.choices and a.name not in found), None)
 
 
 def usage(command: str) -> str:

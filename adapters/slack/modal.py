@@ -1,8 +1,10 @@
 """The submission form: ``/kernelrank submit`` opens a modal with a file input and the choices.
 
-Slash commands carry no files, so the form asks for one (``file_input``), with the leaderboard, GPUs and
-mode pre-filled from the command's words. Picking a leaderboard narrows the GPU choices (a block action
-and ``views.update``). A missing or unusable file is shown under the file field and the form stays open.
+Slash commands carry no files, so the form asks for one (``file_input``), with the ``submit`` entry's other
+arguments pre-filled from the command's words: the leaderboard and the GPUs as menus of what there is, an argument
+with choices (the mode) as a menu of them with their help, any other as a text field. Picking a leaderboard narrows
+the GPU choices (a block action and ``views.update``). A missing or unusable file is shown under the file field and
+the form stays open.
 On submit the form closes and the submission continues in the channel it was opened from (kept in
 ``private_metadata``, since a ``view_submission`` has no ``response_url``).
 """
@@ -21,14 +23,16 @@ from adapters.slack.deps import Deps
 from adapters.slack.dispatch import command_id, problem, submit_file
 from adapters.slack.grammar import SubmitArgs
 from adapters.slack.intake import precheck
-from core.contracts.commands import DEFAULT_MODE, MODES, query_command
+from core.contracts.commands import query_command
 from core.contracts.errors import UserError
 from core.contracts.messages import Actor, CommandKind, Platform, ReplyTo, Tone
+from core.contracts.registry import BY_KIND, Arg, ArgKind
 
 log = logging.getLogger(__name__)
 CALLBACK_ID = "kr_submit"
-FILE_BLOCK, BOARD_BLOCK, GPUS_BLOCK, MODE_BLOCK = "kr_file", "kr_leaderboard", "kr_gpus", "kr_mode"
-FILE_ACTION, BOARD_ACTION, GPUS_ACTION, MODE_ACTION = "file", "kr_pick_leaderboard", "gpus", "mode"
+# An argument's field is block ``kr_<name>``, action ``<name>`` (``kr_mode``, ``mode``); but for these:
+FILE_BLOCK, BOARD_BLOCK, GPUS_BLOCK = "kr_file", "kr_leaderboard", "kr_gpus"
+FILE_ACTION, BOARD_ACTION, GPUS_ACTION = "file", "kr_pick_leaderboard", "gpus"
 MAX_OPTIONS = 100  # Slack's limit per select menu
 CATALOGUE_TIMEOUT_S = 2.0  # the trigger id expires 3 s after the command
 
@@ -59,15 +63,16 @@ async def open_submit_form(
 
 
 def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str) -> dict[str, Any]:
-    """The form's view, with ``chosen`` pre-selected where it names a real leaderboard, GPU or mode."""
+    """The form's view, with ``chosen`` pre-selected where it names a real leaderboard, GPU or choice."""
     boards = boards[:MAX_OPTIONS]
     by_name = {b["name"].lower(): b for b in boards}
-    board = by_name.get(chosen.leaderboard.lower()) if chosen.leaderboard else None
+    wanted = str(chosen.get("leaderboard") or "")
+    board = by_name.get(wanted.lower()) if wanted else None
     if board is None and len(boards) == 1:
         board = boards[0]
     gpus = list(board["gpus"]) if board else list(dict.fromkeys(g for b in boards for g in b["gpus"]))
-    picked = [g for g in gpus if g.lower() in {c.lower() for c in chosen.gpus}] or (gpus if len(gpus) == 1 else [])
-    mode = chosen.mode if chosen.mode in MODES else DEFAULT_MODE
+    asked = {g.lower() for g in chosen.get("gpu") or []}
+    picked = [g for g in gpus if g.lower() in asked] or (gpus if len(gpus) == 1 else [])
     board_select: dict[str, Any] = {
         "type": "static_select",
         "action_id": BOARD_ACTION,
@@ -76,7 +81,25 @@ def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str)
     }
     if board:
         board_select["initial_option"] = option(board["name"])
-    gpu_select = gpu_menu(GPUS_ACTION, gpus, picked, "Choose GPUs")
+    fields = {
+        "leaderboard": {
+            "type": "input",
+            "block_id": BOARD_BLOCK,
+            "optional": True,
+            "dispatch_action": True,
+            "label": plain("Leaderboard"),
+            "element": board_select,
+            "hint": plain("Leave empty to use the file's #!POPCORN leaderboard line."),
+        },
+        # The block id names the leaderboard, so GPUs picked for another one are not carried over.
+        "gpu": {
+            "type": "input",
+            "block_id": f"{GPUS_BLOCK}.{board['name'] if board else ''}"[:255],
+            "optional": True,
+            "label": plain("GPUs"),
+            "element": gpu_menu(GPUS_ACTION, gpus, picked, "Choose GPUs"),
+        },
+    }
     return {
         "type": "modal",
         "callback_id": CALLBACK_ID,
@@ -85,40 +108,7 @@ def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str)
         "submit": plain("Submit"),
         "close": plain("Cancel"),
         "blocks": [
-            {
-                "type": "input",
-                "block_id": FILE_BLOCK,
-                "label": plain("Kernel file (.py or .cu)"),
-                "element": {"type": "file_input", "action_id": FILE_ACTION, "filetypes": ["py", "cu"], "max_files": 1},
-            },
-            {
-                "type": "input",
-                "block_id": BOARD_BLOCK,
-                "optional": True,
-                "dispatch_action": True,
-                "label": plain("Leaderboard"),
-                "element": board_select,
-                "hint": plain("Leave empty to use the file's #!POPCORN leaderboard line."),
-            },
-            # The block id names the leaderboard, so GPUs picked for another one are not carried over.
-            {
-                "type": "input",
-                "block_id": f"{GPUS_BLOCK}.{board['name'] if board else ''}"[:255],
-                "optional": True,
-                "label": plain("GPUs"),
-                "element": gpu_select,
-            },
-            {
-                "type": "input",
-                "block_id": MODE_BLOCK,
-                "label": plain("Mode"),
-                "element": {
-                    "type": "static_select",
-                    "action_id": MODE_ACTION,
-                    "initial_option": option(mode),
-                    "options": [option(m) for m in MODES],
-                },
-            },
+            *(fields.get(arg.name) or _field(arg, chosen.get(arg.name)) for arg in BY_KIND[CommandKind.SUBMIT].args),
             {
                 "type": "context",
                 "elements": [
@@ -133,8 +123,36 @@ def submit_view(boards: list[dict[str, Any]], chosen: SubmitArgs, metadata: str)
     }
 
 
+def _field(arg: Arg, chosen: Any) -> dict[str, Any]:
+    """The block of one argument: the file's input, a menu of its choices, or a line of text."""
+    if arg.kind is ArgKind.FILE:
+        return {
+            "type": "input",
+            "block_id": FILE_BLOCK,
+            "label": plain("Kernel file (.py or .cu)"),
+            "element": {"type": "file_input", "action_id": FILE_ACTION, "filetypes": ["py", "cu"], "max_files": 1},
+        }
+    block: dict[str, Any] = {"type": "input", "block_id": f"kr_{arg.name}", "label": plain(arg.name.capitalize())}
+    if arg.choices:
+        first = chosen if chosen in arg.choices else arg.default
+        block["element"] = {
+            "type": "static_select",
+            "action_id": arg.name,
+            "options": [option(c, arg.choice_help.get(c, "")) for c in arg.choices],
+            **({"initial_option": option(first, arg.choice_help.get(first, ""))} if first else {}),
+        }
+        block["optional"] = not first
+        return block
+    block["element"] = {
+        "type": "plain_text_input",
+        "action_id": arg.name,
+        **({"initial_value": chosen} if chosen else {}),
+    }
+    return {**block, "optional": True, "hint": plain(arg.help[:150])}
+
+
 def form_values(view: dict[str, Any]) -> tuple[list[dict[str, Any]], SubmitArgs]:
-    """The files and choices of a submitted form, read from ``view.state.values``."""
+    """The files and the arguments of a submitted form, read from ``view.state.values``."""
     values: dict[str, dict[str, Any]] = (view.get("state") or {}).get("values") or {}
     files = (values.get(FILE_BLOCK, {}).get(FILE_ACTION) or {}).get("files") or []
     board = ((values.get(BOARD_BLOCK, {}).get(BOARD_ACTION) or {}).get("selected_option") or {}).get("value", "")
@@ -142,8 +160,12 @@ def form_values(view: dict[str, Any]) -> tuple[list[dict[str, Any]], SubmitArgs]
     for block_id, actions in values.items():
         if block_id.split(".")[0] == GPUS_BLOCK:
             gpus += [o.get("value", "") for o in (actions.get(GPUS_ACTION) or {}).get("selected_options") or []]
-    mode = ((values.get(MODE_BLOCK, {}).get(MODE_ACTION) or {}).get("selected_option") or {}).get("value", "")
-    return files, SubmitArgs(leaderboard=board, gpus=[g for g in gpus if g], mode=mode)
+    found: SubmitArgs = {"leaderboard": board, "gpu": [g for g in gpus if g]}
+    for arg in BY_KIND[CommandKind.SUBMIT].args:
+        if arg.name not in found and arg.kind is not ArgKind.FILE:
+            state = values.get(f"kr_{arg.name}", {}).get(arg.name) or {}
+            found[arg.name] = (state.get("selected_option") or {}).get("value") or state.get("value") or ""
+    return files, found
 
 
 def register(app: AsyncApp, deps: Deps) -> None:
@@ -209,8 +231,9 @@ def view_metadata(view: dict[str, Any]) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def option(value: str) -> dict[str, Any]:
-    return {"text": plain(value[:75]), "value": value[:150]}
+def option(value: str, description: str = "") -> dict[str, Any]:
+    shown = {"description": plain(description[:75])} if description else {}
+    return {"text": plain(value[:75]), "value": value[:150], **shown}
 
 
 def gpu_menu(action_id: str, gpus: list[str], picked: list[str], placeholder: str) -> dict[str, Any]:

@@ -11,13 +11,24 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from core.contracts.errors import UserError, shown
 from core.contracts.messages import Actor, Attachment, Command, CommandKind, ReplyTo
 
-MODES = ("test", "benchmark", "ranked", "profile")
+# What a submission asks for, the one table of modes: the registry's ``submit`` entry offers them, every front end
+# shows them with these words (Discord's /leaderboard submit MODE, Slack's form, the terminal's --help)
+MODES: Mapping[str, str] = MappingProxyType(
+    {
+        "test": "check correctness only",
+        "benchmark": "check, then time it (not ranked)",
+        "ranked": "check, time it and rank it",
+        "profile": "check, then profile it",
+    }
+)
 DEFAULT_MODE = "ranked"
 SOURCE_SUFFIXES = (".py", ".cu")
 TEMPLATE_LANGUAGES = ("Python", "Triton", "CUDA")
@@ -119,23 +130,14 @@ def normalise_mode(mode: str) -> str:
     return mode
 
 
-def submit_command(
-    actor: Actor,
-    reply_to: ReplyTo,
-    file_name: str,
-    content: bytes,
-    *,
-    leaderboard: str = "",
-    gpus: list[str] | None = None,
-    mode: str = "",
-) -> Command:
-    """A submission as every adapter sends it; empty fields fall back to the file's headers."""
-    args: dict[str, Any] = {"leaderboard": leaderboard, "gpus": list(gpus or []), "mode": mode}
+def submit_command(actor: Actor, reply_to: ReplyTo, file_name: str, content: bytes, **args: Any) -> Command:
+    """A submission as every adapter sends it: the kernel file, and the arguments of the registry's ``submit``
+    entry by their names (``leaderboard``, ``gpu``, ``mode``...); empty ones fall back to the file's headers."""
     return Command(
         actor=actor,
         reply_to=reply_to,
         kind=CommandKind.SUBMIT,
-        args=args,
+        args={name: value for name, value in args.items() if value is not None},
         attachment=Attachment(name=file_name, content=content),
     )
 

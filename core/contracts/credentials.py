@@ -1,6 +1,6 @@
 """Bus credentials: made for the embedded nats-server by ``kernelrank up``, and found by each process for its role.
 
-Files, all under ``<home>/secrets/`` (a 0700 folder; every file 0600, written by this module only):
+Files, all under ``<home>/secrets/`` (a 0700 folder; every file 0600, written through ``core.contracts.localfiles``):
 
 ====================  ===================================================================================
 ``<role>.json``       ``{"user": ..., "password": ...}``: one role's NATS user, made once, kept across starts
@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -45,13 +44,13 @@ from typing import Any
 
 from core.contracts import subjects
 from core.contracts.config import ConfigError, Settings
+from core.contracts.issued_workers import load
+from core.contracts.localfiles import create_private, private_folder, write_private
 from core.contracts.roles import PERMISSIONS, Role, WorkerUser, authorization, inbox_prefix, user_name
 
 SUFFIXES = (".json", ".creds", ".nk")
 # The passwords are 256 random bits: no hashing cost adds to that, and every connection pays for the check.
 BCRYPT_ROUNDS = 8
-FOLDER_MODE = 0o700
-FILE_MODE = 0o600
 KEY_FILE_SETTING = "KERNELRANK_WORKER_KEY_FILE"
 _HEX_KEY = re.compile(r"[0-9a-f]{64}")
 
@@ -213,8 +212,6 @@ def embedded_server_config(secrets_dir: Path) -> Path:
     issued worker; return its path."""
     import bcrypt  # only ``kernelrank up`` and ``kernelrank workers`` hash passwords
 
-    from core.contracts.issued_workers import load
-
     def hashed(password: str) -> str:
         return bcrypt.hashpw(password.encode(), bcrypt.gensalt(BCRYPT_ROUNDS)).decode()
 
@@ -223,13 +220,13 @@ def embedded_server_config(secrets_dir: Path) -> Path:
     for role in PERMISSIONS:
         path = secrets_dir / f"{role.value}.json"
         if not path.is_file():
-            write_private(path, json.dumps({"user": user_name(role), "password": secrets.token_urlsafe(32)}))
+            create_private(path, json.dumps({"user": user_name(role), "password": secrets.token_urlsafe(32)}))
         hashes[role] = hashed(read(path, role).password)
     # an operator-mode worker has no password: its NATS user lives in the operator's own server configuration
     issued = [w for w in load(secrets_dir).values() if w.live and not w.operator_nats]
     workers = [WorkerUser(w.name, hashed(w.password), w.pools) for w in issued]
     config = secrets_dir / "nats.conf"
-    write_private(config, json.dumps({"authorization": authorization(hashes, workers)}, indent=1), replace=True)
+    write_private(config, json.dumps({"authorization": authorization(hashes, workers)}, indent=1))
     return config
 
 
@@ -244,28 +241,5 @@ def result_secret(settings: Settings) -> bytes:
     if not path.is_file():
         private_folder(settings.secrets_dir)
         with contextlib.suppress(FileExistsError):  # another core made it meanwhile: use theirs
-            write_private(path, secrets.token_hex(32))
+            create_private(path, secrets.token_hex(32))
     return path.read_text().strip().encode()
-
-
-def private_folder(folder: Path) -> None:
-    """Create ``folder`` (and parents) and make it owner-only, whatever its mode was."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
-        folder.chmod(FOLDER_MODE)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot make the private folder {folder} ({exc.strerror}); choose another KERNELRANK_HOME."
-        ) from exc
-
-
-def write_private(path: Path, text: str, *, replace: bool = False) -> None:
-    """Write ``text`` to a file that is owner-only from the moment it exists (never readable by others)."""
-    target = path.with_name(path.name + ".tmp") if replace else path
-    if replace:
-        target.unlink(missing_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    if replace:
-        os.replace(target, path)

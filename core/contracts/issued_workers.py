@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.contracts.config import ConfigError
-from core.contracts.credentials import private_folder, write_private
+from core.contracts.localfiles import private_folder, write_private
 from core.contracts.signing import worker_key
 
 REGISTRY = "workers.json"
@@ -133,7 +133,7 @@ def issue(
     path = credential_file(secrets_dir, name)
     login = {"password": password} if password else {}
     credential = {"user": name, **login, "key": worker_key(secret, name), "pools": pools_}
-    write_private(path, json.dumps(credential), replace=True)
+    write_private(path, json.dumps(credential))
     return path
 
 
@@ -158,4 +158,4 @@ def _save(secrets_dir: Path, workers: dict[str, IssuedWorker]) -> None:
         w.name: {"pools": list(w.pools), "password": w.password, "added_at": w.added_at, "revoked_at": w.revoked_at}
         for w in workers.values()
     }
-    write_private(secrets_dir / REGISTRY, json.dumps({"workers": entries}, indent=1), replace=True)
+    write_private(secrets_dir / REGISTRY, json.dumps({"workers": entries}, indent=1))

@@ -16,7 +16,13 @@ Conventions every front end keeps:
   Slack takes every argument in declaration order or as ``name=value`` (a ``sentence`` argument also takes the
   words left after the others: a reason needs no quotes); Discord has one option per argument.
 - ``aliases`` of a command are other spellings people already use (the public bot's ``show-personal``);
-  ``aliases`` of an argument are other option names (``leaderboard_name``).
+  ``aliases`` of an argument are other option names (``leaderboard_name``); the arguments in ``SHORT_NAMES`` also
+  take one letter (``-l``, ``l=``).
+- ``submit`` follows its entry like every other command, its file coming the way each front end carries files (a
+  path, a form's file field, an attachment): the terminal and the API take its arguments by name, Discord offers
+  one command per mode (``/leaderboard submit ranked``, described by the mode's ``choice_help``: the one table of
+  modes is ``core.contracts.commands.MODES``), and Slack reads its words in any order (a mode by its name, then the
+  leaderboard, then GPUs) or by name.
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from core.contracts.admin_commands import ADMIN_COMMANDS
+from core.contracts.commands import DEFAULT_MODE, MODES
 from core.contracts.messages import CommandKind
 from core.contracts.specs import (
     FRONT_ENDS,
     GPU,
     LEADERBOARD,
+    SHORT_NAMES,
     SUBMISSION_ID,
     TITLE,
     Access,
@@ -39,7 +47,19 @@ from core.contracts.specs import (
     Spec,
 )
 
-__all__ = ["BY_KIND", "COMMANDS", "FRONT_ENDS", "Access", "Arg", "ArgKind", "Route", "Spec", "find", "first_words"]
+__all__ = [
+    "BY_KIND",
+    "COMMANDS",
+    "FRONT_ENDS",
+    "SHORT_NAMES",
+    "Access",
+    "Arg",
+    "ArgKind",
+    "Route",
+    "Spec",
+    "find",
+    "first_words",
+]
 
 
 def _board(path: str = "") -> str:
@@ -62,7 +82,7 @@ _EVERYDAY: tuple[Spec, ...] = (
             Arg(
                 "leaderboard",
                 "the leaderboard (default: the file's #!POPCORN leaderboard line)",
-                aliases=("leaderboard_name",),
+                aliases=("leaderboard_name", "lb", "problem"),
             ),
             Arg(
                 "gpu",
@@ -72,8 +92,11 @@ _EVERYDAY: tuple[Spec, ...] = (
             ),
             Arg(
                 "mode",
-                "test, benchmark, ranked (the default) or profile",
-                choices=("test", "benchmark", "ranked", "profile"),
+                "; ".join(f"{mode}: {about}" for mode, about in MODES.items())
+                + f" (default: the file's #!POPCORN mode line, or {DEFAULT_MODE})",
+                choices=tuple(MODES),
+                choice_help=MODES,
+                default=DEFAULT_MODE,
             ),
         ),
         routes=(Route("POST", "/v1/submissions"),),

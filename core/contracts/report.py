@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.contracts.messages import Part, PartKind, Reply, ReplyTo, Tone
-from harness import popcorn
-from harness.report import format_us as harness_format_us
+from harness.popcorn import MEASURED_BY, NOTE
 from harness.result import EvalResult, Progress, ShapeStats, Status
+from harness.result_text import format_us as harness_format_us
 
 LOG_TAIL_CHARS = 1500
 CI_MEANING = (
@@ -103,11 +103,11 @@ def verdict_parts(result: EvalResult) -> list[Part]:
     """What everyone may read of a result: the verdict line and the score."""
     verdict, tone = _VERDICT[result.status]
     parts = [status(f"{result.mode.value} {verdict}", tone)]
-    if result.measured_by == popcorn.MEASURED_BY:
-        parts.append(status(popcorn.NOTE, Tone.WARNING))
+    if result.measured_by == MEASURED_BY:
+        parts.append(status(NOTE, Tone.WARNING))
     if result.score_us is not None:
         rule = _ranking_words(result.ranking_by)
-        if result.measured_by == popcorn.MEASURED_BY:  # the author's evaluator reports means, no medians
+        if result.measured_by == MEASURED_BY:  # the author's evaluator reports means, no medians
             rule = rule.replace("median", "mean")
         parts.append(text(f"**Score** {format_us(result.score_us)} ({rule})"))
     return parts

@@ -14,6 +14,9 @@ from types import MappingProxyType
 from core.contracts.messages import CommandKind
 
 FRONT_ENDS = ("terminal", "api", "discord", "slack")
+# One letter for the arguments typed most, whatever the command: ``-l vectoradd`` in the terminal, ``l=vectoradd``
+# or ``-l vectoradd`` in Slack
+SHORT_NAMES: Mapping[str, str] = MappingProxyType({"leaderboard": "l", "gpu": "g", "mode": "m", "user": "u"})
 
 
 class Access(enum.StrEnum):
@@ -38,6 +41,9 @@ class Arg:
     kind: ArgKind = ArgKind.TEXT
     required: bool = False
     choices: tuple[str, ...] = ()
+    # what each choice does, where a front end offers them one by one (Discord's /leaderboard submit MODE)
+    choice_help: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    default: str = ""  # what the core takes when none is given (Slack's form picks it first)
     aliases: tuple[str, ...] = ()  # other names for the option, as people of other tools type them
     positional: bool | None = None  # in the terminal; None: positional exactly when required
     sentence: bool = False  # free text: in Slack, the words typed after the other arguments belong to it
@@ -81,8 +87,8 @@ class Spec:
         return self.kind is CommandKind.SUBMIT
 
     def arg(self, name: str) -> Arg | None:
-        """The argument called ``name`` or one of its aliases."""
-        return next((a for a in self.args if name == a.name or name in a.aliases), None)
+        """The argument called ``name``, one of its aliases or its short name (``SHORT_NAMES``)."""
+        return next((a for a in self.args if name in (a.name, *a.aliases, SHORT_NAMES.get(a.name))), None)
 
     def usage(self) -> str:
         shown = [a.name.upper() if a.required else f"[{a.name.upper()}]" for a in self.args]

@@ -120,7 +120,7 @@ def _serve(main_coro_factory) -> int:
 def _core(settings: Settings):
     async def start(stop: asyncio.Event) -> None:
         from core.contracts.gpus import local_pools
-        from core.service.loop import run_core
+        from core.service.bootstrap import run_core
 
         url = _nats_url(settings)
         pools = list(dict.fromkeys([*settings.gpus, *local_pools()]))

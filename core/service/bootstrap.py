@@ -2,15 +2,17 @@
 
 ``build_deps`` makes what handlers need from a database, settings and a job publisher (tests pass a list's
 ``append``-like coroutine and call handlers directly); ``bootstrap`` adds the bus: the signed job queue, and the
-service loop that consumes results and progress with the same ``Deps``.
+service loop that consumes results and progress with the same ``Deps``; ``run_core`` opens the database and runs
+it all (``kernelrank core``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from core.contracts.bus import Bus
+from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 from core.contracts.credentials import result_secret
 from core.contracts.messages import Reply, RunJob
@@ -26,6 +28,7 @@ from core.service.pools import PoolBoard
 from core.service.ratelimit import RateLimiter
 from core.service.runs import RunBook
 from core.service.submitting import OncePerCommand
+from storage.store import Store  # the one place the database file is opened
 
 
 def utc_now() -> datetime:
@@ -71,3 +74,17 @@ def bootstrap(
     jobs = JobQueue(bus, result_secret(settings))
     deps = build_deps(db, settings, jobs.publish, now=now, gpu_pools=tuple(pools), publish_reply=bus.publish_reply)
     return CoreService(bus, deps, jobs, pools)
+
+
+async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:
+    """Open the store, start the service, serve until ``stop`` is set, then checkpoint and close."""
+    bus = await Bus.connect_as(url, "kernelrank-core", settings, Role.CORE)
+    db = Database(await asyncio.to_thread(Store, settings.database))
+    service = bootstrap(bus, db, settings, pools)
+    try:
+        await service.start()
+        await stop.wait()
+    finally:
+        await service.stop()
+        await db.close()
+        await bus.close()

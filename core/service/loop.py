@@ -26,13 +26,11 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from core.contracts import report
-from core.contracts.bus import Bus, Role
-from core.contracts.config import Settings
+from core.contracts.bus import Bus
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from core.service import admin_news, validation
 from core.service.announce import announcement_targets, announcements
 from core.service.args import time_left
-from core.service.db import Database
 from core.service.deadletter import DeadLetters
 from core.service.deadlines import adopt_deadlines
 from core.service.deps import Deps
@@ -302,20 +300,3 @@ class CoreService:
                 len(self.runs.in_flight),
                 requeued,
             )
-
-
-async def run_core(settings: Settings, url: str, pools: list[str], stop: asyncio.Event) -> None:
-    """Open the store, start the service, serve until ``stop`` is set, then checkpoint and close."""
-    from core.service.bootstrap import bootstrap
-    from storage.store import Store  # the one place the database file is opened
-
-    bus = await Bus.connect_as(url, "kernelrank-core", settings, Role.CORE)
-    db = Database(await asyncio.to_thread(Store, settings.database))
-    service = bootstrap(bus, db, settings, pools)
-    try:
-        await service.start()
-        await stop.wait()
-    finally:
-        await service.stop()
-        await db.close()
-        await bus.close()

@@ -1,7 +1,7 @@
 """``admin review``: the cases waiting for an admin, one case with everything to judge it, and the decision.
 
 A submission is an open *case* while it has an open report (``report``), a ranked run the static pre-check held
-(``harness.precheck``: stored with its score, not ranked), or a podium entry that a challenge's verification held
+(``harness.host.precheck``: stored with its score, not ranked), or a podium entry that a challenge's verification held
 (``core.service.podium``; kept in the challenge's results), with no decision since it was held.
 ``admin review`` lists them; ``admin review SUBMISSION`` shows one: the reports, the hold and the verifier's re-run,
 each run's per-shape figures (median, mean, 95 % interval, % of the roofline peak where the problem gives it) and

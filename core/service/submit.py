@@ -38,7 +38,8 @@ async def _submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     lb = board.leaderboard
     mode = normalise_mode(cmd.args.get("mode") or headers.mode)
     _check_open(lb, mode, deps.now())
-    gpus = choose_gpus(lb, cmd.args.get("gpus") or headers.gpus)
+    wanted = cmd.args.get("gpu") or headers.gpus  # a list, or one name or comma list typed as text
+    gpus = choose_gpus(lb, [wanted] if isinstance(wanted, str) else list(wanted))
     person, user, now = caller.person_id, caller.display_name, deps.now()
     if reason := await deps.db.read(deps.db.store.admin.ban_of, person):
         raise Forbidden(

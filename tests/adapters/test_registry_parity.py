@@ -1,22 +1,32 @@
 """Every command of the registry exists in every front end, with its arguments and its aliases, or its entry
-says why not: the terminal client, the API, Discord (the real discord.py command tree) and Slack."""
+says why not: the terminal client, the API, Discord (the real discord.py command tree) and Slack. ``submit`` too:
+an argument added to its entry alone reaches the core from all four."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
+import httpx
 import pytest
 from discord import app_commands
 
+from adapters import cli
 from adapters.api.app import create_app
 from adapters.cli import parser_for, pick_route
+from adapters.credentials import Credentials
 from adapters.discord.app import KernelrankBot
-from adapters.slack.grammar import SUBCOMMANDS, parse
+from adapters.discord.commands import submit as discord_submit
+from adapters.discord.commands.registered import CHOICE_COMMANDS
+from adapters.slack import modal
+from adapters.slack.grammar import SUBCOMMANDS, parse, parse_submit, submit_usage
 from core.contracts.config import Settings
-from core.contracts.messages import CommandKind
-from core.contracts.registry import BY_KIND, COMMANDS, FRONT_ENDS, ArgKind, Spec, find
+from core.contracts.messages import Command, CommandKind, Platform, Reply, ReplyTo, decode
+from core.contracts.registry import BY_KIND, COMMANDS, FRONT_ENDS, Arg, ArgKind, Spec, find
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,11 +83,14 @@ def test_discord(spec: Spec) -> None:
             if isinstance(commands[name], app_commands.Command)
             else [c for c in commands[name].commands if isinstance(c, app_commands.Command)]
         )
+        by_choice = spec.arg(CHOICE_COMMANDS[spec.kind]) if spec.kind in CHOICE_COMMANDS else None  # submit ranked
+        if by_choice:
+            assert [leaf.name for leaf in leaves] == list(by_choice.choices)
         for leaf in leaves:
             options = {p.name for p in leaf.parameters}
             for arg in spec.args:
-                typed_elsewhere = spec.submission and arg.name == "mode"  # /leaderboard submit ranked
-                assert typed_elsewhere or {arg.name, *arg.aliases} & options, (leaf.qualified_name, arg.name)
+                if arg is not by_choice:
+                    assert {arg.name, *arg.aliases} & options, (leaf.qualified_name, arg.name)
 
 
 @pytest.mark.parametrize("spec", _offered("slack"), ids=lambda s: s.name)
@@ -111,3 +124,99 @@ def test_reading_a_review_never_decides_and_the_terminal_posts_a_decision() -> N
     assert pick_route(spec, {"id": "12", "decide": None, "note": None}).method == "GET"
     decision = pick_route(spec, {"id": "12", "decide": "cheat", "note": "copies the answer"})
     assert (decision.method, decision.path) == ("POST", "/v1/admin/review/{id}/cheat")
+
+
+# ----- submit: an argument added to its registry entry alone, seen by all four front ends -------------------------
+
+NOTE = Arg("note", "a word for the parity test", aliases=("remark",))
+
+
+@pytest.fixture
+def submit_with_a_note() -> Iterator[Spec]:
+    """``submit``'s entry with one more argument, added in the registry only: the entry is the one object every front
+    end reads, frozen, so it is changed in place for this test and put back after."""
+    spec = BY_KIND[CommandKind.SUBMIT]
+    before = spec.args
+    object.__setattr__(spec, "args", (*before, NOTE))
+    yield spec
+    object.__setattr__(spec, "args", before)
+
+
+def _accepted() -> Reply:
+    return Reply(reply_to=ReplyTo(Platform.CLI), parts=[], data={"runs": []})
+
+
+def test_the_terminal_sends_a_new_submit_argument(submit_with_a_note, monkeypatch, tmp_path, capsys) -> None:
+    sent: list[dict[str, Any]] = []
+
+    class Recorder:  # in place of the HTTP client: what the terminal would send
+        def __init__(self, *_: Any) -> None: ...
+
+        def __enter__(self) -> Recorder:
+            return self
+
+        def __exit__(self, *_: Any) -> None: ...
+
+        def submit(self, route, files, args, *, follow) -> Iterator[Reply]:
+            sent.append({"route": (route.method, route.path), "files": set(files), **args})
+            yield _accepted()
+
+    monkeypatch.setattr(cli, "Api", Recorder)
+    monkeypatch.setattr(cli, "resolve", lambda _: Credentials("http://api", "kr_token"))
+    kernel = tmp_path / "k.py"
+    kernel.write_text("#!POPCORN leaderboard vectoradd\n")
+    for note in ("--note", "--remark"):
+        assert cli.main("submit", [str(kernel), note, "fast", "-m", "test", "--no-wait"], Settings()) == 0
+    assert [s["note"] for s in sent] == ["fast", "fast"]
+    assert sent[0]["route"] == ("POST", "/v1/submissions") and sent[0]["files"] == {"file"}
+    assert sent[0]["mode"] == "test" and "--note" in parser_for(submit_with_a_note).format_help()
+
+
+async def test_the_api_takes_a_new_submit_argument(submit_with_a_note) -> None:
+    received: list[Command] = []
+
+    class Core:  # in place of the bus: what the API would send the core
+        async def request(self, command: Command, timeout_s: float = 5.0) -> Reply:
+            received.append(command)
+            return _accepted()
+
+    transport = httpx.ASGITransport(app=create_app(Core(), Settings()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        auth = {"Authorization": "Bearer kr_token"}
+        form = await http.post("/v1/submissions", files={"file": ("k.py", b"x")}, data={"note": "a"}, headers=auth)
+        as_json = await http.post(
+            "/v1/submissions", json={"file_name": "k.py", "source": "x", "remark": "b"}, headers=auth
+        )
+        typo = await http.post("/v1/submissions", json={"file_name": "k.py", "source": "x", "nte": "c"}, headers=auth)
+    assert form.status_code == as_json.status_code == 202
+    assert decode(Reply, form.content).data == {"runs": []}
+    assert [cmd.args["note"] for cmd in received] == ["a", "b"]
+    assert typo.status_code == 400 and "it takes file, leaderboard, gpu, mode, note." in typo.json()["error"]["message"]
+
+
+async def test_discord_offers_and_sends_a_new_submit_argument(submit_with_a_note, monkeypatch) -> None:
+    ranked = _discord_commands()["leaderboard submit ranked"]
+    assert "note" in {p.name for p in ranked.parameters}
+    sent: list[dict[str, str]] = []
+
+    async def run_submission(svc, itx, script, args) -> None:
+        sent.append({"script": script, **args})
+
+    monkeypatch.setattr(discord_submit, "run_submission", run_submission)
+    await ranked.callback(SimpleNamespace(user=SimpleNamespace(id=1)), script="k.py", leaderboard="vectoradd", note="a")
+    assert sent == [{"script": "k.py", "mode": "ranked", "leaderboard": "vectoradd", "note": "a"}]
+
+
+def test_slack_reads_and_asks_for_a_new_submit_argument(submit_with_a_note) -> None:
+    assert parse_submit(["ranked", "vectoradd", "note=a"]) == {
+        "mode": "ranked",
+        "leaderboard": "vectoradd",
+        "note": "a",
+    }
+    assert parse_submit(["--remark", "b"]) == {"note": "b"}
+    assert submit_usage(submit_with_a_note) == "[MODE] [LEADERBOARD] [GPU ...] [note=...]"
+    view = modal.submit_view([{"name": "vectoradd", "gpus": ["CPU"]}], {"note": "a"}, "{}")
+    (field,) = [block for block in view["blocks"] if block.get("block_id") == "kr_note"]
+    assert field["element"] == {"type": "plain_text_input", "action_id": "note", "initial_value": "a"}
+    typed = {"state": {"values": {"kr_note": {"note": {"type": "plain_text_input", "value": "c"}}}}}
+    assert modal.form_values(typed)[1]["note"] == "c"

@@ -42,3 +42,23 @@ def test_a_decision_without_the_submission_is_refused_before_any_request(capsys,
     settings = Settings(home=tmp_path, api_url="http://127.0.0.1:9", token="kr_test_token")  # port 9: nobody
     assert cli.main("admin", ["review", "--decide", "cheat"], settings) == 2
     assert "name the ID" in capsys.readouterr().err
+
+
+def test_submit_takes_its_registry_spellings_and_lists_the_modes_with_what_they_do():
+    """The terminal's ``submit`` is its registry entry's: long names, aliases and short letters, the modes' table."""
+    from adapters.cli import parser_for
+    from core.contracts.commands import MODES
+    from core.contracts.messages import CommandKind
+    from core.contracts.registry import BY_KIND
+
+    parser = parser_for(BY_KIND[CommandKind.SUBMIT])
+    for line in (
+        ["k.py", "--leaderboard", "vectoradd", "--gpu", "H100", "--gpu", "A100", "--mode", "test"],
+        ["k.py", "-l", "vectoradd", "-g", "H100", "-g", "A100", "-m", "test"],
+        ["k.py", "--leaderboard_name", "vectoradd", "--gpus", "H100,A100", "--mode", "test"],
+        ["k.py", "--lb", "vectoradd", "--gpus", "H100,A100", "-m", "test"],
+    ):
+        typed = vars(parser.parse_args(line))
+        assert (typed["leaderboard"], ",".join(typed["gpu"]), typed["mode"]) == ("vectoradd", "H100,A100", "test")
+    shown = " ".join(parser.format_help().split())
+    assert all(f"{mode}: {about}" in shown for mode, about in MODES.items())

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.worker import REQUIRES_CUDA
+from harness.judge.judge_process import REQUIRES_CUDA
 
 HERE = Path(__file__).resolve().parent
 PROBLEMS = HERE / "problems"

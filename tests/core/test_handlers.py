@@ -23,7 +23,7 @@ async def test_a_submission_is_stored_queued_once_per_gpu_and_listed_as_mine(dep
         "k.py",
         CORRECT,
         leaderboard="vectoradd",
-        gpus=["CPU,H100"],
+        gpu=["CPU,H100"],
         mode="test",
     )
     accepted = await dispatch(cmd, deps)
@@ -41,7 +41,7 @@ async def test_unknown_leaderboard_and_gpu_are_refused_in_one_sentence(deps) -> 
     missing = await ask(deps, "ada", CommandKind.SHOW, leaderboard="nope")
     assert missing.data["error"] == "not_found" and "`list` shows" in missing.parts[0].text
     cmd = submit_command(
-        actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpus=["B200"]
+        actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpu=["B200"]
     )
     refused = await dispatch(cmd, deps)
     assert "does not offer B200" in refused.parts[0].text and jobs == []

@@ -23,7 +23,7 @@ def code_of(reply: Reply) -> str:
 
 async def submit(deps: Deps, user: str, platform: Platform = Platform.DISCORD) -> int:
     cmd = submit_command(
-        actor(user, platform), ReplyTo(platform, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpus=["CPU"]
+        actor(user, platform), ReplyTo(platform, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpu=["CPU"]
     )
     return (await dispatch(cmd, deps)).data["submission_id"]
 

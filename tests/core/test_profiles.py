@@ -32,7 +32,7 @@ async def test_person_shows_entries_with_ranks_progress_and_runs_as_plain_data(d
     deps, _ = deps
     accepted = await dispatch(
         submit_command(
-            actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpus=["CPU"]
+            actor("ada"), ReplyTo(Platform.DISCORD, "c1"), "k.py", CORRECT, leaderboard="vectoradd", gpu=["CPU"]
         ),
         deps,
     )

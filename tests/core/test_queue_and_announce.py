@@ -130,7 +130,7 @@ def test_bad_announcement_targets_name_the_entry(entry):
 
 def test_eval_code_lists_and_attaches_every_harness_file():
     files = harness_files()
-    assert {"harness/timing.py", "harness/checking.py", "harness/__init__.py"} <= {f.path for f in files}
+    assert {"harness/timing.py", "harness/judge/checking.py", "harness/__init__.py"} <= {f.path for f in files}
     title, parts, data = eval_code_report()
     code = [p for p in parts if p.kind is PartKind.CODE]
     assert [p.filename for p in code] == data["files"] == [f.path for f in files]

@@ -200,7 +200,7 @@ async def test_a_podium_entry_held_at_the_close_is_a_case_until_an_admin_clears_
 async def test_a_run_the_precheck_held_is_a_case_and_fine_lets_it_count(env) -> None:
     deps, _, _, _ = env
     ranked(deps, "ada", 3.0, finished=False)
-    held = result(3.0)  # passed, then held as harness/precheck.py holds a ranked run with a flagged construct
+    held = result(3.0)  # passed, then held as harness/host/precheck.py holds a ranked run with a flagged construct
     held.status, held.failure = (
         Status.FAILED,
         Failure(FailureKind.HELD_FOR_REVIEW, "Held for review: line 4 starts a thread"),

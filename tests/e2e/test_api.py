@@ -157,7 +157,8 @@ async def test_submissions_as_a_form_or_as_json(api):
         ({"json": ["k.py"]}, 400, "invalid"),
         ({"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, "invalid"),
         ({"data": {"leaderboard": "vectoradd"}, "files": {"other": ("k.py", b"x")}}, 400, "invalid"),
-        ({"json": {"file_name": "k.py", "source": "x", "gpus": "CPU"}}, 400, "invalid"),
+        ({"json": {"file_name": "k.py", "source": "x", "gpus": [1]}}, 400, "invalid"),
+        ({"json": {"file_name": "k.py", "source": "x", "mode": ["test"]}}, 400, "invalid"),
         # once answered 500: JSON nested deeply (30,000 fits this body limit), a lone surrogate escape
         ({"content": b"[" * 30_000 + b"]" * 30_000, "headers": {"Content-Type": "application/json"}}, 400, "invalid"),
         (
@@ -183,6 +184,32 @@ async def test_submissions_as_a_form_or_as_json(api):
     refused = await api.submit(source="", leaderboard="vectoradd")  # the core's own checks still apply
     assert problem(refused)[:2] == (400, "invalid") and "empty" in problem(refused)[2]
     assert api.system.store.stats().submissions == 2
+
+
+async def test_a_submission_takes_its_registry_entrys_arguments_and_refuses_any_other(api):
+    """``POST /v1/submissions`` once took any field and ignored the unknown ones: a typo submitted with no
+    leaderboard named. Now it reads ``submit``'s entry like every route: names, aliases, short names, no others."""
+    typos = [
+        {"json": {"gpu": "H100", "leaderbord": "vectoradd"}},  # the house plan's example, word for word
+        {"json": {"file_name": "k.py", "source": CORRECT, "gpu": "CPU", "leaderbord": "vectoradd"}},
+        {"files": {"file": ("k.py", CORRECT.encode())}, "data": {"leaderbord": "vectoradd"}},
+    ]
+    for options in typos:
+        status, code, message = problem(await api.http.post("/v1/submissions", headers=api.auth(), **options))
+        assert (status, code) == (400, "invalid")
+        assert message == "`leaderbord` is not an argument of submit; it takes file, leaderboard, gpu, mode."
+    assert api.system.store.stats().submissions == 0
+
+    spellings = [
+        {"json": {"file_name": "k.py", "source": CORRECT, "lb": "vectoradd", "gpus": "CPU", "m": "test"}},
+        {"json": {"file": file_value("k.py", CORRECT.encode()), "leaderboard_name": "vectoradd", "mode": None}},
+        {"files": {"script": ("k.py", CORRECT.encode())}, "data": {"l": "vectoradd", "g": ["CPU"]}},
+    ]
+    for options in spellings:
+        accepted = await api.http.post("/v1/submissions", headers=api.auth(), **options)
+        assert accepted.status_code == 202, accepted.text
+        assert decode(Reply, accepted.content).data["leaderboard"] == "vectoradd"
+    assert api.system.store.stats().submissions == 3
 
 
 async def test_bodies_over_the_limit_are_refused_before_they_are_read(api):

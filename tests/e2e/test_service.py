@@ -54,7 +54,7 @@ async def test_bad_submissions_get_one_clear_error_and_nothing_is_stored(make_sy
     cases = [
         (dict(source="x = 1\n" * 2000), "limit is 4 KiB"),
         (dict(source=CORRECT, leaderboard="nope"), "no leaderboard 'nope'"),
-        (dict(source=CORRECT, leaderboard="vectoradd", gpus=["H100"]), "does not offer H100"),
+        (dict(source=CORRECT, leaderboard="vectoradd", gpu=["H100"]), "does not offer H100"),
         (dict(source=CORRECT, leaderboard="vectoradd", mode="turbo"), "Unknown mode"),
         (dict(source=CORRECT, file_name="k.txt", leaderboard="vectoradd"), "not a kernel file"),
         (dict(source=CORRECT), "Name a leaderboard"),

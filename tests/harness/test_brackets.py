@@ -1,10 +1,11 @@
-"""The rules a runner's reported time must meet (harness.brackets), on made-up numbers."""
+"""The rules a runner's reported time must meet (harness.judge.brackets), on made-up numbers and real tensors."""
 
 from __future__ import annotations
 
 import pytest
+import torch
 
-from harness import brackets
+from harness.judge import brackets
 
 
 def test_a_reported_time_must_fit_the_judges_bracket():
@@ -15,27 +16,58 @@ def test_a_reported_time_must_fit_the_judges_bracket():
     assert brackets.outside(-1.0, 100.0) is not None
 
 
+def test_the_allowance_is_what_the_judge_saw_an_empty_call_spend():
+    allowed = brackets.allowance([30.0, 32.0, 31.0], [4.0, 5.0, 6.0], "cpu", us_per_byte=0.001)
+    assert allowed.exchange_us == pytest.approx(31.0)  # no reported time is subtracted: none is believed
+    assert allowed.baseline_gap_us == pytest.approx(5.0)
+    assert allowed.of(1000) == pytest.approx(32.0)
+
+
 def test_an_honest_shape_is_accounted_for():
-    allowed = brackets.allowance([30.0, 32.0, 31.0], [1.0, 1.0, 1.0], "cpu")  # an empty call: 30 us of exchange
-    assert allowed.exchange_us == pytest.approx(30.0)
+    allowed = brackets.allowance([30.0, 32.0, 31.0], [0.0] * 3, "cpu")
     reported = [500.0] * 20
-    spent = [r + 30.0 + 40.0 for r in reported]  # a little scatter on top
+    spent = [r + 31.0 + 40.0 for r in reported]  # a little scatter on top
     assert brackets.unaccounted(reported, spent, [0] * 20, allowed) is None
 
 
 def test_a_time_far_below_what_the_call_spent_is_named():
-    allowed = brackets.allowance([30.0], [1.0], "cuda")
+    allowed = brackets.allowance([30.0], [0.0], "cuda")
     reported = [0.9] * 20
     spent = [20_000.0] * 20  # 20 ms of work reported as 0.9 us
     why = brackets.unaccounted(reported, spent, [0] * 20, allowed)
     assert why is not None and "the judge's clock" in why
 
 
-def test_the_answers_bytes_are_allowed_for():
-    allowed = brackets.allowance([10.0], [0.0], "cuda")
+def test_a_fraction_of_the_time_is_named_on_the_cpu():
+    """A single-threaded 20 ms call reported as a quarter of it: the job's CPU time over one core shows the rest."""
+    allowed = brackets.allowance([50.0], [0.0], "cpu")
+    spent = [brackets.spent(bracket_us=20_100.0, cpu_us=20_000.0)] * 20
+    assert spent[0] == 20_000.0
+    assert brackets.unaccounted([5_000.0] * 20, spent, [0] * 20, allowed) is not None
+    assert brackets.unaccounted([19_900.0] * 20, spent, [0] * 20, allowed) is None
+
+
+def test_spent_is_cpu_time_over_the_cores_really_used():
+    assert brackets.spent(1000.0, None) == 1000.0  # CUDA: the bracket
+    assert brackets.spent(1000.0, 400.0) == 400.0  # waited for a core: the wait does not count
+    assert brackets.spent(1000.0, 3800.0) == 1000.0  # four busy cores: the wall is the time
+
+
+def test_bytes_are_allowed_for_at_the_judges_own_speed():
+    allowed = brackets.allowance([10.0], [0.0], "cuda", us_per_byte=0.01)
     reported, spent = [100.0] * 5, [100.0 + 10.0 + 1000.0] * 5  # 1 ms moving 100 kB
     assert brackets.unaccounted(reported, spent, [100_000] * 5, allowed) is None
     assert brackets.unaccounted(reported, spent, [0] * 5, allowed) is not None
+
+
+def test_moved_bytes_count_a_views_extent_not_its_storage():
+    buffer = torch.zeros(16 * 2**20)  # 64 MiB
+    assert brackets.moved_bytes(buffer[:4]) == 16
+    assert brackets.moved_bytes({"output": buffer[8:12], "inputs": (buffer[10:14], torch.ones(3))}) == 24 + 12
+    assert brackets.moved_bytes(buffer[::1024][:4]) == (3 * 1024 + 1) * 4  # a strided view spans its range
+    assert brackets.moved_bytes([buffer[:0], None, 3]) == 0
+    assert brackets.moved_bytes(buffer) == 64 * 2**20
+    assert brackets.moved_bytes(torch.empty(8, device="meta")) == 0  # not on the host: not through the socket
 
 
 def test_allowance_needs_matching_samples():
@@ -43,3 +75,5 @@ def test_allowance_needs_matching_samples():
         brackets.allowance([], [], "cpu")
     with pytest.raises(ValueError):
         brackets.allowance([1.0], [1.0, 2.0], "cpu")
+    with pytest.raises(ValueError):
+        brackets.allowance([1.0], [1.0], "cpu", us_per_byte=-1.0)

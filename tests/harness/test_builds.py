@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import EvalJob, FailureKind, HarnessServer, Mode, Status, builds, header_tiers, load_problem, sandbox
-from harness.build_cache import BuildCache, key
-from harness.builder import Builds
-from harness.toolchain import ARCHES, arch_named, nvcc
+from harness import EvalJob, FailureKind, HarnessServer, Mode, Status, load_problem
+from harness.builds import build, header_tiers
+from harness.builds.builder import Builds
+from harness.builds.cache import BuildCache, key
+from harness.builds.toolchain import ARCHES, arch_named, nvcc
+from harness.isolation import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 CU_PROBLEMS = ("vectoradd_cu", "grayscale_cu")
@@ -49,9 +51,9 @@ def test_the_arch_table_names_one_target_per_gpu() -> None:
 )
 def test_every_shipped_cu_source_compiles_for_sm_90a(source: Path, tmp_path: Path) -> None:
     problem = load_problem(source.parents[2] if source.parent.name in ("correct", "wrong") else source.parent)
-    outcome = builds.run(builds.cu_request(problem.files, problem.submission_name, source.read_text(), H100), tmp_path)
+    outcome = build.run(build.cu_request(problem.files, problem.submission_name, source.read_text(), H100), tmp_path)
     assert outcome.ok, outcome.log
-    module = outcome.files[builds.CU_MODULE]
+    module = outcome.files[build.CU_MODULE]
     assert module[:4] == b"\x7fELF" and b"kr_custom_kernel" in module
 
 
@@ -62,10 +64,10 @@ def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
     source = (REPO / "problems/vectoradd_cu/solutions/correct/half2_add.cu").read_text().splitlines()
     line = next(i for i, text in enumerate(source, 1) if "output_t c(n);" in text)
     broken = "\n".join(source).replace("output_t c(n);", "output_t c(n) undeclared_name;")
-    outcome = builds.run(builds.cu_request(problem.files, problem.submission_name, broken, H100), tmp_path)
+    outcome = build.run(build.cu_request(problem.files, problem.submission_name, broken, H100), tmp_path)
     assert not outcome.ok
-    log = builds.user_log(outcome.log, problem.submission_name, "my_kernel.cu", str(tmp_path))
-    assert builds.first_error(log).startswith(f"my_kernel.cu({line}): error")
+    log = build.user_log(outcome.log, problem.submission_name, "my_kernel.cu", str(tmp_path))
+    assert build.first_error(log).startswith(f"my_kernel.cu({line}): error")
     assert "submission.cu" not in log and str(tmp_path) not in log
 
 
@@ -73,7 +75,7 @@ def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
 @needs_nvcc
 def test_a_missing_custom_kernel_fails_at_link_time(tmp_path: Path) -> None:
     problem = load_problem(REPO / "problems" / "vectoradd_cu")
-    outcome = builds.run(builds.cu_request(problem.files, problem.submission_name, "// nothing here\n", H100), tmp_path)
+    outcome = build.run(build.cu_request(problem.files, problem.submission_name, "// nothing here\n", H100), tmp_path)
     assert not outcome.ok and "custom_kernel" in outcome.log
 
 
@@ -101,20 +103,20 @@ def test_compile_errors_reach_the_result_through_the_server(tmp_path: Path, monk
 def test_the_second_build_is_a_cache_hit(tmp_path: Path, capability: sandbox.Capability) -> None:
     problem = load_problem(REPO / "problems" / "vectoradd_cu")
     source = (REPO / "problems/vectoradd_cu/solutions/correct/half2_add.cu").read_text()
-    request = builds.cu_request(problem.files, problem.submission_name, source, H100)
+    request = build.cu_request(problem.files, problem.submission_name, source, H100)
     cache = BuildCache(tmp_path / "cache", 2**30)
 
     first = Builds(cache, capability).build(request, 120)
     second = Builds(cache, capability).build(request, 120)
     other = Builds(cache, capability).build(
-        builds.cu_request(problem.files, problem.submission_name, source, "sm_80"), 120
+        build.cu_request(problem.files, problem.submission_name, source, "sm_80"), 120
     )
 
     assert first.ok and not first.cached, first.log
     assert second.ok and second.cached and second.files == first.files
     assert other.ok and not other.cached  # another GPU, another key
     entry = cache.entry(request.key())
-    assert sorted(p.name for p in entry.iterdir()) == [builds.CU_MODULE]
+    assert sorted(p.name for p in entry.iterdir()) == [build.CU_MODULE]
     assert not stat.S_IMODE(entry.stat().st_mode) & 0o022  # nobody else may write it
 
 
@@ -142,11 +144,11 @@ def test_only_plain_load_inline_arguments_are_built_outside_the_job() -> None:
         "extra_cuda_cflags": ["-O3"],
         "verbose": True,
     }
-    request = builds.extension_request(call, "sm_90a", {"task.py": "x"})
+    request = build.extension_request(call, "sm_90a", {"task.py": "x"})
     assert request is not None and "verbose" not in request.options and request.sources == {}
-    assert request.key() == builds.extension_request(dict(call, verbose=False), "sm_90a", {}).key()
-    assert request.key() != builds.extension_request(dict(call, extra_cuda_cflags=["-O2"]), "sm_90a", {}).key()
-    assert builds.extension_request(dict(call, extra_include_paths=["."]), "sm_90a", {"task.h": "x"}).sources
+    assert request.key() == build.extension_request(dict(call, verbose=False), "sm_90a", {}).key()
+    assert request.key() != build.extension_request(dict(call, extra_cuda_cflags=["-O2"]), "sm_90a", {}).key()
+    assert build.extension_request(dict(call, extra_include_paths=["."]), "sm_90a", {"task.h": "x"}).sources
     for odd in (
         {"build_directory": "/tmp/x"},
         {"name": "../x"},
@@ -154,7 +156,7 @@ def test_only_plain_load_inline_arguments_are_built_outside_the_job() -> None:
         {"cpp_sources": type("Sneaky", (str,), {})("x")},
         {"sycl_sources": ["x"]},
     ):
-        assert builds.extension_request({**call, **odd}, "sm_90a", {}) is None
+        assert build.extension_request({**call, **odd}, "sm_90a", {}) is None
 
 
 @pytest.mark.slow
@@ -168,8 +170,8 @@ def test_a_submission_cannot_plant_a_module_in_the_cache(
     monkeypatch.setenv("KERNELRANK_BUILD_CACHE", str(cache_root))
     problem = load_problem(REPO / "problems" / "vectoradd_cu")
     source = (REPO / "problems/vectoradd_cu/solutions/correct/half2_add.cu").read_text()
-    request = builds.cu_request(problem.files, problem.submission_name, source, H100)
-    target = BuildCache(cache_root, 2**30).entry(request.key()) / builds.CU_MODULE
+    request = build.cu_request(problem.files, problem.submission_name, source, H100)
+    target = BuildCache(cache_root, 2**30).entry(request.key()) / build.CU_MODULE
     planter = (REPO / "tests/fixtures/harness/cuda/plant_cache.py").read_text().replace('"TARGET"', repr(str(target)))
     fixture = load_problem(REPO / "tests/fixtures/harness/vectoradd")
     with HarnessServer() as server:
@@ -182,8 +184,8 @@ def test_a_submission_cannot_plant_a_module_in_the_cache(
     assert "planted" in planted.stdout or "refused" in planted.stdout  # its own private /tmp, or read-only
     assert not target.exists()
     honest = Builds(BuildCache(cache_root, 2**30), capability).build(request, 120)
-    assert honest.ok and not honest.cached and b"TROJAN" not in honest.files[builds.CU_MODULE]
-    assert target.read_bytes() == honest.files[builds.CU_MODULE]
+    assert honest.ok and not honest.cached and b"TROJAN" not in honest.files[build.CU_MODULE]
+    assert target.read_bytes() == honest.files[build.CU_MODULE]
 
 
 def test_light_headers_stand_in_for_torch_extension_h_and_nothing_else_changes() -> None:
@@ -213,10 +215,10 @@ FULL = "torch::Tensor twice(torch::Tensor x) { return torch::nn::functional::rel
 def test_a_load_inline_build_uses_light_headers_or_falls_back_to_the_sources_as_written(
     source: str, fell_back: bool, tmp_path: Path, capability: sandbox.Capability
 ) -> None:
-    request = builds.extension_request({"name": "twice_ext", "cpp_sources": source, "functions": ["twice"]}, "", {})
+    request = build.extension_request({"name": "twice_ext", "cpp_sources": source, "functions": ["twice"]}, "", {})
     outcome = Builds(None, capability).build(request, 600)
     assert outcome.ok, outcome.log
-    assert (builds.FALLBACK_NOTE in outcome.log) is fell_back
+    assert (build.FALLBACK_NOTE in outcome.log) is fell_back
     (tmp_path / "twice_ext.so").write_bytes(outcome.files["twice_ext.so"])
     import importlib.util
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.checking import checker_verdict, clone_data, expect, judge, same_bits
+from harness.judge.checking import checker_verdict, clone_data, expect, judge, same_bits
 from harness.result import FailureKind
 
 
@@ -39,14 +39,15 @@ def _allclose_checker(reference):
     return check
 
 
-def _judge(output, *, reference=_add_into, check=None, data=None, strict=False):
+def _judge(output, *, reference=_add_into, check=None, data=None, strict=False, may_alias=None):
     """What the harness says about ``output(data)`` (or a fixed output) for one call."""
-    data = data or _inputs()
+    data = data if data is not None else _inputs()
     pristine = clone_data(data)
     expectation = expect(reference, data)
     if callable(output):
         output = output(data)
-    return judge(expectation, pristine, data, output, check or _allclose_checker(reference), reference, strict)
+    checker = check or _allclose_checker(reference)
+    return judge(expectation, pristine, data, output, checker, reference, strict, may_alias)
 
 
 def test_clone_data_copies_every_tensor_in_nested_structures():
@@ -103,6 +104,40 @@ def test_a_view_of_an_input_counts_as_aliasing_it():
         return a.add_(b).view(2, 2).view(4)
 
     assert _judge(in_place_view, reference=_add_new) is None
+
+
+def _copy(data):
+    return data.clone()
+
+
+@pytest.mark.parametrize("may_alias", [None, False], ids=["public conventions", "output_may_alias_input false"])
+@pytest.mark.parametrize("handed_back", [lambda x: x, lambda x: x.view(2, 2).view(4)], ids=["itself", "a view"])
+def test_an_input_handed_back_as_the_output_is_refused_after_the_checker_accepted(may_alias, handed_back):
+    rejection = _judge(handed_back, reference=_copy, data=torch.arange(4.0), may_alias=may_alias)
+    assert (rejection.kind, rejection.rule, rejection.consulted) == (
+        FailureKind.BAD_OUTPUT_TYPE,
+        "output-not-input",
+        True,
+    )
+    assert "shares memory with data" in rejection.message
+
+
+def test_output_may_alias_input_true_allows_handing_an_input_back():
+    assert _judge(lambda x: x, reference=_copy, data=torch.arange(4.0), may_alias=True) is None
+
+
+def test_an_input_the_reference_returns_may_be_returned():
+    assert _judge(lambda x: x, reference=lambda x: x.view(4), data=torch.arange(4.0), may_alias=False) is None
+
+
+def test_false_allows_only_the_buffers_the_reference_writes():
+    """Where the reference writes the buffer, so may the kernel; where it ignores it, or for a real input, the
+    problem's promise (a new output) holds even if the call changed the aliased input."""
+    in_place = lambda data: data[0].add_(data[1])  # noqa: E731
+    assert _judge(_add_into, reference=_add_into, may_alias=False) is None
+    assert _judge(_add_into, reference=_add_new, may_alias=False).rule == "output-not-input"
+    assert _judge(in_place, reference=_add_new, may_alias=False).rule == "output-not-input"
+    assert _judge(in_place, reference=_add_new) is None  # the public conventions: a changed, aliased input
 
 
 def test_the_checker_decides_dtype_and_shape_unless_strict():

@@ -11,7 +11,7 @@ import torch
 from torch.utils import cpp_extension
 
 from harness import Mode, Status
-from harness.compile_time import CompileClock, used_torch_compile
+from harness.runner.compile_time import CompileClock, used_torch_compile
 
 BUILD_S = 0.05
 

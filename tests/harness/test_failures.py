@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from harness import FailureKind, Mode, Status
-from harness.assembly import LOG_LIMIT_BYTES
+from harness.host.assembly import LOG_LIMIT_BYTES
 
 
 def _failed(result, kind: FailureKind, status: Status):
@@ -42,7 +42,7 @@ def test_exception_in_custom_kernel_points_at_the_submission(evaluate_fixture):
     assert "ValueError: this kernel gave up" in failure.message
     assert "test 1 of 3" in failure.message
     assert "submission.py" in failure.log_tail
-    assert "harness/modes.py" not in failure.log_tail  # the user's traceback, not ours
+    assert "harness/judge/modes.py" not in failure.log_tail  # the user's traceback, not ours
     assert [t.passed for t in result.tests] == [False, False, False]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.graph_timing import copy_into, graph_replay_us
+from harness.judge.graph_timing import copy_into, graph_replay_us
 from harness.result import EvalResult, Mode, ShapeStats, Status
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,14 +22,14 @@ def _never_called(*args):
 
 
 def test_importing_the_module_leaves_torch_unimported():
-    code = "import sys, harness.graph_timing; print('torch' in sys.modules)"
+    code = "import sys, harness.judge.graph_timing; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
 
 def test_cpu_input_gets_no_graph_time_and_a_logged_reason(caplog):
     data = (torch.ones(8), torch.ones(8))
-    with caplog.at_level(logging.INFO, logger="harness.graph_timing"):
+    with caplog.at_level(logging.INFO, logger="harness.judge.graph_timing"):
         timing = graph_replay_us(_never_called, data, refill=_never_called, check=_never_called)
     assert timing is None
     assert "graph timing skipped" in caplog.text

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import FailureKind, HarnessServer, Mode, Status, processes
+from harness import FailureKind, HarnessServer, Mode, Status
 from harness.channel import ChannelError, RecordReader, encode, send_record
-from harness.environment import scrubbed_environment
-from harness.guard import Guard
+from harness.isolation import processes
+from harness.isolation.environment import scrubbed_environment
+from harness.runner.guard import Guard
 from harness.seeds import SeedRefused, SeedSource, public_seed, ranked_seed, run_key
 
 SECRET_SEED = 918273645546372819

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import ncu
 from harness.codec import from_jsonable, to_jsonable
+from harness.judge import ncu
 from harness.result import ProfileEntry
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "harness" / "ncu" / "raw_page.csv"
@@ -44,10 +44,10 @@ def test_output_without_kernels_gives_none(text: str) -> None:
 
 
 def test_ncu_runs_unprivileged_at_the_gpus_clocks_on_the_submissions_calls_only() -> None:
-    command = ncu.profile_command("/tmp/r.ncu-rep", ["python", "-m", "harness.profile_target"])
+    command = ncu.profile_command("/tmp/r.ncu-rep", ["python", "-m", "harness.judge.profile_target"])
     assert command[command.index("--clock-control") + 1] == "none"
     assert command[command.index("--profile-from-start") + 1] == "off"
-    assert command[-3:] == ["python", "-m", "harness.profile_target"]
+    assert command[-3:] == ["python", "-m", "harness.judge.profile_target"]
     assert ncu.csv_command("r")[1:] == ["--import", "r", "--csv", "--page", "raw", "--print-units", "base"]
 
 

@@ -61,13 +61,15 @@ def test_a_public_task_yml_loads_as_written(tmp_path: Path) -> None:
     assert problem.task.ranking_by == "last" and problem.task.devices == ["cuda"]
     assert not problem.task.default_device and not problem.task.strict_output
     assert problem.task.checker_args == CHECKER_ARGS[0]
+    assert problem.task.output_may_alias_input is None  # the public conventions (harness.judge.checking)
 
 
 def test_declaring_devices_sets_the_default_device_and_strict_output_is_read(tmp_path: Path) -> None:
-    task = PUBLIC + "devices: [cpu, cuda]\nstrict_output: true\nshape_budget_ms: 250\n"
+    task = PUBLIC + "devices: [cpu, cuda]\nstrict_output: true\nshape_budget_ms: 250\noutput_may_alias_input: false\n"
     problem = load_problem(_problem(tmp_path / "ours", task) / "task.yml")  # the task.yml itself works too
     assert problem.task.devices == ["cpu", "cuda"] and problem.task.default_device
     assert problem.task.strict_output and problem.task.shape_budget_ms == 250
+    assert problem.task.output_may_alias_input is False
 
 
 def test_the_default_device_is_derived_never_read(tmp_path: Path) -> None:
@@ -80,6 +82,7 @@ def test_the_default_device_is_derived_never_read(tmp_path: Path) -> None:
         ("checker_args: 'output, data'\n", "checker_args must be one of"),
         ("shape_budget_ms: 0\n", "shape_budget_ms must be a positive"),
         ("devices: [tpu]\n", "unknown devices"),
+        ("output_may_alias_input: sometimes\n", "output_may_alias_input"),
     ],
 )
 def test_bad_keys_are_named(tmp_path: Path, extra: str, words: str) -> None:

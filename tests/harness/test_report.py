@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.report import format_us, render
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status, SystemInfo
 from harness.result import TestResult as Case  # not collected by pytest as a test class
+from harness.result_text import format_us, render
 from harness.stats import shape_stats
 
 

@@ -1,4 +1,4 @@
-"""The runner's seccomp filter (harness.seccomp), installed in a forked child of the test."""
+"""The runner's seccomp filter (harness.isolation.seccomp), installed in a forked child of the test."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from harness import linux, seccomp
+from harness.isolation import linux, seccomp
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="no filter for this arch")
 

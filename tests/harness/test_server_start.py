@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import EvalJob, HarnessServer, Mode, Status, load_problem
-from harness.server_process import preloads_for
+from harness.host.server_process import preloads_for
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "problems"
 

@@ -21,7 +21,8 @@ REPO = HERE.parents[1]
 PROBLEMS = {
     "fixture": REPO / "tests" / "fixtures" / "harness" / "vectoradd",
     "lenient": REPO / "tests" / "fixtures" / "harness" / "lenient",
-    **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum")},
+    "lazy_import": REPO / "tests" / "fixtures" / "harness" / "lazy_import",
+    **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum", "identity")},
 }
 PASSED = "passed"
 
@@ -92,6 +93,11 @@ class Case:
 
 def _leftover(result: EvalResult) -> str | None:
     return None if result.sandbox.leftovers >= 1 else f"nothing was left running to kill: {result.sandbox}"
+
+
+def _no_planted_code(result: EvalResult) -> str | None:
+    """c25_planted_module's code prints this wherever it runs outside the runner."""
+    return "planted code ran outside the runner" if "PLANTED-" + "CODE-RAN-OUTSIDE" in result.stdout else None
 
 
 def _timed_in_full(result: EvalResult) -> str | None:
@@ -309,12 +315,13 @@ CATALOGUE = [
         (F.WRONG_OUTPUT,),
         "mismatched",
     ),
+    # its burner's CPU time is the job's (issue 25): named untrusted_time before the pre-check's hold applies
     Case(
         "c23_leftover_process.py",
         "C23",
-        "PID namespace killed with the job; pre-check",
-        (HELD,),
-        "threads or processes",
+        "PID namespace killed with the job; the job's CPU time; pre-check",
+        (HELD, F.UNTRUSTED_TIME),
+        "",
         check=_leftover,
     ),
     # issue 20: the judge/runner split (docs/integrity.md, "The judge and the runner")
@@ -362,6 +369,60 @@ CATALOGUE = [
         (F.TAMPERING,),
         "protocol",
     ),
+    # issue 25: the judge's clock bounds every time (docs/integrity.md, "The judge's clock")
+    Case(
+        "c25_work_before_clock.py",
+        "C17",
+        "the judge's clock starts before the inputs reach the runner",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
+        "c25_view_of_big_buffer.py",
+        "C9",
+        "transfer time allowed for a view's extent, at the judge's own socket speed",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
+        "c25_forked_helper.py",
+        "C7",
+        "CPU time of the whole job (its cgroup, else the runner's process tree)",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
+        "c25_quarter_of_one_core.py",
+        "C9",
+        "CPU time over the cores the call kept busy, a 25 % slack",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
+        "c25_work_before_clock.py",
+        "C17",
+        "the judge's clock starts before its copy of the inputs into the runner's buffers (CUDA)",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+        cuda=True,
+    ),
+    Case(
+        "c25_event_sync_off.py",
+        "C5",
+        "the judge always waits on the runner's stream, whatever the runner's IPC description asks",
+        (F.UNTRUSTED_TIME, F.WRONG_OUTPUT),
+        "",
+        cuda=True,
+    ),
+    Case(
+        "c25_baseline_gap.py",
+        "C5",
+        "the side-stream baseline comes from empty calls before the submission existed",
+        (F.ESCAPED_TIMING, F.UNTRUSTED_TIME, F.WRONG_OUTPUT),
+        "",
+        Mode.BENCHMARK,
+        cuda=True,
+    ),
     # the same on a GPU (bench/integrity_gpu.py): CUDA IPC answers, the bracket as the judge's measure
     Case("c24_heap_forgery.py", "C10", "no channel in the runner (CUDA)", (F.CRASH,), "exited with code 0", cuda=True),
     Case(
@@ -376,6 +437,45 @@ CATALOGUE = [
         "c24_patched_comparison.py", "C9", "the checker in the judge (CUDA)", (F.WRONG_OUTPUT,), "mismatched", cuda=True
     ),
     Case("c24_write_channel.py", "C10", "the judge's link (CUDA)", (F.TAMPERING,), "protocol", cuda=True),
+    # issue 25 (docs/integrity.md, "The judge runs only its own code", "Output contracts")
+    Case(
+        "c25_planted_module.py",
+        "C22",
+        "the judge imports the problem's files from memory and nothing from a folder the job can write",
+        (F.WRONG_OUTPUT, F.TAMPERING),
+        "",
+        Mode.TEST,
+        problem="lazy_import",
+        check=_no_planted_code,
+    ),
+    Case(
+        "c25_planted_module.py",
+        "C22",
+        "the same with CUDA answers",
+        (F.WRONG_OUTPUT, F.TAMPERING),
+        "",
+        Mode.TEST,
+        problem="lazy_import",
+        cuda=True,
+        check=_no_planted_code,
+    ),
+    Case(
+        "c25_output_is_input.py",
+        "C3",
+        "an output may not share memory with an input the reference neither writes nor returns",
+        (F.BAD_OUTPUT_TYPE,),
+        "output-not-input",
+        problem="identity",
+    ),
+    Case(
+        "c25_output_is_input.py",
+        "C3",
+        "the same on a GPU: the output is the buffer the input was staged in",
+        (F.BAD_OUTPUT_TYPE,),
+        "output-not-input",
+        problem="identity",
+        cuda=True,
+    ),
 ]
 
 _SOLUTIONS = "problems/{}/solutions/correct/{}"
@@ -384,6 +484,9 @@ HONEST = [
     Case("h02_new_tensor.py", "honest", "a fresh output tensor", (PASSED,)),
     Case("h03_chunked.py", "honest", "slices of the output buffer", (PASSED,)),
     Case("h04_numpy.py", "honest", "NumPy on the host", (PASSED,)),
+    Case(
+        _SOLUTIONS.format("identity", "pytorch.py"), "honest", "a copy into a new tensor", (PASSED,), problem="identity"
+    ),
     Case(
         "h05_torch_compile.py",
         "honest",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from cases import Case
 
-from harness import HarnessServer, processes
+from harness import HarnessServer
+from harness.isolation import processes
 
 
 def params(cases: list[Case]) -> list[object]:

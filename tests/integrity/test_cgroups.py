@@ -1,5 +1,5 @@
-"""A cgroup per job (harness/cgroups.py): the kernel refuses a job's tasks beyond its limit, holds it to its CPU
-quota, the job cannot leave its group, and nothing of the group stays behind. Skipped where this host gives
+"""A cgroup per job (harness/isolation/cgroups.py): the kernel refuses a job's tasks beyond its limit, holds it to
+its CPU quota, the job cannot leave its group, and nothing of the group stays behind. Skipped where this host gives
 the harness no writable cgroup hierarchy; the discovery's parsing is tested everywhere."""
 
 from __future__ import annotations
@@ -16,18 +16,8 @@ import pytest
 from cases import PROBLEMS, REPO
 from integrity_testkit import nothing_left
 
-from harness import (
-    EvalJob,
-    EvalResult,
-    FailureKind,
-    HarnessServer,
-    Mode,
-    Status,
-    cgroups,
-    limits,
-    load_problem,
-    sandbox,
-)
+from harness import EvalJob, EvalResult, FailureKind, HarnessServer, Mode, Status, limits, load_problem
+from harness.isolation import cgroups, sandbox
 
 JOB_CPUS = 0.5  # the quota the server of these tests gives each job: one busy thread already exceeds it
 

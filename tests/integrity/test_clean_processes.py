@@ -1,7 +1,7 @@
 """Clean processes (issue 20): no evaluation's process holds memory that held another job's source or output.
 
 Every evaluation is forked from the harness server's zygote, which imported torch before the first job and
-never receives one (``harness.zygote``). The test plants a random marker in one job (in its source and in what
+never receives one (``harness.isolation.zygote``). The test plants a random marker in one job (in its source and in what
 it prints), checks that the marker did pass through the harness server's own memory (so a child forked from
 the server could inherit it), and then lets the next job on the same server search all of its own memory for
 it: it must find its own control marker and nothing of the first job's.

@@ -9,7 +9,7 @@ import pytest
 from cases import HONEST, REPO, Case
 from integrity_testkit import params
 
-from harness import precheck
+from harness.host import precheck
 
 
 @pytest.mark.parametrize("case", params(HONEST))

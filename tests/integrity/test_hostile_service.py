@@ -77,7 +77,7 @@ async def test_an_unknown_leaderboard(system):
 
 
 async def test_an_unknown_gpu(system):
-    _refused(await _submit(system, CORRECT.encode(), leaderboard="vectoradd", gpus=["B300"]), "does not offer B300")
+    _refused(await _submit(system, CORRECT.encode(), leaderboard="vectoradd", gpu=["B300"]), "does not offer B300")
 
 
 async def test_a_closed_leaderboard(system):
@@ -130,7 +130,7 @@ async def test_a_very_long_argument(system):
 
 async def test_many_unknown_gpus(system):
     gpus = [f"GPU{i}" for i in range(1000)]
-    _refused(await _submit(system, CORRECT.encode(), leaderboard="vectoradd", gpus=gpus), "does not offer GPU0")
+    _refused(await _submit(system, CORRECT.encode(), leaderboard="vectoradd", gpu=gpus), "does not offer GPU0")
 
 
 async def test_a_submission_without_a_file(system):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cases import CATALOGUE, HERE
 
-from harness import precheck
+from harness.host import precheck
 from harness.result import EvalResult, FailureKind, Mode, Status
 
 
@@ -121,8 +121,8 @@ def test_every_catalogue_file_exists():
 
 def test_reports_show_the_findings_and_how_the_job_was_isolated():
     from core.contracts.report import result_parts
-    from harness.report import render
     from harness.result import SandboxInfo
+    from harness.result_text import render
 
     result = EvalResult(
         status=Status.PASSED,

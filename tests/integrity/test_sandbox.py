@@ -16,23 +16,13 @@ import pytest
 from cases import PROBLEMS, REPO
 from integrity_testkit import nothing_left
 
-import harness.server
-from harness import (
-    EvalJob,
-    HarnessServer,
-    HarnessStartError,
-    Mode,
-    device,
-    limits,
-    load_problem,
-    processes,
-    sandbox,
-    staging,
-    worker,
-)
+import harness.host.server
+from harness import EvalJob, HarnessServer, HarnessStartError, Mode, device, limits, load_problem
 from harness.channel import RecordReader
+from harness.isolation import processes, sandbox, staging
+from harness.isolation.staging import Stage
+from harness.judge import judge_process
 from harness.result import FailureKind, Status
-from harness.staging import Stage
 
 PROBES = Path(__file__).resolve().parent / "probes"
 SECRET_SEED = 918273645546372819
@@ -179,7 +169,7 @@ def test_the_leaderboard_secret_never_reaches_the_submission(harness_server):
 def test_the_run_key_is_not_in_the_memory_the_child_starts_from(harness_server, monkeypatch):
     """The key reaches the server after the fork: a run that knows its own key in advance cannot find it."""
     key = "5eed" * 16
-    monkeypatch.setattr(harness.server, "run_key", lambda secret_seed: key)
+    monkeypatch.setattr(harness.host.server, "run_key", lambda secret_seed: key)
     job = _job("memory_search", Mode.RANKED, secret_seed=SECRET_SEED, fill={"NEEDLES": {"key": (key[:32], key[32:])}})
     assert _report(harness_server.evaluate(job)) == {"key": False, "jobs holding a secret seed": 0}
 
@@ -288,7 +278,7 @@ def test_a_killed_server_takes_its_job_with_it():
     server.start()
     seen = []
     job = _job_for("tests/fixtures/harness/submissions/infinite_loop.py")
-    harness.server.send_record(server._sock, {"op": "evaluate", "job": job.to_dict()})
+    harness.host.server.send_record(server._sock, {"op": "evaluate", "job": job.to_dict()})
     child = int(server._receive(time.monotonic() + 30)["pid"])
     deadline = time.monotonic() + 10
     while len(seen) < 2 and time.monotonic() < deadline:  # the chain: init of the namespace, worker
@@ -318,7 +308,7 @@ def test_a_sandbox_that_cannot_be_entered_is_a_harness_error(monkeypatch, tmp_pa
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:
-        worker.child_main(
+        judge_process.child_main(
             _job_for("tests/fixtures/harness/submissions/correct.py"),
             launch,
             "n0nce",

@@ -1,7 +1,7 @@
 """The github backend through the real queue on a real nats-server, against a loopback GitHub.
 
 The loopback server (``fakes.github``) speaks the REST API and runs the real workflow file's step, so a
-passing job goes queue -> worker -> GitHubRunner -> dispatch -> ``python -m harness.remote`` -> artifact.
+passing job goes queue -> worker -> GitHubRunner -> dispatch -> ``python -m harness.host.remote`` -> artifact.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from fakes.github import FakeGitHub, load_workflow
 
 from core.contracts.bus import Bus
 from core.contracts.config import Settings
-from harness.remote import decode_payload, payload_for
+from harness.host.remote import decode_payload, payload_for
 from harness.result import FailureKind, Status
 from runners.base import BackendError
 from runners.github_api import GitHubAPI
@@ -188,7 +188,7 @@ def test_the_shipped_workflow_is_the_one_the_backend_expects() -> None:
     job = workflow["jobs"]["evaluate"]
     assert job["runs-on"] == ["self-hosted", "${{ inputs.gpu }}"]
     (evaluate,) = [step for step in job["steps"] if "run" in step]
-    assert "-m harness.remote --payload-env KERNELRANK_PAYLOAD --output " + ANSWER_FILE in evaluate["run"]
+    assert "-m harness.host.remote --payload-env KERNELRANK_PAYLOAD --output " + ANSWER_FILE in evaluate["run"]
     assert "inputs." not in evaluate["run"]  # the payload reaches the step only through its environment
     assert evaluate["env"]["KERNELRANK_PAYLOAD"] == "${{ inputs.payload }}"
     (upload,) = [step for step in job["steps"] if str(step.get("uses", "")).startswith("actions/upload-artifact")]

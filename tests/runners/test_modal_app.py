@@ -12,9 +12,9 @@ import pytest
 from modal._utils.async_utils import synchronizer
 from modal.mount import _Mount
 
+from harness.host.remote import PROTOCOL, payload_for, read_answer
 from harness.job import EvalJob
 from harness.loading import load_problem
-from harness.remote import PROTOCOL, payload_for, read_answer
 from harness.result import Mode, Status
 from runners import modal_app, modal_backend
 
@@ -67,7 +67,7 @@ def test_the_image_ships_the_whole_harness_and_nothing_else_of_ours() -> None:
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     }
     assert shipped == harness
-    assert "/root/harness/remote.py" in shipped
+    assert "/root/harness/host/remote.py" in shipped
     assert modal_app.CUDA_BASE.startswith("nvidia/cuda:") and "-devel-" in modal_app.CUDA_BASE
     assert {p.split("==")[0] for p in modal_app.PACKAGES} == {"torch", "triton", "numpy", "pyyaml"}
 

@@ -15,11 +15,11 @@ import nats
 import pytest
 from fakes.modal import FakeModal, Flaky
 
-import harness.remote
+import harness.host.remote
 from core.contracts import subjects
 from core.contracts.bus import Bus
 from core.contracts.messages import PoolStatus, decode
-from harness.remote import payload_for
+from harness.host.remote import payload_for
 from harness.result import FailureKind, Status
 from runners import modal_app
 from runners.modal_backend import ModalRunner, function_name
@@ -50,7 +50,7 @@ def worker(bus: Bus, runner: ModalRunner, **options) -> Worker:
 async def test_a_job_runs_in_its_pools_function_and_comes_back_with_the_gpu_and_its_cost(
     bus, results, run_job, fake, serve, monkeypatch
 ) -> None:
-    monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(harness.host.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")
     calls = await bus.runner_calls()
     job = run_job(GPU, device="auto")  # the harness picks the CPU here, the GPU on Modal
     await bus.publish_job(job)
@@ -196,7 +196,7 @@ async def test_a_network_blip_while_waiting_keeps_the_same_call(bus, results, ru
 
 
 async def test_a_run_placed_on_another_gpu_type_does_not_count(bus, results, run_job, fake, serve, monkeypatch) -> None:
-    monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(harness.host.remote, "gpu_name", lambda: "NVIDIA H200")
     await bus.publish_job(run_job(GPU))
     async with serve(worker(bus, modal_runner(fake, await bus.runner_calls()))):
         (result,) = await results.wait(1)

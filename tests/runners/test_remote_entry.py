@@ -1,4 +1,4 @@
-"""``harness.remote``: the entry every remote runner shares, and how workers read its answers."""
+"""``harness.host.remote``: the entry every remote runner shares, and how workers read its answers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.remote import (
+from harness.host.remote import (
     PROTOCOL,
     AnswerError,
     answer,
@@ -38,7 +38,7 @@ def test_the_command_line_entry_reads_the_payload_from_the_environment_and_write
     out = tmp_path / "answer.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "KERNELRANK_PAYLOAD": encode_payload(payload_for(eval_job()))}
     done = subprocess.run(
-        [sys.executable, "-m", "harness.remote", "--output", str(out)],
+        [sys.executable, "-m", "harness.host.remote", "--output", str(out)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -55,7 +55,7 @@ def test_an_undecodable_payload_is_an_answer_too(tmp_path: Path) -> None:
     out = tmp_path / "answer.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "KERNELRANK_PAYLOAD": "not base64 at all!"}
     subprocess.run(
-        [sys.executable, "-m", "harness.remote", "--output", str(out)],
+        [sys.executable, "-m", "harness.host.remote", "--output", str(out)],
         cwd=tmp_path,
         env=env,
         check=True,

@@ -16,7 +16,7 @@ import pytest
 from fakes.github import FakeGitHub
 from fakes.modal import FakeModal
 
-import harness.remote
+import harness.host.remote
 from core.contracts.config import Settings, load_settings
 from core.launch.main import main as kernelrank
 from runners import modal_app, modal_cli
@@ -50,7 +50,7 @@ def test_check_runs_the_identity_problem_on_each_gpu_type_and_prints_what_ran_wh
 
 @pytest.mark.slow
 def test_check_fails_a_gpu_whose_container_could_not_use_it(fake, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(harness.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")  # seen, but the run used CPU
+    monkeypatch.setattr(harness.host.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")  # seen, but the run used CPU
     assert modal_cli.main(["check", "--gpu", "H100"], Settings(), modal_api=fake) == 1
     out = capsys.readouterr().out
     assert "NVIDIA H100" in out and "H100 (python): the container has a GPU, but the evaluation could not use it" in out

@@ -1,6 +1,7 @@
 """``/leaderboard submit test|benchmark|ranked|profile``: a kernel file in, a thread of its own out.
 
-The life of a submission, as the user sees it:
+The commands are built from the registry's ``submit`` entry (``commands.registered``); this is what they do. The
+life of a submission, as the user sees it:
 
 1. the command is acknowledged privately at once;
 2. the attached file is checked for size (before it is downloaded) and downloaded;
@@ -21,25 +22,17 @@ from __future__ import annotations
 import logging
 
 import discord
-from discord import app_commands
 from discord.utils import escape_markdown, escape_mentions
 
 from adapters.discord.gpu_picker import pick_gpus
 from adapters.discord.identity import actor_of, display_name, reply_to_of
-from adapters.discord.options import gpu_names, leaderboard_names
 from adapters.discord.respond import Refusal, answer, defer
 from adapters.discord.services import Services
-from core.contracts.commands import parse_headers, submit_command
+from core.contracts.commands import DEFAULT_MODE, parse_headers, submit_command
 from core.contracts.messages import Part, PartKind, Tone
 
 log = logging.getLogger(__name__)
 
-MODES = {
-    "test": "Check correctness only",
-    "benchmark": "Check, then time it (not ranked)",
-    "ranked": "Check, time it and rank it",
-    "profile": "Check, then profile it",
-}
 CANNOT_POST = (
     "I cannot post in this channel, so your results would have nowhere to go; submit in another channel, "
     "or ask a server admin to let me send messages here."
@@ -47,40 +40,11 @@ CANNOT_POST = (
 THREAD_CHANNELS = (discord.ChannelType.text, discord.ChannelType.news)
 
 
-def register(group: app_commands.Group, svc: Services) -> None:
-    submit = app_commands.Group(name="submit", description="Submit a kernel", parent=group)
-    for mode, description in MODES.items():
-        command = app_commands.Command(
-            name=mode, description=f"{description}: attach your kernel file", callback=_callback(svc, mode)
-        )
-        command.autocomplete("leaderboard")(leaderboard_names(svc.catalogue))
-        command.autocomplete("leaderboard_name")(leaderboard_names(svc.catalogue))
-        command.autocomplete("gpu")(gpu_names(svc.catalogue))
-        submit.add_command(command)
-
-
-def _callback(svc: Services, mode: str):
-    @app_commands.describe(
-        script="Your kernel: a .py file defining custom_kernel, or a .cu file",
-        leaderboard="The leaderboard (default: the file's #!POPCORN leaderboard line)",
-        gpu="The GPUs to run on, like H100 or H100,A100 (asked when there are several)",
-        leaderboard_name="The leaderboard (the same as leaderboard)",
-    )
-    async def submit(
-        itx: discord.Interaction,
-        script: discord.Attachment,
-        leaderboard: str | None = None,
-        gpu: str | None = None,
-        leaderboard_name: str | None = None,
-    ) -> None:
-        await run_submission(svc, itx, mode, script, leaderboard or leaderboard_name or "", gpu or "")
-
-    return submit
-
-
 async def run_submission(
-    svc: Services, itx: discord.Interaction, mode: str, script: discord.Attachment, leaderboard: str, gpu: str
+    svc: Services, itx: discord.Interaction, script: discord.Attachment, args: dict[str, str]
 ) -> None:
+    """Submit ``script`` with the entry's other arguments as the options gave them (``gpu`` as typed: one name or a
+    comma list), asking for GPUs where none is named and the leaderboard offers several."""
     await defer(itx, public=False)
     _check_can_post(itx)
     limit = svc.settings.max_source_bytes
@@ -96,8 +60,8 @@ async def run_submission(
         raise Refusal(f"I could not download {script.filename} from Discord; attach it again.") from exc
     actor = actor_of(itx)
     headers = parse_headers(content.decode("utf-8", errors="replace"))
-    board = leaderboard or headers.leaderboard
-    gpus = [gpu] if gpu else []
+    board = args.get("leaderboard") or headers.leaderboard
+    gpus = [args["gpu"]] if args.get("gpu") else []
     if not gpus and not headers.gpus and board:
         offered = await svc.catalogue.gpus_of(actor, board)
         if len(offered) > 1:
@@ -110,6 +74,7 @@ async def run_submission(
             )
             if not gpus:
                 return
+    mode = args.get("mode") or headers.mode or DEFAULT_MODE
     channel = itx.channel_id
     who = escape_markdown(escape_mentions(display_name(itx.user)))
     try:
@@ -120,9 +85,7 @@ async def run_submission(
         raise Refusal(CANNOT_POST) from exc
     threaded = _can_open_thread(itx)
     reply_to = reply_to_of(itx, thread=status.id if threaded else None, message=status.id)
-    reply = await svc.core.ask(
-        submit_command(actor, reply_to, script.filename, content, leaderboard=leaderboard, gpus=gpus, mode=mode)
-    )
+    reply = await svc.core.ask(submit_command(actor, reply_to, script.filename, content, **{**args, "gpu": gpus}))
     if reply.tone is Tone.ERROR:
         await svc.poster.delete(channel, status.id)
         await answer(itx, reply)

@@ -12,6 +12,7 @@ import pytest
 from discord_testkit import CORRECT, SUBMIT_RANKED, flags, texts
 
 from core.contracts import subjects
+from core.contracts.commands import MODES
 from core.contracts.messages import Command, CommandKind, Platform, decode
 from core.contracts.tokenformat import token_sha256
 from runners.fake import FakeRunner
@@ -51,7 +52,8 @@ async def test_start_logs_in_registers_commands_and_identifies_with_the_guilds_i
         "token",
     } <= set(subcommands)
     submit = {opt["name"]: opt for opt in subcommands["submit"]["options"]}
-    assert set(submit) == {"test", "benchmark", "ranked", "profile"} and subcommands["submit"]["type"] == 2
+    assert {name: opt["description"] for name, opt in submit.items()} == dict(MODES)  # the one table of modes
+    assert subcommands["submit"]["type"] == 2
     assert [
         (opt["name"], opt["type"], opt.get("required", False), opt.get("autocomplete", False))
         for opt in submit["ranked"]["options"]

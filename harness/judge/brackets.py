@@ -1,0 +1,128 @@
+"""Times the judge can stand behind: every time the runner reports must fit inside the judge's own clock.
+
+For each call the judge reads ``time.perf_counter_ns`` (CLOCK_MONOTONIC, one clock for every process of
+the machine) **before the call's inputs become visible to the runner** (before it copies them into the
+runner's CUDA buffers, or sends their bytes) and again once the runner's answer, with the output, has arrived
+and (on CUDA) the runner's queued work is complete: the **bracket**. It also reads what the call **spent** as it
+can see it (``spent``): on CUDA the bracket less the judge's own copy of the inputs (timed with the judge's own
+events); on the CPU the CPU time of every process of the job but the judge (``harness.judge.judge_clock``) over
+the bracket, capped by the bracket itself: the CPU time over the cores the call really kept busy, which waiting
+for a busy core does not inflate and a helper process does not escape. The runner's reported time is kept only if
+
+1. **it fits**: reported <= bracket (+ the clocks' resolution), on every call; a time shorter than the
+   work is possible only by answering before the work is done, and then the output the judge copies at
+   the bracket's end is not the answer (the checker rejects it);
+2. **the rest is accounted for**, per shape: the median of (spent - reported) is at most what an empty call
+   spends as the judge measures it (``Allowance``: measured before the submission was imported, from the
+   judge's readings only), plus the time to move the bytes the call really moved (a view's extent, not its
+   storage's; ``moved_bytes``) at a speed the judge measured on its own socket, plus a slack (``SLACK``).
+
+A failure of either is ``FailureKind.UNTRUSTED_TIME``: the runner claimed a time its own work cannot have
+taken. The argument, the residue these tolerances leave and the tests: ``docs/integrity.md``, "The judge's clock".
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+RESOLUTION_US = 2.0  # CUDA events (0.5 us) against the host clock, plus rounding
+RESOLUTION_SHARE = 0.001
+# Unexplained time tolerated per median call, (absolute us, share of the reported median), per device. On CUDA:
+# what an exchange of a real call costs beyond the calibration's (0.2-0.28 ms seen on an H200 for outputs of
+# 2-512 MB: sharing a fresh allocation by IPC costs more than the calibration's small one). On the CPU: a wait for
+# a core in the exchange on a loaded machine. The share is what a lie may shave off unnamed (docs/integrity.md).
+SLACK = {"cpu": (2000.0, 0.25), "cuda": (400.0, 0.25)}
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What the judge itself saw an empty call cost, before the submission existed."""
+
+    exchange_us: float  # median spent on an empty call (its reported time is not subtracted: never believed)
+    us_per_byte: float  # moving a byte through a socket, as the judge measured on a socket pair of its own
+    baseline_gap_us: float  # the runner's sync gap while it held only the harness (the side-stream baseline)
+    device: str
+
+    def of(self, moved: int) -> float:
+        """Allowed for an exchange that moved ``moved`` bytes through the socket."""
+        return self.exchange_us + moved * self.us_per_byte
+
+
+def allowance(spent_us: list[float], gaps_us: list[float], device: str, us_per_byte: float = 0.0) -> Allowance:
+    """The allowance from empty calls made before the submission was imported: ``spent_us`` as the judge saw them,
+    ``gaps_us`` their sync gaps (the harness's own timer; no submission code existed to answer them)."""
+    if not spent_us or len(spent_us) != len(gaps_us):
+        raise ValueError("allowance needs as many sync gaps as spent times, at least one")
+    if us_per_byte < 0:
+        raise ValueError(f"us_per_byte must not be negative, not {us_per_byte}")
+    return Allowance(max(0.0, statistics.median(spent_us)), us_per_byte, statistics.median(gaps_us), device)
+
+
+def spent(bracket_us: float, cpu_us: float | None) -> float:
+    """What a call spent as the judge sees it: the bracket on CUDA (``cpu_us`` None); on the CPU the job's CPU time
+    over the cores the call kept busy, i.e. cpu / max(1, cpu / bracket) = min(cpu, bracket)."""
+    return bracket_us if cpu_us is None else max(0.0, min(cpu_us, bracket_us))
+
+
+def moved_bytes(value: Any) -> int:
+    """Bytes of the host tensors in ``value`` a copy through the socket really has to move: per storage, the union
+    of the byte ranges its tensors reach (a 16-byte view of a 64 MiB buffer moves 16 bytes, whatever the transport
+    sends). CUDA tensors cross by IPC, at no cost per byte in the bracket."""
+    ranges: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for tensor in _tensors(value, 0):
+        if not tensor.numel() or tensor.device.type != "cpu":
+            continue
+        size = tensor.element_size()
+        first = tensor.storage_offset()
+        last = first + sum((n - 1) * abs(s) for n, s in zip(tensor.shape, tensor.stride(), strict=True))
+        key = (str(tensor.device), tensor.untyped_storage().data_ptr())
+        ranges.setdefault(key, []).append((first * size, (last + 1) * size))
+    total = 0
+    for spans in ranges.values():
+        end = -1
+        for start, stop in sorted(spans):
+            start = max(start, end)
+            total += max(0, stop - start)
+            end = max(end, stop)
+    return total
+
+
+def outside(reported_us: float, bracket_us: float) -> str | None:
+    """Why one call's reported time cannot be true (it exceeds the judge's bracket), or None."""
+    if reported_us != reported_us or reported_us < 0:
+        return f"a reported time of {reported_us} us"
+    if reported_us > bracket_us * (1 + RESOLUTION_SHARE) + RESOLUTION_US:
+        return (
+            f"a call reported as {reported_us:.1f} us took {bracket_us:.1f} us from the judge's go to the answer; "
+            "the reported time cannot be longer"
+        )
+    return None
+
+
+def unaccounted(reported_us: list[float], spent_us: list[float], moved: list[int], allowed: Allowance) -> str | None:
+    """Why a shape's reported times are too short for what the judge saw them spend, or None."""
+    if not reported_us:
+        return None
+    excess = statistics.median(b - r - allowed.of(n) for r, b, n in zip(reported_us, spent_us, moved, strict=True))
+    median = statistics.median(reported_us)
+    slack_us, slack_share = SLACK.get(allowed.device, SLACK["cpu"])
+    if excess > max(slack_us, slack_share * median):
+        what = "the job's CPU time" if allowed.device == "cpu" else "the judge's clock"
+        return (
+            f"the median call was reported as {median:.1f} us, but {what} shows {excess:.1f} us more per call "
+            "than an empty call and the data transfer explain"
+        )
+    return None
+
+
+def _tensors(value: Any, depth: int) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 32:
+        return []
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return [t for item in items for t in _tensors(item, depth + 1)]

@@ -1,0 +1,385 @@
+"""The judge's handle on its runner: fork it, stage inputs, bracket each call, copy the answer home.
+
+``RunnerLink.spawn`` forks the runner (``harness.runner.runner_process``) before the judge has bound the reference or
+touched CUDA, closes the judge's result channel in it, and makes the judge undumpable, so the runner can
+neither trace the judge nor open its memory or descriptors under /proc. Per call (``call``):
+
+1. CUDA inputs: the runner allocates empty buffers and shares them (the judge maps the runner's memory, never the
+   reverse); nothing of the call is in them yet;
+2. bracket: the judge's clock starts **before the inputs become visible to the runner**: then the CUDA inputs are
+   copied into those buffers (the copy timed on the judge's own events) and the "call" request goes out with the
+   host tensors as bytes; the runner calls at once and answers "done" with the output and the inputs as the call
+   left them; on CUDA the judge's stream waits for the runner's queued work (its IPC events, which the judge
+   always waits on, whatever the runner asks); clock. Whatever the runner does with the inputs is in the bracket;
+3. copy the answer into the judge's own memory: from here on the runner cannot change what is checked.
+
+What the bracket must account for: ``harness.judge.brackets``; the job's CPU clock: ``harness.judge.judge_clock``.
+
+Anything unexpected from the runner ends the evaluation with a named failure; its death is a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+
+from harness import transport
+from harness.channel import Outbox, RecordReader, read_record
+from harness.failures import Verdict, process_ended
+from harness.isolation import linux
+from harness.job import EvalJob
+from harness.judge import brackets, judge_clock
+from harness.result import FailureKind
+from harness.runner import runner_process
+from harness.timing import CallTiming
+
+_clock_ns = time.perf_counter_ns
+CLOSE_WAIT_S = 5.0
+CALIBRATION_CALLS = 40
+CALIBRATION_ELEMENTS = 256  # the calibration's input: small, so its transfer costs next to nothing
+# failure kinds a runner may report about itself; anything else it claims reads as an exception
+_RUNNER_KINDS = frozenset(
+    {
+        FailureKind.SYNTAX_ERROR,
+        FailureKind.MISSING_ENTRY_POINT,
+        FailureKind.IMPORT_ERROR,
+        FailureKind.COMPILE_ERROR,
+        FailureKind.EXCEPTION,
+        FailureKind.BAD_OUTPUT_TYPE,
+        FailureKind.CRASH,
+        FailureKind.CUDA_ERROR,
+        FailureKind.OUT_OF_MEMORY,
+        FailureKind.ESCAPED_TIMING,
+        FailureKind.TAMPERING,
+        FailureKind.RESOURCE_LIMIT,
+    }
+)
+
+
+@dataclass
+class Answer:
+    """One call as the judge holds it: copies in the judge's memory, the runner's report, the bracket."""
+
+    output: Any
+    inputs: Any  # the inputs as the call left them (in-place writes show here)
+    timing: CallTiming
+    bracket_us: float  # the judge's clock from before the inputs reached the runner to the whole answer (and, on
+    # CUDA, the runner's work done)
+    spent_us: float  # what the call cost as the judge sees it (harness.judge.brackets.spent)
+    payload_bytes: int  # bytes the call really moved through the socket in the bracket (inputs sent, answer's extents)
+    address: int  # where the runner's output lived (diagnostic)
+
+
+class Runner(Protocol):
+    """What the modes need of the submission's side: a process of its own (``RunnerLink``) or, for ``lang: cu``
+    problems, the judge's own (``harness.judge.inprocess``)."""
+
+    def start(self, device: str) -> None: ...
+    def import_submission(self) -> None: ...
+    def calibrate(self, calls: int = ...) -> brackets.Allowance: ...
+    def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer: ...
+    def busy(self, seconds: float) -> None: ...
+    def profile(self, calls: list[Callable[[], Any]], rows: int) -> str: ...
+    def compile_seconds(self) -> float: ...
+    def close(self) -> None: ...
+
+
+class RunnerLink:
+    def __init__(self, pid: int, link: transport.Link, outbox: Outbox) -> None:
+        self.pid = pid
+        self.link = link
+        self.outbox = outbox
+        self.device = "cpu"
+        self._staging: list[torch.UntypedStorage] = []  # the runner's input buffers of the call, mapped here
+        self._opening_ns = 0  # the judge's own time spent mapping, per call
+        self._events: tuple[torch.cuda.Event, torch.cuda.Event] | None = None  # times the judge's copy of inputs
+        self._cpu: judge_clock.JobCpu | None = None  # the job's CPU time, read on the CPU only
+        self._imported = False
+
+    @classmethod
+    def spawn(cls, job: EvalJob, outbox: Outbox, max_bytes: int) -> RunnerLink:
+        """Fork the runner; call before anything of the problem is loaded and before CUDA is touched."""
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            os.close(outbox.fd)  # the runner never holds the judge's result channel
+            runner_process.serve(transport.Link(theirs, max_bytes), job)
+        theirs.close()
+        linux.prctl(linux.PR_SET_DUMPABLE, 0)  # no ptrace, /proc/<judge>/mem or /proc/<judge>/fd for the runner
+        return cls(pid, transport.Link(ours, max_bytes), outbox)
+
+    def start(self, device: str) -> None:
+        self.device = device
+        self._ask({"op": "start", "device": device}, "ready")
+        self._cpu = judge_clock.JobCpu(self.pid) if device == "cpu" else None
+
+    def import_submission(self) -> None:
+        self._imported = True
+        self._ask({"op": "import"}, "imported")
+
+    def busy(self, seconds: float) -> None:
+        self._ask({"op": "busy", "seconds": seconds}, "busy")
+
+    def compile_seconds(self) -> float:
+        record, _ = self._ask({"op": "accounting"}, "accounting")
+        value = record.get("compile_s")
+        return float(value) if isinstance(value, (int, float)) and value >= 0 else 0.0
+
+    def calibrate(self, calls: int = CALIBRATION_CALLS) -> brackets.Allowance:
+        """What an empty call costs as the judge sees it: timed calls of the harness's own (a small input in, a fresh
+        output like it back, through every step a real call takes), made before the submission is imported, so no
+        code of the submission can recognise or answer them; and the judge's own socket's speed."""
+        if self._imported:
+            raise RuntimeError("the exchange is calibrated before the submission is imported, never after")
+        probe = torch.zeros(CALIBRATION_ELEMENTS, device=self.device)
+        empty = [
+            self.call(probe, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
+        ]
+        return brackets.allowance(
+            [a.spent_us for a in empty],
+            [a.timing.sync_us - a.timing.event_us for a in empty],
+            self.device,
+            judge_clock.socket_us_per_byte(),
+        )
+
+    def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:
+        """Torch's profiler table of ``calls`` (judge calls of the runner), profiled in the runner."""
+        self._ask({"op": "profile"}, "profiling")
+        for call in calls:
+            call()
+        record, _ = self._ask({"op": "profile", "rows": rows}, "profiled")
+        return str(record.get("table", ""))[:100_000]
+
+    def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer:
+        """Map the runner's input buffers, then bracket: the inputs into them (or onto the socket) -> the answer."""
+        request: dict[str, Any] = {
+            "op": "call",
+            "timed": timed,
+            "host": host,
+            "during": during,
+            "calibration": calibration,
+        }
+        storages: transport.Storages = []
+        try:
+            request["value"] = transport.pack(data, storages)
+        except transport.TransportError as exc:
+            raise Verdict(
+                FailureKind.INVALID_PROBLEM,
+                f"The problem's input cannot be handed to the submission's "
+                f"process ({exc}); tell the leaderboard's maintainers.",
+            ) from None
+        cuda = [s for s in storages if s.device.type == "cuda"]
+        self._map_buffers(cuda)  # empty buffers: nothing of this call is visible to the runner yet
+        request["storages"] = _described(storages)
+        blobs = transport.cpu_blobs([s for s in storages if s.device.type == "cpu"])
+        sent = sum(len(b) for b in blobs)
+        self._opening_ns = 0
+        cpu_from = self._cpu.read_ns() if self._cpu else 0
+        started = _clock_ns()  # from here on the inputs reach the runner: its work on them is inside the bracket
+        try:
+            staging_us = self._copy_inputs(cuda)
+            self.link.send(request, blobs)
+            record, answer_blobs = self._receive("done", during)
+            return self._answer(record, answer_blobs, started, cpu_from, staging_us, sent)
+        finally:
+            self._staging = []
+
+    def close(self) -> None:
+        """End the runner: it leaves on end of file; one that does not is killed."""
+        self._staging = []
+        with contextlib.suppress(OSError):
+            self.link.close()
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(self.pid, os.WNOHANG)[0]:
+                    return
+            except ChildProcessError:  # reaped already (``_ended``): its pid may name another process by now
+                return
+            time.sleep(0.01)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+    # ---- staging and answers --------------------------------------------------------------------------
+
+    def _map_buffers(self, cuda: transport.Storages) -> None:
+        """Buffers of the runner's for a call's CUDA inputs, mapped here while still empty."""
+        if not cuda:
+            return
+        record, _ = self._ask({"op": "alloc", "sizes": [s.nbytes() for s in cuda]}, "allocated")
+        shared = record.get("storages")
+        if not isinstance(shared, list) or len(shared) != len(cuda):
+            raise self._tampering("it answered a request for input buffers with something else")
+        try:
+            self._staging = [transport.open_cuda(handle) for handle in shared]
+        except transport.TransportError as exc:
+            raise self._tampering(str(exc)) from None
+        if any(target.nbytes() != source.nbytes() for target, source in zip(self._staging, cuda, strict=True)):
+            raise self._tampering("it shared input buffers of other sizes than asked for")
+
+    def _copy_inputs(self, cuda: transport.Storages) -> float:
+        """Copy the CUDA inputs into the runner's buffers and wait for it; returns the copy's time on the judge's own
+        events (in the bracket, which started before it: the one cost the judge takes out of a CUDA bracket)."""
+        if not cuda:
+            return 0.0
+        if self._events is None:
+            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        begin, end = self._events
+        begin.record()
+        for target, source in zip(self._staging, cuda, strict=True):
+            transport.copy_into(target, source)
+        end.record()
+        torch.cuda.synchronize()  # the inputs are in place before the runner is told to call
+        return begin.elapsed_time(end) * 1000
+
+    def _answer(
+        self, record: dict[str, Any], blobs: list[bytearray], started: int, cpu_from: int, staging_us: float, sent: int
+    ) -> Answer:
+        described = record.get("storages")
+        if not isinstance(described, list):
+            raise self._tampering("it answered a call without describing its memory")
+        host = iter(transport.cpu_storages(blobs))
+        if sum(1 for d in described if isinstance(d, dict) and "cpu" in d) != len(blobs):
+            raise self._tampering("it answered a call with memory it did not send")
+        mapped: list[torch.UntypedStorage] = []
+        try:
+            for entry in described:
+                mapped.append(
+                    next(host)
+                    if "cpu" in entry
+                    else self._open(entry.get("cuda") or {})
+                    if "cuda" in entry
+                    else self._staged(int(entry["staged"]))
+                )
+            if self.device == "cuda":
+                self._open(record.get("fence") or {})  # waits for the runner's stream past the call
+                torch.cuda.synchronize()
+        except (AttributeError, TypeError, KeyError, ValueError, transport.TransportError) as exc:
+            raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
+        # the host's cost of mapping is the judge's own; the waits it queued are counted (they end at the sync)
+        bracket_us = (_clock_ns() - started - self._opening_ns) / 1000
+        # on the CPU, the CPU time of the whole job but the judge, over the cores the call kept busy
+        cpu_us = (self._cpu.read_ns() - cpu_from) / 1000 if self._cpu else None
+        spent_us = brackets.spent(bracket_us - staging_us, cpu_us)
+        own = [s if s.device.type == "cpu" else transport.copy_storage(s) for s in mapped]
+        try:
+            value = transport.unpack(record.get("value"), own)
+            timing = _timing(record.get("timing"))
+        except (transport.TransportError, TypeError, ValueError) as exc:
+            raise self._tampering(f"it answered a call with a malformed value ({exc})") from None
+        if not isinstance(value, dict) or set(value) != {"output", "inputs"}:
+            raise self._tampering("it answered a call with something other than an output and its inputs")
+        address = record.get("address")
+        return Answer(
+            value["output"],
+            value["inputs"],
+            timing,
+            bracket_us,
+            spent_us,
+            sent + brackets.moved_bytes(value),
+            address if isinstance(address, int) else 0,
+        )
+
+    def _open(self, shared: dict[str, Any]) -> torch.UntypedStorage:
+        """Map runner memory for one answer; the current stream waits for the work the runner queued before it
+        shared it. Mapped afresh each time and dropped after the copy, so the runner's allocator may reuse it."""
+        if not isinstance(shared, dict) or not shared.get("event"):
+            raise transport.TransportError("an answer's CUDA memory without the event the judge waits on")
+        opening = _clock_ns()
+        try:  # the judge, not the runner, decides that its stream waits for the runner's
+            return transport.open_cuda({**shared, "event_sync": True})
+        finally:
+            self._opening_ns += _clock_ns() - opening
+
+    def _staged(self, index: int) -> torch.UntypedStorage:
+        if not 0 <= index < len(self._staging):
+            raise KeyError(f"no staged buffer {index}")
+        return self._staging[index]
+
+    # ---- messages ----------------------------------------------------------------------------------------
+
+    def _ask(self, request: dict[str, Any], answer: str) -> tuple[dict[str, Any], list[bytearray]]:
+        self.link.send(request)
+        return self._receive(answer, "the evaluation")
+
+    def _receive(self, wanted: str, during: str) -> tuple[dict[str, Any], list[bytearray]]:
+        """The runner's answer ``wanted``, relaying its build requests and progress on the way."""
+        while True:
+            try:
+                record, blobs = self.link.receive()
+            except EOFError:
+                raise self._ended(during) from None
+            except transport.TransportError as exc:
+                raise self._tampering(str(exc)) from None
+            kind = record.get("t")
+            if kind == wanted:
+                return record, blobs
+            if kind == "failure":
+                raise _reported(record.get("failure"))
+            if kind == "build" and isinstance(record.get("arguments"), dict):
+                self.outbox.send("build", arguments=record["arguments"])
+                self.link.send(read_record(self.outbox.fd, RecordReader()))
+            elif kind == "progress" and record.get("stage") == "compiling":
+                self.outbox.progress("compiling")
+            else:
+                raise self._tampering(f"it sent a {str(kind)[:40]!r} message while the judge waited for {wanted!r}")
+
+    def _ended(self, during: str) -> Verdict:
+        status = 0
+        with contextlib.suppress(ChildProcessError):
+            _, status = os.waitpid(self.pid, 0)
+        failure = process_ended(status, f"during {during}")
+        return Verdict(failure.kind, failure.message)
+
+    def _tampering(self, what: str) -> Verdict:
+        return Verdict(
+            FailureKind.TAMPERING,
+            f"The submission's process broke the judge's protocol: {what}. Only "
+            "the harness talks on that channel; a submission may only compute its output.",
+        )
+
+
+def _described(storages: transport.Storages) -> list[dict[str, int]]:
+    """How the runner finds a call's input storages: CUDA ones in the buffers it allocated, in order; host ones as the
+    message's blobs."""
+    described, index = [], 0
+    for storage in storages:
+        if storage.device.type == "cuda":
+            described.append({"staged": index})
+            index += 1
+        else:
+            described.append({"cpu": storage.nbytes()})
+    return described
+
+
+def _reported(failure: Any) -> Verdict:
+    """A failure the runner reports about itself: believed only as a failure, and only of a kind it may claim."""
+    if not isinstance(failure, dict):
+        failure = {}
+    try:
+        kind = FailureKind(failure.get("kind"))
+    except ValueError:
+        kind = FailureKind.EXCEPTION
+    return Verdict(
+        kind if kind in _RUNNER_KINDS else FailureKind.EXCEPTION,
+        str(failure.get("message", ""))[:4000] or "The submission's process reported a failure.",
+        str(failure.get("log_tail", ""))[-4000:],
+    )
+
+
+def _timing(raw: Any) -> CallTiming:
+    if not isinstance(raw, dict):
+        raise TypeError("no timing")
+    fields = {name: float(raw.get(name, 0.0)) for name in ("event_us", "sync_us", "flush_us", "clock_mhz", "host_us")}
+    return CallTiming(**fields)

@@ -1,0 +1,50 @@
+"""What the judge measures of the job by itself (harness.judge.judge_clock), on real processes."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from harness.judge import judge_clock
+
+
+def _burn_in_child() -> tuple[int, int, int]:
+    """Fork a child that does some CPU work and reports its own CPU nanoseconds; returns its pid, those nanoseconds
+    and the descriptor that lets it end."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        started = time.thread_time_ns()
+        total = 0
+        for step in range(300_000):
+            total += step
+        os.write(write, (time.thread_time_ns() - started).to_bytes(8, "little"))
+        os.read(read, 1)  # stay alive (not reaped) until the test is done
+        os._exit(0)
+    used = int.from_bytes(os.read(read, 8), "little")
+    return pid, used, write
+
+
+def test_a_helper_process_counts_on_the_jobs_cpu_clock():
+    clock = judge_clock.JobCpu(os.getpid())
+    assert clock.source == "the runner's process tree"  # pytest is not a sandbox's judge
+    before = clock.read_ns()
+    pid, used, release = _burn_in_child()
+    after = clock.read_ns()
+    os.write(release, b"x")
+    os.waitpid(pid, 0)
+    assert after - before >= 0.9 * used > 0  # the child's work, read from outside
+
+
+def test_what_a_reaped_child_spent_still_counts():
+    clock = judge_clock.JobCpu(os.getpid())
+    before = clock.read_ns()
+    pid, used, release = _burn_in_child()
+    os.write(release, b"x")
+    os.waitpid(pid, 0)  # gone: its time is in our cutime/cstime, in ticks
+    assert clock.read_ns() - before >= used - 2 * judge_clock._TICK_NS
+
+
+def test_the_judges_socket_speed_is_its_own_measure():
+    us_per_byte = judge_clock.socket_us_per_byte()
+    assert 0 < us_per_byte < 1  # faster than 1 MB/s on any machine that runs the harness
