@@ -12,7 +12,7 @@ PYTEST := $(BIN)/python -m pytest -q -n auto --dist worksteal
 test: $(VENV)/.installed $(VENV)/.system-packages
 	$(PYTEST)
 
-# The edit loop: everything but the tests marked slow (real compiles, browsers, full system runs).
+# The edit loop: everything but the tests marked slow (real compiles, time limits run out, whole-system runs).
 test-fast: $(VENV)/.installed $(VENV)/.system-packages
 	$(PYTEST) -m "not slow"
 
