@@ -3,12 +3,18 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: up test lint bench
+.PHONY: up test test-fast lint bench
 up: $(VENV)/.installed
 	$(BIN)/kernelrank up
 
+# One pytest worker per core (pytest-xdist); tests that finish before others are taken over by idle workers.
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist worksteal
 test: $(VENV)/.installed $(VENV)/.system-packages
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
+
+# The edit loop: everything but the tests marked slow (real compiles, time limits run out, whole-system runs).
+test-fast: $(VENV)/.installed $(VENV)/.system-packages
+	$(PYTEST) -m "not slow"
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

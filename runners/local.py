@@ -25,9 +25,9 @@ class LocalRunner:
     name = "local"
     price_per_s = None  # this host's GPU: not billed per run
 
-    def __init__(self, device: str = "auto", python: str = sys.executable) -> None:
+    def __init__(self, device: str = "auto", python: str = sys.executable, server: HarnessServer | None = None) -> None:
         self.device = device  # "auto" | "cpu" | "cuda": used for jobs that say "auto"
-        self._server = HarnessServer(python)
+        self._server = server or HarnessServer(python)  # ``server``: one made already, warm perhaps
         self._lock = asyncio.Lock()
         self._warming: asyncio.Task[None] | None = None
 

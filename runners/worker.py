@@ -35,6 +35,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from typing import Any
 
 from core.contracts.bus import Bus, BusError, Granted, PayloadTooLarge, Role, WorkQueue
 from core.contracts.config import ConfigError, Settings
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 
 STARTED = "started"  # the stage of the progress event a worker sends when it picks a job up
 RETRY_DELAY_S = 10.0  # how long a job given back by an unavailable runner waits
-POLL_S = 1.0  # longest idle fetch; also how long stop() may take to notice
+POLL_S = 1.0  # longest idle fetch (a stop ends it at once)
 STATUS_S = 5.0  # how often a worker reports its pool's state (PoolStatus)
 
 
@@ -97,7 +98,7 @@ class Worker:
                     await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     continue
                 try:
-                    deliveries = await queue.fetch(self.poll_s)
+                    deliveries = await _fetch_unless(stop, stopped, queue, self.poll_s)
                 except BusError as exc:
                     log.warning("worker %s cannot fetch jobs, retrying: %s", self.name, exc)
                     await _sleep_unless(stop, self.poll_s)
@@ -298,6 +299,20 @@ async def _give_back(delivery: Granted) -> None:
         await delivery.nak()
     except BusError as exc:
         log.warning("could not give back run %s (it returns after ack_wait): %s", delivery.message.run_id, exc)
+
+
+async def _fetch_unless(
+    stop: asyncio.Event, stopped: asyncio.Task[Any], queue: WorkQueue, timeout_s: float
+) -> list[Granted]:
+    """The next job, unless the worker is told to stop first: a stop ends an idle wait at once. A job the core
+    hands out just as the wait is dropped is held by nobody and comes back after its ack wait, to another worker."""
+    fetching = asyncio.create_task(queue.fetch(timeout_s))
+    await asyncio.wait({fetching, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    if not fetching.done():
+        fetching.cancel()
+        await asyncio.gather(fetching, return_exceptions=True)
+        return []
+    return fetching.result()
 
 
 async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:

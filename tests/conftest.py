@@ -16,6 +16,9 @@ as ``kernelrank workers`` does, and make the running server reread them.
 ``nats_server`` is one server for the whole session, for tests that use only core NATS (request-reply,
 plain subjects) or streams with names unique to the test.
 
+``harness_server`` is one warm harness server for the whole session (of each pytest-xdist worker), for tests that
+need the real harness but not a fresh server of their own; ``local_runner`` is the real local backend on it.
+
 ``eventually`` waits on a condition instead of sleeping; ``serve`` runs a worker for the length of a block
 (``worker_testkit.running``, for modules that want it as a plain import).
 
@@ -38,6 +41,8 @@ from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 from core.contracts.credentials import BusCredentials, embedded_server_config, read, result_secret
 from core.launch.natsserver import EmbeddedNats, reload_config
+from harness import HarnessServer
+from runners.local import LocalRunner
 from runners.worker import Worker
 
 
@@ -55,6 +60,17 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedNa
     with EmbeddedNats() as server:
         server.start(root / "run", root / "store")
         yield server
+
+
+@pytest.fixture(scope="session")
+def harness_server() -> Iterator[HarnessServer]:
+    with HarnessServer() as server:
+        yield server
+
+
+@pytest.fixture
+def local_runner(harness_server: HarnessServer) -> LocalRunner:
+    return LocalRunner(server=harness_server)
 
 
 @pytest.fixture

@@ -102,11 +102,13 @@ class CoreService:
         return stopped
 
     async def stop(self) -> None:
-        for stop in reversed(self._stoppers):
-            try:
-                await stop()
-            except Exception:
-                log.exception("error while stopping")
+        """Stop everything at once (each part lets the batch in hand finish), then close the writer."""
+        outcomes = await asyncio.gather(*(stop() for stop in self._stoppers), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                log.error("error while stopping", exc_info=outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
         await self.writer.close()
 
     async def handle_command(self, cmd: Command) -> Reply:

@@ -206,9 +206,11 @@ class RunnerLink:
             self.link.close()
         deadline = time.monotonic() + CLOSE_WAIT_S
         while time.monotonic() < deadline:
-            with contextlib.suppress(ChildProcessError):
+            try:
                 if os.waitpid(self.pid, os.WNOHANG)[0]:
                     return
+            except ChildProcessError:  # reaped already (``_ended``): its pid may name another process by now
+                return
             time.sleep(0.01)
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)

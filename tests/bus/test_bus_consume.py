@@ -124,3 +124,22 @@ async def test_a_duplicate_result_is_stored_once(bus: Bus, count) -> None:
     await bus.publish_result(result("same"))
     await bus.publish_result(result("same"))
     assert await count(subjects.EVENTS) == 1
+
+
+async def test_a_stop_ends_an_idle_fetch_at_once_and_the_next_consumer_gets_what_follows(bus: Bus) -> None:
+    """Fetches that would wait an hour: a stop that waited one out would fail here (``wait_for``'s 30 s)."""
+    seen: list[str] = []
+    got = asyncio.Event()
+
+    async def handler(results: list[RunResult]) -> None:
+        seen.extend(r.run_id for r in results)
+        got.set()
+
+    idle = await bus.consume_results(handler, poll_s=3600)
+    await asyncio.sleep(0.1)  # its fetch is waiting on the server now
+    await asyncio.wait_for(idle.stop(), 30)
+    await bus.publish_result(result("after"))
+    again = await bus.consume_results(handler, poll_s=3600)
+    await asyncio.wait_for(got.wait(), 10)
+    await asyncio.wait_for(again.stop(), 30)
+    assert seen == ["after"]

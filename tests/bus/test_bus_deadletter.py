@@ -2,6 +2,7 @@
 
 import asyncio
 
+import pytest
 from worker_testkit import running
 
 from core.contracts import subjects
@@ -100,6 +101,7 @@ async def test_the_sweep_leaves_queued_and_running_jobs_alone(bus: Bus, count, m
     assert dead.calls == []
 
 
+@pytest.mark.slow
 async def test_a_job_that_kills_every_worker_is_dead_lettered(bus: Bus, js, count, make_job, crash_worker) -> None:
     dead = DeadLog()
     letters = DeadLetters(bus, dead.on_dead, sweep_every_s=0.5)

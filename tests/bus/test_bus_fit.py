@@ -51,6 +51,7 @@ def test_text_that_escapes_to_several_bytes_per_character_fits_too() -> None:
     assert encoded_size(cut) <= LIMIT
 
 
+@pytest.mark.slow
 def test_a_huge_list_of_small_items_is_shortened() -> None:
     tests = [results.TestResult(spec={"size": i}, passed=False, message="no") for i in range(50_000)]
     cut = fit(result(tests=tests), LIMIT)

@@ -205,6 +205,7 @@ async def test_closing_the_bus_ends_a_follow_in_progress(nats_url: str) -> None:
     assert seen == ["hello"]
 
 
+@pytest.mark.slow
 async def test_a_follower_cancelled_as_a_heartbeat_arrives_still_stops(bus: Bus, monkeypatch) -> None:
     """``wait_for(anext(follower), t)`` must end even when the cancellation meets an idle heartbeat."""
     monkeypatch.setattr(_follow, "HEARTBEAT_S", 0.1)

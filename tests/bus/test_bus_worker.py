@@ -110,6 +110,7 @@ async def test_a_failing_runner_becomes_an_error_result_and_the_worker_goes_on(
     await eventually(lambda: drained(js))
 
 
+@pytest.mark.slow
 async def test_heartbeats_keep_a_long_job_from_being_redelivered(
     bus: Bus, events: Events, nats_url: str, make_job
 ) -> None:
@@ -165,6 +166,18 @@ async def test_a_stopping_worker_gives_its_job_back_at_once(bus: Bus, events: Ev
     async with running(Worker(bus, GPU, FakeRunner())):
         (result,) = await events.wait_results(1)
     assert result.attempts == 2
+
+
+async def test_a_stop_ends_an_idle_fetch_at_once_and_the_next_worker_gets_the_job(
+    bus: Bus, events: Events, make_job
+) -> None:
+    """Fetches that would wait an hour: a stop that waited one out would fail ``running``'s 30 s."""
+    async with running(Worker(bus, GPU, FakeRunner(), poll_s=3600)):
+        await asyncio.sleep(0.1)  # its fetch is waiting on the server now
+    await bus.publish_job(make_job())
+    async with running(Worker(bus, GPU, FakeRunner(), poll_s=3600)):
+        (result,) = await events.wait_results(1)
+    assert result.result.passed
 
 
 async def test_a_worker_started_before_the_core_waits_for_its_queue(nats_url: str, make_job) -> None:

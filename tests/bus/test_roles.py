@@ -267,6 +267,7 @@ async def refused(authed_nats, role: Role, publish: list[str], subscribe: list[s
         assert not p.reported("publish", ALLOWED[role])
 
 
+@pytest.mark.slow
 async def test_the_api_cannot_follow_another_platforms_replies(authed_nats, core: Bus) -> None:
     api = await authed_nats.connect(Role.API)
     async with probe(authed_nats, Role.API) as p:

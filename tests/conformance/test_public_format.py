@@ -32,12 +32,6 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 SHAPE_BUDGET_MS = 20.0  # verdicts, not timings: the stop rule's minimum of samples per shape is enough
 
 
-@pytest.fixture(scope="module")
-def harness() -> HarnessServer:
-    with HarnessServer() as server:
-        yield server
-
-
 def _runnable_here(problem: Problem) -> Problem:
     task = dataclasses.replace(problem.task, shape_budget_ms=SHAPE_BUDGET_MS)
     if DEVICE == "cpu":
@@ -73,10 +67,11 @@ def _marked(items: list[Solution]) -> list:
     return [pytest.param(s, id=s.id, marks=NEEDS_CUDA if s.requires_cuda else []) for s in items]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solution", _marked([s for s in solutions() if s.correct]))
-def test_correct_solution_passes(solution: Solution, harness: HarnessServer) -> None:
+def test_correct_solution_passes(solution: Solution, harness_server: HarnessServer) -> None:
     problem = _runnable_here(load_problem(PROBLEMS / solution.problem))
-    result = _evaluate(harness, problem, solution.source)
+    result = _evaluate(harness_server, problem, solution.source)
 
     assert result.status is Status.PASSED, _explain(result)
     assert len(result.tests) == len(problem.task.tests) and all(t.passed for t in result.tests)
@@ -85,9 +80,9 @@ def test_correct_solution_passes(solution: Solution, harness: HarnessServer) -> 
 
 
 @pytest.mark.parametrize("solution", _marked([s for s in solutions() if not s.correct]))
-def test_wrong_solution_fails_for_the_right_reason(solution: Solution, harness: HarnessServer) -> None:
+def test_wrong_solution_fails_for_the_right_reason(solution: Solution, harness_server: HarnessServer) -> None:
     kind, words = solution.expected
-    result = _evaluate(harness, _runnable_here(load_problem(PROBLEMS / solution.problem)), solution.source)
+    result = _evaluate(harness_server, _runnable_here(load_problem(PROBLEMS / solution.problem)), solution.source)
 
     assert result.status is Status.FAILED, _explain(result)
     assert result.failure.kind is FailureKind(kind), _explain(result)
@@ -129,7 +124,8 @@ def test_a_lone_reference_py_is_the_first_format(path: str) -> None:
     assert problem.task.description.startswith("Softmax over the last dimension")
 
 
-def test_first_format_inputs_are_fresh_per_call_and_repeat_per_seed(harness: HarnessServer) -> None:
+@pytest.mark.slow
+def test_first_format_inputs_are_fresh_per_call_and_repeat_per_seed(harness_server: HarnessServer) -> None:
     spy = (
         "import hashlib, torch\n"
         "def custom_kernel(xs):\n"
@@ -137,7 +133,7 @@ def test_first_format_inputs_are_fresh_per_call_and_repeat_per_seed(harness: Har
         "    return [torch.softmax(x, dim=-1) for x in xs]\n"
     )
     problem = _runnable_here(load_problem(PROBLEMS / "softmax_first_format"))
-    first, second = (_evaluate(harness, problem, spy, Mode.TEST) for _ in range(2))
+    first, second = (_evaluate(harness_server, problem, spy, Mode.TEST) for _ in range(2))
 
     assert first.passed, _explain(first)
     seen = first.stdout.split()
@@ -145,20 +141,20 @@ def test_first_format_inputs_are_fresh_per_call_and_repeat_per_seed(harness: Har
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="checks the answer on a machine without CUDA")
-def test_a_public_problem_on_a_cpu_only_machine_needs_cuda(harness: HarnessServer) -> None:
+def test_a_public_problem_on_a_cpu_only_machine_needs_cuda(harness_server: HarnessServer) -> None:
     problem = load_problem(PROBLEMS / "matmul_py")  # as written: CUDA only
-    result = _evaluate(harness, problem, "def custom_kernel(data):\n    return data[0] @ data[1]\n")
+    result = _evaluate(harness_server, problem, "def custom_kernel(data):\n    return data[0] @ data[1]\n")
 
     assert result.failure.kind is FailureKind.UNSUPPORTED_DEVICE, _explain(result)
     assert "needs CUDA" in result.failure.message and "GPU runner" in result.failure.message
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="checks the answer on a machine without CUDA")
-def test_a_reference_that_insists_on_cuda_says_it_needs_cuda(harness: HarnessServer) -> None:
+def test_a_reference_that_insists_on_cuda_says_it_needs_cuda(harness_server: HarnessServer) -> None:
     problem = _runnable_here(load_problem(PROBLEMS / "matmul_py"))
     cuda_only = problem.files["reference.py"].replace("device = get_device()", 'device = torch.device("cuda")')
     problem = dataclasses.replace(problem, files={**problem.files, "reference.py": cuda_only})
-    result = _evaluate(harness, problem, "def custom_kernel(data):\n    return data[0] @ data[1]\n")
+    result = _evaluate(harness_server, problem, "def custom_kernel(data):\n    return data[0] @ data[1]\n")
 
     assert result.failure.kind is FailureKind.UNSUPPORTED_DEVICE, _explain(result)
     assert result.failure.message.startswith("This problem needs CUDA: its generate_input failed")

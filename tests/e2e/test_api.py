@@ -283,6 +283,7 @@ async def test_the_token_and_its_hash_never_reach_a_log(api, caplog):
     assert "Authorization" not in caplog.text and "Bearer" not in caplog.text
 
 
+@pytest.mark.slow
 async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
     bus = await Bus.connect(nats_url, name="lonely-api")
     try:

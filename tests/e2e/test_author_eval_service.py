@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from core.contracts.messages import CommandKind
-from runners.local import LocalRunner
 from tests.e2e.test_service import run_ids, texts
 
 AUTHOR = Path(__file__).resolve().parents[1] / "fixtures" / "author_eval"
@@ -26,8 +25,8 @@ def problems(problems: Path) -> Path:
 
 
 @pytest.mark.slow
-async def test_the_authors_evaluator_judges_and_scores_through_the_service(make_system):
-    system = await make_system(LocalRunner())
+async def test_the_authors_evaluator_judges_and_scores_through_the_service(local_runner, make_system):
+    system = await make_system(local_runner)
     source = (AUTHOR / "solutions" / "correct.py").read_text()
     good = await system.submit("ada", source, leaderboard="crossentropy")
     bad = await system.submit(

@@ -19,7 +19,6 @@ from core.contracts.bus import Bus, CoreUnavailable
 from core.contracts.commands import query_command, submit_command
 from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone
 from runners.fake import FakeRunner
-from runners.local import LocalRunner
 from runners.worker import Worker
 from storage.store import Store
 
@@ -46,10 +45,10 @@ async def until_closed(bus: Bus, timeout_s: float = 120) -> list[Reply]:
 
 
 @pytest.mark.slow
-async def test_a_challenge_closes_verifies_the_podium_on_the_worker_and_crowns_the_winner(make_system):
+async def test_a_challenge_closes_verifies_the_podium_on_the_worker_and_crowns_the_winner(local_runner, make_system):
     clock = Clock()
     system = await make_system(
-        LocalRunner(), now=clock, admins=["discord:boss"], scheduler_tick_s=0.2, verify_tolerance=1000.0
+        local_runner, now=clock, admins=["discord:boss"], scheduler_tick_s=0.2, verify_tolerance=1000.0
     )  # shared CPUs wander past 2x: a passing re-run verifies;
     # the rule itself is tested in tests/core
     boss, where = Actor(Platform.DISCORD, "boss", "Boss"), ReplyTo(Platform.DISCORD, system.route)

@@ -14,12 +14,11 @@ from api_kit import REPO, SUBMISSIONS, kernelrank, serving_api, token_of
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind
 from runners.fake import FakeRunner
-from runners.local import LocalRunner
 
 
 @pytest.mark.slow
-async def test_submit_shows_progress_then_the_verdict_and_score(make_system, nats_url, tmp_path):
-    system = await make_system(LocalRunner())
+async def test_submit_shows_progress_then_the_verdict_and_score(local_runner, make_system, nats_url, tmp_path):
+    system = await make_system(local_runner)
     token = await token_of(system, "ada")
     async with serving_api(system.settings, nats_url) as url:
         signed_in = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": token}
@@ -84,6 +83,7 @@ async def test_login_checks_the_token_and_keeps_it_for_the_owner_alone(make_syst
         assert code == 1 and "personal token" in out
 
 
+@pytest.mark.slow
 async def test_no_api_and_no_core_are_answered_at_once(nats_url, tmp_path):
     code, out = await kernelrank(tmp_path, "list")
     assert code == 1 and "not running here" in out and "kernelrank up" in out

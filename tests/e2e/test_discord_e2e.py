@@ -14,7 +14,6 @@ import pytest
 
 from core.contracts.bus import Role
 from runners.fake import FakeRunner
-from runners.local import LocalRunner
 from tests.fakes.discord import FakeDiscord, payloads
 from tests.fakes.discord import objects as o
 
@@ -124,8 +123,10 @@ def thread_reports(fake: FakeDiscord, status: dict) -> list[dict]:
 
 
 @pytest.mark.slow
-async def test_correct_and_wrong_kernels_from_discord_through_the_real_harness(make_system, fake, adapter):
-    await make_system(LocalRunner())
+async def test_correct_and_wrong_kernels_from_discord_through_the_real_harness(
+    local_runner, make_system, fake, adapter
+):
+    await make_system(local_runner)
     await adapter.start()
     await submit(fake, SUBMISSIONS / "correct.py")
     status = await fake.wait_for(lambda f: status_message(f, 1), 60)
@@ -149,6 +150,7 @@ async def test_correct_and_wrong_kernels_from_discord_through_the_real_harness(m
     assert "Ada" in answer.json["embeds"][0]["description"], adapter.log()
 
 
+@pytest.mark.slow
 async def test_the_bot_killed_mid_run_posts_the_result_exactly_once_after_a_restart(on_bus, fake, adapter_on_bus):
     adapter = adapter_on_bus
     await on_bus.make_system(FakeRunner(delay_s=4))

@@ -15,7 +15,6 @@ import pytest
 from api_kit import REPO, kernelrank, serving_api, token_of
 
 from core.contracts.messages import Actor, Attachment, Command, CommandKind, Platform, Reply, ReplyTo
-from runners.local import LocalRunner
 
 IDENTITY = REPO / "problems" / "identity"
 SOLUTION = (IDENTITY / "solutions" / "correct" / "pytorch.py").read_text()
@@ -86,10 +85,12 @@ async def closing_news(system, channel: str, timeout_s: float = 120) -> list[Rep
 
 
 @pytest.mark.slow
-async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_deadline(make_system, nats_url, tmp_path):
+async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_deadline(
+    local_runner, make_system, nats_url, tmp_path
+):
     clock = Clock()
     system = await make_system(
-        LocalRunner(),
+        local_runner,
         now=clock,
         admins=["discord:boss"],
         announce=["discord:news"],
@@ -151,8 +152,10 @@ async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_de
 
 
 @pytest.mark.slow
-async def test_a_reference_that_raises_is_refused_by_its_run_and_nothing_is_created(make_system, tmp_path):
-    system = await make_system(LocalRunner(), admins=["discord:boss"])
+async def test_a_reference_that_raises_is_refused_by_its_run_and_nothing_is_created(
+    local_runner, make_system, tmp_path
+):
+    system = await make_system(local_runner, admins=["discord:boss"])
     cmd = Command(
         actor=Actor(Platform.DISCORD, "boss", "Boss"),
         reply_to=ReplyTo(Platform.DISCORD, system.route),

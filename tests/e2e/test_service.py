@@ -13,7 +13,6 @@ from harness.job import EvalJob
 from harness.loading import load_problem
 from harness.result import EvalResult, Mode, Status
 from runners.fake import FakeRunner, passed_result
-from runners.local import LocalRunner
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 
@@ -31,8 +30,8 @@ def run_ids(accepted) -> set[str]:
 
 
 @pytest.mark.slow
-async def test_correct_and_wrong_kernels_through_the_real_harness(make_system):
-    system = await make_system(LocalRunner())
+async def test_correct_and_wrong_kernels_through_the_real_harness(local_runner, make_system):
+    system = await make_system(local_runner)
     good = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     bad = await system.submit("bob", WRONG, leaderboard="vectoradd", mode="test")
     finals = await system.finals(run_ids(good) | run_ids(bad), timeout_s=120)

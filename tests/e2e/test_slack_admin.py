@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from runners.local import LocalRunner
 from tests.adapters.slack.slack_kit import fake_workspace, running_slack
 from tests.core.test_manage import identity_archive
 from tests.fakes.slack import FakeSlack, payloads
@@ -47,8 +46,10 @@ async def slash(slack, fake: FakeSlack, text: str, user: str = "U0ALICE") -> str
 
 
 @pytest.mark.slow
-async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_with_permission_checks(make_system, fake):
-    system = await make_system(LocalRunner(), admins=["slack:U0ALICE"])
+async def test_admin_create_by_mention_with_the_archive_then_close_and_delete_with_permission_checks(
+    local_runner, make_system, fake
+):
+    system = await make_system(local_runner, admins=["slack:U0ALICE"])
     problem = identity_archive()
     async with running_slack(system.settings.nats_url, fake) as slack:
         bob = payloads.app_mention(
@@ -105,8 +106,10 @@ async def create_by_form(
 
 
 @pytest.mark.slow
-async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_the_gpu_multi_select(make_system, fake):
-    system = await make_system(LocalRunner(), pools=["CPU", "H100"], admins=["slack:U0ALICE"])
+async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_the_gpu_multi_select(
+    local_runner, make_system, fake
+):
+    system = await make_system(local_runner, pools=["CPU", "H100"], admins=["slack:U0ALICE"])
     problem = identity_archive()
     async with running_slack(system.settings.nats_url, fake) as slack:
         bob_file = fake.add_file(problem.name, problem.content, user="U0BOB", mimetype="application/gzip")

@@ -11,7 +11,6 @@ import pytest
 
 from core.contracts.bus import Role
 from runners.fake import FakeRunner
-from runners.local import LocalRunner
 from tests.adapters.slack.slack_kit import CORRECT, fake_workspace, form_values, running_slack, settled
 from tests.fakes.slack import FakeSlack, payloads
 
@@ -35,8 +34,8 @@ def report_in(fake: FakeSlack, thread: str) -> list:
 
 
 @pytest.mark.slow
-async def test_a_kernel_from_slack_is_judged_and_ranked(make_system, fake):
-    system = await make_system(LocalRunner())
+async def test_a_kernel_from_slack_is_judged_and_ranked(local_runner, make_system, fake):
+    system = await make_system(local_runner)
     async with running_slack(system.settings.nats_url, fake) as slack:
         # A mention carrying the kernel.
         mention = payloads.app_mention("<@U0KRBOT> ranked vectoradd", files=[fake.add_file("add.py", CORRECT)])

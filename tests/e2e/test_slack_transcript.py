@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from runners.local import LocalRunner
 from tests.adapters.slack.slack_kit import CORRECT, RunningSlack, fake_workspace, form_values, running_slack, settled
 from tests.core.test_manage import identity_archive
 from tests.fakes.slack import Call, FakeSlack, payloads
@@ -55,8 +54,8 @@ def reported(fake: FakeSlack, since: int) -> bool:
 
 
 @pytest.mark.slow
-async def test_every_command_shows_something(make_system, fake):
-    system = await make_system(LocalRunner(), admins=["slack:U0ALICE"])
+async def test_every_command_shows_something(local_runner, make_system, fake):
+    system = await make_system(local_runner, admins=["slack:U0ALICE"])
     steps: list[tuple[str, list[Call]]] = []
     async with running_slack(system.settings.nats_url, fake) as slack:
 

@@ -23,7 +23,6 @@ from core.contracts.messages import CommandKind, RunProgress, RunResult, Tone
 from harness.job import EvalJob
 from harness.result import EvalResult, Mode, Progress, Status
 from runners.fake import FakeRunner, passed_result
-from runners.local import LocalRunner
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
 CORRECT = (FIXTURES / "submissions" / "correct.py").read_text()
@@ -54,6 +53,7 @@ async def all_replies(bus: Bus) -> list[bytes]:
     ]
 
 
+@pytest.mark.slow
 async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     make_authed_system, authed_nats, caplog
 ):
@@ -101,6 +101,7 @@ async def test_forged_results_and_progress_for_someone_elses_run_change_nothing(
     assert len(unpaired) == 1 and f"worker {EVIL!r}" in unpaired[0]
 
 
+@pytest.mark.slow
 async def test_a_result_from_an_attempt_older_than_one_already_started_is_dropped(
     make_authed_system, authed_nats, eventually, caplog
 ):
@@ -263,10 +264,10 @@ async def test_only_ranked_jobs_carry_the_secret_seed(make_authed_system):
 
 
 @pytest.mark.slow
-async def test_the_secret_seed_and_result_keys_never_reach_replies_or_logs(make_authed_system, caplog):
+async def test_the_secret_seed_and_result_keys_never_reach_replies_or_logs(local_runner, make_authed_system, caplog):
     """Through the real harness on CPU: a ranked run of a correct and of a wrong kernel."""
     caplog.set_level(logging.DEBUG)
-    system = await make_authed_system(LocalRunner())
+    system = await make_authed_system(local_runner)
     good = await system.submit("ada", CORRECT, leaderboard="vectoradd")
     bad = await system.submit("bob", WRONG, leaderboard="vectoradd")
     runs = {r["run_id"] for a in (good, bad) for r in a.data["runs"]}

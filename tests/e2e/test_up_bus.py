@@ -62,6 +62,7 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
         **os.environ,
         "KERNELRANK_HOME": str(home),
         "KERNELRANK_PROBLEMS_DIR": str(problems),
+        "KERNELRANK_API_PORT": "0",  # any free port (api.url names it): never one a parallel test or `make up` holds
         "PYTHONPATH": str(REPO),
         "KERNELRANK_LOG_LEVEL": "INFO",
     }

@@ -69,10 +69,12 @@ class System:
         self.workers = [
             worker_process(env, logs / f"worker{i}.log", self.evaluations, delay_s=0.5, concurrency=4) for i in range(2)
         ]
-        self.slack = ServiceProcess(
-            [sys.executable, "-m", "core.launch.main", "slack", "--http", "--port", str(free_port())],
-            env,
-            logs / "slack.log",
+        self.slack = (
+            ServiceProcess(  # its port is picked, freed and taken: `kernelrank slack` reads port 0 as Socket Mode
+                [sys.executable, "-m", "core.launch.main", "slack", "--http", "--port", str(free_port())],
+                env,
+                logs / "slack.log",
+            )
         )
         for process in (self.core, *self.workers, self.slack):
             process.start()

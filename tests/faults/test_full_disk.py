@@ -53,6 +53,7 @@ def text(reply) -> str:
     return " ".join(part.text for part in reply.parts)
 
 
+@pytest.mark.slow
 async def test_a_full_disk_refuses_plainly_keeps_what_was_stored_and_recovers(small_disk, make_system, tmp_path):
     system = await make_system(CountingRunner(delay_s=1.0))
     first = await system.submit("ada", CORRECT, leaderboard="vectoradd")

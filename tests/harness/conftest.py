@@ -1,4 +1,4 @@
-"""Fixtures of the harness's own tests: a tiny fp32 vector-add problem and one warm harness server.
+"""Fixtures of the harness's own tests: a tiny fp32 vector-add problem, run on the session's warm harness server.
 
 ``evaluate_fixture("wrong_output", Mode.RANKED)`` runs ``tests/fixtures/harness/submissions/wrong_output.py``
 through the real harness (server, fork, sandbox, worker) on the CPU. Tests marked ``cuda`` run on a GPU
@@ -8,7 +8,7 @@ and are skipped where there is none (tests/conftest.py).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,6 @@ SUBMISSIONS = FIXTURES / "submissions"
 @pytest.fixture(scope="session")
 def problem() -> Problem:
     return load_problem(FIXTURES / "vectoradd")
-
-
-@pytest.fixture(scope="session")
-def harness_server() -> Iterator[HarnessServer]:
-    with HarnessServer() as server:
-        yield server
 
 
 @pytest.fixture

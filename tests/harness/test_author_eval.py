@@ -109,6 +109,7 @@ def test_an_evaluator_that_crashes_shows_its_traceback(evaluate) -> None:
     assert "ZeroDivisionError" in result.failure.log_tail
 
 
+@pytest.mark.slow
 def test_a_hung_call_says_so_and_stops_at_the_phase_limit(monkeypatch) -> None:
     monkeypatch.setenv("KERNELRANK_PROGRESS_EVERY_S", "0.5")
     seen = []

@@ -45,6 +45,7 @@ def test_the_arch_table_names_one_target_per_gpu() -> None:
     assert arch_named("12.0").sm == "sm_120" and arch_named("nonsense") is None
 
 
+@pytest.mark.slow
 @needs_nvcc
 @pytest.mark.parametrize(
     "source", [s for p in CU_PROBLEMS for s in _sources(p)], ids=lambda p: str(p.relative_to(REPO))
@@ -57,6 +58,7 @@ def test_every_shipped_cu_source_compiles_for_sm_90a(source: Path, tmp_path: Pat
     assert module[:4] == b"\x7fELF" and b"kr_custom_kernel" in module
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
     problem = load_problem(REPO / "problems" / "vectoradd_cu")
@@ -70,6 +72,7 @@ def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
     assert "submission.cu" not in log and str(tmp_path) not in log
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_missing_custom_kernel_fails_at_link_time(tmp_path: Path) -> None:
     problem = load_problem(REPO / "problems" / "vectoradd_cu")
@@ -77,6 +80,7 @@ def test_a_missing_custom_kernel_fails_at_link_time(tmp_path: Path) -> None:
     assert not outcome.ok and "custom_kernel" in outcome.log
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_compile_errors_reach_the_result_through_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KERNELRANK_CUDA_ARCH", "sm_90a")  # no GPU here: build for an H100 anyway
@@ -95,6 +99,7 @@ def test_compile_errors_reach_the_result_through_the_server(tmp_path: Path, monk
     assert "fast_add.cu(2): error" in result.failure.log_tail and result.compile_s > 0
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_the_second_build_is_a_cache_hit(tmp_path: Path, capability: sandbox.Capability) -> None:
     problem = load_problem(REPO / "problems" / "vectoradd_cu")
@@ -155,6 +160,7 @@ def test_only_plain_load_inline_arguments_are_built_outside_the_job() -> None:
         assert build.extension_request({**call, **odd}, "sm_90a", {}) is None
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_a_submission_cannot_plant_a_module_in_the_cache(
     tmp_path: Path, capability: sandbox.Capability, monkeypatch: pytest.MonkeyPatch
@@ -308,6 +314,7 @@ torch::Tensor doubled(torch::Tensor a) {
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("g++"), reason="no host compiler (g++) on this machine")
 @pytest.mark.parametrize("host_code", [CUDA_HOST_CODE, DISPATCH_HOST_CODE], ids=["operators", "dispatch"])
 def test_the_operators_tier_compiles_what_torch_types_h_compiles(host_code: str, tmp_path: Path) -> None:

@@ -112,6 +112,7 @@ def test_infinite_loop_times_out(evaluate_fixture):
     assert result.wall_s < 30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "limits", "words"),
     [

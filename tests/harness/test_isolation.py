@@ -109,6 +109,7 @@ def test_patching_the_checker_or_the_timer_gains_nothing(evaluate_fixture, submi
     assert result.score_us is None and result.shapes == []
 
 
+@pytest.mark.slow
 def test_a_dead_server_is_restarted_for_the_next_job(make_job):
     with HarnessServer() as server:
         server._process.kill()

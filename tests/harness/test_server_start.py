@@ -45,6 +45,7 @@ def test_torch_compile_in_the_submission_or_the_problem_preloads_the_compiler():
     assert preloads_for(strict) == ("torch._inductor.config",)
 
 
+@pytest.mark.slow
 def test_a_server_without_preloads_still_evaluates():
     with HarnessServer(preloads=()) as server:
         result = server.evaluate(job_for("vectoradd", "pytorch.py"))

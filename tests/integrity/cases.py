@@ -42,6 +42,7 @@ class Case:
     cuda: bool = False
     check: Callable[[EvalResult], str | None] | None = None  # a further condition, None when it holds
     timeout_s: float | None = None  # the mode's time limit, when the problem's would only make the test slow
+    slow: bool = False  # takes seconds (a time limit run out, a compile): left out of ``make test-fast``
 
     @property
     def name(self) -> str:
@@ -251,6 +252,7 @@ CATALOGUE = [
         "seeds live in the judge: the runner has no seed plan to ask ahead",
         (PASSED,),
         mode=Mode.BENCHMARK,
+        slow=True,
     ),
     Case(
         "c16_batch_with_generator.py",
@@ -491,6 +493,7 @@ HONEST = [
         "torch.compile with configuration (Inductor's C++ backend)",
         (PASSED,),
         problem="vectoradd",
+        slow=True,
     ),
     Case("h01_out_buffer.py", "honest", "destination passing on the GPU", (PASSED,), cuda=True),
     Case(
@@ -563,12 +566,21 @@ HOSTILE = [
     Case("syntax_error.py", "syntax error", "", (F.SYNTAX_ERROR,), "line 4", Mode.TEST),
     Case("missing_module.py", "missing module", "", (F.IMPORT_ERROR,), "kernelrank_hostile_module", Mode.TEST),
     Case("no_entry_point.py", "no custom_kernel", "", (F.MISSING_ENTRY_POINT,), "custom_kernel", Mode.TEST),
-    Case("loop_at_import.py", "infinite loop at import", "", (F.TIMEOUT,), "starting", Mode.TEST, timeout_s=4),
     Case(
-        "loop_in_kernel.py", "infinite loop in the kernel", "", (F.TIMEOUT,), "testing 1 of 3", Mode.TEST, timeout_s=4
+        "loop_at_import.py", "infinite loop at import", "", (F.TIMEOUT,), "starting", Mode.TEST, timeout_s=4, slow=True
     ),
-    Case("fork_bomb.py", "fork bomb", "", (F.RESOURCE_LIMIT,), "processes", Mode.TEST),
-    Case("forks_128.py", "128 forked copies", "", (PASSED,), mode=Mode.TEST),
+    Case(
+        "loop_in_kernel.py",
+        "infinite loop in the kernel",
+        "",
+        (F.TIMEOUT,),
+        "testing 1 of 3",
+        Mode.TEST,
+        timeout_s=4,
+        slow=True,
+    ),
+    Case("fork_bomb.py", "fork bomb", "", (F.RESOURCE_LIMIT,), "processes", Mode.TEST, slow=True),
+    Case("forks_128.py", "128 forked copies", "", (PASSED,), mode=Mode.TEST, slow=True),
     Case("allocate_10gb.py", "10 GB allocation", "", (F.OUT_OF_MEMORY,), "memory", Mode.TEST),
     Case("output_100mb.py", "100 MB of output", "", (F.OUTPUT_FLOOD,), "MiB of output", Mode.TEST),
     Case("exits.py", "os._exit", "", (F.CRASH,), "exited with code 0", Mode.TEST),

@@ -3,19 +3,13 @@ input that goes through the core) the whole service of tests/e2e on a real nats-
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from cases import PROBLEMS, Case
 from e2e.conftest import make_system, problems  # noqa: F401 - the service fixtures, reused as they are
 
 from harness import EvalResult, HarnessServer, Problem, load_problem
-
-
-@pytest.fixture(scope="session")
-def harness_server() -> Iterator[HarnessServer]:
-    with HarnessServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="session")

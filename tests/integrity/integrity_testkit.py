@@ -10,11 +10,11 @@ from harness.isolation import processes
 
 
 def params(cases: list[Case]) -> list[object]:
-    """Cases as pytest parameters: CUDA ones marked, ids like "C7-c07_background_thread"."""
+    """Cases as pytest parameters: CUDA and slow ones marked, ids like "C7-c07_background_thread"."""
     return [
         pytest.param(
             case,
-            marks=[pytest.mark.cuda] if case.cuda else [],
+            marks=[mark for mark, on in ((pytest.mark.cuda, case.cuda), (pytest.mark.slow, case.slow)) if on],
             id=f"{case.entry.replace(' ', '-')}-{case.name}{'-cuda' if case.cuda else ''}"
             + ("" if case.problem == "fixture" else f"-{case.problem}"),
         )

@@ -154,6 +154,7 @@ def test_a_job_is_held_to_its_cpu_quota(server, hierarchy):
     assert _groups_of(server, hierarchy) == []
 
 
+@pytest.mark.slow
 def test_a_problem_with_its_own_evaluator_runs_in_a_group_too(server, hierarchy):
     problem = load_problem(REPO / "tests" / "fixtures" / "author_eval" / "crossentropy")
     solution = (REPO / "tests" / "fixtures" / "author_eval" / "solutions" / "correct.py").read_text()

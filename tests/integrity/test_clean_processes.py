@@ -61,6 +61,7 @@ def _in_memory_of(pid: int, needle: bytes) -> bool | None:
     return False
 
 
+@pytest.mark.slow
 def test_the_next_job_finds_nothing_of_the_previous_one():
     marker = PREFIX + secrets.token_hex(16)
     with HarnessServer() as server:

@@ -194,6 +194,7 @@ def test_without_namespaces_a_root_server_runs_jobs_as_users_of_their_own_or_ref
         _cleaned_up_after(server)
 
 
+@pytest.mark.slow
 def test_without_namespaces_a_non_root_server_keeps_limits_and_cleans_up(tmp_path):
     wrapper = _as_nobody(tmp_path)
     with HarnessServer(python=str(wrapper), sandbox_policy="limits") as server:
@@ -233,6 +234,7 @@ def _job_for(path: str) -> EvalJob:
     )
 
 
+@pytest.mark.slow
 def test_a_server_that_is_not_root_sandboxes_in_a_user_namespace(tmp_path):
     with HarnessServer(python=str(_as_nobody(tmp_path))) as server:
         _isolated(server)
@@ -270,6 +272,7 @@ def test_a_busy_gpu_after_the_job_is_noticed(monkeypatch):
         assert device.gpu_idle(wait_s=0.2) is idle
 
 
+@pytest.mark.slow
 def test_a_killed_server_takes_its_job_with_it():
     server = HarnessServer()
     server.start()

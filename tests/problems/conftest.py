@@ -1,4 +1,5 @@
-"""Fixtures of the shipped-problems suite: the device to evaluate on and one warm harness server.
+"""Fixtures of the shipped-problems suite: the device to evaluate on (solutions run on the session's warm
+``harness_server``, tests/conftest.py).
 
 Solutions run through the real harness (server, fork, sandbox, worker): on CUDA where this machine has
 it, else on the CPU, where CUDA-only fixtures are skipped with the reason their header gives.
@@ -6,20 +7,10 @@ it, else on the CPU, where CUDA-only fixtures are skipped with the reason their 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import torch
-
-from harness import HarnessServer
 
 
 @pytest.fixture(scope="session")
 def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-@pytest.fixture(scope="session")
-def problems_harness() -> Iterator[HarnessServer]:
-    with HarnessServer() as server:
-        yield server

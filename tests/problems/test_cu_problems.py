@@ -44,10 +44,10 @@ def test_cuda_problem_is_complete(folder: Path) -> None:
 @pytest.mark.cuda
 @pytest.mark.parametrize("mode", [Mode.TEST, Mode.RANKED], ids=lambda mode: mode.value)
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda path: str(path.relative_to(PROBLEMS)))
-def test_cuda_solution_gets_its_label(solution: Path, mode: Mode, problems_harness: HarnessServer) -> None:
+def test_cuda_solution_gets_its_label(solution: Path, mode: Mode, harness_server: HarnessServer) -> None:
     problem = load_problem(solution.parents[2])
     problem = dataclasses.replace(problem, task=dataclasses.replace(problem.task, shape_budget_ms=20.0))
-    result = problems_harness.evaluate(
+    result = harness_server.evaluate(
         EvalJob(
             problem=problem,
             submission_name=solution.name,

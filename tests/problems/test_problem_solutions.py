@@ -12,7 +12,7 @@ from harness import EvalJob, EvalResult, FailureKind, HarnessServer, Mode, Statu
 # Timed-loop budget per shape for these runs (the problems' default is 600 ms): the suite checks verdicts,
 # not timings, and still times every benchmark shape with at least the stop rule's minimum of samples.
 SHAPE_BUDGET_MS = 20.0
-MODES = [Mode.TEST, Mode.RANKED]
+MODES = [Mode.TEST, pytest.param(Mode.RANKED, marks=pytest.mark.slow)]  # ranked: every benchmark shape, ~20 s on CPU
 WRONG_KINDS = {FailureKind.WRONG_OUTPUT, FailureKind.BAD_OUTPUT_TYPE}
 
 
@@ -46,8 +46,8 @@ def _explain(result: EvalResult) -> str:
 
 @pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.value)
 @pytest.mark.parametrize("solution", solutions("correct"), ids=lambda solution: solution.id)
-def test_correct_solution_passes(solution: Solution, mode: Mode, problems_harness: HarnessServer, device: str) -> None:
-    result = _evaluate(problems_harness, solution, mode, device)
+def test_correct_solution_passes(solution: Solution, mode: Mode, harness_server: HarnessServer, device: str) -> None:
+    result = _evaluate(harness_server, solution, mode, device)
 
     assert result.status is Status.PASSED, _explain(result)
     assert result.tests and all(test.passed for test in result.tests)
@@ -59,8 +59,8 @@ def test_correct_solution_passes(solution: Solution, mode: Mode, problems_harnes
 
 @pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.value)
 @pytest.mark.parametrize("solution", solutions("wrong"), ids=lambda solution: solution.id)
-def test_wrong_solution_fails(solution: Solution, mode: Mode, problems_harness: HarnessServer, device: str) -> None:
-    result = _evaluate(problems_harness, solution, mode, device)
+def test_wrong_solution_fails(solution: Solution, mode: Mode, harness_server: HarnessServer, device: str) -> None:
+    result = _evaluate(harness_server, solution, mode, device)
 
     if solution.fails_only_in_ranked and mode is Mode.TEST:
         # The known gap this fixture documents: test mode sees only the small test shapes.

@@ -31,6 +31,7 @@ def _submission(name: str) -> str:
     return str(FIXTURES / "submissions" / f"{name}.py")
 
 
+@pytest.mark.slow
 def test_a_passing_submission_prints_the_report_and_exits_0(capsys) -> None:
     assert main([_submission("correct"), "--problem", PROBLEM, "--device", "cpu", "--mode", "benchmark"]) == 0
     out = capsys.readouterr().out
@@ -82,6 +83,7 @@ def test_profile_mode_saves_the_attached_ncu_reports(tmp_path, monkeypatch, caps
 AUTHOR = Path(__file__).resolve().parents[1] / "fixtures" / "author_eval"
 
 
+@pytest.mark.slow
 def test_a_problem_with_its_own_evaluator_runs_through_kernelrank_eval(capsys) -> None:
     problem = str(AUTHOR / "crossentropy")
     assert main([str(AUTHOR / "solutions" / "correct.py"), "--problem", problem, "--mode", "ranked"]) == 0

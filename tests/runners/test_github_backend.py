@@ -101,6 +101,7 @@ async def test_a_restarted_worker_follows_the_same_workflow_run(
     assert len(github.dispatches) == 1 and len(github.runs) == 1
 
 
+@pytest.mark.slow
 async def test_a_dispatch_github_never_turned_into_a_run_is_sent_again(bus, results, run_job, github, serve) -> None:
     github.old_server, github.lose_dispatches = True, 1
     await bus.publish_job(run_job(GPU))
@@ -154,6 +155,7 @@ async def test_a_refused_token_says_the_runner_is_not_configured_and_never_shows
     assert not github.dispatches
 
 
+@pytest.mark.slow
 async def test_rate_limits_are_waited_out(eval_job, github) -> None:
     github.rate_limited = 2
     runner = github_runner(github, MemoryCalls())

@@ -44,6 +44,7 @@ async def test_runs_jobs_one_after_another_with_their_progress(runner: LocalRunn
     assert stages == ["starting", "testing", "testing", "testing"] * 2
 
 
+@pytest.mark.slow
 async def test_a_warmed_up_runner_has_its_server_up_before_the_first_job(runner: LocalRunner) -> None:
     assert not runner.warm
     runner.warm_up()
@@ -55,6 +56,7 @@ async def test_a_warmed_up_runner_has_its_server_up_before_the_first_job(runner:
     assert (await runner.run(_job("correct"))).status is Status.PASSED
 
 
+@pytest.mark.slow
 async def test_concurrent_runs_take_turns(runner: LocalRunner) -> None:
     order: list[str] = []
 
@@ -72,6 +74,7 @@ async def test_concurrent_runs_take_turns(runner: LocalRunner) -> None:
     assert switches == 1, order  # all of one job's events, then all of the other's
 
 
+@pytest.mark.slow
 async def test_cancelling_a_run_stops_it_and_the_runner_goes_on(runner: LocalRunner) -> None:
     looping = asyncio.Event()
 

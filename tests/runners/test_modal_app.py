@@ -87,6 +87,7 @@ def test_non_python_files_of_the_package_ship_too(tmp_path: Path, monkeypatch: p
     }
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:The run_.* function is executing locally")
 @pytest.mark.parametrize("pool", POOLS)
 def test_each_function_body_evaluates_a_shipped_problem_through_the_real_harness(pool: str, cache_env) -> None:

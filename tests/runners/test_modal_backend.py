@@ -46,6 +46,7 @@ def worker(bus: Bus, runner: ModalRunner, **options) -> Worker:
     return Worker(bus, runner.gpu, runner, poll_s=0.2, retry_delay_s=0.1, **options)
 
 
+@pytest.mark.slow
 async def test_a_job_runs_in_its_pools_function_and_comes_back_with_the_gpu_and_its_cost(
     bus, results, run_job, fake, serve, monkeypatch
 ) -> None:
@@ -89,6 +90,7 @@ async def test_an_exception_from_the_remote_side_is_an_error_blamed_on_kernelran
     assert await calls.get(job.run_id) is None
 
 
+@pytest.mark.slow
 async def test_a_lost_container_goes_back_through_the_queue_and_runs_again(bus, results, run_job, fake, serve) -> None:
     fake.outcomes = [modal.exception.InternalFailure("Worker was preempted"), "ok"]
     await bus.publish_job(run_job(GPU))
@@ -184,6 +186,7 @@ async def test_a_call_that_is_gone_on_reattach_is_started_again(bus, results, ru
     assert (await calls.get(job.run_id))["call_id"] not in (old_call, None)
 
 
+@pytest.mark.slow
 async def test_a_network_blip_while_waiting_keeps_the_same_call(bus, results, run_job, fake, serve) -> None:
     fake.outcomes = [Flaky(modal.exception.ConnectionError("Could not connect to the Modal server"))]
     await bus.publish_job(run_job(GPU))

@@ -36,6 +36,7 @@ def fake(cache_env, monkeypatch) -> Iterator[FakeModal]:
     fake.close()
 
 
+@pytest.mark.slow
 def test_check_runs_the_identity_problem_on_each_gpu_type_and_prints_what_ran_where(fake, capsys) -> None:
     settings = Settings(modal_gpus=["H100", "T4"])
     assert modal_cli.main(["check"], settings, modal_api=fake) == 0
@@ -47,6 +48,7 @@ def test_check_runs_the_identity_problem_on_each_gpu_type_and_prints_what_ran_wh
         assert "passed" in line and re.search(r"\$\d+\.\d{4}", line) and "✗" not in line
 
 
+@pytest.mark.slow
 def test_check_fails_a_gpu_whose_container_could_not_use_it(fake, capsys, monkeypatch) -> None:
     monkeypatch.setattr(harness.host.remote, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")  # seen, but the run used CPU
     assert modal_cli.main(["check", "--gpu", "H100"], Settings(), modal_api=fake) == 1
@@ -179,6 +181,7 @@ async def test_a_modal_worker_built_from_the_settings_reaches_the_real_modal_cli
     assert "The Modal runner is not configured" in result.result.failure.message
 
 
+@pytest.mark.slow
 async def test_a_github_worker_built_from_the_settings_runs_jobs_on_the_repositorys_runners(
     bus, results, run_job, nats_url
 ) -> None:

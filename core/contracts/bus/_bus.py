@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -347,8 +348,10 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOp
     async def close(self) -> None:
         """Stop everything this bus runs, flush what is published, and disconnect."""
         self._closing = True
-        for running in list(self._running):
-            await running.stop()
+        outcomes = await asyncio.gather(*(running.stop() for running in list(self._running)), return_exceptions=True)
+        for outcome in outcomes:  # all stopped first, then the first failure raised
+            if isinstance(outcome, BaseException):
+                raise outcome
         if self._nc.is_closed:
             return
         try:

@@ -18,6 +18,7 @@ from nats.aio.subscription import Subscription
 from core.contracts.bus._errors import BusError, translated
 from core.contracts.bus._link import while_reconnecting
 from core.contracts.messages import DecodeError, decode
+from core.contracts.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +91,16 @@ class Puller(Generic[T]):
         self._clock = clock
         self._spare: list[tuple[float, Msg]] = []
 
-    async def fetch(self, batch: int, timeout_s: float) -> list[Delivery[T]]:
-        """Up to ``batch`` deliveries; an empty list when none arrived within ``timeout_s``."""
+    async def fetch(self, batch: int, timeout_s: float, *, stop: asyncio.Event | None = None) -> list[Delivery[T]]:
+        """Up to ``batch`` deliveries; an empty list when none arrived within ``timeout_s``, or as soon as ``stop``
+        is set (a stopping loop need not wait out an idle fetch)."""
         now = self._clock()
         spare = [(at, msg) for at, msg in self._spare if now - at < SPARE_FOR * self.ack_wait_s]
         msgs, self._spare = [msg for _, msg in spare[:batch]], spare[batch:]
         if not msgs:
             with translated("fetch messages"):
                 try:
-                    msgs = await self._sub.fetch(batch, timeout=timeout_s)
+                    msgs = await _unless(stop, self._sub.fetch(batch, timeout=timeout_s))
                 except TimeoutError:  # nats-py raises its own or asyncio's, depending on where it waited
                     return []  # an idle queue: the normal case, not a failure
             self._spare += [(now, msg) for msg in msgs[batch:]]
@@ -129,6 +131,24 @@ class Puller(Generic[T]):
     async def close(self) -> None:
         with contextlib.suppress(nats.errors.Error):
             await self._sub.unsubscribe()
+
+
+async def _unless(stop: asyncio.Event | None, fetching: Awaitable[list[Msg]]) -> list[Msg]:
+    """What ``fetching`` returns, or nothing once ``stop`` is set first. A fetch cut short acknowledged nothing:
+    the messages it had pulled come back after ack_wait. One that ended as it was cut short (Python 3.11's
+    ``wait_for`` inside nats-py can swallow the cancellation) still returns its messages."""
+    if stop is None:
+        return await fetching
+    fetch = asyncio.ensure_future(fetching)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({fetch, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not fetch.done():
+            with contextlib.suppress(Exception):  # its own failure is raised below, never in a cancellation's place
+                await cancel_and_wait(fetch)
+    return [] if fetch.cancelled() else fetch.result()
 
 
 class Running:
@@ -175,7 +195,7 @@ class Consumer(Running, Generic[T]):
     """A durable pull loop: fetch a batch, hand it to the handler, ack it all only after the handler returns.
 
     A handler that raises gets the batch back later (nak with a delay): nothing is lost. ``stop()``
-    lets the batch in hand finish, then unsubscribes; it waits at most ``poll_s`` for an idle fetch.
+    lets the batch in hand finish, ends an idle fetch at once, then unsubscribes.
     ``ack_sync`` False acknowledges without waiting for the server: for handlers a repeat does not harm.
     """
 
@@ -199,7 +219,7 @@ class Consumer(Running, Generic[T]):
     async def _loop(self) -> None:
         while not self._stopping.is_set():
             try:
-                deliveries = await self._puller.fetch(self._batch, self._poll_s)
+                deliveries = await self._puller.fetch(self._batch, self._poll_s, stop=self._stopping)
             except BusError as exc:
                 log.warning("consumer fetch failed, retrying: %s", exc)
                 with contextlib.suppress(TimeoutError):

@@ -4,9 +4,9 @@ in one sentence; update, close and delete (with its confirmation) follow."""
 
 from __future__ import annotations
 
+import pytest
 from discord_testkit import flags, texts
 
-from runners.local import LocalRunner
 from tests.core.test_manage import identity_archive
 from tests.fakes.discord import payloads
 
@@ -14,8 +14,11 @@ EPHEMERAL = 1 << 6
 ADMIN = ["admin"]
 
 
-async def test_admin_create_update_close_delete_from_discord_with_permission_checks(make_system, make_bot):
-    system = await make_system(LocalRunner(), admins=[f"discord:{payloads.ADA['id']}"])
+@pytest.mark.slow
+async def test_admin_create_update_close_delete_from_discord_with_permission_checks(
+    local_runner, make_system, make_bot
+):
+    system = await make_system(local_runner, admins=[f"discord:{payloads.ADA['id']}"])
     bot = await make_bot(system)
     fake = bot.fake
     problem = identity_archive()
@@ -61,8 +64,9 @@ async def test_admin_create_update_close_delete_from_discord_with_permission_che
     assert "There is no leaderboard 'weekly'" in texts(gone)
 
 
-async def test_admin_create_with_no_gpu_named_offers_the_pools_the_workers_serve(make_system, make_bot):
-    system = await make_system(LocalRunner(), pools=["CPU", "H100"], admins=[f"discord:{payloads.ADA['id']}"])
+@pytest.mark.slow
+async def test_admin_create_with_no_gpu_named_offers_the_pools_the_workers_serve(local_runner, make_system, make_bot):
+    system = await make_system(local_runner, pools=["CPU", "H100"], admins=[f"discord:{payloads.ADA['id']}"])
     bot = await make_bot(system)
     fake = bot.fake
     problem = identity_archive()
@@ -87,8 +91,11 @@ async def test_admin_create_with_no_gpu_named_offers_the_pools_the_workers_serve
     )
 
 
-async def test_a_person_option_also_takes_a_typed_name_so_admin_limit_reaches_a_leaderboard(make_system, make_bot):
-    system = await make_system(LocalRunner(), admins=[f"discord:{payloads.ADA['id']}"])
+@pytest.mark.slow
+async def test_a_person_option_also_takes_a_typed_name_so_admin_limit_reaches_a_leaderboard(
+    local_runner, make_system, make_bot
+):
+    system = await make_system(local_runner, admins=[f"discord:{payloads.ADA['id']}"])
     bot = await make_bot(system)
     board = await bot.answer(await bot.slash(ADMIN + ["limit"], {"person_typed": "vectoradd", "rate": "2/min"}))
     assert "vectoradd takes 2 submissions a minute per GPU, everyone's together" in texts(board)

@@ -8,6 +8,7 @@ import zipfile
 from datetime import UTC, datetime
 
 import nats
+import pytest
 from discord_testkit import CORRECT, SUBMIT_RANKED, flags, texts
 
 from core.contracts import subjects
@@ -128,6 +129,7 @@ async def test_help_lists_every_command_from_the_tree(make_system, make_bot):
     assert "/admin sync" in texts(call)
 
 
+@pytest.mark.slow
 async def test_core_down_is_answered_privately_with_what_to_do(make_system, make_bot):
     system = await make_system(FakeRunner())
     bot = await make_bot(system)

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.discord import FakeDiscord
 
 REPO = Path(__file__).resolve().parents[3]
@@ -28,6 +30,7 @@ async def kernelrank(cwd: Path, *args: str, **env: str) -> tuple[int, str]:
     return proc.returncode, out.decode()
 
 
+@pytest.mark.slow
 async def test_without_a_token_it_says_where_to_get_one(tmp_path, nats_url):
     code, out = await kernelrank(tmp_path, "discord", KERNELRANK_NATS_URL=nats_url)
     assert code == 1 and "DISCORD_TOKEN is not set" in out and "Developer Portal" in out
@@ -44,6 +47,7 @@ async def test_a_refused_token_is_named_and_never_printed(tmp_path, nats_url, fa
     assert code == 1 and "Discord refused DISCORD_TOKEN" in out and "not-the-token" not in out
 
 
+@pytest.mark.slow
 async def test_sync_global_registers_every_command_then_exits(tmp_path, fake_discord: FakeDiscord):
     code, out = await kernelrank(
         tmp_path,
@@ -57,6 +61,7 @@ async def test_sync_global_registers_every_command_then_exits(tmp_path, fake_dis
     assert not fake_discord.calls_to("WS", "IDENTIFY")  # no gateway session for a registration
 
 
+@pytest.mark.slow
 async def test_a_bad_announcement_channel_stops_the_core_with_the_setting_named(tmp_path, nats_url):
     code, out = await kernelrank(
         tmp_path,

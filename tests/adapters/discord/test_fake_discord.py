@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
+import re
 import sys
 from pathlib import Path
 
@@ -17,12 +17,6 @@ from tests.fakes.discord import FakeDiscord, payloads
 from tests.fakes.discord import objects as o
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def wait_for_line(path: Path, wanted, timeout_s: float = 60.0) -> dict:
@@ -42,13 +36,13 @@ async def test_run_on_its_own_it_replays_an_interaction_from_a_file(make_system,
     system = await make_system(FakeRunner())
     payload = payloads.slash(FakeDiscord(), ["leaderboard", "list"])  # shaped as Discord sends it
     (tmp_path / "list.json").write_text(json.dumps(payload))
-    record, port = tmp_path / "calls.jsonl", free_port()
+    record = tmp_path / "calls.jsonl"
     fake = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "tests.fakes.discord",
         "--port",
-        str(port),
+        "0",  # the OS picks a free port; the fake's first line names it
         "--record",
         str(record),
         "--inject",
@@ -60,7 +54,9 @@ async def test_run_on_its_own_it_replays_an_interaction_from_a_file(make_system,
         stderr=asyncio.subprocess.STDOUT,
     )
     first = (await asyncio.wait_for(fake.stdout.readline(), 30)).decode()
-    assert f"KERNELRANK_DISCORD_API_BASE=http://127.0.0.1:{port}/api" in first
+    port = re.search(r"KERNELRANK_DISCORD_API_BASE=http://127\.0\.0\.1:(\d+)/api", first)
+    assert port, first
+    port = int(port.group(1))
     settings = Settings(
         home=tmp_path / "bot",
         nats_url=system.settings.nats_url,
