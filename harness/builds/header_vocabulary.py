@@ -92,9 +92,11 @@ def load(header_sets: tuple[tuple[str, tuple[str, ...]], ...]) -> Vocabulary | N
 
 def _start(source: str) -> tuple[subprocess.Popen[bytes], Path]:
     """``c++ -E -dD`` of ``source`` with the include folders and defines of torch's extension builds."""
-    from torch.utils import cpp_extension
+    import torch  # not torch.utils.cpp_extension: on a GPU host its import opens the GPU, and this runs in the server
 
-    includes = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]
+    torch_include = Path(torch.__file__).parent / "include"  # where cpp_extension.include_paths() points too
+    includes = [str(torch_include), str(torch_include / "torch" / "csrc" / "api" / "include")]
+    includes.append(sysconfig.get_paths()["include"])
     handle, name = tempfile.mkstemp(prefix="kernelrank-vocabulary-", suffix=".i")
     command = [
         os.environ.get("CXX", "c++"),

@@ -72,7 +72,7 @@ def serve(fd: int, policy: str = "auto", preloads: tuple[str, ...] = PRELOADS) -
     if (arch := gpu_arch()) is not None:  # in-job extension builds target this GPU only
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", arch.torch)
     if "torch.utils.cpp_extension" in preloads:  # what torch's headers declare, read before the first inline build
-        from harness.builds import header_tiers
+        from harness.builds import header_tiers  # (it runs the preprocessor only: no import that touches the GPU)
 
         header_tiers.vocabulary()
     # the worker side (timing, checks, modes) is imported here, once, before any fork
