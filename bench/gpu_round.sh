@@ -4,6 +4,7 @@
 #   integrity  the cheat catalogue's CUDA cases, the honest solutions and hostile input (bench/integrity_gpu.py)
 #   ranked     5 fresh ranked evaluations each: kernelrank's vectoradd, grayscale, matmul, histogram and the
 #              public-style pmpp problems (bench/fixtures/public_style), with per-shape figures
+#   large      3 ranked evaluations each of the problems with the largest shapes (a quick check of the exchange)
 #   before     the same ranked runs on an older checkout unpacked under .probe/before (the baseline, same call):
 #              git archive REV --prefix=.probe/before/ | tar -x; cp -r bench/fixtures .probe/before/bench/
 #   builds     first inline-CUDA builds of three sources as people write them (bench/first_build.py)
@@ -21,6 +22,7 @@ for section in "$@"; do
     case $section in
         integrity) python3 bench/integrity_gpu.py --cuda-only ;;
         ranked) python3 bench/ranked_wall.py --runs 5 --device cuda --shapes "${RANKED[@]}" ;;
+        large) python3 bench/ranked_wall.py --runs 3 --device cuda --shapes vectoradd matmul "${RANKED[4]}" "${RANKED[7]}" ;;
         before) python3 bench/ranked_wall.py --runs 5 --device cuda --root .probe/before "${RANKED[@]}" ;;
         builds) python3 bench/first_build.py ;;
         types) python3 -m pytest -q -p no:cacheprovider --noconftest -p bench.gpu_pytest_plugin -m cuda \
