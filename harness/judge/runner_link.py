@@ -275,6 +275,14 @@ class RunnerLink:
             raise self._tampering("it answered a call with memory it did not send")
         mapped: list[torch.UntypedStorage] = []
         try:
+            if self.device == "cuda":
+                # the fence first: once the runner's stream has passed it, its work is done and the bracket ends;
+                # mapping the outputs (the driver's page-table work for hundreds of MB, 0.4-0.7 ms on an H200) is
+                # the judge's own cost, so it comes after
+                self._open(record.get("fence") or {}, fence=True)
+                torch.cuda.synchronize()
+            # the host's cost of mapping is the judge's own; the wait it queued is counted (it ends at the sync)
+            bracket_us = (_clock_ns() - started - self._opening_ns) / 1000
             for entry in described:
                 mapped.append(
                     next(host)
@@ -284,12 +292,9 @@ class RunnerLink:
                     else self._staged(int(entry["staged"]))
                 )
             if self.device == "cuda":
-                self._open(record.get("fence") or {}, fence=True)  # waits for the runner's stream past the call
-                torch.cuda.synchronize()
+                torch.cuda.synchronize()  # any output's own event, and the mapping, before the copy home
         except (AttributeError, TypeError, KeyError, ValueError, transport.TransportError) as exc:
             raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
-        # the host's cost of mapping is the judge's own; the waits it queued are counted (they end at the sync)
-        bracket_us = (_clock_ns() - started - self._opening_ns) / 1000
         # on the CPU, the CPU time of the whole job but the judge, over the cores the call kept busy
         cpu_us = (self._cpu.read_ns() - cpu_from) / 1000 if self._cpu else None
         spent_us = brackets.spent(bracket_us - staging_us, cpu_us)
