@@ -32,10 +32,11 @@ import torch
 RESOLUTION_US = 2.0  # CUDA events (0.5 us) against the host clock, plus rounding
 RESOLUTION_SHARE = 0.001
 # Unexplained time tolerated per median call, (absolute us, share of the reported median), per device. On CUDA:
-# what an exchange of a real call costs beyond the calibration's (0.2-0.28 ms seen on an H200 for outputs of
-# 2-512 MB: sharing a fresh allocation by IPC costs more than the calibration's small one). On the CPU: a wait for
-# a core in the exchange on a loaded machine. The share is what a lie may shave off unnamed (docs/integrity.md).
-SLACK = {"cpu": (2000.0, 0.25), "cuda": (400.0, 0.25)}
+# what an exchange of a real call costs beyond the calibration's; honest shapes that move hundreds of MB showed
+# 0.40-0.66 ms of it on an H200 (2026-11-27, bench/gpu_round.sh), whose cause was not found: neither the outputs'
+# mapping nor the calibration's output size explains it. On the CPU: a wait for a core in the exchange on a loaded
+# machine. The rest is what a lie may shave off unnamed (docs/integrity.md, "The judge's clock").
+SLACK = {"cpu": (2000.0, 0.25), "cuda": (800.0, 0.25)}
 
 
 @dataclass(frozen=True)
