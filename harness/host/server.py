@@ -34,7 +34,7 @@ from harness.codec import DecodeError, from_jsonable
 from harness.failures import failed_result
 from harness.host.server_process import PRELOADS, preloads_for
 from harness.isolation import rootfs
-from harness.isolation.environment import scrubbed_environment
+from harness.isolation.environment import THREADING_ENV, scrubbed_environment
 from harness.isolation.sandbox import kill_group
 from harness.job import EvalJob
 from harness.result import EvalResult, Failure, FailureKind, Mode, Progress
@@ -91,7 +91,7 @@ class HarnessServer:
             return
         self.close()
         ours, theirs = socket.socketpair()
-        env = scrubbed_environment(os.environ)
+        env = {**scrubbed_environment(os.environ), **THREADING_ENV}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
         try:
             log = self.log.open("ab") if self.log is not None else None

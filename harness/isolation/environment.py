@@ -63,6 +63,11 @@ ENV_KEEP = frozenset(
     }
 )
 ENV_KEEP_PREFIXES = ("LC_",)
+# Set for the harness server and everything below it, before torch is imported (OpenMP reads them when it loads):
+# idle OpenMP threads sleep instead of spinning, so a job's CPU time is the work it did. Spinning threads filled
+# every wait for a core with CPU time, and on a loaded machine the judge's CPU clock read honest calls as longer
+# than their reported time (untrusted time).
+THREADING_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0", "KMP_BLOCKTIME": "0"}
 
 
 def scrubbed_environment(environ: Mapping[str, str]) -> dict[str, str]:

@@ -33,14 +33,16 @@ class CompileClock:
         self._on_compile = on_compile or (lambda: None)
         self._seconds = 0.0
         self._depth = 0  # extension builds in progress: what they trigger inside is theirs
+        self._dynamo_from = 0.0  # torch.compile's seconds before this clock was installed: not this clock's
 
     def install(self) -> CompileClock:
+        self._dynamo_from = _dynamo_seconds()
         self._wrap_extension_loaders()
         self._listen_to_triton()
         return self
 
     def seconds(self) -> float:
-        return self._seconds + _dynamo_seconds()
+        return self._seconds + max(0.0, _dynamo_seconds() - self._dynamo_from)
 
     def _wrap_extension_loaders(self) -> None:
         try:
