@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 
 from core.contracts.messages import Part, PartKind, Reply, Tone
-from core.contracts.report import clip, format_us
+from core.contracts.reply_parts import clip, format_us
 
 _TONE_COLOUR = {Tone.INFO: "36", Tone.SUCCESS: "32", Tone.WARNING: "33", Tone.ERROR: "31"}
 _TONE_MARK = {Tone.INFO: "•", Tone.SUCCESS: "✔", Tone.WARNING: "!", Tone.ERROR: "✘"}

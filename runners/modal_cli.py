@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from core.contracts.config import Settings
-from core.contracts.report import format_cost
+from core.contracts.reply_parts import format_cost
 from harness.job import EvalJob
 from harness.loading import load_problem
 from harness.problem import ProblemError

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 from core.contracts.bus import Bus, Running
 from core.service.dispatch import Dispatcher
-from core.service.report_check import ReportCheck
 from core.service.runs import RunBook
+from core.service.worker_reports import ReportCheck
 from runners.worker import Worker
 
 WORKER = "w-cpu"  # the worker tests/conftest.py's authed_nats issues for the CPU pool

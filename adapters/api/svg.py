@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from html import escape
 
-from core.contracts.report import format_us
+from core.contracts.reply_parts import format_us
 
 WIDTH, HEIGHT = 640, 240
 LEFT, RIGHT, TOP, BOTTOM = 80, 16, 16, 40  # room for the axis labels

@@ -29,7 +29,7 @@ from adapters.api.answers import STATUS
 from adapters.api.svg import progress_chart
 from core.contracts.commands import query_command
 from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
-from core.contracts.report import format_us
+from core.contracts.reply_parts import format_us
 from core.contracts.tokenformat import token_sha256
 
 COOKIE = "kernelrank_token"

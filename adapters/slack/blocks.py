@@ -15,7 +15,7 @@ from typing import Any
 from adapters.render import chart_png, monospace_table, split_text, strip_markup, summary_line, tone_icon
 from adapters.terminal import render as plain_text
 from core.contracts.messages import Part, PartKind, Reply
-from core.contracts.report import format_us
+from core.contracts.reply_parts import format_us
 
 SECTION_LIMIT = 3000
 HEADER_LIMIT = 150

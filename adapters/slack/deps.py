@@ -13,7 +13,7 @@ from adapters.slack.intake import FileIntake
 from adapters.slack.poster import Poster
 from core.contracts.bus import Bus, BusError, Ledger
 from core.contracts.messages import Command, Reply
-from core.contracts.report import error_reply
+from core.contracts.reply_parts import error_reply
 
 log = logging.getLogger(__name__)
 

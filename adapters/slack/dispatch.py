@@ -14,7 +14,7 @@ from adapters.slack.answers import Answer, ThreadAnswer
 from adapters.slack.blocks import SlackMessage, mention, render
 from adapters.slack.deps import Deps
 from adapters.slack.grammar import Invocation, SubmitArgs, help_hint, usage
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.commands import query_command, submit_command
 from core.contracts.errors import UserError
 from core.contracts.messages import Actor, Attachment, CommandKind, Part, PartKind, Platform, Reply, ReplyTo, Tone
@@ -36,8 +36,8 @@ def help_reply(command: str, reply_to: ReplyTo) -> Reply:
         title="kernelrank commands",
         ephemeral=True,
         parts=[
-            report.code(usage(command)),
-            report.text(
+            reply_parts.code(usage(command)),
+            reply_parts.text(
                 f"To submit a kernel, mention me in a message with the file attached (`@kernelrank ranked "
                 f"vectoradd H100`), send it to me directly, or use `{command} submit` to open a form."
             ),
@@ -46,7 +46,7 @@ def help_reply(command: str, reply_to: ReplyTo) -> Reply:
 
 
 def problem(reply_to: ReplyTo, message: str) -> Reply:
-    return report.error_reply(reply_to, message)
+    return reply_parts.error_reply(reply_to, message)
 
 
 async def run_query(
@@ -142,7 +142,9 @@ def unknown_usage_reply(command: str, reply_to: ReplyTo, message: str) -> Reply:
         ephemeral=True,
         title="kernelrank commands",
         parts=[
-            report.status(message if help_hint(command) in message else f"{message} {help_hint(command)}", Tone.ERROR),
-            report.code(usage(command)),
+            reply_parts.status(
+                message if help_hint(command) in message else f"{message} {help_hint(command)}", Tone.ERROR
+            ),
+            reply_parts.code(usage(command)),
         ],
     )

@@ -17,7 +17,7 @@ Kept by the host that holds ``<home>/secrets`` (written by ``kernelrank workers 
 The server's configuration (``core.contracts.credentials.embedded_server_config``) gives each live worker a
 user with ``core.contracts.roles.worker_permissions``; the core reads the registry to ignore pool status
 from a worker for a pool it was not issued for, and every report of a revoked worker
-(``core.service.report_check``).
+(``core.service.worker_reports``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ embedded nats-server reread it, so a new worker can connect at once and a revoke
 ``add --operator-nats`` issues a worker for an operator-mode NATS, whose users the operator's own tooling (``nsc``)
 makes: kernelrank writes only its key file (name, signing key, pools); the worker logs in with its ``.creds``
 file and signs with the key file (``KERNELRANK_WORKER_KEY_FILE``). Revoking it makes the core drop its reports
-(``core.service.report_check``); its NATS user is revoked with that same tooling.
+(``core.service.worker_reports``); its NATS user is revoked with that same tooling.
 """
 
 from __future__ import annotations

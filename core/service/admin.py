@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import NotFound, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.service.args import int_arg, moment_arg, other_person, reply
@@ -34,7 +34,7 @@ async def role(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         )
     deps.people.roles_changed()
     await _audit(deps, caller, f"role {action}", {"person": person, "role": name})
-    return reply(cmd, "Roles", [report.text(words)], data={"person_id": person, "role": name, "action": action})
+    return reply(cmd, "Roles", [reply_parts.text(words)], data={"person_id": person, "role": name, "action": action})
 
 
 async def ban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -42,7 +42,9 @@ async def ban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     reason = str(cmd.args.get("reason") or "no reason given")
     await deps.db.write(deps.db.store.admin.ban, person, reason, deps.now())
     await _audit(deps, caller, "ban", {"person": person, "reason": reason})
-    return reply(cmd, "Banned", [report.text(f"{who} can no longer submit ({reason}).")], data={"person_id": person})
+    return reply(
+        cmd, "Banned", [reply_parts.text(f"{who} can no longer submit ({reason}).")], data={"person_id": person}
+    )
 
 
 async def unban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -50,7 +52,7 @@ async def unban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if not await deps.db.write(deps.db.store.admin.unban, person):
         raise UserError(f"{who} is not banned.")
     await _audit(deps, caller, "unban", {"person": person, "reason": cmd.args.get("reason") or ""})
-    return reply(cmd, "Unbanned", [report.text(f"{who} can submit again.")], data={"person_id": person})
+    return reply(cmd, "Unbanned", [reply_parts.text(f"{who} can submit again.")], data={"person_id": person})
 
 
 async def invalidate(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -62,7 +64,7 @@ async def invalidate(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(
         cmd,
         f"Submission #{sub_id} invalidated",
-        [report.text(f"#{sub_id} is out of every ranking ({reason}); it stays in history, marked.")],
+        [reply_parts.text(f"#{sub_id} is out of every ranking ({reason}); it stays in history, marked.")],
         data={"submission_id": sub_id},
     )
 
@@ -94,7 +96,7 @@ async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         return reply(
             cmd,
             "Rate limit",
-            [report.text(f"{name} takes {per_minute} submissions a minute per GPU, everyone's together.")],
+            [reply_parts.text(f"{name} takes {per_minute} submissions a minute per GPU, everyone's together.")],
             data={"leaderboard": name, "per_minute": per_minute},
         )
     person, who = await _person(cmd, deps)
@@ -104,7 +106,7 @@ async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(
         cmd,
         "Rate limit",
-        [report.text(f"{who} may submit {per_minute} times a minute per GPU.")],
+        [reply_parts.text(f"{who} may submit {per_minute} times a minute per GPU.")],
         data={"person_id": person, "per_minute": per_minute},
     )
 
@@ -120,12 +122,14 @@ async def audit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     since = moment_arg(cmd, "since") or deps.now() - timedelta(days=7)
     rows = await deps.db.read(deps.db.store.admin.audit, since)
     if not rows:
-        return reply(cmd, "Audit log", [report.text(f"Nothing since {since:%Y-%m-%d %H:%M} UTC.")], data={"rows": []})
+        return reply(
+            cmd, "Audit log", [reply_parts.text(f"Nothing since {since:%Y-%m-%d %H:%M} UTC.")], data={"rows": []}
+        )
     return reply(
         cmd,
         "Audit log",
         [
-            report.table(
+            reply_parts.table(
                 ["when", "who", "what", "detail"],
                 [
                     [f"{at:%Y-%m-%d %H:%M}", actor, action, ", ".join(f"{k}={v}" for k, v in detail.items())[:200]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.config import ConfigError
 from core.contracts.messages import Platform, Reply, ReplyTo, Tone
 from storage.records import RankRow, RunInfo
@@ -55,11 +55,11 @@ def announcements(
         newest = top_runs[entered[-1].run_id]
         headline = (
             f"**{newest.display_name}** is now #{newest.rank} on **{leaderboard}** ({gpu}) with "
-            f"{report.format_us(newest.score_us)}."
+            f"{reply_parts.format_us(newest.score_us)}."
         )
-        table = report.table(
+        table = reply_parts.table(
             ["rank", "who", "score", "submission"],
-            [[row.rank, row.display_name, report.format_us(row.score_us), f"#{row.submission_id}"] for row in top],
+            [[row.rank, row.display_name, reply_parts.format_us(row.score_us), f"#{row.submission_id}"] for row in top],
         )
         data = {
             "kind": "announcement",
@@ -73,7 +73,7 @@ def announcements(
                 reply_to=target,
                 title=f"New top {TOP} on {leaderboard} ({gpu})",
                 tone=Tone.SUCCESS,
-                parts=[report.text(headline), table],
+                parts=[reply_parts.text(headline), table],
                 data=data,
                 id=f"announce-{newest.run_id}-{target.platform.value}-{target.channel}",
             )

@@ -16,6 +16,7 @@ from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 from core.contracts.credentials import result_secret
 from core.contracts.messages import Reply, RunJob
+from core.service.acceptance import OncePerCommand
 from core.service.db import Database, Writer
 from core.service.deps import Deps
 from core.service.jobs import JobQueue
@@ -27,7 +28,6 @@ from core.service.people import People
 from core.service.pools import PoolBoard
 from core.service.ratelimit import RateLimiter
 from core.service.runs import RunBook
-from core.service.submitting import OncePerCommand
 from storage.store import Store  # the one place the database file is opened
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Part
 from core.service.podium import MEDALS
 
@@ -13,18 +13,18 @@ from core.service.podium import MEDALS
 def results_parts(results: dict[str, Any]) -> list[Part]:
     parts = []
     for board in results.get("boards", []):
-        parts.append(report.text(f"**{board['leaderboard']} on {board['gpu']}**"))
+        parts.append(reply_parts.text(f"**{board['leaderboard']} on {board['gpu']}**"))
         if not board["podium"]:
-            parts.append(report.text("Nobody ranked."))
+            parts.append(reply_parts.text("Nobody ranked."))
             continue
         parts.append(
-            report.table(
+            reply_parts.table(
                 ["", "who", "score", "verification", "submission"],
                 [
                     [
                         medal(entry),
                         entry["name"],
-                        report.format_us(entry["score_us"]),
+                        reply_parts.format_us(entry["score_us"]),
                         verdict_words(entry),
                         f"#{entry['submission_id']}",
                     ]
@@ -33,9 +33,9 @@ def results_parts(results: dict[str, Any]) -> list[Part]:
             )
         )
     if results.get("teams"):
-        parts.append(report.text("**Teams** (points per rank: docs/challenges.md)"))
-        parts.append(report.table(["team", "points"], results["teams"]))
-    return parts or [report.text("No leaderboards had standings.")]
+        parts.append(reply_parts.text("**Teams** (points per rank: docs/challenges.md)"))
+        parts.append(reply_parts.table(["team", "points"], results["teams"]))
+    return parts or [reply_parts.text("No leaderboards had standings.")]
 
 
 def medal(entry: dict[str, Any]) -> str:
@@ -48,7 +48,7 @@ def verdict_words(entry: dict[str, Any]) -> str:
     if entry["verdict"] != "verified":
         return f"held for review: {entry['reason']}"
     tie = f"; a tie with #{', #'.join(map(str, entry['tie_with']))}" if entry.get("tie_with") else ""
-    return f"verified (re-run {report.format_us(entry['rerun_us'])}){tie}"
+    return f"verified (re-run {reply_parts.format_us(entry['rerun_us'])}){tie}"
 
 
 def podium_marks(results: dict[str, Any], leaderboard: str, gpu: str) -> dict[str, str]:

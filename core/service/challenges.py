@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.config import ConfigError
 from core.contracts.errors import Forbidden, NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
@@ -47,7 +47,7 @@ async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     stored = await deps.db.write(deps.db.store.challenges.add, ch, deps.now())
     await _schedule_boards(stored, cmd, caller, deps)
     await deps.db.write(deps.db.store.audit, caller.signature, "challenge create", _detail(stored))
-    return reply(cmd, f"{title} scheduled", [report.text(_words(stored, deps))], data={"challenge": title})
+    return reply(cmd, f"{title} scheduled", [reply_parts.text(_words(stored, deps))], data={"challenge": title})
 
 
 async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -60,7 +60,7 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     await deps.db.write(deps.db.store.challenges.update, changed)
     await _schedule_boards(changed, cmd, caller, deps)
     await deps.db.write(deps.db.store.audit, caller.signature, "challenge update", _detail(changed))
-    return reply(cmd, f"{ch.title} updated", [report.text(_words(changed, deps))], data={"challenge": ch.title})
+    return reply(cmd, f"{ch.title} updated", [reply_parts.text(_words(changed, deps))], data={"challenge": ch.title})
 
 
 async def cancel(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -73,7 +73,7 @@ async def cancel(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         cmd,
         f"{ch.title} cancelled",
         [
-            report.text(
+            reply_parts.text(
                 f"**{ch.title}** is cancelled: nothing more is announced. Its leaderboards keep their deadlines; "
                 "`admin reopen` changes them."
             )
@@ -108,13 +108,13 @@ async def listed(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         return reply(
             cmd,
             "Challenges",
-            [report.text("No challenges yet: an admin schedules one with `admin challenge create`.")],
+            [reply_parts.text("No challenges yet: an admin schedules one with `admin challenge create`.")],
             data={"challenges": []},
         )
     return reply(
         cmd,
         "Challenges",
-        [report.table(["challenge", "state", "leaderboards", "when"], rows)],
+        [reply_parts.table(["challenge", "state", "leaderboards", "when"], rows)],
         data={"challenges": data},
     )
 
@@ -133,7 +133,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if state == "closed" and ch.results is not None:
         return reply(cmd, f"{ch.title}: results", results_parts(ch.results), data=data | {"results": ch.results})
     parts = [
-        report.text(
+        reply_parts.text(
             f"**{ch.title}** ({state}): {ch.opens_at:%Y-%m-%d %H:%M} to {ch.closes_at:%Y-%m-%d %H:%M} "
             f"UTC, {time_left(ch.closes_at, now)}."
         )
@@ -153,13 +153,14 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                     ],
                 }
             )
-            parts.append(report.text(f"**{name} on {gpu}**"))
+            parts.append(reply_parts.text(f"**{name} on {gpu}**"))
             parts.append(
-                report.table(
-                    ["rank", "who", "score"], [[r.rank, r.display_name, report.format_us(r.score_us)] for r in rows]
+                reply_parts.table(
+                    ["rank", "who", "score"],
+                    [[r.rank, r.display_name, reply_parts.format_us(r.score_us)] for r in rows],
                 )
                 if rows
-                else report.text("Nobody ranked yet.")
+                else reply_parts.text("Nobody ranked yet.")
             )
     return reply(cmd, ch.title, parts, data=data | {"standings": standings})
 
@@ -174,7 +175,7 @@ async def team_add(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     people = [await other_person(cmd, deps, w) for w in who]
     await deps.db.write(deps.db.store.challenges.add_to_team, team, people)
     await deps.db.write(deps.db.store.audit, caller.signature, "team add", {"team": team, "people": people})
-    return reply(cmd, f"Team {team}", [report.text(f"{len(people)} added to **{team}**.")], data={"team": team})
+    return reply(cmd, f"Team {team}", [reply_parts.text(f"{len(people)} added to **{team}**.")], data={"team": team})
 
 
 async def _managed(cmd: Command, caller: Caller, deps: Deps) -> Challenge:

@@ -6,7 +6,7 @@ table shows each shape both runs measured, its median now and then, and the chan
 
 from __future__ import annotations
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Part, PartKind
 from harness.result import EvalResult
 from storage.records import PreviousBest
@@ -14,22 +14,22 @@ from storage.records import PreviousBest
 
 def change_table(result: EvalResult, previous: PreviousBest) -> Part | None:
     """The per-shape comparison, or ``None`` when no shape was measured by both runs."""
-    before = {report.format_spec(spec): median for spec, median in previous.shapes if median}
+    before = {reply_parts.format_spec(spec): median for spec, median in previous.shapes if median}
     rows = []
     for shape in result.shapes:
-        then = before.get(report.format_spec(shape.spec))
+        then = before.get(reply_parts.format_spec(shape.spec))
         if then and shape.median_us:
             rows.append(
                 [
-                    report.format_spec(shape.spec),
-                    report.format_us(shape.median_us),
-                    report.format_us(then),
+                    reply_parts.format_spec(shape.spec),
+                    reply_parts.format_us(shape.median_us),
+                    reply_parts.format_us(then),
                     f"{100 * (shape.median_us - then) / then:+.1f}%",
                 ]
             )
     if not rows:
         return None
-    return report.table(["shape", "median now", f"your best before (#{previous.submission_id})", "change"], rows)
+    return reply_parts.table(["shape", "median now", f"your best before (#{previous.submission_id})", "change"], rows)
 
 
 def with_changes(parts: list[Part], result: EvalResult, previous: PreviousBest | None) -> list[Part]:
@@ -38,4 +38,4 @@ def with_changes(parts: list[Part], result: EvalResult, previous: PreviousBest |
     if table is None:
         return parts
     after = next((i + 1 for i, p in enumerate(parts) if p.kind is PartKind.TABLE and "median" in p.headers), len(parts))
-    return [*parts[:after], report.text("**Against your previous best**"), table, *parts[after:]]
+    return [*parts[:after], reply_parts.text("**Against your previous best**"), table, *parts[after:]]

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from core.contracts.config import Settings
 from core.contracts.messages import Reply, RunJob
+from core.service.acceptance import OncePerCommand
 from core.service.db import Database, Writer
 from core.service.leaderboards import BoardCache
 from core.service.linkcodes import LinkCodes
@@ -20,7 +21,6 @@ from core.service.people import People
 from core.service.pools import PoolBoard
 from core.service.ratelimit import RateLimiter
 from core.service.runs import RunBook
-from core.service.submitting import OncePerCommand
 
 
 @dataclass(frozen=True)

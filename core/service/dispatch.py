@@ -25,8 +25,8 @@ import logging
 
 from core.contracts import signing
 from core.contracts.bus import Bus, Held, Refused, Running, Settle
-from core.service.report_check import ReportCheck
 from core.service.runs import RunBook
+from core.service.worker_reports import ReportCheck
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.commands import check_lengths
 from core.contracts.errors import Forbidden, NotSignedIn, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
@@ -43,7 +43,7 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
             )
         return await handler(cmd, caller, deps)
     except UserError as exc:
-        reply = report.error_reply(cmd.reply_to, str(exc), cmd.id)
+        reply = reply_parts.error_reply(cmd.reply_to, str(exc), cmd.id)
         reply.data = {"error": exc.code}
         if isinstance(exc, RateLimited):
             reply.data["retry_after_s"] = exc.retry_after_s

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import UserError, shown
 from core.contracts.messages import Part
 
@@ -73,13 +73,13 @@ def eval_code_report(
     digest = hashlib.sha256("".join(f"{f.path}\0{f.sha256}\n" for f in files).encode()).hexdigest()
     lines = sum(f.text.count("\n") for f in files)
     parts = [
-        report.text(
+        reply_parts.text(
             f"This is the whole evaluation harness: {len(files)} files, {lines} lines. It stages your "
             "file with the problem's files in a fresh directory, runs it in an isolated process, checks "
             "every shape with the problem's checker and times it as `harness/timing.py` describes."
         ),
-        report.table(["file", "lines", "sha256"], [[f.path, f.text.count("\n"), f.sha256[:12]] for f in files]),
+        reply_parts.table(["file", "lines", "sha256"], [[f.path, f.text.count("\n"), f.sha256[:12]] for f in files]),
     ]
-    parts += [report.code(f.text, SOURCE_SUFFIXES[Path(f.path).suffix], filename=f.path) for f in files]
+    parts += [reply_parts.code(f.text, SOURCE_SUFFIXES[Path(f.path).suffix], filename=f.path) for f in files]
     data = {"files": [f.path for f in files], "sha256": digest}
     return f"The evaluation harness ({len(files)} files, sha256 {digest[:12]})", parts, data

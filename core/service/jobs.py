@@ -42,7 +42,7 @@ class JobQueue:
 
     @property
     def secret(self) -> bytes:
-        """The core's secret, for checking what comes back (``core.service.report_check``)."""
+        """The core's secret, for checking what comes back (``core.service.worker_reports``)."""
         return self._secret
 
     async def publish(self, job: RunJob) -> bool:

@@ -9,7 +9,7 @@ expires after minutes, works once, and only joins its issuer; wrong codes count 
 
 from __future__ import annotations
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
 from core.service.args import other_person
@@ -34,8 +34,8 @@ async def link(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             cmd,
             "Link your accounts",
             [
-                report.code(code),
-                report.text(
+                reply_parts.code(code),
+                reply_parts.text(
                     f"On your other account, type {where} within {CODE_TTL.seconds // 60} minutes. The two "
                     "accounts then become one person: one ranking entry each (the better score), one history, "
                     "one set of tokens. `unlink` splits them again."
@@ -87,8 +87,8 @@ async def _join(cmd: Command, deps: Deps, by: str, one: int, other: int) -> Repl
         cmd,
         "Accounts linked",
         [
-            report.status(f"One person now: {_accounts(accounts)}.", report.Tone.SUCCESS),
-            report.text("Rankings show one entry (the better score) and history is merged. `unlink` splits them."),
+            reply_parts.status(f"One person now: {_accounts(accounts)}.", reply_parts.Tone.SUCCESS),
+            reply_parts.text("Rankings show one entry (the better score) and history is merged. `unlink` splits them."),
         ],
         {"person_id": kept, "accounts": [f"{p}:{u}" for p, u, _ in accounts]},
     )
@@ -103,10 +103,11 @@ async def _split(cmd: Command, deps: Deps, by: str, split: list[tuple[int, int]]
         cmd,
         "Accounts split",
         [
-            report.status(
-                f"{len(people)} people again: " + "; ".join(line for line in lines if line) + ".", report.Tone.SUCCESS
+            reply_parts.status(
+                f"{len(people)} people again: " + "; ".join(line for line in lines if line) + ".",
+                reply_parts.Tone.SUCCESS,
             ),
-            report.text(
+            reply_parts.text(
                 "Each keeps the submissions and tokens it had before the link; what was made while linked "
                 "stays with the first account."
             ),

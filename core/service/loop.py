@@ -15,7 +15,7 @@ core was away are read, never re-run, however long the outage (the queue's dupli
 Workers get jobs from the core alone (``core.service.dispatch``), one delivery to one worker, with that attempt's
 result key (``core.contracts.signing``); a result or progress event that is not signed with it (bound to its
 worker's own key), that comes from an older delivery of the run than one already handed out, or a result from
-another worker than the one holding the run, is dropped and logged (``core.service.report_check``), so a forged,
+another worker than the one holding the run, is dropped and logged (``core.service.worker_reports``), so a forged,
 stale or stolen report never takes the place of the real one.
 """
 
@@ -26,7 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.bus import Bus
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from core.service import admin_news, validation
@@ -39,9 +39,9 @@ from core.service.dispatch import Dispatcher
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
-from core.service.report_check import IssuedPools, Registry, ReportCheck
 from core.service.scheduler import Scheduler
 from core.service.verdicts import result_replies
+from core.service.worker_reports import IssuedPools, Registry, ReportCheck
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
@@ -116,7 +116,7 @@ class CoreService:
             return await dispatch(cmd, self.deps)
         except StoreFull as exc:
             log.error("command %s (%s) not stored: %s", cmd.id, cmd.kind.value, exc)
-            return report.error_reply(
+            return reply_parts.error_reply(
                 cmd.reply_to,
                 "kernelrank cannot save anything right now: the disk under its "
                 "database is full, so nothing of this was kept. The team can see it in the "
@@ -125,7 +125,7 @@ class CoreService:
             )
         except Exception:
             log.exception("command %s (%s) from %s failed", cmd.id, cmd.kind.value, cmd.actor.user_id)
-            return report.error_reply(
+            return reply_parts.error_reply(
                 cmd.reply_to,
                 "Something went wrong inside kernelrank; the team can see "
                 f"the details under request {cmd.id[:8]}. Try again in a minute.",
@@ -199,7 +199,7 @@ class CoreService:
                 and board.leaderboard.deadline > self.deps.now()
             ):
                 replies[-1].parts.append(
-                    report.text(
+                    reply_parts.text(
                         f"{time_left(board.leaderboard.deadline, self.deps.now())} before {run.leaderboard} closes."
                     )
                 )  # the public reply
@@ -233,7 +233,9 @@ class CoreService:
             if run is None:
                 continue
             await self.bus.publish_reply(
-                report.progress_reply(from_jsonable(ReplyTo, run.reply_to), event.run_id, event.gpu, event.progress)
+                reply_parts.progress_reply(
+                    from_jsonable(ReplyTo, run.reply_to), event.run_id, event.gpu, event.progress
+                )
             )
 
     async def _on_dead(self, job: RunJob, deliveries: int) -> None:

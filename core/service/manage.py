@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import Forbidden, UserError, shown
 from core.contracts.messages import Command, Reply, Tone
 from core.service.args import choose_gpus, leaderboard, moment_arg, reply
@@ -60,7 +60,7 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         return reply(
             cmd,
             f"{old.name} updated",
-            [report.text(_settings_words(changed))],
+            [reply_parts.text(_settings_words(changed))],
             data={"leaderboard": old.name, "state": "open", "version": changed.version},
         )
     problem, public = _problem(cmd, old.name)
@@ -94,7 +94,7 @@ async def close(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         cmd,
         f"{old.name} closed",
         [
-            report.text(
+            reply_parts.text(
                 f"**{old.name}** closed at {now:%Y-%m-%d %H:%M} UTC: ranked submissions are refused from now on; test "
                 "and benchmark runs still work, unranked."
             )
@@ -113,7 +113,7 @@ async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(
         cmd,
         f"{old.name} reopened",
-        [report.text(_settings_words(opened))],
+        [reply_parts.text(_settings_words(opened))],
         data={"leaderboard": old.name, "state": "open"},
     )
 
@@ -129,7 +129,7 @@ async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             title=f"Delete {old.name}?",
             tone=Tone.WARNING,
             parts=[
-                report.text(
+                reply_parts.text(
                     f"Deleting **{old.name}** {what}. To go ahead, send the command again with `--confirm {old.name}`."
                 )
             ],
@@ -152,7 +152,7 @@ async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return reply(
         cmd,
         f"{old.name} deleted",
-        [report.text(words)],
+        [reply_parts.text(words)],
         data={"leaderboard": old.name, "state": "purged" if purge else "deleted"},
     )
 
@@ -166,7 +166,7 @@ async def _validate_then_save(
         return reply(
             cmd,
             f"{new.name} is ready",
-            [report.text(opened_words(new, action))],
+            [reply_parts.text(opened_words(new, action))],
             data={"leaderboard": new.name, "state": "open", "version": new.version},
         )
     run_id = await start(pending, problem, deps)
@@ -176,7 +176,7 @@ async def _validate_then_save(
         final=False,
         title=f"Checking {new.name}",
         parts=[
-            report.status(
+            reply_parts.status(
                 f"{new.name} loaded; its reference now runs once in test mode on "
                 f"{new.gpus[0]}. It is {action}d once that passes: `list` shows it "
                 "then, and in chat the answer comes to this thread.",

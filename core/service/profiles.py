@@ -7,7 +7,7 @@ scripts; the parts are the same for chat and the terminal.
 
 from __future__ import annotations
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import NotFound
 from core.contracts.messages import Command, Reply
 from core.service.args import other_person, reply
@@ -34,19 +34,19 @@ async def person(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             }
         )
     parts = [
-        report.table(
+        reply_parts.table(
             ["leaderboard", "GPU", "rank", "best", "submission"],
             [
-                [b.leaderboard, b.gpu, f"#{b.rank}", report.format_us(b.score_us), f"#{b.submission_id}"]
+                [b.leaderboard, b.gpu, f"#{b.rank}", reply_parts.format_us(b.score_us), f"#{b.submission_id}"]
                 for b in found.bests
             ],
         )
         if found.bests
-        else report.text("No ranked entry yet.")
+        else reply_parts.text("No ranked entry yet.")
     ]
     if found.runs:
         parts.append(
-            report.table(
+            reply_parts.table(
                 ["submission", "leaderboard", "GPU", "status", "score", "when"],
                 [
                     [
@@ -54,7 +54,7 @@ async def person(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                         r.leaderboard,
                         r.gpu,
                         r.status or "waiting",
-                        report.format_us(r.score_us),
+                        reply_parts.format_us(r.score_us),
                         f"{r.created_at:%Y-%m-%d %H:%M}",
                     ]
                     for r in found.runs[:10]

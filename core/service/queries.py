@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
 from core.service.access import why_hidden
@@ -34,7 +34,7 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         return reply(
             cmd,
             "Leaderboards",
-            [report.text("No leaderboards yet: an admin creates one with `admin create NAME --problem PATH`.")],
+            [reply_parts.text("No leaderboards yet: an admin creates one with `admin create NAME --problem PATH`.")],
             data={"leaderboards": [], "pools": list(deps.gpu_pools)},
         )
     now = deps.now()
@@ -45,7 +45,7 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             deadline_words(b.deadline, now),
             b.submissions,
             b.people,
-            report.clip(b.description.strip().splitlines()[0], 60) if b.description.strip() else "",
+            reply_parts.clip(b.description.strip().splitlines()[0], 60) if b.description.strip() else "",
         ]
         for b in boards
     ]
@@ -53,8 +53,8 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         cmd,
         "Leaderboards",
         [
-            report.table(["leaderboard", "GPUs", "deadline", "submissions", "people", "about"], rows),
-            report.text("`task LEADERBOARD` shows a leaderboard's whole description."),
+            reply_parts.table(["leaderboard", "GPUs", "deadline", "submissions", "people", "about"], rows),
+            reply_parts.text("`task LEADERBOARD` shows a leaderboard's whole description."),
         ],
         data={
             "leaderboards": [
@@ -100,15 +100,15 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             }
             for r in rows
         ]
-        parts.append(report.text(f"**{board.name} on {gpu}**"))
+        parts.append(reply_parts.text(f"**{board.name} on {gpu}**"))
         parts.append(
-            report.table(
+            reply_parts.table(
                 ["rank", "who", "score", "submission", "when"],
                 [
                     [
                         f"{r.rank} {marks[r.run_id]}" if r.run_id in marks else r.rank,
                         r.display_name,
-                        report.format_us(r.score_us),
+                        reply_parts.format_us(r.score_us),
                         f"#{r.submission_id}",
                         f"{r.submitted_at:%Y-%m-%d %H:%M}",
                     ]
@@ -116,11 +116,11 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                 ],
             )
             if rows
-            else report.text("No passing ranked runs yet.")
+            else reply_parts.text("No passing ranked runs yet.")
         )
     if closed:
         parts.append(
-            report.text(
+            reply_parts.text(
                 "🥇🥈🥉: the podium verified at the challenge's close; held: kept for an admin's "
                 "review (`challenge TITLE` says why)."
             )
@@ -134,12 +134,12 @@ async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         deps.db.store.history, board.name, caller.person_id, cmd.args.get("gpu"), row_limit(cmd, 20)
     )
     if not rows:
-        return reply(cmd, f"Your submissions to {board.name}", [report.text("You have not submitted yet.")])
+        return reply(cmd, f"Your submissions to {board.name}", [reply_parts.text("You have not submitted yet.")])
     return reply(
         cmd,
         f"Your submissions to {board.name}",
         [
-            report.table(
+            reply_parts.table(
                 ["submission", "GPU", "mode", "status", "score", "file", "when"],
                 [
                     [
@@ -147,7 +147,7 @@ async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                         r.gpu,
                         r.mode,
                         r.status or "queued",
-                        report.format_us(r.score_us),
+                        reply_parts.format_us(r.score_us),
                         r.file_name,
                         f"{r.created_at:%Y-%m-%d %H:%M}",
                     ]
@@ -183,20 +183,22 @@ async def history(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     for gpu in choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True):
         points = await deps.db.read(deps.db.store.best_over_time, board.name, person, gpu)
         if points:
-            parts.append(report.text(f"**{whose} best on {gpu} over time**"))
+            parts.append(reply_parts.text(f"**{whose} best on {gpu} over time**"))
             parts.append(
-                report.table(["when", "best"], [[f"{t:%Y-%m-%d %H:%M}", report.format_us(v)] for t, v in points])
+                reply_parts.table(
+                    ["when", "best"], [[f"{t:%Y-%m-%d %H:%M}", reply_parts.format_us(v)] for t, v in points]
+                )
             )
             series += [(gpu, t, v) for t, v in points]
     if series:
-        parts.append(report.chart(f"Best score on {board.name}", "submitted", "best score (µs)", series))
+        parts.append(reply_parts.chart(f"Best score on {board.name}", "submitted", "best score (µs)", series))
     by_gpu: dict[str, list] = {}
     for gpu, moment, best in series:
         by_gpu.setdefault(gpu, []).append([moment.isoformat(), best])
     return reply(
         cmd,
         f"{whose} progress on {board.name}",
-        parts or [report.text("No passing ranked runs yet.")],
+        parts or [reply_parts.text("No passing ranked runs yet.")],
         {"leaderboard": board.name, "best_over_time": by_gpu},
     )
 
@@ -205,17 +207,17 @@ async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     found = await leaderboard(deps, cmd.args.get("leaderboard", ""))
     board, problem = found.leaderboard, found.problem
     parts = [
-        report.text(problem.task.description.strip() or problem.readme.strip() or board.name),
-        report.table(
+        reply_parts.text(problem.task.description.strip() or problem.readme.strip() or board.name),
+        reply_parts.table(
             ["kind", "shapes"], [["tests", len(problem.task.tests)], ["benchmarks", len(problem.task.benchmarks)]]
         ),
-        report.text(
+        reply_parts.text(
             f"GPUs: {', '.join(board.gpus)}. Ranked by {problem.task.ranking_by}. "
             f"Deadline: {deadline_words(board.deadline, deps.now())}. "
             f"Templates: {', '.join(problem.templates) or 'none'}."
         ),
     ]
-    parts += [report.code(text, language(name), filename=name) for name, text in sorted(problem.files.items())]
+    parts += [reply_parts.code(text, language(name), filename=name) for name, text in sorted(problem.files.items())]
     return reply(cmd, f"Task {board.name}", parts)
 
 
@@ -230,11 +232,11 @@ async def template(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     chosen = [lang for lang in templates if not wanted or lang.lower() == wanted]  # no language: every one
     if not chosen:
         raise UserError(f"{board.name} has no {shown(wanted, 30)} template; choose one of {', '.join(templates)}.")
-    parts = [report.code(templates[lang], language(names[lang]), filename=names[lang]) for lang in chosen]
+    parts = [reply_parts.code(templates[lang], language(names[lang]), filename=names[lang]) for lang in chosen]
     if len(chosen) > 1:
         parts.insert(
             0,
-            report.text(
+            reply_parts.text(
                 f"{board.name} ships {len(chosen)} templates: {', '.join(chosen)}. "
                 f"`template {board.name} --lang {chosen[-1]}` gives one."
             ),
@@ -262,14 +264,14 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     version = await deps.db.read(deps.db.store.submission_version, sub_id)
     invalid = await deps.db.read(deps.db.store.admin.invalid_reason, sub_id)
     parts = [
-        report.text(
+        reply_parts.text(
             f"Judged by version {version} of {detail.leaderboard}'s problem."
             + (f" **Invalidated by an admin: {invalid}.** It counts in no ranking." if invalid else "")
         ),
-        report.table(
+        reply_parts.table(
             ["run", "GPU", "status", "score"],
             [
-                [r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state, report.format_us(r.info.score_us)]
+                [r.info.run_id[:8], r.info.gpu, r.info.status or r.info.state, reply_parts.format_us(r.info.score_us)]
                 for r in detail.runs
             ],
         ),
@@ -278,9 +280,9 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         if run.result is not None:
             result = EvalResult.from_dict(run.result)
             parts += [
-                report.text(f"**On {run.info.gpu}**"),
-                *report.verdict_parts(result),
-                *(report.detail_parts(result) if hidden is None else []),
+                reply_parts.text(f"**On {run.info.gpu}**"),
+                *reply_parts.verdict_parts(result),
+                *(reply_parts.detail_parts(result) if hidden is None else []),
             ]
     data = {
         "submission_id": sub_id,
@@ -302,12 +304,12 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         ],
     }
     if hidden is None:
-        parts.append(report.code(detail.source, language(detail.file_name), filename=detail.file_name))
+        parts.append(reply_parts.code(detail.source, language(detail.file_name), filename=detail.file_name))
         before = await deps.db.read(deps.db.store.previous_submission, sub_id)
         data["source"] = detail.source
         data["previous"] = before and {"submission_id": before[0], "file_name": before[1], "source": before[2]}
     else:
-        parts.append(report.text(hidden))
+        parts.append(reply_parts.text(hidden))
     return reply(
         cmd,
         f"Submission #{sub_id}: {detail.file_name} by {detail.display_name} to {detail.leaderboard}",
@@ -325,15 +327,15 @@ async def stats(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         ["submissions", f"{figures.submissions:,}"],
         ["runs", f"{figures.runs:,}" + (f" ({by_status})" if by_status else "")],
         ["GPU hours", f"{figures.gpu_seconds / 3600:,.2f}"],
-        ["estimated cost", report.format_cost(figures.cost_usd)],
+        ["estimated cost", reply_parts.format_cost(figures.cost_usd)],
     ]
-    parts = [report.table(["what", "count"], rows)]
+    parts = [reply_parts.table(["what", "count"], rows)]
     if figures.by_gpu:
         parts.append(
-            report.table(
+            reply_parts.table(
                 ["GPU", "runs", "GPU hours", "estimated cost"],
                 [
-                    [u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", report.format_cost(u.cost_usd)]
+                    [u.gpu, u.runs, f"{u.gpu_seconds / 3600:.2f}", reply_parts.format_cost(u.cost_usd)]
                     for u in figures.by_gpu
                 ],
             )

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Part
 from core.service.pools import PoolSummary
 from storage.records import RunInfo
@@ -44,7 +44,7 @@ def queue_report(
     placed = place_runs(runs, started)
     gpus = sorted({q.run.gpu for q in placed} | set(pools))
     if not gpus:
-        return [report.text("Nothing is queued or running, and no worker has reported in yet.")], {
+        return [reply_parts.text("Nothing is queued or running, and no worker has reported in yet.")], {
             "pools": {},
             "mine": [],
         }
@@ -73,21 +73,21 @@ def queue_report(
                 live.backlog if live else "-",
             ]
         )
-    parts = [report.table(["GPU", "waiting", "running", "workers", "in backend queue"], rows)]
+    parts = [reply_parts.table(["GPU", "waiting", "running", "workers", "in backend queue"], rows)]
     mine = [q for q in placed if q.run.person_id == person_id]
     if mine:
-        parts.append(report.text("**Your runs**"))
+        parts.append(reply_parts.text("**Your runs**"))
         parts.append(
-            report.table(
+            reply_parts.table(
                 ["submission", "leaderboard", "GPU", "mode", "state"],
                 [[f"#{q.run.submission_id}", q.run.leaderboard, q.run.gpu, q.run.mode, _state_words(q)] for q in mine],
             )
         )
     else:
-        parts.append(report.text("You have nothing queued or running."))
+        parts.append(reply_parts.text("You have nothing queued or running."))
     if any(live.backlog for live in pools.values()):
         parts.append(
-            report.text(
+            reply_parts.text(
                 "Jobs in a backend queue were taken by a worker and wait for a machine there "
                 "(for example Modal starting a GPU container)."
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from core.contracts import report as parts
+from core.contracts import reply_parts as parts
 from core.contracts.errors import NotFound, RateLimited, UserError
 from core.contracts.messages import Command, Reply
 from core.service.admin_news import tell_admins

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import NotFound, UserError
 from core.contracts.messages import Command, Part, Reply
 from core.service.admin import invalidate_submission
@@ -105,7 +105,7 @@ async def _listed(cmd: Command, deps: Deps) -> Reply:
         return reply(
             cmd,
             "Review",
-            [report.text("No open cases: nothing is reported, and no run or podium entry is held.")],
+            [reply_parts.text("No open cases: nothing is reported, and no run or podium entry is held.")],
             data={"cases": []},
         )
     now, rows, data = deps.now(), [], []
@@ -133,8 +133,8 @@ async def _listed(cmd: Command, deps: Deps) -> Reply:
                 row["leaderboard"] or "(gone)",
                 gpu or "-",
                 row["author"] or "-",
-                report.format_us(score),
-                report.clip(why, 90),
+                reply_parts.format_us(score),
+                reply_parts.clip(why, 90),
                 _age(now - case.since),
             ]
         )
@@ -142,8 +142,8 @@ async def _listed(cmd: Command, deps: Deps) -> Reply:
         cmd,
         "Review",
         [
-            report.table(["submission", "leaderboard", "GPU", "who", "score", "why", "waiting"], rows),
-            report.text("`admin review SUBMISSION` shows one case with its source and figures."),
+            reply_parts.table(["submission", "leaderboard", "GPU", "who", "score", "why", "waiting"], rows),
+            reply_parts.text("`admin review SUBMISSION` shows one case with its source and figures."),
         ],
         data={"cases": data},
     )
@@ -160,7 +160,7 @@ async def _one(cmd: Command, deps: Deps, sub_id: int) -> Reply:
     invalid = await deps.db.read(deps.db.store.admin.invalid_reason, sub_id)
     state = f"invalidated ({invalid})" if invalid else "open" if case else "no open case"
     parts = [
-        report.text(
+        reply_parts.text(
             f"**#{sub_id}**, {detail.file_name} by {detail.display_name} to {detail.leaderboard}, submitted "
             f"{detail.created_at:%Y-%m-%d %H:%M} UTC: {state}."
         ),
@@ -171,13 +171,13 @@ async def _one(cmd: Command, deps: Deps, sub_id: int) -> Reply:
         if run.result is not None:
             result = EvalResult.from_dict(run.result)
             parts += [
-                report.text(f"**On {run.info.gpu}** (run {run.info.run_id[:8]})"),
-                *report.verdict_parts(result),
-                *report.detail_parts(result),
+                reply_parts.text(f"**On {run.info.gpu}** (run {run.info.run_id[:8]})"),
+                *reply_parts.verdict_parts(result),
+                *reply_parts.detail_parts(result),
             ]
-    parts.append(report.code(detail.source, language(detail.file_name), filename=detail.file_name))
+    parts.append(reply_parts.code(detail.source, language(detail.file_name), filename=detail.file_name))
     if case:
-        parts.append(report.text(f"Decide with `admin review {sub_id} --decide cheat|fine --note TEXT`."))
+        parts.append(reply_parts.text(f"Decide with `admin review {sub_id} --decide cheat|fine --note TEXT`."))
     return reply(
         cmd,
         f"Review of #{sub_id}",
@@ -235,7 +235,7 @@ async def _decide(cmd: Command, caller: Caller, deps: Deps, sub_id: int, decisio
     return reply(
         cmd,
         f"#{sub_id}: {decision}",
-        [report.text(words)],
+        [reply_parts.text(words)],
         data={
             "submission_id": sub_id,
             "decision": decision,
@@ -270,10 +270,10 @@ def _reports_parts(reports: list[Report]) -> list[Part]:
     if not reports:
         return []
     rows = [
-        [f"{r.created_at:%Y-%m-%d %H:%M}", r.reporter_name, report.clip(r.reason, 200), r.resolution or "open"]
+        [f"{r.created_at:%Y-%m-%d %H:%M}", r.reporter_name, reply_parts.clip(r.reason, 200), r.resolution or "open"]
         for r in reports
     ]
-    return [report.text("**Reports**"), report.table(["when", "who", "reason", "state"], rows)]
+    return [reply_parts.text("**Reports**"), reply_parts.table(["when", "who", "reason", "state"], rows)]
 
 
 def _held_parts(held: list[dict[str, Any]]) -> list[Part]:
@@ -284,16 +284,16 @@ def _held_parts(held: list[dict[str, Any]]) -> list[Part]:
             h["challenge"],
             h["gpu"],
             h["rank"],
-            report.format_us(h["score_us"]),
-            f"{report.format_us(h['interval'][0])} to {report.format_us(h['interval'][1])}",
-            report.format_us(h["rerun_us"]),
+            reply_parts.format_us(h["score_us"]),
+            f"{reply_parts.format_us(h['interval'][0])} to {reply_parts.format_us(h['interval'][1])}",
+            reply_parts.format_us(h["rerun_us"]),
             h["reason"],
         ]
         for h in held
     ]
     return [
-        report.text("**Held by the podium's verification** (a re-run with a fresh secret seed)"),
-        report.table(["challenge", "GPU", "rank", "score", "interval", "re-run", "why"], rows),
+        reply_parts.text("**Held by the podium's verification** (a re-run with a fresh secret seed)"),
+        reply_parts.table(["challenge", "GPU", "rank", "score", "interval", "re-run", "why"], rows),
     ]
 
 

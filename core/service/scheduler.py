@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Reply, Tone
 from core.service.admin_news import tell_admins
 from core.service.announce import announcement_targets
@@ -112,7 +112,7 @@ class Scheduler:
                 "held",
                 ch.id,
                 f"{ch.title}: held for review",
-                [report.text(f"{note}; `admin review` lists them.")],
+                [reply_parts.text(f"{note}; `admin review` lists them.")],
             )
         await self._announce(ch, "close", f"🏆 {ch.title}: the winners", results_parts(closed.results or {}))
 
@@ -121,7 +121,7 @@ class Scheduler:
             return (
                 f"{ch.title} is open",
                 [
-                    report.text(
+                    reply_parts.text(
                         f"**{ch.title}** is open until {ch.closes_at:%Y-%m-%d %H:%M} UTC: "
                         f"{', '.join(ch.leaderboards)}. `task LEADERBOARD` shows each problem; good luck!"
                     )
@@ -131,7 +131,7 @@ class Scheduler:
         return (
             f"{ch.title} closes in {hours}",
             [
-                report.text(
+                reply_parts.text(
                     f"**{ch.title}** closes in {hours.replace('h', ' h')} ({ch.closes_at:%Y-%m-%d %H:%M} UTC). Ranked "
                     f"submissions to {', '.join(ch.leaderboards)} count until then."
                 )

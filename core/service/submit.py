@@ -1,6 +1,6 @@
 """The ``submit`` command: check the file, store the submission, queue one job per GPU, answer "queued".
 
-The promise behind the answer (accepted means stored and durable in JetStream) is ``core.service.submitting``'s.
+The promise behind the answer (accepted means stored and durable in JetStream) is ``core.service.acceptance``'s.
 """
 
 from __future__ import annotations
@@ -8,24 +8,24 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.commands import decode_source, normalise_mode, parse_headers
 from core.contracts.errors import Forbidden, UserError
 from core.contracts.messages import Command, Reply, new_id
+from core.service.acceptance import REFUSED_AGAIN, queue_jobs, withdrawn
 from core.service.admin import read_limits
 from core.service.args import choose_gpus, leaderboard
 from core.service.deps import Deps
 from core.service.jobs import run_job
 from core.service.people import CHAT_PLATFORMS, Caller
 from core.service.queueing import ahead_words
-from core.service.submitting import REFUSED_AGAIN, queue_jobs, withdrawn
 from harness.codec import to_jsonable
 from storage.records import Leaderboard, NewSubmission, RunInfo, Submission
 
 
 async def submit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     """Accepted: stored, every job durable in JetStream. Refused: nothing stored, or withdrawn
-    (``core.service.submitting``)."""
+    (``core.service.acceptance``)."""
     return await deps.submitting.run(cmd.id, lambda: _submit(cmd, caller, deps))
 
 
@@ -159,8 +159,8 @@ def _accepted(
         final=False,
         title=f"Submission #{stored.id} to {stored.leaderboard}",
         parts=[
-            report.status(
-                f"{mode} run of {stored.file_name} queued as #{stored.id} on {where}{after}", report.Tone.INFO
+            reply_parts.status(
+                f"{mode} run of {stored.file_name} queued as #{stored.id} on {where}{after}", reply_parts.Tone.INFO
             )
         ],
         data={

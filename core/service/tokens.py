@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from datetime import datetime
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.errors import NotFound, UserError, shown
 from core.contracts.messages import Command, Platform, Reply
 from core.contracts.tokenformat import make_token, token_prefix, token_sha256
@@ -80,7 +80,7 @@ async def issue_token(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def _list(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     tokens = await deps.db.read(deps.db.store.tokens.listed, None if caller.admin else caller.person_id)
     if not tokens:
-        return _reply(cmd, "Your tokens", [report.text("You have no tokens; `token` makes one.")])
+        return _reply(cmd, "Your tokens", [reply_parts.text("You have no tokens; `token` makes one.")])
     headers = ["prefix", "from", "created", "last used", "state"]
     rows = [[t.prefix, t.label, _when(t.created_at), _when(t.last_used_at), _state(t)] for t in tokens[:LISTED]]
     if caller.admin:
@@ -90,7 +90,7 @@ async def _list(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return _reply(
         cmd,
         "Tokens" if caller.admin else "Your tokens",
-        [report.table(headers, rows)],
+        [reply_parts.table(headers, rows)],
         {"tokens": [{"prefix": t.prefix, "label": t.label, "live": t.revoked_at is None} for t in tokens[:LISTED]]},
     )
 
@@ -110,7 +110,9 @@ async def _revoke(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             "`token list` shows the prefixes."
         )
     deps.people.forget(revoked)
-    return _reply(cmd, "Token revoked", [report.status(f"Token {prefix} no longer works.", report.Tone.SUCCESS)])
+    return _reply(
+        cmd, "Token revoked", [reply_parts.status(f"Token {prefix} no longer works.", reply_parts.Tone.SUCCESS)]
+    )
 
 
 async def _whoami(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -118,7 +120,7 @@ async def _whoami(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     return _reply(
         cmd,
         "Signed in",
-        [report.text(f"You are {caller.display_name}{rights}.")],
+        [reply_parts.text(f"You are {caller.display_name}{rights}.")],
         {"person_id": caller.person_id, "display_name": caller.display_name, "admin": caller.admin},
     )
 
@@ -134,8 +136,10 @@ def _person_name(name: str) -> str:
 
 def _shown_once(cmd: Command, title: str, secret: str, prefix: str, use: str) -> Reply:
     parts = [
-        report.code(secret),
-        report.text(f"{use} It is shown only this once: keep it like a password. `token revoke {prefix}` ends it."),
+        reply_parts.code(secret),
+        reply_parts.text(
+            f"{use} It is shown only this once: keep it like a password. `token revoke {prefix}` ends it."
+        ),
     ]
     reply = _reply(cmd, title, parts, {"token": secret, "prefix": prefix})
     reply.ephemeral = True

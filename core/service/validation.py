@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.bus import BusError
 from core.contracts.errors import UserError
 from core.contracts.messages import Reply, RunResult, Tone, new_id
@@ -86,13 +86,13 @@ async def finished(result: RunResult, deps: Deps) -> Reply | None:
         failure = result.result.failure
         reason = failure.message if failure else f"its test run ended {result.result.status.value}"
         parts = [
-            report.text(
+            reply_parts.text(
                 f"**{lb.name}** was not {pending.action}d: its reference failed its own test run, "
                 f"so nothing was stored. Fix the problem and send it again.\n{reason}"
             )
         ]
         if result.result.stderr.strip():
-            parts.append(report.code(result.result.stderr.strip()[-1500:], "", filename="stderr.txt"))
+            parts.append(reply_parts.code(result.result.stderr.strip()[-1500:], "", filename="stderr.txt"))
         return Reply(
             reply_to=pending.reply_to,
             in_reply_to=pending.command_id,
@@ -107,7 +107,7 @@ async def finished(result: RunResult, deps: Deps) -> Reply | None:
         in_reply_to=pending.command_id,
         title=f"{lb.name} is ready",
         tone=Tone.SUCCESS,
-        parts=[report.text(opened_words(lb, pending.action))],
+        parts=[reply_parts.text(opened_words(lb, pending.action))],
         data={"leaderboard": lb.name, "state": "open", "version": lb.version, "gpus": list(lb.gpus)},
     )
 

@@ -10,7 +10,7 @@ alone, so it gets one reply with everything. ``submission ID`` shows the details
 
 from __future__ import annotations
 
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo
 from core.service.compare import with_changes
 from harness.codec import from_jsonable
@@ -29,10 +29,10 @@ def result_replies(
 ) -> list[Reply]:
     """The replies that answer one run, in the order they are published."""
     reply_to = from_jsonable(ReplyTo, run.reply_to)
-    public = report.verdict_parts(result)
+    public = reply_parts.verdict_parts(result)
     if standing is not None:
-        public.append(report.text(standing_words(run, standing.get(run.person_id))))
-    details = with_changes(report.detail_parts(result, cost_usd), result, previous)
+        public.append(reply_parts.text(standing_words(run, standing.get(run.person_id))))
+    details = with_changes(reply_parts.detail_parts(result, cost_usd), result, previous)
     title = f"Submission #{run.submission_id} to {run.leaderboard} on {run.gpu}"
     data = {
         "submission_id": run.submission_id,
@@ -45,7 +45,7 @@ def result_replies(
         "gpu": run.gpu,
         "mode": run.mode,
     }
-    tone = report.Tone.SUCCESS if result.passed else report.Tone.ERROR
+    tone = reply_parts.Tone.SUCCESS if result.passed else reply_parts.Tone.ERROR
     if reply_to.platform not in CHAT:
         return [
             Reply(
@@ -66,7 +66,7 @@ def result_replies(
             mention
             + public
             + [
-                report.text(
+                reply_parts.text(
                     f"The details (per-shape times, test messages, output) went to you privately; "
                     f"`submission {run.submission_id}` shows them again."
                 )
@@ -86,7 +86,7 @@ def result_replies(
             )
         )
     else:  # nobody to show the details to here: `submission ID` does
-        public.append(report.text(f"`submission {run.submission_id}` shows its author the details."))
+        public.append(reply_parts.text(f"`submission {run.submission_id}` shows its author the details."))
     replies.append(
         Reply(
             reply_to=reply_to,
@@ -107,7 +107,7 @@ def standing_words(run: RunInfo, mine: RankRow | None) -> str:
         return "Not ranked."
     if mine.run_id != run.run_id:
         return (
-            f"Your best on {run.gpu} is still {report.format_us(mine.score_us)} "
+            f"Your best on {run.gpu} is still {reply_parts.format_us(mine.score_us)} "
             f"(#{mine.submission_id}), rank #{mine.rank}."
         )
     return (

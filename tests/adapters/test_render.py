@@ -16,7 +16,7 @@ from adapters.render import (
     summary_line,
     table_pages,
 )
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Platform, Reply, ReplyTo, Tone
 
 
@@ -52,7 +52,7 @@ def test_pages():
 
 def test_chart_png_draws_every_series():
     t0, t1 = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 11, 2, tzinfo=UTC)
-    part = report.chart(
+    part = reply_parts.chart(
         "Best on vectoradd", "submitted", "µs", [("H100", t0, 12.0), ("H100", t1, 9.5), ("A100-80GB", t0, 20.0)]
     )
     png = chart_png(part)
@@ -61,7 +61,7 @@ def test_chart_png_draws_every_series():
 
 def test_chart_png_refuses_other_parts():
     with pytest.raises(ValueError):
-        chart_png(report.text("no"))
+        chart_png(reply_parts.text("no"))
 
 
 def test_strip_markup_and_summary_line():
@@ -70,7 +70,7 @@ def test_strip_markup_and_summary_line():
         reply_to=ReplyTo(Platform.DISCORD),
         title="Submission #4",
         tone=Tone.SUCCESS,
-        parts=[report.status("ranked passed", Tone.SUCCESS)],
+        parts=[reply_parts.status("ranked passed", Tone.SUCCESS)],
     )
     assert summary_line(reply) == "✅ Submission #4: ranked passed"
 
@@ -92,5 +92,5 @@ def test_bundle_keeps_names_and_bytes():
 
 def test_medals_and_files():
     assert [medal(r) for r in (1, 2, 3, 4)] == ["🥇", "🥈", "🥉", "#4"]
-    assert is_file(report.code("x", filename="k.py")) and not is_file(report.code("x"))
-    assert not is_file(report.text("k.py"))
+    assert is_file(reply_parts.code("x", filename="k.py")) and not is_file(reply_parts.code("x"))
+    assert not is_file(reply_parts.text("k.py"))

@@ -1,6 +1,6 @@
 from adapters.terminal import render, status_line
 from core.contracts.messages import Platform, Reply, ReplyTo, Tone
-from core.contracts.report import code, status, table, text
+from core.contracts.reply_parts import code, status, table, text
 
 
 def test_plain_rendering_has_no_escape_codes():

@@ -17,8 +17,8 @@ from core.contracts.bus._streams import (
     REPLIES_MAX_BYTES,
 )
 from core.contracts.messages import RunResult
-from core.service.report_check import ReportCheck
 from core.service.runs import RunBook
+from core.service.worker_reports import ReportCheck
 from harness.result import EvalResult, Mode, Status
 
 SECRET = b"core secret"

@@ -4,7 +4,7 @@ and signs its reports with the key file ``kernelrank workers add NAME --pool GPU
 The server here is a real nats-server that asks for credentials (tests/conftest.py's ``authed_nats``), given one
 more user: an nkey user with a worker's permissions, as an operator's configuration would hold it. The worker
 logs in with that user's seed (``.nk``) and its key file, runs a job, and the core's own check
-(``core.service.report_check``) takes its result; once the worker is revoked, the same result counts for nothing.
+(``core.service.worker_reports``) takes its result; once the worker is revoked, the same result counts for nothing.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from core.contracts.credentials import KEY_FILE_SETTING, for_role, read, result_
 from core.contracts.messages import RunProgress
 from core.contracts.roles import worker_permissions
 from core.launch.natsserver import reload_config
-from core.service.report_check import Registry, ReportCheck
 from core.service.runs import RunBook
+from core.service.worker_reports import Registry, ReportCheck
 from harness.result import Progress
 from runners.fake import FakeRunner
 from runners.worker import Worker, check_credentials

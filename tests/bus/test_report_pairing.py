@@ -1,4 +1,4 @@
-"""Which worker's report counts for a run (``core.service.report_check``), on a real nats-server.
+"""Which worker's report counts for a run (``core.service.worker_reports``), on a real nats-server.
 
 The run book knows a run's worker once the core has handled its ``started`` event; before that (the progress
 consumer lags, or the core restarted) the worker's own start must be in EVENTS. Workers here have their own
@@ -14,8 +14,8 @@ from core.contracts.bus import Bus, Role
 from core.contracts.config import ConfigError
 from core.contracts.credentials import BusCredentials
 from core.contracts.messages import RunProgress, RunResult
-from core.service.report_check import ReportCheck
 from core.service.runs import RunBook
+from core.service.worker_reports import ReportCheck
 from harness.result import EvalResult, Mode, Progress, Status
 from runners.worker import check_credentials
 

@@ -24,8 +24,8 @@ from core.contracts.bus import Bus, BusError, BusUnavailable, Role, Settle
 from core.contracts.config import ConfigError
 from core.contracts.credentials import BusCredentials
 from core.contracts.messages import PoolStatus, RunProgress, RunResult
-from core.service.report_check import IssuedPools, Registry, ReportCheck
 from core.service.runs import RunBook
+from core.service.worker_reports import IssuedPools, Registry, ReportCheck
 from harness.result import EvalResult, Mode, Progress, Status
 from runners.fake import FakeRunner
 from runners.worker import Worker

@@ -12,7 +12,7 @@ from core.contracts.messages import (
     decode,
     encode,
 )
-from core.contracts.report import error_reply
+from core.contracts.reply_parts import error_reply
 
 
 def test_command_with_file_round_trips():

@@ -26,7 +26,7 @@ from fault_kit import (
 from worker_testkit import running
 
 from core.contracts.bus import Bus
-from core.service.submitting import NOT_QUEUED
+from core.service.acceptance import NOT_QUEUED
 from runners.worker import Worker
 
 SUBMISSIONS = 100

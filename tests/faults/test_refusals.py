@@ -8,7 +8,7 @@ from fault_kit import CountingRunner
 
 from core.contracts.commands import query_command, submit_command
 from core.contracts.messages import Actor, CommandKind, Platform, ReplyTo, Tone
-from core.service.submitting import NOT_QUEUED, REFUSED_AGAIN
+from core.service.acceptance import NOT_QUEUED, REFUSED_AGAIN
 
 CORRECT = (Path(__file__).parents[1] / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
 

@@ -120,7 +120,7 @@ def test_every_catalogue_file_exists():
 
 
 def test_reports_show_the_findings_and_how_the_job_was_isolated():
-    from core.contracts.report import result_parts
+    from core.contracts.reply_parts import result_parts
     from harness.result import SandboxInfo
     from harness.result_text import render
 

@@ -26,7 +26,7 @@ from core.contracts.bus._errors import (
 )
 from core.contracts.bus._link import NO_RESPONDERS_RETRY_S, Link, backoff
 from core.contracts.messages import Command, DecodeError, Platform, Reply, ReplyTo, decode, encode
-from core.contracts.report import error_reply
+from core.contracts.reply_parts import error_reply
 from core.contracts.roles import API_PLATFORMS
 
 log = logging.getLogger(__name__)

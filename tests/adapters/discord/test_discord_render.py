@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.discord.render import PAGE_LIMIT, render_reply, status_line
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import Progress
 from tests.fakes.discord.limits import message_errors
@@ -27,22 +27,22 @@ def random_reply(rng: random.Random) -> Reply:
     for _ in range(rng.randint(1, 12)):
         kind = rng.choice(["text", "table", "code", "status", "mention", "file"])
         if kind == "text":
-            parts.append(report.text("**word** `x` " * rng.randint(1, 900)))
+            parts.append(reply_parts.text("**word** `x` " * rng.randint(1, 900)))
         elif kind == "table":
             parts.append(
-                report.table(
+                reply_parts.table(
                     ["shape", "median", "note"],
                     [[f"size={i}", f"{i}.0 µs", "n" * rng.randint(0, 60)] for i in range(rng.randint(0, 300))],
                 )
             )
         elif kind == "code":
-            parts.append(report.code("x = 1\n" * rng.randint(1, 400), "python"))
+            parts.append(reply_parts.code("x = 1\n" * rng.randint(1, 400), "python"))
         elif kind == "status":
-            parts.append(report.status("ranked passed " * rng.randint(1, 50), Tone.SUCCESS))
+            parts.append(reply_parts.status("ranked passed " * rng.randint(1, 50), Tone.SUCCESS))
         elif kind == "mention":
             parts.append(Part(kind=PartKind.MENTION, text=str(rng.randint(10**17, 10**18))))
         else:
-            parts.append(report.code("y = 2\n" * 10, "python", filename=f"f{rng.randint(0, 30)}.py"))
+            parts.append(reply_parts.code("y = 2\n" * 10, "python", filename=f"f{rng.randint(0, 30)}.py"))
     return Reply(reply_to=TO, parts=parts, title="T" * rng.randint(0, 400), tone=rng.choice(list(Tone)))
 
 
@@ -59,7 +59,7 @@ def test_every_reply_fits_discords_limits_on_every_page(seed):
 
 def test_a_long_table_keeps_its_header_on_every_page_and_the_whole_text_is_attached():
     rows = [[str(i), f"person {i}", f"{i} µs"] for i in range(400)]
-    out = render_reply(Reply(reply_to=TO, title="Ranking", parts=[report.table(["rank", "who", "score"], rows)]))
+    out = render_reply(Reply(reply_to=TO, title="Ranking", parts=[reply_parts.table(["rank", "who", "score"], rows)]))
     assert len(out.pages) > 1
     assert all(page.split("\n")[1].startswith("rank") for page in out.pages)
     assert out.page_embed(1)["footer"]["text"] == f"Page 2 of {len(out.pages)}"
@@ -72,7 +72,7 @@ def test_files_are_attached_and_many_become_one_archive():
         Reply(
             reply_to=TO,
             title="Task x",
-            parts=[report.text("about"), report.code("a = 1", "python", filename="task.py")],
+            parts=[reply_parts.text("about"), reply_parts.code("a = 1", "python", filename="task.py")],
         )
     )
     assert [name for name, _ in few.files] == ["task.py"] and "a = 1" not in few.pages[0]
@@ -80,14 +80,14 @@ def test_files_are_attached_and_many_become_one_archive():
         Reply(
             reply_to=TO,
             title="Harness",
-            parts=[report.code(f"# {i}", "python", filename=f"h/{i}.py") for i in range(23)],
+            parts=[reply_parts.code(f"# {i}", "python", filename=f"h/{i}.py") for i in range(23)],
         )
     )
     assert [name for name, _ in many.files] == ["harness.zip"]
 
 
 def test_short_code_is_inline_and_cannot_break_out_of_its_block():
-    out = render_reply(Reply(reply_to=TO, parts=[report.code("x = '```'\n@everyone", "python")]))
+    out = render_reply(Reply(reply_to=TO, parts=[reply_parts.code("x = '```'\n@everyone", "python")]))
     assert out.pages[0].count("```") == 2 and out.pages[0].startswith("```python")
     assert not out.content
 
@@ -108,9 +108,9 @@ def test_mentions_notify_only_real_user_ids():
 
 def test_charts_and_images_are_attached_pngs_shown_in_embeds():
     t0 = datetime(2026, 5, 1, tzinfo=UTC)
-    chart = report.chart("Best", "when", "µs", [("CPU", t0, 9.0), ("CPU", t0 + timedelta(days=1), 8.0)])
+    chart = reply_parts.chart("Best", "when", "µs", [("CPU", t0, 9.0), ("CPU", t0 + timedelta(days=1), 8.0)])
     image = Part(kind=PartKind.IMAGE, data=b"\x89PNG fake", filename="roofline.png")
-    out = render_reply(Reply(reply_to=TO, title="History", parts=[report.text("x"), chart, image]))
+    out = render_reply(Reply(reply_to=TO, title="History", parts=[reply_parts.text("x"), chart, image]))
     assert [name for name, _ in out.files] == ["chart-1.png", "roofline.png"]
     assert out.files[0][1].startswith(b"\x89PNG")
     assert out.embeds[0]["image"]["url"] == "attachment://chart-1.png"
@@ -119,11 +119,11 @@ def test_charts_and_images_are_attached_pngs_shown_in_embeds():
 
 def test_announcements_get_medals():
     top = [[1, "Ada", 9.5], [2, "B*b", 10.0], [3, "Cy", 12.0]]
-    table = report.table(["rank", "who", "score", "submission"], [[r, n, f"{s} µs", "#1"] for r, n, s in top])
+    table = reply_parts.table(["rank", "who", "score", "submission"], [[r, n, f"{s} µs", "#1"] for r, n, s in top])
     reply = Reply(
         reply_to=TO,
         title="New top 3 on matmul (H100)",
-        parts=[report.text("**Ada** is now #1"), table],
+        parts=[reply_parts.text("**Ada** is now #1"), table],
         data={"kind": "announcement", "leaderboard": "matmul", "gpu": "H100", "top": top},
     )
     out = render_reply(reply)
@@ -133,7 +133,7 @@ def test_announcements_get_medals():
 
 
 def test_status_lines_for_the_live_message():
-    progress = report.progress_reply(TO, "r1", "H100", Progress(stage="timing", index=2, total=5))
+    progress = reply_parts.progress_reply(TO, "r1", "H100", Progress(stage="timing", index=2, total=5))
     assert status_line(progress) == "⏳ H100: timing 2 of 5"
-    final = Reply(reply_to=TO, parts=[report.status("ranked passed", Tone.SUCCESS)], tone=Tone.SUCCESS)
+    final = Reply(reply_to=TO, parts=[reply_parts.status("ranked passed", Tone.SUCCESS)], tone=Tone.SUCCESS)
     assert status_line(final, label="H100") == "✅ H100: ranked passed"

@@ -6,7 +6,7 @@ import nats
 from discord_testkit import CORRECT, texts
 
 from adapters.discord.replies import latest_only
-from core.contracts import report, subjects
+from core.contracts import reply_parts, subjects
 from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone, encode
 from runners.fake import FakeRunner
 from tests.fakes.discord import objects as o
@@ -27,7 +27,7 @@ async def test_a_new_top_3_is_announced_with_medals(make_system, make_bot):
 def run_report(reply_to: ReplyTo, run_id: str = "r1", text: str = "ranked passed") -> Reply:
     return Reply(
         reply_to=reply_to,
-        parts=[report.status(text, Tone.SUCCESS)],
+        parts=[reply_parts.status(text, Tone.SUCCESS)],
         tone=Tone.SUCCESS,
         title="Submission #7 to vectoradd on CPU",
         in_reply_to=run_id,
@@ -62,12 +62,12 @@ async def test_a_reply_delivered_twice_is_posted_once(make_system, make_bot, nat
     system = await make_system(FakeRunner())
     bot = await make_bot(system)
     to = ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL)
-    reply = Reply(reply_to=to, parts=[report.text("hello")], title="Twice", id="twice-1")
+    reply = Reply(reply_to=to, parts=[reply_parts.text("hello")], title="Twice", id="twice-1")
     raw = await nats.connect(nats_url)
     try:
         for _ in range(2):  # no Nats-Msg-Id: the stream keeps both, as after a crash before the ack
             await raw.jetstream().publish(subjects.reply_subject("discord", o.KERNELS_CHANNEL), encode(reply))
-        await system.bus.publish_reply(Reply(reply_to=to, parts=[report.text("after")], title="After"))
+        await system.bus.publish_reply(Reply(reply_to=to, parts=[reply_parts.text("after")], title="After"))
     finally:
         await raw.close()
     await bot.fake.wait_for(lambda f: any("After" in texts_of(m) for m in f.channel_messages(o.KERNELS_CHANNEL)))
@@ -82,13 +82,15 @@ async def test_a_refused_post_is_skipped_and_the_next_one_goes_out(make_system, 
     await system.bus.publish_reply(
         Reply(
             reply_to=ReplyTo(Platform.DISCORD, channel=o.ANNOUNCE_CHANNEL),
-            parts=[report.text("no access")],
+            parts=[reply_parts.text("no access")],
             title="Lost",
         )
     )
     await system.bus.publish_reply(
         Reply(
-            reply_to=ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL), parts=[report.text("access")], title="Kept"
+            reply_to=ReplyTo(Platform.DISCORD, channel=o.KERNELS_CHANNEL),
+            parts=[reply_parts.text("access")],
+            title="Kept",
         )
     )
     await bot.fake.wait_for(lambda f: f.channel_messages(o.KERNELS_CHANNEL))
@@ -131,14 +133,14 @@ def test_stale_progress_in_a_batch_is_dropped():
     to = ReplyTo(Platform.DISCORD, channel="1")
 
     def progress(run: str, text: str) -> Reply:
-        return Reply(reply_to=to, parts=[report.status(text, Tone.INFO)], update_key=run, final=False)
+        return Reply(reply_to=to, parts=[reply_parts.status(text, Tone.INFO)], update_key=run, final=False)
 
     batch = [
         progress("a", "a1"),
         progress("b", "b1"),
         progress("a", "a2"),
         run_report(to, "b"),
-        Reply(reply_to=to, parts=[report.text("other")]),
+        Reply(reply_to=to, parts=[reply_parts.text("other")]),
     ]
     kept = latest_only(batch)
     assert [(r.update_key, r.final) for r in kept] == [("a", False), ("b", True), ("", True)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from adapters.slack.config import SlackConfig
 from adapters.slack.run import SlackAdapter
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.bus import Bus
 from core.contracts.credentials import BusCredentials
 from core.contracts.messages import Platform, Reply, ReplyTo, new_id
@@ -87,7 +87,9 @@ async def settled(bus: Bus, fake: FakeSlack, timeout_s: float = 30.0) -> None:
     """
     marker = new_id()
     await bus.publish_reply(
-        Reply(reply_to=ReplyTo(platform=Platform.SLACK, channel="C0MARKER"), parts=[report.text(marker)], id=marker)
+        Reply(
+            reply_to=ReplyTo(platform=Platform.SLACK, channel="C0MARKER"), parts=[reply_parts.text(marker)], id=marker
+        )
     )
     deadline = asyncio.get_running_loop().time() + timeout_s
     while not any(marker in c.params.get("text", "") for c in fake.calls_to("chat.postMessage", channel="C0MARKER")):

@@ -14,7 +14,7 @@ from adapters.slack.blocks import (
     one_line,
     render,
 )
-from core.contracts import report
+from core.contracts import reply_parts
 from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import EvalResult, Mode, ShapeStats, Status, SystemInfo
 
@@ -50,8 +50,8 @@ def result_reply(shapes: int = 3) -> Reply:
         system=SystemInfo(device="cuda", gpu_name="H100"),
         wall_s=4.2,
     )
-    parts = [Part(kind=PartKind.MENTION, text="U0ALICE"), *report.result_parts(result)]
-    parts.insert(2, report.text("**New #1!** Rank #1 on vectoradd / H100."))
+    parts = [Part(kind=PartKind.MENTION, text="U0ALICE"), *reply_parts.result_parts(result)]
+    parts.insert(2, reply_parts.text("**New #1!** Rank #1 on vectoradd / H100."))
     return Reply(
         reply_to=TO,
         parts=parts,
@@ -128,7 +128,7 @@ def test_long_code_becomes_a_file_named_by_the_reply():
     reply = Reply(
         reply_to=TO,
         title="Python template for matmul",
-        parts=[report.code(source, "python")],
+        parts=[reply_parts.code(source, "python")],
         data={"filename": "matmul-python.py", "source": source},
     )
     message = render(reply)
@@ -138,7 +138,7 @@ def test_long_code_becomes_a_file_named_by_the_reply():
 
 
 def test_a_chart_is_uploaded_as_png():
-    chart = report.chart(
+    chart = reply_parts.chart(
         "Best score on vectoradd",
         "submitted",
         "µs",
@@ -151,10 +151,10 @@ def test_a_chart_is_uploaded_as_png():
 
 
 def test_more_parts_than_blocks_allowed_moves_the_rest_to_a_file():
-    reply = Reply(reply_to=TO, title="Many", parts=[report.text(f"paragraph {i}") for i in range(120)])
+    reply = Reply(reply_to=TO, title="Many", parts=[reply_parts.text(f"paragraph {i}") for i in range(120)])
     message = render(reply)
     assert len(message.blocks) == MAX_BLOCKS
-    assert "report.txt" in all_texts(message.blocks)[-1]
+    assert "reply_parts.txt" in all_texts(message.blocks)[-1]
     (upload,) = message.uploads
     assert "paragraph 119" in upload.content.decode()
 
@@ -165,8 +165,8 @@ def test_user_text_cannot_ping_or_inject_markup():
         reply_to=TO,
         title=hostile,
         parts=[
-            report.text(hostile),
-            report.table(["who"], [[hostile]]),
+            reply_parts.text(hostile),
+            reply_parts.table(["who"], [[hostile]]),
             Part(kind=PartKind.MENTION, text="<!everyone>"),
         ],
     )
@@ -178,7 +178,7 @@ def test_user_text_cannot_ping_or_inject_markup():
 
 
 def test_progress_and_closing_lines_are_one_context_line():
-    progress = report.progress_reply(
+    progress = reply_parts.progress_reply(
         TO, "run1", "H100", __import__("harness.result").result.Progress(stage="timing", index=2, total=5)
     )
     line = one_line(progress)
@@ -191,8 +191,10 @@ def test_queue_token_and_announcement_replies_render():
         reply_to=TO,
         title="Queue",
         parts=[
-            report.table(["GPU", "waiting", "running", "workers"], [["H100", "3", "1", "1"], ["CPU", "0", "0", "2"]]),
-            report.status("You are #2 in the H100 queue.", Tone.INFO),
+            reply_parts.table(
+                ["GPU", "waiting", "running", "workers"], [["H100", "3", "1", "1"], ["CPU", "0", "0", "2"]]
+            ),
+            reply_parts.status("You are #2 in the H100 queue.", Tone.INFO),
         ],
     )
     texts = all_texts(render(queue).blocks)
@@ -202,14 +204,14 @@ def test_queue_token_and_announcement_replies_render():
         reply_to=TO,
         ephemeral=True,
         title="Your personal token",
-        parts=[report.code("krt_0123456789abcdef"), report.text("Shown once: keep it secret.")],
+        parts=[reply_parts.code("krt_0123456789abcdef"), reply_parts.text("Shown once: keep it secret.")],
     )
     assert "```\nkrt_0123456789abcdef\n```" in all_texts(render(token).blocks)
 
     announcement = Reply(
         reply_to=ReplyTo(platform=Platform.SLACK, channel="C0CHALLENGE"),
         title="New top 3",
-        parts=[report.table(["rank", "who", "score"], [["1", "Ada", "10.0 µs"]])],
+        parts=[reply_parts.table(["rank", "who", "score"], [["1", "Ada", "10.0 µs"]])],
         data={"kind": "announcement", "leaderboard": "vectoradd", "gpu": "H100", "top": [[1, "Ada", 10.0]]},
     )
     blocks = render(announcement).blocks

@@ -14,7 +14,7 @@ import pytest
 from adapters.slack.app import web_client
 from adapters.slack.poster import Poster, SlackUnavailable
 from adapters.slack.replies import ReplyDelivery
-from core.contracts import report, subjects
+from core.contracts import reply_parts, subjects
 from core.contracts.bus import Bus
 from core.contracts.messages import Part, PartKind, Platform, Reply, ReplyTo, Tone
 from harness.result import Progress
@@ -55,18 +55,18 @@ async def delivery(bus: Bus, fake: FakeSlack) -> tuple[ReplyDelivery, Clock]:
 
 
 def progress(stage: str, index: int = 0, total: int = 0, run: str = "run1") -> Reply:
-    return report.progress_reply(TO, run, "H100", Progress(stage=stage, index=index, total=total))
+    return reply_parts.progress_reply(TO, run, "H100", Progress(stage=stage, index=index, total=total))
 
 
 def final(run: str = "run1", *, chart: bool = False) -> Reply:
     parts = [
         Part(kind=PartKind.MENTION, text="U0ALICE"),
-        report.status("ranked passed", Tone.SUCCESS),
-        report.text("**Score** 12.5 µs"),
+        reply_parts.status("ranked passed", Tone.SUCCESS),
+        reply_parts.text("**Score** 12.5 µs"),
     ]
     if chart:
         parts.append(
-            report.chart(
+            reply_parts.chart(
                 "Best", "when", "µs", [("H100", "2026-01-01T00:00:00", 3.0), ("H100", "2026-01-02T00:00:00", 2.0)]
             )
         )
@@ -126,7 +126,7 @@ async def test_a_redelivered_report_is_posted_once(delivery, fake):
 async def test_slack_down_keeps_the_batch_but_not_what_was_posted(delivery, fake):
     deliver, _ = delivery
     other = ReplyTo(platform=Platform.SLACK, channel="C0OTHER", thread=THREAD, user="U0BOB")
-    second = Reply(reply_to=other, parts=[report.text("hello")], title="Second", id="second")
+    second = Reply(reply_to=other, parts=[reply_parts.text("hello")], title="Second", id="second")
     fake.fail("chat.postMessage", "service_unavailable", channel="C0OTHER")
     with pytest.raises(SlackUnavailable):
         await deliver.deliver([final(), second])
@@ -155,15 +155,15 @@ async def test_a_channel_closed_to_the_bot_gets_the_person_a_direct_message(deli
 
 async def test_ephemeral_announcement_and_refused_replies(delivery, fake):
     deliver, _ = delivery
-    error = report.error_reply(TO, "This run failed 3 times; check the kernel for hangs.")
+    error = reply_parts.error_reply(TO, "This run failed 3 times; check the kernel for hangs.")
     announcement = Reply(
         reply_to=ReplyTo(platform=Platform.SLACK, channel="C0CHALLENGE", thread="ignored"),
         title="New top 3 on vectoradd / H100",
-        parts=[report.table(["rank", "who"], [["1", "Ada"]])],
+        parts=[reply_parts.table(["rank", "who"], [["1", "Ada"]])],
         data={"kind": "announcement", "leaderboard": "vectoradd", "gpu": "H100", "top": [[1, "Ada", 9]]},
     )
     fake.fail("chat.postMessage", "channel_not_found", channel="C0GONE")
-    gone = Reply(reply_to=ReplyTo(platform=Platform.SLACK, channel="C0GONE"), parts=[report.text("x")], id="gone")
+    gone = Reply(reply_to=ReplyTo(platform=Platform.SLACK, channel="C0GONE"), parts=[reply_parts.text("x")], id="gone")
     await deliver.deliver([error, announcement, gone])  # nothing to retry: no exception
     (ephemeral,) = fake.calls_to("chat.postEphemeral")
     assert ephemeral.params["user"] == "U0ALICE" and ephemeral.params["thread_ts"] == THREAD
@@ -212,7 +212,7 @@ async def test_replies_wait_for_a_stopped_adapter_and_are_posted_once_after_rest
 async def test_what_only_its_reader_may_see_never_reaches_the_log(nats_url, bus, fake, caplog):
     caplog.set_level(logging.DEBUG)
     secret = "krt_live_5f1e0c9a8b7d6e5f4a3b2c1d"
-    token = Reply(reply_to=TO, ephemeral=True, title="Your personal token", parts=[report.code(secret)])
+    token = Reply(reply_to=TO, ephemeral=True, title="Your personal token", parts=[reply_parts.code(secret)])
     async with running_slack(nats_url, fake):
         await bus.publish_reply(token)
         (shown,) = await fake.wait_for("chat.postEphemeral")
