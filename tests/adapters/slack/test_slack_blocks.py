@@ -154,7 +154,7 @@ def test_more_parts_than_blocks_allowed_moves_the_rest_to_a_file():
     reply = Reply(reply_to=TO, title="Many", parts=[reply_parts.text(f"paragraph {i}") for i in range(120)])
     message = render(reply)
     assert len(message.blocks) == MAX_BLOCKS
-    assert "reply_parts.txt" in all_texts(message.blocks)[-1]
+    assert "report.txt" in all_texts(message.blocks)[-1]
     (upload,) = message.uploads
     assert "paragraph 119" in upload.content.decode()
 
