@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import torch
 
-from harness import transport
+from harness import cuda_ipc, transport
 from harness.channel import Outbox, RecordReader, read_record
 from harness.failures import Verdict, process_ended
 from harness.isolation import linux
@@ -240,7 +240,7 @@ class RunnerLink:
             if slot in self._mapped or not isinstance(shared, list) or len(shared) != len(cuda):
                 raise self._tampering("it answered a request for input buffers with something else")
             try:
-                self._mapped[slot] = [transport.open_cuda(h, size=n) for h, n in zip(shared, sizes, strict=True)]
+                self._mapped[slot] = [cuda_ipc.open_cuda(h, size=n) for h, n in zip(shared, sizes, strict=True)]
             except transport.TransportError as exc:
                 raise self._tampering(str(exc)) from None
         elif slot not in self._mapped:
@@ -328,7 +328,7 @@ class RunnerLink:
             raise transport.TransportError("an answer's fence without the event the judge waits on")
         opening = _clock_ns()
         try:
-            return transport.open_cuda({**shared, "event_sync": bool(shared.get("event"))})
+            return cuda_ipc.open_cuda({**shared, "event_sync": bool(shared.get("event"))})
         finally:
             self._opening_ns += _clock_ns() - opening
 

@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from harness import limits, transport
+from harness import cuda_ipc, limits, transport
 from harness.codec import to_jsonable
 from harness.failures import Rejection, Verdict, classify, kernel_failure, rejected, summary, user_traceback
 from harness.isolation import seccomp
@@ -149,7 +149,7 @@ class Runner:
         else:
             slot = len(ring)
             buffers = [torch.empty(size, dtype=torch.uint8, device=self.device).untyped_storage() for size in sizes]
-            shared = [transport.share_cuda(storage) for storage in buffers]
+            shared = [cuda_ipc.share_cuda(storage) for storage in buffers]
         ring.append((slot, buffers))
         self.staged = dict(enumerate(buffers))
         self.link.send({"t": "allocated", "slot": slot, **({"storages": shared} if shared is not None else {})})
@@ -188,10 +188,10 @@ class Runner:
             if s.device.type == "cpu"
             else {"staged": staged_at[s.data_ptr()]}
             if s.data_ptr() in staged_at
-            else {"cuda": transport.share_cuda(s)}
+            else {"cuda": cuda_ipc.share_cuda(s)}
             for s in answer
         ]
-        fenced = {"fence": transport.share_cuda(fence)} if fence is not None else {}
+        fenced = {"fence": cuda_ipc.share_cuda(fence)} if fence is not None else {}
         self.link.send(
             {
                 "t": "done",

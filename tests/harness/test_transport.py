@@ -9,7 +9,7 @@ import socket
 import pytest
 import torch
 
-from harness import transport
+from harness import cuda_ipc, transport
 
 
 def _round_trip(value, rebuild_classes=False):
@@ -91,7 +91,7 @@ def _described(**changes):
 
 
 def test_a_cuda_description_as_torch_writes_it_is_accepted():
-    fields = transport.checked_cuda_description(_described(), 0, 4096)
+    fields = cuda_ipc.checked_cuda_description(_described(), 0, 4096)
     assert fields[2:6] == (4096, 512, b"/torch_4021_1887873266_3", 7) and len(fields[6]) == 64
 
 
@@ -118,13 +118,13 @@ def test_a_cuda_description_as_torch_writes_it_is_accepted():
 )
 def test_a_cuda_description_outside_what_the_judge_expects_is_refused(changes, size):
     with pytest.raises(transport.TransportError):
-        transport.checked_cuda_description(_described(**changes), 0, size)
+        cuda_ipc.checked_cuda_description(_described(**changes), 0, size)
 
 
 @pytest.mark.parametrize("shared", [None, [], {"device": 0}])
 def test_a_cuda_description_that_is_not_one_is_refused(shared):
     with pytest.raises(transport.TransportError):
-        transport.checked_cuda_description(shared, 0, None)
+        cuda_ipc.checked_cuda_description(shared, 0, None)
 
 
 def test_a_record_nested_past_what_json_can_read_is_refused():

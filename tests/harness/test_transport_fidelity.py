@@ -20,7 +20,7 @@ import torch
 import transport_cases
 from transport_cases import CASES, assert_same
 
-from harness import EvalJob, FailureKind, Status, load_problem, transport
+from harness import EvalJob, FailureKind, Status, cuda_ipc, load_problem, transport
 
 HERE = Path(__file__).resolve().parent
 NEEDS_CUDA = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -46,7 +46,7 @@ class Peer:
         record, blobs = self.link.receive(timeout_s=120)
         host = iter(transport.cpu_storages(blobs))
         own = [
-            next(host) if "cpu" in entry else transport.copy_storage(transport.open_cuda(entry["cuda"]))
+            next(host) if "cpu" in entry else transport.copy_storage(cuda_ipc.open_cuda(entry["cuda"]))
             for entry in record["storages"]
         ]
         return transport.unpack(record["value"], own)
@@ -86,7 +86,7 @@ def test_cuda_memory_described_past_its_allocation_is_refused(field, peers):
     record, _ = peer.link.receive(timeout_s=120)
     shared = record["storages"][0]["cuda"]
     with pytest.raises(transport.TransportError):
-        transport.open_cuda({**shared, field: shared[field] + (1 << 30)})
+        cuda_ipc.open_cuda({**shared, field: shared[field] + (1 << 30)})
 
 
 def test_torch_named_results_keep_their_class_for_the_checker():

@@ -12,7 +12,7 @@ import sys
 
 from transport_cases import CASES
 
-from harness import transport
+from harness import cuda_ipc, transport
 
 
 def serve(link: transport.Link, device: str) -> None:
@@ -25,7 +25,7 @@ def serve(link: transport.Link, device: str) -> None:
         storages: transport.Storages = []
         meta = transport.pack(value, storages)
         described = [
-            {"cpu": s.nbytes()} if s.device.type == "cpu" else {"cuda": transport.share_cuda(s)} for s in storages
+            {"cpu": s.nbytes()} if s.device.type == "cpu" else {"cuda": cuda_ipc.share_cuda(s)} for s in storages
         ]
         link.send(
             {"value": meta, "storages": described}, transport.cpu_blobs([s for s in storages if s.device.type == "cpu"])
