@@ -78,6 +78,7 @@ def planned_tier(source: Path) -> str:
 def first_build(source: Path, cache: Path, dry_run: bool) -> dict[str, Any]:
     """Start a fresh harness server on an empty compile cache and evaluate ``source`` once; its timings."""
     os.environ["KERNELRANK_BUILD_CACHE"] = str(cache)
+    os.environ["KERNELRANK_HARNESS_LOG"] = "INFO"  # the server's log names the tier each build used, and its seconds
     server = HarnessServer()
     started = time.monotonic()
     server.start()

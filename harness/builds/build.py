@@ -204,14 +204,17 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     options = dict(request.options)
     ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
     tiers = header_tiers.plan(options, ops_folder, header_tiers.vocabulary())
+    failed = []  # the tiers tried before, with their seconds: an operator's log says where a first build's time went
     for name, tier in tiers:  # one folder: where two tiers share a main.cpp, ninja keeps its main.o
+        started = time.monotonic()
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:
-            outcome.log = TIER_NOTE.format(name)
+            outcome.log = " ".join([*failed, TIER_NOTE.format(name)])
             return outcome
+        failed.append(f"The {name} tier failed after {time.monotonic() - started:.1f} s.")
         cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(options["name"], None)  # same name, not name_v1
     outcome = _load_inline(cpp_extension, options, folder / "build")
     if tiers:
-        outcome.log = f"{FALLBACK_NOTE}\n{outcome.log}".strip()
+        outcome.log = f"{FALLBACK_NOTE} {' '.join(failed)}\n{outcome.log}".strip()
     return outcome
 
 

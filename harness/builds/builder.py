@@ -159,6 +159,9 @@ class Builds:
         """Store a finished build's files in the cache (successful builds only)."""
         outcome = process.poll()
         assert outcome is not None, "finish() before the build ended"
+        summary = outcome.log.splitlines()[0][:300] if outcome.ok and outcome.log else ""
+        state = "done" if outcome.ok else "failed"
+        log.info("%s build %s in %.1f s. %s", process.request.kind, state, outcome.seconds, summary)
         if outcome.ok and self.cache is not None:
             try:
                 self.cache.store(process.request.key(), outcome.files)

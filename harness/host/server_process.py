@@ -217,8 +217,12 @@ def main() -> None:
     parser.add_argument("--sandbox", choices=sandbox.POLICIES, default="auto", help="how to isolate evaluations")
     parser.add_argument("--preload", default=",".join(PRELOADS), help="modules to import once, comma-separated")
     args = parser.parse_args()
-    # warnings and errors only: its stderr is a worker's log, or the log file of `kernelrank eval`
-    logging.basicConfig(level=logging.WARNING, format="harness-server %(levelname)s %(name)s: %(message)s")
+    # warnings and errors unless an operator asks for more: its stderr is a worker's log, or `kernelrank eval`'s file
+    level = os.environ.get("KERNELRANK_HARNESS_LOG", "WARNING").upper()
+    logging.basicConfig(
+        level=level if level in ("DEBUG", "INFO", "WARNING", "ERROR") else "WARNING",
+        format="harness-server %(levelname)s %(name)s: %(message)s",
+    )
     try:
         serve(args.fd, args.sandbox, tuple(m for m in args.preload.split(",") if m in PRELOADS))
     except (OSError, ChannelError) as exc:
