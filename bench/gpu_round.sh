@@ -1,14 +1,16 @@
 #!/bin/bash
 # This round's GPU evidence (issues 25 and 26) in one or two calls, from the repository root on a CUDA machine:
-#     bash bench/gpu_round.sh SECTION...      (sections: integrity ranked before builds types)
+#     bash bench/gpu_round.sh SECTION...      (sections: integrity ranked ours large before builds types cu)
 #   integrity  the cheat catalogue's CUDA cases, the honest solutions and hostile input (bench/integrity_gpu.py)
 #   ranked     5 fresh ranked evaluations each: kernelrank's vectoradd, grayscale, matmul, histogram and the
 #              public-style pmpp problems (bench/fixtures/public_style), with per-shape figures
+#   ours       5 fresh ranked evaluations each of kernelrank's vectoradd, grayscale, matmul and histogram alone
 #   large      3 ranked evaluations each of the problems with the largest shapes (a quick check of the exchange)
 #   before     the same ranked runs on an older checkout unpacked under .probe/before (the baseline, same call):
 #              git archive REV --prefix=.probe/before/ | tar -x; cp -r bench/fixtures .probe/before/bench/
 #   builds     first inline-CUDA builds of three sources as people write them (bench/first_build.py)
 #   types      the output-type table on CUDA (tests/harness/test_transport_fidelity.py, run without the suite's conftest)
+#   cu         .cu submissions through their two modules: the shipped solutions in every mode, the packed values
 # Everything goes to stdout; figures go to docs/benchmarks.md by hand, with the GPU named.
 set -u
 export PYTHONUNBUFFERED=1
@@ -22,11 +24,14 @@ for section in "$@"; do
     case $section in
         integrity) python3 bench/integrity_gpu.py --cuda-only ;;
         ranked) python3 bench/ranked_wall.py --runs 5 --device cuda --shapes "${RANKED[@]}" ;;
+        ours) python3 bench/ranked_wall.py --runs 5 --device cuda --shapes "${RANKED[@]:0:4}" ;;
         large) python3 bench/ranked_wall.py --runs 3 --device cuda --shapes vectoradd matmul "${RANKED[4]}" "${RANKED[7]}" ;;
         before) python3 bench/ranked_wall.py --runs 5 --device cuda --root .probe/before "${RANKED[@]}" ;;
         builds) python3 bench/first_build.py ;;
         types) python3 -m pytest -q -p no:cacheprovider --noconftest -p bench.gpu_pytest_plugin -m cuda \
                    tests/harness/test_transport_fidelity.py ;;
+        cu) python3 -m pytest -q -p no:cacheprovider --noconftest -p bench.gpu_pytest_plugin \
+                tests/problems/test_cu_problems.py tests/harness/test_cu_values.py ;;
         *) echo "unknown section $section" ;;
     esac
 done

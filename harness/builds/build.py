@@ -22,8 +22,13 @@ from typing import Any
 
 from harness.builds import cache, header_tiers, toolchain
 
-CU_MODULE = "kernelrank_cu_module.so"  # what a .cu build makes, and what the worker loads
-DRIVER = "kernelrank_driver.cu"  # harness/builds/cu_driver.cu, staged under this name
+# A .cu submission makes two modules (docs/cuda.md, "Two modules"): the runner's, with the submission, and the
+# judge's, with the problem's reference alone; our drivers and their shared header are staged under these names.
+CU_MODULE = "kernelrank_cu_module.so"  # the runner's: the submission's custom_kernel
+CU_REFERENCE = "kernelrank_cu_reference.so"  # the judge's: generate_input and check_implementation
+RUNNER_DRIVER = "kernelrank_runner.cu"  # harness/builds/cu_runner.cu
+JUDGE_DRIVER = "kernelrank_judge.cu"  # harness/builds/cu_judge.cu
+VALUES_HEADER = "kernelrank_values.h"  # harness/builds/cu_values.h
 COMPILE_TIMEOUT_ENV = "KERNELRANK_COMPILE_TIMEOUT_S"
 COMPILE_TIMEOUT_S = 180.0
 MAX_ARTIFACT_BYTES = 40 * 2**20  # a built module travels in one channel record
@@ -70,7 +75,7 @@ class BuildRequest:
     kind: str  # "cu" | "extension"
     arch: str  # nvcc's target, e.g. "sm_90a"
     sources: dict[str, str] = field(default_factory=dict)  # files written into the build folder
-    options: dict[str, Any] = field(default_factory=dict)  # cu: {"submission": name}; extension: load_inline's args
+    options: dict[str, Any] = field(default_factory=dict)  # cu: {"units", "module"}; extension: load_inline's args
 
     def key(self) -> str:
         return cache.key(
@@ -92,6 +97,7 @@ class BuildOutcome:
     message: str = ""  # on failure: one sentence for the user
     seconds: float = 0.0
     cached: bool = False
+    problem_fault: bool = False  # the problem's own sources failed (a .cu problem's judge module), not the submission
 
 
 def compile_timeout_s() -> float:
@@ -99,10 +105,22 @@ def compile_timeout_s() -> float:
 
 
 def cu_request(problem_files: dict[str, str], staged_name: str, source: str, arch: str) -> BuildRequest:
-    """The build of a .cu submission: our driver, the problem's headers and the submission, for ``arch``."""
-    driver = (Path(__file__).parent / "cu_driver.cu").read_text()
-    sources = {**problem_files, staged_name: source, DRIVER: driver}
-    return BuildRequest("cu", arch, sources, {"submission": staged_name})
+    """The runner's module of a .cu submission: our runner driver, the problem's headers and the submission."""
+    sources = {**problem_files, staged_name: source, **_drivers("cu_runner.cu", RUNNER_DRIVER)}
+    return BuildRequest("cu", arch, sources, {"units": [RUNNER_DRIVER, staged_name], "module": CU_MODULE})
+
+
+def cu_reference_request(problem_files: dict[str, str], staged_name: str, arch: str) -> BuildRequest:
+    """The judge's module of a .cu problem: our judge driver and the problem's files, without the submission (the
+    same build for every submission to the problem, so the cache holds it after the first)."""
+    files = {name: text for name, text in problem_files.items() if name != staged_name}
+    sources = {**files, **_drivers("cu_judge.cu", JUDGE_DRIVER)}
+    return BuildRequest("cu", arch, sources, {"units": [JUDGE_DRIVER], "module": CU_REFERENCE})
+
+
+def _drivers(driver: str, staged_as: str) -> dict[str, str]:
+    here = Path(__file__).parent
+    return {staged_as: (here / driver).read_text(), VALUES_HEADER: (here / "cu_values.h").read_text()}
 
 
 def extension_request(arguments: dict[str, Any], arch: str, problem_files: dict[str, str]) -> BuildRequest | None:
@@ -176,17 +194,17 @@ def _cu(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:
         *CU_FLAGS,
         f"-arch={request.arch}",
         *includes,
-        DRIVER,
-        request.options["submission"],
+        *request.options["units"],
         "-o",
-        CU_MODULE,
+        module := request.options["module"],
         *libraries,
     ]
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=timeout_s)
     log = (done.stdout + done.stderr).strip()
-    if done.returncode != 0 or not (folder / CU_MODULE).is_file():
-        return BuildOutcome(False, log=log, message="The submission failed to compile")
-    return BuildOutcome(True, {CU_MODULE: (folder / CU_MODULE).read_bytes()}, log)
+    if done.returncode != 0 or not (folder / module).is_file():
+        what = "The submission" if module == CU_MODULE else "The problem's reference (with kernelrank's judge driver)"
+        return BuildOutcome(False, log=log, message=f"{what} failed to compile")
+    return BuildOutcome(True, {module: (folder / module).read_bytes()}, log)
 
 
 def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOutcome:

@@ -185,32 +185,56 @@ def build_cache() -> BuildCache | None:
 
 
 def build_cu(job: EvalJob, job_builds: Builds, stage: Stage) -> BuildOutcome | None:
-    """Compile a .cu submission for this machine's GPU into the stage (from the cache when it holds it); None
-    when there is no GPU to build for (the worker then says the problem needs CUDA)."""
+    """Compile a .cu submission's two modules for this machine's GPU into the stage, side by side (each from the
+    cache when it holds it): the runner's, with the submission, and the judge's, with the reference alone. None
+    when there is no GPU to build for (the judge then says the problem needs CUDA)."""
     arch = toolchain.gpu_arch()
     if arch is None or job.device == "cpu":
         return None
-    request = build.cu_request(job.problem.files, job.problem.submission_name, job.submission_source, arch.sm)
-    outcome = job_builds.build(request, min(build.compile_timeout_s(), job.problem.task.timeout_s(job.mode)))
-    outcome.log = build.user_log(outcome.log, job.problem.submission_name, job.submission_name, rootfs.WORKDIR)
-    if outcome.ok:
-        for name, data in outcome.files.items():
+    problem = job.problem
+    timeout_s = min(build.compile_timeout_s(), problem.task.timeout_s(job.mode))
+    requests = (
+        build.cu_request(problem.files, problem.submission_name, job.submission_source, arch.sm),
+        build.cu_reference_request(problem.files, problem.submission_name, arch.sm),
+    )
+    started = [job_builds.start(request, timeout_s) for request in requests]
+    runner, judge = (_waited(job_builds, each) for each in started)
+    if not judge.ok:  # the problem's fault, whatever the submission holds
+        judge.problem_fault = True
+        judge.log = build.user_log(judge.log, problem.submission_name, job.submission_name, rootfs.WORKDIR)
+        return judge
+    runner.log = build.user_log(runner.log, problem.submission_name, job.submission_name, rootfs.WORKDIR)
+    if runner.ok:
+        for name, data in {**runner.files, **judge.files}.items():
             (stage.workdir / name).write_bytes(data)
-    return outcome
+        runner.seconds = max(runner.seconds, judge.seconds)
+    return runner
+
+
+def _waited(job_builds: Builds, started: BuildOutcome | BuildProcess) -> BuildOutcome:
+    if isinstance(started, BuildOutcome):
+        return started
+    started.wait()
+    return job_builds.finish(started)
 
 
 def compile_failure(job: EvalJob, outcome: BuildOutcome, started: float) -> EvalResult:
     where = build.first_error(outcome.log)
     message = f"{outcome.message}: {where}" if where else f"{outcome.message}."
-    result = failed_result(
-        job,
+    failure = (
         Failure(
+            FailureKind.INVALID_PROBLEM,
+            f"{message.rstrip('.')}. This is not your submission's fault; tell the leaderboard's maintainers.",
+            outcome.log,
+        )
+        if outcome.problem_fault
+        else Failure(
             FailureKind.COMPILE_ERROR,
             f"{message.rstrip('.')}. Fix it and submit again; the compiler's output is below.",
             outcome.log,
-        ),
-        started,
+        )
     )
+    result = failed_result(job, failure, started)
     result.compile_s = outcome.seconds
     return result
 

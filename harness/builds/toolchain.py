@@ -128,7 +128,14 @@ def fingerprint() -> str:
     ]
     for include in library_includes():
         parts.append(include + ":" + _version_file(Path(include)))
-    for module in ("build.py", "header_tiers.py", "header_vocabulary.py", "cu_driver.cu"):  # our build code
+    for module in (
+        "build.py",
+        "header_tiers.py",
+        "header_vocabulary.py",
+        "cu_judge.cu",
+        "cu_runner.cu",
+        "cu_values.h",
+    ):  # our build code
         parts.append(hashlib.sha256((Path(__file__).parent / module).read_bytes()).hexdigest())
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

@@ -39,7 +39,7 @@ from harness.isolation import sandbox, zygote
 from harness.isolation.staging import Stage
 from harness.job import EvalJob
 from harness.judge import checking, modes, sealed_imports
-from harness.judge.inprocess import InProcessRunner
+from harness.judge.cu_reference import CuReference
 from harness.judge.runner_link import Runner, RunnerLink
 from harness.problem import CHECKER_ARGS
 from harness.result import FailureKind
@@ -113,11 +113,7 @@ def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
     outbox.progress("starting")
     phases = modes.Phases()
     # first: the runner must start from a process that holds no reference, no seed and no CUDA context
-    runner: Runner = (
-        InProcessRunner(job.problem.submission_name)
-        if job.problem.task.lang == "cu"
-        else RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
-    )
+    runner: Runner = RunnerLink.spawn(job, outbox, max_bytes=job.memory_limit_mb * 2**20)
     try:
         sealed_imports.seal(job.problem.files, stage.workdir)  # before the runner has run anything
         with phases("prepare"):
@@ -151,15 +147,16 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, runner: Runner) -> modes
     outbox.send("system", system=to_jsonable(system_info(device)))
     # the exchange's own cost, measured while the runner holds only the harness (brackets.Allowance)
     allowance = runner.calibrate()
-    if isinstance(runner, InProcessRunner):
-        reference = modes.Reference(*runner.load_cu(stage.workdir / build.CU_MODULE))
+    if job.problem.task.lang == "cu":  # the judge's own module, built without the submission
+        reference = CuReference(stage.workdir / build.CU_REFERENCE).functions()
     else:
         reference = _arm(bind_reference(job, stage, device), stage)
-        runner.import_submission()
+    runner.import_submission()
     files = {name: text.encode() for name, text in job.problem.files.items()}
     files[job.problem.submission_name] = job.submission_source.encode()
-    if (module := stage.workdir / build.CU_MODULE).is_file():
-        files[build.CU_MODULE] = module.read_bytes()
+    for name in (build.CU_MODULE, build.CU_REFERENCE):
+        if (module := stage.workdir / name).is_file():
+            files[name] = module.read_bytes()
     return modes.Context(
         task=job.problem.task,
         device=device,

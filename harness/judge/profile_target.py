@@ -15,7 +15,9 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PROFILED_CALLS = 1  # ncu replays each kernel for its metrics: one call per shape is enough
 
@@ -26,12 +28,15 @@ def main(folder: str, spec_json: str) -> int:
     settings = json.loads(Path("profile.json").read_text())
     import torch
 
-    if settings["lang"] == "cu":
-        from harness.builds.build import CU_MODULE
-        from harness.runner.cu_module import CuModule
+    prepare: Callable[[Any], Any] = lambda data: data
+    if settings["lang"] == "cu":  # both modules in this one process: profile mode ranks nothing
+        from harness.builds.build import CU_MODULE, CU_REFERENCE
+        from harness.judge.cu_reference import CuReference
+        from harness.runner.cu_module import CuKernel
 
-        module = CuModule(Path(folder) / CU_MODULE)
-        generate, kernel = module.generate_input, module.custom_kernel
+        generate = CuReference(Path(folder) / CU_REFERENCE).generate_input
+        cu = CuKernel(Path(folder) / CU_MODULE)
+        kernel, prepare = cu, cu.prepare
     else:
         from harness.judge.judge_process import adapt_generate_input
 
@@ -42,9 +47,13 @@ def main(folder: str, spec_json: str) -> int:
     spec = json.loads(spec_json)
     device = torch.device("cuda") if settings["default_device"] else contextlib.nullcontext()
     with device:
-        kernel(generate(**spec))  # compiles and first-call effects, not profiled
+        kernel(prepare(generate(**spec)))  # compiles and first-call effects, not profiled
         inputs = [
-            generate(**{**spec, "seed": spec.get("seed", 0) + 13 * (call + 1)}) if "seed" in spec else generate(**spec)
+            prepare(
+                generate(**{**spec, "seed": spec.get("seed", 0) + 13 * (call + 1)})
+                if "seed" in spec
+                else generate(**spec)
+            )
             for call in range(PROFILED_CALLS)
         ]
     torch.cuda.synchronize()

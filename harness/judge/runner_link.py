@@ -37,6 +37,7 @@ from harness.failures import Verdict, process_ended
 from harness.isolation import linux
 from harness.job import EvalJob
 from harness.judge import brackets, judge_clock
+from harness.judge.runner_claims import reported_failure, reported_timing
 from harness.result import FailureKind
 from harness.runner import runner_process
 from harness.timing import CallTiming
@@ -51,23 +52,6 @@ CALIBRATION_CALLS = 40
 # caching allocator's large pool and its own segment, as real outputs do: with a 1 KiB probe the exchange of honest
 # calls of large shapes cost 0.4-0.7 ms more than the calibration on an H200, and read as untrusted time.
 CALIBRATION_ELEMENTS = {"cpu": 256, "cuda": 2 * 2**20}
-# failure kinds a runner may report about itself; anything else it claims reads as an exception
-_RUNNER_KINDS = frozenset(
-    {
-        FailureKind.SYNTAX_ERROR,
-        FailureKind.MISSING_ENTRY_POINT,
-        FailureKind.IMPORT_ERROR,
-        FailureKind.COMPILE_ERROR,
-        FailureKind.EXCEPTION,
-        FailureKind.BAD_OUTPUT_TYPE,
-        FailureKind.CRASH,
-        FailureKind.CUDA_ERROR,
-        FailureKind.OUT_OF_MEMORY,
-        FailureKind.ESCAPED_TIMING,
-        FailureKind.TAMPERING,
-        FailureKind.RESOURCE_LIMIT,
-    }
-)
 
 
 @dataclass
@@ -85,8 +69,7 @@ class Answer:
 
 
 class Runner(Protocol):
-    """What the modes need of the submission's side: a process of its own (``RunnerLink``) or, for ``lang: cu``
-    problems, the judge's own (``harness.judge.inprocess``)."""
+    """What the modes need of the submission's side, a process of its own (``RunnerLink``)."""
 
     def start(self, device: str) -> None: ...
     def import_submission(self) -> None: ...
@@ -99,8 +82,10 @@ class Runner(Protocol):
 
 
 class RunnerLink:
-    def __init__(self, pid: int, link: transport.Link, outbox: Outbox) -> None:
+    def __init__(self, pid: int, link: transport.Link, outbox: Outbox, converts: bool = False) -> None:
         self.pid = pid
+        # lang: cu: the runner rebuilds each input in its module and packs each output (harness.runner.cu_module)
+        self.converts = converts
         self.link = link
         self.outbox = outbox
         self.device = "cpu"
@@ -123,7 +108,7 @@ class RunnerLink:
             runner_process.serve(transport.Link(theirs, max_bytes), job)
         theirs.close()
         linux.prctl(linux.PR_SET_DUMPABLE, 0)  # no ptrace, /proc/<judge>/mem or /proc/<judge>/fd for the runner
-        return cls(pid, transport.Link(ours, max_bytes), outbox)
+        return cls(pid, transport.Link(ours, max_bytes), outbox, converts=job.problem.task.lang == "cu")
 
     def start(self, device: str) -> None:
         self.device = device
@@ -297,11 +282,12 @@ class RunnerLink:
             raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
         # on the CPU, the CPU time of the whole job but the judge, over the cores the call kept busy
         cpu_us = (self._cpu.read_ns() - cpu_from) / 1000 if self._cpu else None
-        spent_us = brackets.spent(bracket_us - staging_us, cpu_us)
+        converted_us = self._conversions_us(staging_us, mapped)
+        spent_us = brackets.spent(bracket_us - staging_us - converted_us, cpu_us)
         own = [s if s.device.type == "cpu" else transport.copy_storage(s) for s in mapped]
         try:
             value = transport.unpack(record.get("value"), own)
-            timing = _timing(record.get("timing"))
+            timing = reported_timing(record.get("timing"))
         except (transport.TransportError, TypeError, ValueError) as exc:
             raise self._tampering(f"it answered a call with a malformed value ({exc})") from None
         if not isinstance(value, dict) or set(value) != {"output", "inputs"}:
@@ -316,6 +302,17 @@ class RunnerLink:
             sent + brackets.moved_bytes(value),
             address if isinstance(address, int) else 0,
         )
+
+    def _conversions_us(self, staging_us: float, mapped: list[torch.UntypedStorage]) -> float:
+        """A cu runner's two copies in the bracket (the input into its module's memory, the output out of it), at
+        the speed of the judge's own copy of the inputs, timed on its own events. Output bytes the judge's
+        module cannot read back fail the checker, so they buy nothing."""
+        staged = sum(s.nbytes() for s in self._staging)
+        if not self.converts or not staged:
+            return 0.0
+        ours = {s.data_ptr() for s in self._staging}
+        out = sum(s.nbytes() for s in mapped if s.device.type == "cuda" and s.data_ptr() not in ours)
+        return staging_us * (1 + out / staged)
 
     def _open(self, shared: dict[str, Any], fence: bool) -> torch.UntypedStorage:
         """Map runner memory for one answer. The call's fence, a byte the runner allocated after the call and shared
@@ -356,7 +353,7 @@ class RunnerLink:
             if kind == wanted:
                 return record, blobs
             if kind == "failure":
-                raise _reported(record.get("failure"))
+                raise reported_failure(record.get("failure"))
             if kind == "build" and isinstance(record.get("arguments"), dict):
                 self.outbox.send("build", arguments=record["arguments"])
                 self.link.send(read_record(self.outbox.fd, RecordReader()))
@@ -391,25 +388,3 @@ def _described(storages: transport.Storages) -> list[dict[str, int]]:
         else:
             described.append({"cpu": storage.nbytes()})
     return described
-
-
-def _reported(failure: Any) -> Verdict:
-    """A failure the runner reports about itself: believed only as a failure, and only of a kind it may claim."""
-    if not isinstance(failure, dict):
-        failure = {}
-    try:
-        kind = FailureKind(failure.get("kind"))
-    except ValueError:
-        kind = FailureKind.EXCEPTION
-    return Verdict(
-        kind if kind in _RUNNER_KINDS else FailureKind.EXCEPTION,
-        str(failure.get("message", ""))[:4000] or "The submission's process reported a failure.",
-        str(failure.get("log_tail", ""))[-4000:],
-    )
-
-
-def _timing(raw: Any) -> CallTiming:
-    if not isinstance(raw, dict):
-        raise TypeError("no timing")
-    fields = {name: float(raw.get(name, 0.0)) for name in ("event_us", "sync_us", "flush_us", "clock_mhz", "host_us")}
-    return CallTiming(**fields)

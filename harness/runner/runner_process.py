@@ -30,6 +30,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from harness import cuda_ipc, limits, transport
+from harness.builds.build import CU_MODULE
 from harness.codec import to_jsonable
 from harness.failures import Rejection, Verdict, classify, kernel_failure, rejected, summary, user_traceback
 from harness.isolation import seccomp
@@ -37,6 +38,7 @@ from harness.job import EvalJob
 from harness.result import FailureKind
 from harness.runner import extension_builds
 from harness.runner.compile_time import CompileClock
+from harness.runner.cu_module import CuKernel
 from harness.runner.guard import Guard
 from harness.runner.monitor import CallMonitor
 from harness.timing import Timer, make_timer, run_call
@@ -96,6 +98,7 @@ class Runner:
         self.link = link
         self.device = device
         self.file = job.problem.submission_name
+        self.cu_module = Path.cwd() / CU_MODULE if job.problem.task.lang == "cu" else None
         if device == "cpu":
             limits.limit_address_space(job.memory_limit_mb)
         self.timer: Timer = make_timer(device)
@@ -115,7 +118,7 @@ class Runner:
         op = request.get("op")
         if op == "import":
             with self.monitor.watch():
-                self.kernel = import_submission(self.file)
+                self.kernel = load_cu(self.cu_module) if self.cu_module else import_submission(self.file)
             self._untampered("importing the submission")
             self.link.send({"t": "imported"})
         elif op == "alloc":
@@ -163,10 +166,13 @@ class Runner:
         if kernel is None:
             raise Verdict(FailureKind.HARNESS_ERROR, "the runner was asked for a call before the import")
         during = str(request.get("during", "a call"))
+        cu = kernel if isinstance(kernel, CuKernel) else None
         try:
+            arguments = cu.prepare(data) if cu else data  # before the timer: the input as custom_kernel takes it
             output, timing = run_call(
-                self.timer, lambda: _ready(kernel)(data), bool(request.get("timed")), bool(request.get("host"))
+                self.timer, lambda: _ready(kernel)(arguments), bool(request.get("timed")), bool(request.get("host"))
             )
+            built, output = (output, cu.export(output)) if cu else (None, output)
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from a submission are its failures too
             raise kernel_failure(exc, during) from None
         # a fresh byte shared after every call: its IPC event lets the judge wait for everything queued on this
@@ -203,6 +209,7 @@ class Runner:
             },
             transport.cpu_blobs([s for s in answer if s.device.type == "cpu"]),
         )
+        del built  # a cu output_t's own memory, freed once the judge has the answer
         self._untampered(during)
 
     def _profile(self, request: dict[str, Any]) -> None:
@@ -299,6 +306,18 @@ def import_submission(file_name: str) -> Callable[[Any], Any]:
             f"Define it: it receives the input that generate_input builds and returns the output.",
         )
     return kernel
+
+
+def load_cu(path: Path) -> CuKernel:
+    """The built module of a .cu submission; a module that will not load is the submission's import error."""
+    try:
+        return CuKernel(path)
+    except OSError as exc:
+        raise Verdict(
+            FailureKind.IMPORT_ERROR,
+            f"The compiled submission could not be loaded ({exc}). Check that it defines custom_kernel for the "
+            "problem's input_t and output_t.",
+        ) from None
 
 
 def _storages(

@@ -22,7 +22,10 @@ PROBLEMS = {
     "fixture": REPO / "tests" / "fixtures" / "harness" / "vectoradd",
     "lenient": REPO / "tests" / "fixtures" / "harness" / "lenient",
     "lazy_import": REPO / "tests" / "fixtures" / "harness" / "lazy_import",
-    **{name: REPO / "problems" / name for name in ("vectoradd", "matmul", "histogram", "prefixsum", "identity")},
+    **{
+        name: REPO / "problems" / name
+        for name in ("vectoradd", "matmul", "histogram", "prefixsum", "identity", "vectoradd_cu", "grayscale_cu")
+    },
 }
 PASSED = "passed"
 
@@ -476,6 +479,16 @@ CATALOGUE = [
         problem="identity",
         cuda=True,
     ),
+    Case(
+        "c25_cu_checker_in_reach.cu",
+        "C11",
+        "a .cu submission is built and loaded apart from the problem's checker, in the runner's process",
+        (F.WRONG_OUTPUT, F.TAMPERING),
+        "",
+        problem="vectoradd_cu",
+        cuda=True,
+        slow=True,
+    ),
 ]
 
 _SOLUTIONS = "problems/{}/solutions/correct/{}"
@@ -557,6 +570,24 @@ HONEST = [
         (PASSED,),
         problem="prefixsum",
         cuda=True,
+    ),
+    Case(
+        _SOLUTIONS.format("vectoradd_cu", "half2_add.cu"),
+        "honest",
+        "a .cu submission: input_t rebuilt in the runner's module, output_t read back in the judge's",
+        (PASSED,),
+        problem="vectoradd_cu",
+        cuda=True,
+        slow=True,
+    ),
+    Case(
+        _SOLUTIONS.format("grayscale_cu", "grayscale.cu"),
+        "honest",
+        "a .cu submission whose input_t is a struct of a size and a device buffer",
+        (PASSED,),
+        problem="grayscale_cu",
+        cuda=True,
+        slow=True,
     ),
 ]
 

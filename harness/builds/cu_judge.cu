@@ -1,16 +1,19 @@
-// kernelrank's evaluation driver for `lang: cu` problems (docs/cuda.md).
+// kernelrank's judge module for `lang: cu` problems (docs/cuda.md, "Two modules").
 //
-// It replaces the problem's eval.cu: compiled with reference.cuh and the submission into one shared library,
-// it only exposes the problem's functions and the submission's custom_kernel through a small C interface.
-// The Python harness loads the library and drives it (harness/cu_module.py), so timing, statistics, checks,
-// seeds and the result come from the same code as for Python submissions.
+// It replaces the problem's eval.cu on the judge's side: compiled with reference.cuh alone (never with the
+// submission), it exposes generate_input and check_implementation through a small C interface, and moves
+// input_t and output_t in and out of the bytes and device buffers that cross to the runner (kernelrank_values.h,
+// harness/builds/cu_values.h). The submission is built into another module, cu_runner.cu, run by the runner.
+// The Python harness drives both (harness/cu_abi.py), so timing, statistics, checks, seeds and the result come
+// from the same code as for Python submissions.
 //
-// Every entry returns 0 on success and 1 when the call threw; kr_last_error() then says what was thrown.
+// Every entry that can fail returns 0 on success and 1 when the call threw; kr_last_error() then says what.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -19,8 +22,7 @@
 
 #include "utils.h"
 #include "reference.cuh"
-
-output_t custom_kernel(input_t data);
+#include "kernelrank_values.h"
 
 namespace kernelrank {
 
@@ -31,9 +33,6 @@ template <class R, class... A> struct parameters<R (*)(A...)> {
 using Arguments = parameters<decltype(&generate_input)>::tuple;
 static_assert(std::tuple_size_v<Arguments> == std::tuple_size_v<std::remove_cv_t<decltype(ArgumentNames)>>,
               "task.h's ArgumentNames must name every parameter of generate_input, in order");
-
-template <class> inline constexpr bool unsupported = false;
-thread_local std::string last_error;
 
 template <class T> T parse(const char* text) {
     const std::string value(text);
@@ -54,7 +53,7 @@ template <class T> T parse(const char* text) {
     } else if constexpr (std::is_floating_point_v<T>) {
         return static_cast<T>(std::stod(value));
     } else {
-        static_assert(unsupported<T>, "generate_input's parameters must be integers, floats, bools or std::string");
+        static_assert(values::unsupported<T>, "generate_input's parameters must be integers, floats, bools or std::string");
     }
 }
 
@@ -63,46 +62,19 @@ template <std::size_t... I> input_t generate(const char* const* values, std::ind
     return std::apply(generate_input, std::move(arguments));
 }
 
-template <class F> int guarded(F&& body) {
-    try {
-        body();
-        return 0;
-    } catch (const std::exception& error) {
-        last_error = error.what();
-    } catch (...) {
-        last_error = "an exception that is not a std::exception";
-    }
-    return 1;
-}
-
 }  // namespace kernelrank
 
 extern "C" {
+
+KERNELRANK_SHARED_ENTRIES
 
 int kr_argument_count() { return static_cast<int>(ArgumentNames.size()); }
 
 const char* kr_argument_name(int index) { return ArgumentNames[index]; }
 
-const char* kr_last_error() { return kernelrank::last_error.c_str(); }
-
 int kr_generate_input(const char* const* values, void** input) {
     return kernelrank::guarded([&] {
-        *input = new input_t(kernelrank::generate(values, std::make_index_sequence<std::tuple_size_v<kernelrank::Arguments>>{}));
-    });
-}
-
-int kr_copy_input(void* input, void** copy) {
-    return kernelrank::guarded([&] { *copy = new input_t(*static_cast<input_t*>(input)); });
-}
-
-void kr_free_input(void* input) { delete static_cast<input_t*>(input); }
-
-void kr_free_output(void* output) { delete static_cast<output_t*>(output); }
-
-// The input is moved into custom_kernel, as GPU MODE's eval.cu does: a by-value parameter costs no copy.
-int kr_custom_kernel(void* input, void** output) {
-    return kernelrank::guarded([&] {
-        *output = new output_t(custom_kernel(std::move(*static_cast<input_t*>(input))));
+        *input = std::make_unique<input_t>(kernelrank::generate(values, std::make_index_sequence<std::tuple_size_v<kernelrank::Arguments>>{})).release();
     });
 }
 
