@@ -58,6 +58,7 @@ ENV_KEEP = frozenset(
         "KERNELRANK_COMPILE_TIMEOUT_S",
         "KERNELRANK_PEAKS_FILE",
         "KERNELRANK_PROGRESS_EVERY_S",  # how often a long call reports that it still runs (harness.liveness)
+        "KERNELRANK_HARNESS_LOG",  # the server's log level (harness.host.server_process)
         CPUS_VARIABLE,  # read by the server (harness.limits)
         CGROUPS_VARIABLE,
     }

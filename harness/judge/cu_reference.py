@@ -10,14 +10,19 @@ problem's ``check_implementation`` judges it against the pristine input, read ba
 from __future__ import annotations
 
 import ctypes
+import statistics
+import time
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from harness.cu_abi import MESSAGE_BYTES, CuError, CuHandle, CuLibrary
 from harness.failures import Verdict
 from harness.judge import modes
 from harness.result import FailureKind
 
+REBUILD_SAMPLES = 3
 SEED_BITS = 31  # public CUDA references take ``int seed``: ranked seeds are folded into its range
 
 
@@ -33,6 +38,7 @@ class CuReference:
         lib = self.library.lib
         lib.kr_argument_name.restype = ctypes.c_char_p
         self.arguments = [lib.kr_argument_name(i).decode() for i in range(lib.kr_argument_count())]
+        self._rebuilds: dict[tuple[int, ...], float] = {}
 
     def functions(self) -> modes.Reference:
         """For ``harness.judge.modes``. The CUDA format's checker runs the reference itself, so there is no
@@ -51,6 +57,23 @@ class CuReference:
         array = (ctypes.c_char_p * len(values))(*(v.encode() for v in values))
         made = CuHandle(self.library, self.library.call("kr_generate_input", array), "input")
         return self.library.pack(made)
+
+    def rebuild_us(self, packed: Any) -> float:
+        """What rebuilding ``packed`` as an ``input_t`` costs (the runner's step before its timer: the module's own
+        allocations and copies), measured here with the judge's own module and clock: the median of three, once per
+        list of sizes. The runner cannot answer it; it runs between calls, on the judge's side."""
+        key = (packed["host"].numel(), *(t.numel() for t in packed["device"]))
+        if key not in self._rebuilds:
+            times = []
+            for _ in range(REBUILD_SAMPLES):
+                torch.cuda.synchronize()
+                started = time.perf_counter_ns()
+                made = self.library.read(packed, "input")
+                torch.cuda.synchronize()
+                times.append((time.perf_counter_ns() - started) / 1000)
+                made.free()
+            self._rebuilds[key] = statistics.median(times)
+        return self._rebuilds[key]
 
     def check(self, pristine: Any, output: Any) -> tuple[bool, str]:
         """The problem's checker on the pristine input and the runner's output, both rebuilt in this process."""

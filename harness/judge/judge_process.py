@@ -148,7 +148,8 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, runner: Runner) -> modes
     # the exchange's own cost, measured while the runner holds only the harness (brackets.Allowance)
     allowance = runner.calibrate()
     if job.problem.task.lang == "cu":  # the judge's own module, built without the submission
-        reference = CuReference(stage.workdir / build.CU_REFERENCE).functions()
+        cu = CuReference(stage.workdir / build.CU_REFERENCE)
+        reference, runner.rebuild_us = cu.functions(), cu.rebuild_us
     else:
         reference = _arm(bind_reference(job, stage, device), stage)
     runner.import_submission()

@@ -71,6 +71,8 @@ class Answer:
 class Runner(Protocol):
     """What the modes need of the submission's side, a process of its own (``RunnerLink``)."""
 
+    rebuild_us: Callable[[Any], float] | None
+
     def start(self, device: str) -> None: ...
     def import_submission(self) -> None: ...
     def calibrate(self, calls: int = ...) -> brackets.Allowance: ...
@@ -82,10 +84,12 @@ class Runner(Protocol):
 
 
 class RunnerLink:
-    def __init__(self, pid: int, link: transport.Link, outbox: Outbox, converts: bool = False) -> None:
+    def __init__(self, pid: int, link: transport.Link, outbox: Outbox) -> None:
         self.pid = pid
-        # lang: cu: the runner rebuilds each input in its module and packs each output (harness.runner.cu_module)
-        self.converts = converts
+        # lang: cu: what the runner's rebuilding of an input in its module costs, as the judge measured it
+        # (harness.judge.cu_reference); the runner also packs each output, a copy the judge allows at its own speed
+        self.rebuild_us: Callable[[Any], float] | None = None
+        self._rebuilding_us = 0.0
         self.link = link
         self.outbox = outbox
         self.device = "cpu"
@@ -108,7 +112,7 @@ class RunnerLink:
             runner_process.serve(transport.Link(theirs, max_bytes), job)
         theirs.close()
         linux.prctl(linux.PR_SET_DUMPABLE, 0)  # no ptrace, /proc/<judge>/mem or /proc/<judge>/fd for the runner
-        return cls(pid, transport.Link(ours, max_bytes), outbox, converts=job.problem.task.lang == "cu")
+        return cls(pid, transport.Link(ours, max_bytes), outbox)
 
     def start(self, device: str) -> None:
         self.device = device
@@ -172,6 +176,7 @@ class RunnerLink:
             ) from None
         cuda = [s for s in storages if s.device.type == "cuda"]
         self._map_buffers(cuda)  # empty buffers: nothing of this call is visible to the runner yet
+        self._rebuilding_us = self.rebuild_us(data) if self.rebuild_us and not calibration else 0.0
         request["storages"] = _described(storages)
         blobs = transport.cpu_blobs([s for s in storages if s.device.type == "cpu"])
         sent = sum(len(b) for b in blobs)
@@ -304,15 +309,15 @@ class RunnerLink:
         )
 
     def _conversions_us(self, staging_us: float, mapped: list[torch.UntypedStorage]) -> float:
-        """A cu runner's two copies in the bracket (the input into its module's memory, the output out of it), at
-        the speed of the judge's own copy of the inputs, timed on its own events. Output bytes the judge's
-        module cannot read back fail the checker, so they buy nothing."""
+        """A cu runner's two steps in the bracket: rebuilding the input in its module (as the judge measured it) and
+        copying the output out of it (at the speed of the judge's own copy of the inputs, timed on its own events).
+        Output bytes the judge's module cannot read back fail the checker, so they buy nothing."""
         staged = sum(s.nbytes() for s in self._staging)
-        if not self.converts or not staged:
-            return 0.0
+        if not self._rebuilding_us or not staged:
+            return self._rebuilding_us
         ours = {s.data_ptr() for s in self._staging}
         out = sum(s.nbytes() for s in mapped if s.device.type == "cuda" and s.data_ptr() not in ours)
-        return staging_us * (1 + out / staged)
+        return self._rebuilding_us + staging_us * out / staged
 
     def _open(self, shared: dict[str, Any], fence: bool) -> torch.UntypedStorage:
         """Map runner memory for one answer. The call's fence, a byte the runner allocated after the call and shared

@@ -49,6 +49,6 @@ async def test_eval_code_for_one_language(shipped) -> None:
     python = await ask(shipped, "ada", CommandKind.EVAL_CODE, lang="python")
     assert python.data["files"] and all(f.endswith(".py") for f in python.data["files"])
     cuda = await ask(shipped, "ada", CommandKind.EVAL_CODE, lang="CUDA")
-    assert cuda.data["files"] == ["harness/builds/cu_driver.cu"]
+    assert cuda.data["files"] == [f"harness/builds/{name}" for name in ("cu_judge.cu", "cu_runner.cu", "cu_values.h")]
     unknown = await ask(shipped, "ada", CommandKind.EVAL_CODE, lang="cobol")
     assert unknown.data["error"] == "invalid" and "python or cuda" in unknown.parts[0].text
