@@ -55,8 +55,8 @@ def test_spent_is_cpu_time_over_the_cores_really_used():
 
 def test_bytes_are_allowed_for_at_the_judges_own_speed():
     allowed = brackets.allowance([10.0], [0.0], "cuda", us_per_byte=0.01)
-    reported, spent = [100.0] * 5, [100.0 + 10.0 + 1000.0] * 5  # 1 ms moving 100 kB
-    assert brackets.unaccounted(reported, spent, [100_000] * 5, allowed) is None
+    reported, spent = [100.0] * 5, [100.0 + 10.0 + 2000.0] * 5  # 2 ms moving 200 kB
+    assert brackets.unaccounted(reported, spent, [200_000] * 5, allowed) is None
     assert brackets.unaccounted(reported, spent, [0] * 5, allowed) is not None
 
 
