@@ -399,6 +399,13 @@ CATALOGUE = [
         "shorter than the work took",
     ),
     Case(
+        "c25_autoreaped_worker.py",
+        "C7",
+        "the runner's seccomp filter refuses a new action for SIGCHLD: no process of the job is reaped unseen",
+        (F.IMPORT_ERROR,),
+        "Operation not permitted",
+    ),
+    Case(
         "c25_work_before_clock.py",
         "C17",
         "the judge's clock starts before its copy of the inputs into the runner's buffers (CUDA)",
