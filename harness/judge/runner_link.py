@@ -24,6 +24,7 @@ import contextlib
 import os
 import signal
 import socket
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +52,12 @@ CALIBRATION_CALLS = 40
 # caching allocator's large pool and its own segment, as real outputs do: with a 1 KiB probe the exchange of honest
 # calls of large shapes cost 0.4-0.7 ms more than the calibration on an H200, and read as untrusted time.
 CALIBRATION_ELEMENTS = {"cpu": 256, "cuda": 2 * 2**20}
+# On the CPU, what a byte costs is measured the way a call's spending is, in the job's CPU time: calls of a 4 MiB
+# input (12 MiB moved: the input, the inputs back, a fresh output) against the empty ones. A socket's wall time per
+# byte, the measure before, read 4-9 times the runner's real cost on a loaded machine (its threads wait for cores,
+# which CPU time does not count), and a runner hid 6 ms of work per call in the difference.
+BYTE_CALIBRATION_ELEMENTS = 2**20
+BYTE_CALIBRATION_CALLS = 8
 # failure kinds a runner may report about itself; anything else it claims reads as an exception
 _RUNNER_KINDS = frozenset(
     {
@@ -148,16 +155,32 @@ class RunnerLink:
         code of the submission can recognise or answer them; and the judge's own socket's speed."""
         if self._imported:
             raise RuntimeError("the exchange is calibrated before the submission is imported, never after")
-        probe = torch.zeros(CALIBRATION_ELEMENTS.get(self.device, 256), device=self.device)
-        empty = [
-            self.call(probe, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
-        ]
+        empty = self._calibration_calls(CALIBRATION_ELEMENTS.get(self.device, 256), calls)
         return brackets.allowance(
             [a.spent_us for a in empty],
             [a.timing.sync_us - a.timing.event_us for a in empty],
             self.device,
-            judge_clock.socket_us_per_byte(),
+            self._us_per_byte(empty),
         )
+
+    def _calibration_calls(self, elements: int, calls: int) -> list[Answer]:
+        probe = torch.zeros(elements, device=self.device)
+        return [
+            self.call(probe, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
+        ]
+
+    def _us_per_byte(self, empty: list[Answer]) -> float:
+        """What moving a byte through the socket adds to a call's spending, in its currency: on the CPU the job's CPU
+        time, from calls of a large input against ``empty``; on CUDA, where spending is the bracket, the wall time of
+        the judge's own socket."""
+        if self.device != "cpu":
+            return judge_clock.socket_us_per_byte()
+        large = self._calibration_calls(BYTE_CALIBRATION_ELEMENTS, BYTE_CALIBRATION_CALLS)
+        extra_us = statistics.median(a.spent_us for a in large) - statistics.median(a.spent_us for a in empty)
+        extra_bytes = statistics.median(a.payload_bytes for a in large) - statistics.median(
+            a.payload_bytes for a in empty
+        )
+        return max(0.0, extra_us / extra_bytes)
 
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:
         """Torch's profiler table of ``calls`` (judge calls of the runner), profiled in the runner."""

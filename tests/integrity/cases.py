@@ -399,6 +399,14 @@ CATALOGUE = [
         "shorter than the work took",
     ),
     Case(
+        "c25_bytes_at_wall_speed.py",
+        "C9",
+        "a byte's allowance is its cost in the job's CPU time, measured before the import, not a socket's wall time",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+        problem="vectoradd",
+    ),
+    Case(
         "c25_autoreaped_worker.py",
         "C7",
         "the runner's seccomp filter refuses a new action for SIGCHLD: no process of the job is reaped unseen",
