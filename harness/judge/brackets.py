@@ -104,10 +104,22 @@ def outside(reported_us: float, bracket_us: float) -> str | None:
     return None
 
 
-def unaccounted(reported_us: list[float], spent_us: list[float], moved: list[int], allowed: Allowance) -> str | None:
-    """Why a shape's reported times are too short for what the judge saw them spend, or None."""
+def unaccounted(
+    reported_us: list[float],
+    spent_us: list[float],
+    moved: list[int],
+    allowed: Allowance,
+    reaped_us: list[float] | None = None,
+) -> str | None:
+    """Why a shape's reported times are too short for what the judge saw them spend, or None. ``reaped_us``: the part
+    of each call's spending that processes reaped during it left their parents, which the kernel reports in clock
+    ticks (10 ms): each call counts the shape's mean of it instead of its own 0 or tick, or a child doing 4 ms of work
+    per call would show nothing in most calls, and so in the median."""
     if not reported_us:
         return None
+    if reaped_us:
+        share = statistics.fmean(reaped_us)
+        spent_us = [max(0.0, s - r) + share for s, r in zip(spent_us, reaped_us, strict=True)]
     excess = statistics.median(b - r - allowed.of(n) for r, b, n in zip(reported_us, spent_us, moved, strict=True))
     median = statistics.median(reported_us)
     slack_us, slack_share = SLACK.get(allowed.device, SLACK["cpu"])

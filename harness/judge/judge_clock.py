@@ -46,13 +46,19 @@ class JobCpu:
         )
 
     def read_ns(self) -> int:
+        return sum(self.read())
+
+    def read(self) -> tuple[int, int]:
+        """(ns of the job's live processes, ns their reaped children left them). The second comes in clock ticks
+        (``cutime``/``cstime``, 10 ms): a call's own share of it is 0 or a tick, so the judge spreads it over a
+        shape's calls (``harness.judge.brackets.unaccounted``); the cgroup counter has no such part."""
         if self._cgroup is not None:
             with contextlib.suppress(OSError, ValueError):
-                return self._cgroup() - time.process_time_ns()
+                return self._cgroup() - time.process_time_ns(), 0
         if self._namespace:
             others = [int(d) for d in os.listdir(_PROC) if d.isdigit() and int(d) not in (1, os.getpid())]
-            return _process_ns(1, own=False) + sum(_process_ns(pid) for pid in others)
-        return sum(_process_ns(pid) for pid in _tree(self.runner_pid))
+            return _total([_process_ns(1, own=False), *(_process_ns(pid) for pid in others)])
+        return _total([_process_ns(pid) for pid in _tree(self.runner_pid)])
 
 
 def socket_us_per_byte() -> float:
@@ -119,17 +125,22 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _process_ns(pid: int, own: bool = True) -> int:
-    """A process's CPU time (all its threads; ``own``) plus what its reaped children left it; 0 once it is gone."""
+def _total(parts: list[tuple[int, int]]) -> tuple[int, int]:
+    return sum(live for live, _ in parts), sum(reaped for _, reaped in parts)
+
+
+def _process_ns(pid: int, own: bool = True) -> tuple[int, int]:
+    """A process's CPU time (all its threads; ``own``, else 0) and what its reaped children left it; 0s once it is
+    gone."""
     try:
         fields = (_PROC / str(pid) / "stat").read_text().rpartition(")")[2].split()
     except OSError:
-        return 0
+        return 0, 0
     # after the command's ")": state is field 0, utime 11, stime 12, cutime 13, cstime 14
     reaped = (int(fields[13]) + int(fields[14])) * _TICK_NS
     if not own:
-        return reaped
+        return 0, reaped
     try:
-        return time.clock_gettime_ns(((~pid) << 3) | 2) + reaped  # CPUCLOCK_SCHED of the whole process
+        return time.clock_gettime_ns(((~pid) << 3) | 2), reaped  # CPUCLOCK_SCHED of the whole process
     except OSError:  # a zombie: its ticks are all that is left
-        return (int(fields[11]) + int(fields[12])) * _TICK_NS + reaped
+        return (int(fields[11]) + int(fields[12])) * _TICK_NS, reaped

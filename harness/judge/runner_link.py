@@ -89,6 +89,7 @@ class Answer:
     spent_us: float  # what the call cost as the judge sees it (harness.judge.brackets.spent)
     payload_bytes: int  # bytes the call really moved through the socket in the bracket (inputs sent, answer's extents)
     address: int  # where the runner's output lived (diagnostic)
+    reaped_us: float = 0.0  # of spent_us: what processes reaped during the call left their parents, in clock ticks
 
 
 class Runner(Protocol):
@@ -214,7 +215,7 @@ class RunnerLink:
         blobs = transport.cpu_blobs([s for s in storages if s.device.type == "cpu"])
         sent = sum(len(b) for b in blobs)
         self._opening_ns = 0
-        cpu_from = self._cpu.read_ns() if self._cpu else 0
+        cpu_from = self._cpu.read() if self._cpu else (0, 0)
         if self.device == "cuda":
             torch.cuda.synchronize()  # the judge's own work (generating, copying the inputs) ends outside the bracket
         started = _clock_ns()  # from here on the inputs reach the runner: its work on them is inside the bracket
@@ -288,7 +289,13 @@ class RunnerLink:
         return begin.elapsed_time(end) * 1000
 
     def _answer(
-        self, record: dict[str, Any], blobs: list[bytearray], started: int, cpu_from: int, staging_us: float, sent: int
+        self,
+        record: dict[str, Any],
+        blobs: list[bytearray],
+        started: int,
+        cpu_from: tuple[int, int],
+        staging_us: float,
+        sent: int,
     ) -> Answer:
         described = record.get("storages")
         if not isinstance(described, list):
@@ -319,7 +326,9 @@ class RunnerLink:
         except (AttributeError, TypeError, KeyError, ValueError, transport.TransportError) as exc:
             raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
         # on the CPU, the CPU time of the whole job but the judge, over the cores the call kept busy
-        cpu_us = (self._cpu.read_ns() - cpu_from) / 1000 if self._cpu else None
+        live, reaped = self._cpu.read() if self._cpu else (0, 0)
+        reaped_us = (reaped - cpu_from[1]) / 1000
+        cpu_us = (live - cpu_from[0]) / 1000 + reaped_us if self._cpu else None
         spent_us = brackets.spent(bracket_us - staging_us, cpu_us)
         own = [s if s.device.type == "cpu" else transport.copy_storage(s) for s in mapped]
         try:
@@ -338,6 +347,7 @@ class RunnerLink:
             spent_us,
             sent + brackets.moved_bytes(value),
             address if isinstance(address, int) else 0,
+            reaped_us,
         )
 
     def _open(self, shared: dict[str, Any], fence: bool) -> torch.UntypedStorage:

@@ -407,6 +407,13 @@ CATALOGUE = [
         problem="vectoradd",
     ),
     Case(
+        "c25_reaped_in_ticks.py",
+        "C7",
+        "reaped children's CPU time, which comes in 10 ms ticks, counts as the shape's mean per call, not the median",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
         "c25_autoreaped_worker.py",
         "C7",
         "the runner's seccomp filter refuses a new action for SIGCHLD: no process of the job is reaped unseen",
