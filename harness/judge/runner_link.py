@@ -357,6 +357,8 @@ class RunnerLink:
         output's own event is waited on too where there is one; torch sends none once 1,000 are alive (a buffer
         shared every call keeps one per share), and the fence covers it then. Mapped afresh each time and dropped
         after the copy, so the runner's allocator may reuse it."""
+        if self.device != "cuda":  # else the judge of a CPU evaluation would start CUDA for the runner's description
+            raise transport.TransportError("CUDA memory in an evaluation on the CPU")
         if not isinstance(shared, dict) or (fence and not shared.get("event")):
             raise transport.TransportError("an answer's fence without the event the judge waits on")
         opening = _clock_ns()

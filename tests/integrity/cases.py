@@ -414,6 +414,13 @@ CATALOGUE = [
         "shorter than the work took",
     ),
     Case(
+        "c25_cuda_memory_on_cpu.py",
+        "C10",
+        "a CPU evaluation's answer may describe no CUDA memory: the runner's protocol breach, not the harness's error",
+        (F.TAMPERING,),
+        "CUDA memory in an evaluation on the CPU",
+    ),
+    Case(
         "c25_autoreaped_worker.py",
         "C7",
         "the runner's seccomp filter refuses a new action for SIGCHLD: no process of the job is reaped unseen",
