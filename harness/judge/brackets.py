@@ -15,7 +15,8 @@ for a busy core does not inflate and a helper process does not escape. The runne
 2. **the rest is accounted for**, per shape: the median of (spent - reported) is at most what an empty call
    spends as the judge measures it (``Allowance``: measured before the submission was imported, from the
    judge's readings only), plus the time to move the bytes the call really moved (a view's extent, not its
-   storage's; ``moved_bytes``) at a speed the judge measured on its own socket, plus a slack (``SLACK``).
+   storage's; ``moved_bytes``) at a cost per byte the judge measured alone (on the CPU in the job's CPU time, from
+   calibration calls of a large input; on CUDA its own socket's wall time), plus a slack (``SLACK``).
 
 A failure of either is ``FailureKind.UNTRUSTED_TIME``: the runner claimed a time its own work cannot have
 taken. The argument, the residue these tolerances leave and the tests: ``docs/integrity.md``, "The judge's clock".
@@ -44,7 +45,7 @@ class Allowance:
     """What the judge itself saw an empty call cost, before the submission existed."""
 
     exchange_us: float  # median spent on an empty call (its reported time is not subtracted: never believed)
-    us_per_byte: float  # moving a byte through a socket, as the judge measured on a socket pair of its own
+    us_per_byte: float  # moving a byte through the socket, as the judge measured it before the import
     baseline_gap_us: float  # the runner's sync gap while it held only the harness (the side-stream baseline)
     device: str
 

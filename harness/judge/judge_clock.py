@@ -4,11 +4,14 @@
 can read it (cgroup v2 ``cpu.stat`` usage_usec, v1 ``cpuacct.usage``) less the judge's own process time; else, in
 the job's own PID namespace (the sandbox's, whose init is the judge's parent), every process but the judge and
 the init, plus what the init reaped; else the runner and every process below it. Each process counts with its CPU
-clock plus what its reaped children left in its ``cutime``/``cstime``. A helper the submission forks does its
-work on this clock, not beside it, and a double fork (an orphan the namespace's init adopts) still counts.
+clock plus what its reaped children left in its ``cutime``/``cstime`` (in clock ticks, read apart: ``read``). A
+helper the submission forks does its work on this clock, not beside it, and a double fork (an orphan the
+namespace's init adopts) still counts; a child reaped by nobody's wait (SIGCHLD ignored) would not, and the runner's
+seccomp filter refuses that (``harness.isolation.seccomp``).
 
-``socket_us_per_byte`` times bytes through a socket pair of the judge's own, so the allowance for a call's bytes
-(``harness.judge.brackets``) is a speed no runner was asked for.
+``socket_us_per_byte`` times bytes through a socket pair of the judge's own: on CUDA, where a call's spending is the
+bracket's wall time, the allowance for its host bytes (``harness.judge.brackets``) is a speed no runner was asked for.
+On the CPU the judge measures a byte's cost in the job's CPU time instead (``harness.judge.runner_link``).
 """
 
 from __future__ import annotations

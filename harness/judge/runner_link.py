@@ -52,12 +52,12 @@ CALIBRATION_CALLS = 40
 # caching allocator's large pool and its own segment, as real outputs do: with a 1 KiB probe the exchange of honest
 # calls of large shapes cost 0.4-0.7 ms more than the calibration on an H200, and read as untrusted time.
 CALIBRATION_ELEMENTS = {"cpu": 256, "cuda": 2 * 2**20}
-# On the CPU, what a byte costs is measured the way a call's spending is, in the job's CPU time: calls of a 4 MiB
-# input (12 MiB moved: the input, the inputs back, a fresh output) against the empty ones. A socket's wall time per
-# byte, the measure before, read 4-9 times the runner's real cost on a loaded machine (its threads wait for cores,
-# which CPU time does not count), and a runner hid 6 ms of work per call in the difference.
-BYTE_CALIBRATION_ELEMENTS = 2**20
-BYTE_CALIBRATION_CALLS = 8
+# On the CPU, what a byte costs is measured the way a call's spending is, in the job's CPU time: calls of a 2 MiB
+# input (6 MiB moved: the input, the inputs back, a fresh output) against the empty ones, 35-50 ms in all. A socket's
+# wall time per byte, the measure before, read 4-9 times the runner's real cost on a loaded machine (its threads wait
+# for cores, which CPU time does not count), and a runner hid 6 ms of work per call in the difference.
+BYTE_CALIBRATION_ELEMENTS = 2**19
+BYTE_CALIBRATION_CALLS = 5
 # failure kinds a runner may report about itself; anything else it claims reads as an exception
 _RUNNER_KINDS = frozenset(
     {
@@ -153,7 +153,7 @@ class RunnerLink:
     def calibrate(self, calls: int = CALIBRATION_CALLS) -> brackets.Allowance:
         """What an empty call costs as the judge sees it: timed calls of the harness's own (a small input in, a fresh
         output like it back, through every step a real call takes), made before the submission is imported, so no
-        code of the submission can recognise or answer them; and the judge's own socket's speed."""
+        code of the submission can recognise or answer them; and what a byte moved costs (``_us_per_byte``)."""
         if self._imported:
             raise RuntimeError("the exchange is calibrated before the submission is imported, never after")
         empty = self._calibration_calls(CALIBRATION_ELEMENTS.get(self.device, 256), calls)
