@@ -18,7 +18,10 @@ Refused, and why none is needed to compute a kernel's output:
   the capabilities the sandbox dropped);
 * ``mount``, ``umount2``, ``pivot_root``, the new mount API, ``open_by_handle_at``: the filesystem view;
 * ``fallocate`` and its ioctls (``EOPNOTSUPP``): disk held beyond a file's size, which no size limit sees;
-* module loading and ``kexec``: never for a job.
+* module loading and ``kexec``: never for a job;
+* any new action for ``SIGCHLD`` (``rt_sigaction``): ignoring it, or ``SA_NOCLDWAIT``, makes the kernel reap a
+  child at once without adding its CPU time to its parent's, and a process of the job that is gone is then on no
+  clock the judge can read (``harness.judge.judge_clock``); BPF cannot read the action, so none is allowed.
 """
 
 from __future__ import annotations
@@ -110,6 +113,9 @@ OWNER_IOCTLS = (0x8901, 0x8902)
 # it: posix_fallocate then writes the bytes instead, which the size limits count.
 FALLOCATE = (285, 47)
 IOCTL = (16, 29)
+# rt_sigaction(SIGCHLD, act): refused whenever act is not NULL (both words of the pointer are looked at)
+RT_SIGACTION = (13, 134)
+SIGCHLD = 17
 RESERVING_IOCTLS = (0x40305828, 0x4030582A, 0x40305839)
 # column, audit arch, clone, clone3, seccomp
 _ARCHES = {"x86_64": (0, 0xC000003E, 56, 435, 317), "aarch64": (1, 0xC00000B7, 220, 435, 277)}
@@ -148,6 +154,7 @@ def program(pid: int, machine: str | None = None) -> list[Instruction]:
     code += _by_value(IOCTL[column], 1, {cmd: [(_RET, 0, 0, result)] for cmd, result in refused_ioctls.items()})
     owner = _all_of(((2, (0, pid, _value(GROUP, pid))),), _ALLOW, deny)
     code += _by_value(FCNTL[column], 1, {F_SETOWN: owner, F_SETOWN_EX: [(_RET, 0, 0, deny)]})
+    code += _reaping(RT_SIGACTION[column], deny)
     for numbers, arguments in ON_ITSELF.values():
         named = tuple((index, tuple(_value(value, pid) for value in values)) for index, values in arguments)
         code += _when(numbers[column], named, _ALLOW, deny)
@@ -172,6 +179,21 @@ def _when(
     values, else ``otherwise``. Every block ends in returns, so the next one still finds the call's number."""
     checks = _all_of(arguments, matched, otherwise)
     return [(_JEQ, 0, len(checks), number), *checks]
+
+
+def _reaping(number: int, deny: int) -> list[Instruction]:
+    """rt_sigaction: ``deny`` for a new action on SIGCHLD (a non-NULL second argument), else allow."""
+    body = [
+        (_LD_W_ABS, 0, 0, _argument(0)),
+        (_JEQ, 0, 5, SIGCHLD),  # another signal: allow
+        (_LD_W_ABS, 0, 0, _argument(1)),
+        (_JEQ, 0, 2, 0),  # the pointer's low word: not NULL, deny
+        (_LD_W_ABS, 0, 0, _argument(1) + 4),
+        (_JEQ, 1, 0, 0),  # its high word: NULL altogether, allow
+        (_RET, 0, 0, deny),
+        (_RET, 0, 0, _ALLOW),
+    ]
+    return [(_JEQ, 0, len(body), number), *body]
 
 
 def _by_value(number: int, index: int, cases: dict[int, list[Instruction]]) -> list[Instruction]:

@@ -15,7 +15,8 @@ for a busy core does not inflate and a helper process does not escape. The runne
 2. **the rest is accounted for**, per shape: the median of (spent - reported) is at most what an empty call
    spends as the judge measures it (``Allowance``: measured before the submission was imported, from the
    judge's readings only), plus the time to move the bytes the call really moved (a view's extent, not its
-   storage's; ``moved_bytes``) at a speed the judge measured on its own socket, plus a slack (``SLACK``).
+   storage's; ``moved_bytes``) at a cost per byte the judge measured alone (on the CPU in the job's CPU time, from
+   calibration calls of a large input; on CUDA its own socket's wall time), plus a slack (``SLACK``).
 
 A failure of either is ``FailureKind.UNTRUSTED_TIME``: the runner claimed a time its own work cannot have
 taken. The argument, the residue these tolerances leave and the tests: ``docs/integrity.md``, "The judge's clock".
@@ -45,7 +46,7 @@ class Allowance:
     """What the judge itself saw an empty call cost, before the submission existed."""
 
     exchange_us: float  # median spent on an empty call (its reported time is not subtracted: never believed)
-    us_per_byte: float  # moving a byte through a socket, as the judge measured on a socket pair of its own
+    us_per_byte: float  # moving a byte through the socket, as the judge measured it before the import
     baseline_gap_us: float  # the runner's sync gap while it held only the harness (the side-stream baseline)
     device: str
 
@@ -105,10 +106,22 @@ def outside(reported_us: float, bracket_us: float) -> str | None:
     return None
 
 
-def unaccounted(reported_us: list[float], spent_us: list[float], moved: list[int], allowed: Allowance) -> str | None:
-    """Why a shape's reported times are too short for what the judge saw them spend, or None."""
+def unaccounted(
+    reported_us: list[float],
+    spent_us: list[float],
+    moved: list[int],
+    allowed: Allowance,
+    reaped_us: list[float] | None = None,
+) -> str | None:
+    """Why a shape's reported times are too short for what the judge saw them spend, or None. ``reaped_us``: the part
+    of each call's spending that processes reaped during it left their parents, which the kernel reports in clock
+    ticks (10 ms): each call counts the shape's mean of it instead of its own 0 or tick, or a child doing 4 ms of work
+    per call would show nothing in most calls, and so in the median."""
     if not reported_us:
         return None
+    if reaped_us:
+        share = statistics.fmean(reaped_us)
+        spent_us = [max(0.0, s - r) + share for s, r in zip(spent_us, reaped_us, strict=True)]
     excess = statistics.median(b - r - allowed.of(n) for r, b, n in zip(reported_us, spent_us, moved, strict=True))
     median = statistics.median(reported_us)
     slack_us, slack_share = SLACK.get(allowed.device, SLACK["cpu"])

@@ -4,11 +4,14 @@
 can read it (cgroup v2 ``cpu.stat`` usage_usec, v1 ``cpuacct.usage``) less the judge's own process time; else, in
 the job's own PID namespace (the sandbox's, whose init is the judge's parent), every process but the judge and
 the init, plus what the init reaped; else the runner and every process below it. Each process counts with its CPU
-clock plus what its reaped children left in its ``cutime``/``cstime``. A helper the submission forks does its
-work on this clock, not beside it, and a double fork (an orphan the namespace's init adopts) still counts.
+clock plus what its reaped children left in its ``cutime``/``cstime`` (in clock ticks, read apart: ``read``). A
+helper the submission forks does its work on this clock, not beside it, and a double fork (an orphan the
+namespace's init adopts) still counts; a child reaped by nobody's wait (SIGCHLD ignored) would not, and the runner's
+seccomp filter refuses that (``harness.isolation.seccomp``).
 
-``socket_us_per_byte`` times bytes through a socket pair of the judge's own, so the allowance for a call's bytes
-(``harness.judge.brackets``) is a speed no runner was asked for.
+``socket_us_per_byte`` times bytes through a socket pair of the judge's own: on CUDA, where a call's spending is the
+bracket's wall time, the allowance for its host bytes (``harness.judge.brackets``) is a speed no runner was asked for.
+On the CPU the judge measures a byte's cost in the job's CPU time instead (``harness.judge.runner_link``).
 """
 
 from __future__ import annotations
@@ -46,13 +49,19 @@ class JobCpu:
         )
 
     def read_ns(self) -> int:
+        return sum(self.read())
+
+    def read(self) -> tuple[int, int]:
+        """(ns of the job's live processes, ns their reaped children left them). The second comes in clock ticks
+        (``cutime``/``cstime``, 10 ms): a call's own share of it is 0 or a tick, so the judge spreads it over a
+        shape's calls (``harness.judge.brackets.unaccounted``); the cgroup counter has no such part."""
         if self._cgroup is not None:
             with contextlib.suppress(OSError, ValueError):
-                return self._cgroup() - time.process_time_ns()
+                return self._cgroup() - time.process_time_ns(), 0
         if self._namespace:
             others = [int(d) for d in os.listdir(_PROC) if d.isdigit() and int(d) not in (1, os.getpid())]
-            return _process_ns(1, own=False) + sum(_process_ns(pid) for pid in others)
-        return sum(_process_ns(pid) for pid in _tree(self.runner_pid))
+            return _total([_process_ns(1, own=False), *(_process_ns(pid) for pid in others)])
+        return _total([_process_ns(pid) for pid in _tree(self.runner_pid)])
 
 
 def socket_us_per_byte() -> float:
@@ -119,17 +128,22 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _process_ns(pid: int, own: bool = True) -> int:
-    """A process's CPU time (all its threads; ``own``) plus what its reaped children left it; 0 once it is gone."""
+def _total(parts: list[tuple[int, int]]) -> tuple[int, int]:
+    return sum(live for live, _ in parts), sum(reaped for _, reaped in parts)
+
+
+def _process_ns(pid: int, own: bool = True) -> tuple[int, int]:
+    """A process's CPU time (all its threads; ``own``, else 0) and what its reaped children left it; 0s once it is
+    gone."""
     try:
         fields = (_PROC / str(pid) / "stat").read_text().rpartition(")")[2].split()
     except OSError:
-        return 0
+        return 0, 0
     # after the command's ")": state is field 0, utime 11, stime 12, cutime 13, cstime 14
     reaped = (int(fields[13]) + int(fields[14])) * _TICK_NS
     if not own:
-        return reaped
+        return 0, reaped
     try:
-        return time.clock_gettime_ns(((~pid) << 3) | 2) + reaped  # CPUCLOCK_SCHED of the whole process
+        return time.clock_gettime_ns(((~pid) << 3) | 2), reaped  # CPUCLOCK_SCHED of the whole process
     except OSError:  # a zombie: its ticks are all that is left
-        return (int(fields[11]) + int(fields[12])) * _TICK_NS + reaped
+        return (int(fields[11]) + int(fields[12])) * _TICK_NS, reaped

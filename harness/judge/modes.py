@@ -217,6 +217,7 @@ def _time_shape(
     hosts_us: list[float] = []
     addresses: list[int] = []
     spent_us: list[float] = []
+    reaped_us: list[float] = []
     payloads: list[int] = []
     started = _clock()
     while True:
@@ -230,6 +231,7 @@ def _time_shape(
         timing = answer.timing
         samples_us.append(timing.event_us)
         spent_us.append(answer.spent_us)
+        reaped_us.append(answer.reaped_us)
         payloads.append(answer.payload_bytes)
         sync_gaps_us.append(timing.sync_us - timing.event_us)
         clocks_mhz.append(timing.clock_mhz)
@@ -240,7 +242,7 @@ def _time_shape(
         if stop_reason := rule.decide(samples_us, _clock() - started):
             break
     ctx.phases.add("timing", _clock() - started)
-    if why := brackets.unaccounted(samples_us, spent_us, payloads, ctx.allowance):
+    if why := brackets.unaccounted(samples_us, spent_us, payloads, ctx.allowance, reaped_us):
         raise Verdict(
             FailureKind.UNTRUSTED_TIME,
             f"The times reported for {during} are shorter than the work took: "

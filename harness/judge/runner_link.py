@@ -24,6 +24,7 @@ import contextlib
 import os
 import signal
 import socket
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,12 @@ CALIBRATION_CALLS = 40
 # caching allocator's large pool and its own segment, as real outputs do: with a 1 KiB probe the exchange of honest
 # calls of large shapes cost 0.4-0.7 ms more than the calibration on an H200, and read as untrusted time.
 CALIBRATION_ELEMENTS = {"cpu": 256, "cuda": 2 * 2**20}
+# On the CPU, what a byte costs is measured the way a call's spending is, in the job's CPU time: calls of a 2 MiB
+# input (6 MiB moved: the input, the inputs back, a fresh output) against the empty ones, 35-50 ms in all. A socket's
+# wall time per byte, the measure before, read 4-9 times the runner's real cost on a loaded machine (its threads wait
+# for cores, which CPU time does not count), and a runner hid 6 ms of work per call in the difference.
+BYTE_CALIBRATION_ELEMENTS = 2**19
+BYTE_CALIBRATION_CALLS = 5
 
 
 @dataclass
@@ -66,6 +73,7 @@ class Answer:
     spent_us: float  # what the call cost as the judge sees it (harness.judge.brackets.spent)
     payload_bytes: int  # bytes the call really moved through the socket in the bracket (inputs sent, answer's extents)
     address: int  # where the runner's output lived (diagnostic)
+    reaped_us: float = 0.0  # of spent_us: what processes reaped during the call left their parents, in clock ticks
 
 
 class Runner(Protocol):
@@ -134,19 +142,35 @@ class RunnerLink:
     def calibrate(self, calls: int = CALIBRATION_CALLS) -> brackets.Allowance:
         """What an empty call costs as the judge sees it: timed calls of the harness's own (a small input in, a fresh
         output like it back, through every step a real call takes), made before the submission is imported, so no
-        code of the submission can recognise or answer them; and the judge's own socket's speed."""
+        code of the submission can recognise or answer them; and what a byte moved costs (``_us_per_byte``)."""
         if self._imported:
             raise RuntimeError("the exchange is calibrated before the submission is imported, never after")
-        probe = torch.zeros(CALIBRATION_ELEMENTS.get(self.device, 256), device=self.device)
-        empty = [
-            self.call(probe, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
-        ]
+        empty = self._calibration_calls(CALIBRATION_ELEMENTS.get(self.device, 256), calls)
         return brackets.allowance(
             [a.spent_us for a in empty],
             [a.timing.sync_us - a.timing.event_us for a in empty],
             self.device,
-            judge_clock.socket_us_per_byte(),
+            self._us_per_byte(empty),
         )
+
+    def _calibration_calls(self, elements: int, calls: int) -> list[Answer]:
+        probe = torch.zeros(elements, device=self.device)
+        return [
+            self.call(probe, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
+        ]
+
+    def _us_per_byte(self, empty: list[Answer]) -> float:
+        """What moving a byte through the socket adds to a call's spending, in its currency: on the CPU the job's CPU
+        time, from calls of a large input against ``empty``; on CUDA, where spending is the bracket, the wall time of
+        the judge's own socket."""
+        if self.device != "cpu":
+            return judge_clock.socket_us_per_byte()
+        large = self._calibration_calls(BYTE_CALIBRATION_ELEMENTS, BYTE_CALIBRATION_CALLS)
+        extra_us = statistics.median(a.spent_us for a in large) - statistics.median(a.spent_us for a in empty)
+        extra_bytes = statistics.median(a.payload_bytes for a in large) - statistics.median(
+            a.payload_bytes for a in empty
+        )
+        return max(0.0, extra_us / extra_bytes)
 
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:
         """Torch's profiler table of ``calls`` (judge calls of the runner), profiled in the runner."""
@@ -181,7 +205,7 @@ class RunnerLink:
         blobs = transport.cpu_blobs([s for s in storages if s.device.type == "cpu"])
         sent = sum(len(b) for b in blobs)
         self._opening_ns = 0
-        cpu_from = self._cpu.read_ns() if self._cpu else 0
+        cpu_from = self._cpu.read() if self._cpu else (0, 0)
         if self.device == "cuda":
             torch.cuda.synchronize()  # the judge's own work (generating, copying the inputs) ends outside the bracket
         started = _clock_ns()  # from here on the inputs reach the runner: its work on them is inside the bracket
@@ -255,7 +279,13 @@ class RunnerLink:
         return begin.elapsed_time(end) * 1000
 
     def _answer(
-        self, record: dict[str, Any], blobs: list[bytearray], started: int, cpu_from: int, staging_us: float, sent: int
+        self,
+        record: dict[str, Any],
+        blobs: list[bytearray],
+        started: int,
+        cpu_from: tuple[int, int],
+        staging_us: float,
+        sent: int,
     ) -> Answer:
         described = record.get("storages")
         if not isinstance(described, list):
@@ -286,7 +316,9 @@ class RunnerLink:
         except (AttributeError, TypeError, KeyError, ValueError, transport.TransportError) as exc:
             raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
         # on the CPU, the CPU time of the whole job but the judge, over the cores the call kept busy
-        cpu_us = (self._cpu.read_ns() - cpu_from) / 1000 if self._cpu else None
+        live, reaped = self._cpu.read() if self._cpu else (0, 0)
+        reaped_us = (reaped - cpu_from[1]) / 1000
+        cpu_us = (live - cpu_from[0]) / 1000 + reaped_us if self._cpu else None
         converted_us = self._conversions_us(staging_us, mapped)
         spent_us = brackets.spent(bracket_us - staging_us - converted_us, cpu_us)
         own = [s if s.device.type == "cpu" else transport.copy_storage(s) for s in mapped]
@@ -306,6 +338,7 @@ class RunnerLink:
             spent_us,
             sent + brackets.moved_bytes(value),
             address if isinstance(address, int) else 0,
+            reaped_us,
         )
 
     def _conversions_us(self, staging_us: float, mapped: list[torch.UntypedStorage]) -> float:
@@ -326,6 +359,8 @@ class RunnerLink:
         output's own event is waited on too where there is one; torch sends none once 1,000 are alive (a buffer
         shared every call keeps one per share), and the fence covers it then. Mapped afresh each time and dropped
         after the copy, so the runner's allocator may reuse it."""
+        if self.device != "cuda":  # else the judge of a CPU evaluation would start CUDA for the runner's description
+            raise transport.TransportError("CUDA memory in an evaluation on the CPU")
         if not isinstance(shared, dict) or (fence and not shared.get("event")):
             raise transport.TransportError("an answer's fence without the event the judge waits on")
         opening = _clock_ns()

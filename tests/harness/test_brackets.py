@@ -47,6 +47,20 @@ def test_a_fraction_of_the_time_is_named_on_the_cpu():
     assert brackets.unaccounted([19_900.0] * 20, spent, [0] * 20, allowed) is None
 
 
+def test_reaped_childrens_ticks_count_as_the_shapes_mean_per_call():
+    """A child doing 4 ms per call, reaped: its time arrives as a 10 ms tick in 4 calls of 10 and nothing in the
+    others, so the median call shows none of it; spread over the shape's calls, every call carries its 4 ms."""
+    allowed = brackets.allowance([300.0], [0.0], "cpu")
+    reaped = [10_000.0 if call % 5 in (1, 3) else 0.0 for call in range(20)]
+    spent = [500.0 + tick for tick in reaped]
+    reported = [5.0] * 20
+    assert brackets.unaccounted(reported, spent, [0] * 20, allowed) is None  # the median of calls alone
+    assert brackets.unaccounted(reported, spent, [0] * 20, allowed, reaped) is not None
+    honest = [4_500.0] * 20
+    assert brackets.unaccounted(honest, spent, [0] * 20, allowed, reaped) is None
+    assert brackets.unaccounted(reported, [500.0] * 20, [0] * 20, allowed, [0.0] * 20) is None
+
+
 def test_spent_is_cpu_time_over_the_cores_really_used():
     assert brackets.spent(1000.0, None) == 1000.0  # CUDA: the bracket
     assert brackets.spent(1000.0, 400.0) == 400.0  # waited for a core: the wait does not count

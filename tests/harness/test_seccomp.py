@@ -87,12 +87,22 @@ SURFACE_EXPECTED = {
     "reserve through FS_IOC_RESVSP64": errno.errorcode[errno.EOPNOTSUPP],
     "posix_fallocate (written out instead)": "ok",
     "disk held by a 4 KiB file": "ok",
+    "ignore SIGCHLD (children reaped unseen)": "EPERM",
+    "catch SIGCHLD with SA_NOCLDWAIT": "EPERM",
+    "read SIGCHLD's action": "ok",
+    "ignore another signal": "ok",
 }
 
 
 def _syscall(name: str, *arguments) -> None:
     numbers = seccomp.DENIED.get(name) or seccomp.DENIED_TOO.get(name) or seccomp.ON_ITSELF[name][0]
     _checked(_libc().syscall(numbers[_COLUMN], *arguments))
+
+
+def _rt_sigaction(signum: int, action) -> None:
+    """The raw call (libc's sigaction adds a restorer); the old action is read back, 8 bytes of signal mask."""
+    old = ctypes.create_string_buffer(64)
+    _checked(_libc().syscall(seccomp.RT_SIGACTION[_COLUMN], signum, action, old, 8))
 
 
 def _libc() -> ctypes.CDLL:
@@ -209,6 +219,13 @@ def _probe_the_surface(probe: _Probes, disk_file: int) -> None:
     reservation = struct.pack("hhqqiI4i", 0, 0, 0, 2**20, 0, 0, 0, 0, 0, 0)  # struct space_resv
     probe("reserve through FS_IOC_RESVSP64", lambda: fcntl.ioctl(disk_file, _RESVSP64, reservation))
     probe("posix_fallocate (written out instead)", lambda: os.posix_fallocate(disk_file, 0, 4096))
+    probe("ignore SIGCHLD (children reaped unseen)", lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    no_wait = struct.pack("QQQ", 0, 2, 0)  # struct kernel_sigaction: SIG_DFL with SA_NOCLDWAIT (2)
+    probe(
+        "catch SIGCHLD with SA_NOCLDWAIT", lambda: _rt_sigaction(signal.SIGCHLD, ctypes.create_string_buffer(no_wait))
+    )
+    probe("read SIGCHLD's action", lambda: _rt_sigaction(signal.SIGCHLD, None))
+    probe("ignore another signal", lambda: signal.signal(signal.SIGUSR1, signal.SIG_IGN))
 
 
 def _runner(judge: int, thread_ids: int, disk_file: int, answers: int) -> None:
