@@ -30,6 +30,11 @@ def format_spec(spec: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in spec.items() if k != "seed")
 
 
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``1 submission``, ``2 submissions``: a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def clip(value: str, limit: int) -> str:
     """``value`` on one line, cut at a word to at most ``limit`` characters, an ellipsis marking the cut."""
     value = " ".join(value.split())
