@@ -73,6 +73,9 @@ class CommandKind(enum.StrEnum):
     REVIEW = "review"  # (admins) open cases; args["id"]: one case; with args["decide"] cheat|fine: close it
 
 
+SERVER_MANAGER = "Manage Server"  # the role the Discord adapter adds for a member with Manage Server (or Administrator)
+
+
 @dataclass
 class Actor:
     platform: Platform
@@ -264,6 +267,7 @@ __all__ = [
     "RunJob",
     "RunProgress",
     "RunResult",
+    "SERVER_MANAGER",
     "Tone",
     "decode",
     "encode",
