@@ -101,7 +101,9 @@ async def finished(result: RunResult, deps: Deps) -> Reply | None:
             )
         ]
         if result.result.stderr.strip():
-            parts.append(reply_parts.code(result.result.stderr.strip()[-1500:], "", filename="stderr.txt"))
+            parts.append(
+                reply_parts.code(reply_parts.tail(result.result.stderr.strip(), 1500), "", filename="stderr.txt")
+            )
         return Reply(
             reply_to=pending.reply_to,
             in_reply_to=pending.command_id,

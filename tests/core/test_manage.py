@@ -116,6 +116,7 @@ async def test_create_runs_the_reference_once_then_opens_without_a_restart(env) 
         description="copy a vector, fast",
     )
     assert checking.data["state"] == "validating" and not checking.final
+    assert "The outcome follows here" in checking.parts[0].text  # where it comes: the thread, channel or terminal
     [job] = jobs
     assert job.gpu == "CPU" and job.job.mode is Mode.TEST and job.job.submission_source.endswith(validation.SUFFIX)
     assert job.job.secret_seed is None  # a test run never carries the seed
