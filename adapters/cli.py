@@ -22,7 +22,7 @@ from adapters.http_client import Api, ApiError
 from adapters.packing import PackError, file_argument
 from adapters.terminal import error_line, render, status_line
 from core.contracts.config import Settings
-from core.contracts.messages import CommandKind, Reply, Tone
+from core.contracts.messages import CommandKind, Reply, Tone, still_coming
 from core.contracts.registry import BY_KIND, COMMANDS, SHORT_NAMES, ArgKind, Route, Spec, find
 
 NOT_RUNNING = (
@@ -73,7 +73,14 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
                     file=sys.stderr,
                 )
                 return 2
-            reply = api.call(route, values)
+            if route.method == "POST":  # admin create answers at once, then once its problem's reference ran
+                replies = api.call_following(route, values)
+                reply = next(replies)
+                if not reply.final:
+                    print(render(reply, colour))
+                    return _follow(replies, reply, colour)
+            else:
+                reply = api.call(route, values)
     except KeyboardInterrupt:
         print("\nStopped following. Your submission keeps running; `kernelrank mine LEADERBOARD` shows it later.")
         return 130
@@ -174,8 +181,9 @@ def _submit(api: Api, spec: Spec, args: argparse.Namespace, colour: bool) -> int
 
 
 def _follow(replies: Iterator[Reply], accepted: Reply, colour: bool) -> int:
-    """Show live progress per run until every run has its final report."""
-    waiting = {run["run_id"] for run in accepted.data.get("runs", [])}
+    """Show live progress until every reply the first answer promised has come (each run's final report, or an
+    admin create's outcome)."""
+    waiting = still_coming(accepted)
     failed = False
     live = sys.stdout.isatty()
     for reply in replies:

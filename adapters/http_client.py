@@ -31,6 +31,16 @@ def path(*parts: str) -> str:
     return "/v1/" + "/".join(quote(str(part), safe="") for part in parts)
 
 
+def _filled(route: Route, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The route's path with its parameters from ``args``, and the arguments left to send."""
+    values = {name: value for name, value in args.items() if value is not None and name not in route.fixed}
+    parts = [
+        str(values.pop(part[1:-1], "")) if part.startswith("{") else part
+        for part in route.path.removeprefix("/v1/").split("/")
+    ]
+    return path(*parts), values
+
+
 class Api:
     def __init__(self, url: str, token: str, timeout_s: float = 10.0) -> None:
         self.url = url
@@ -59,16 +69,18 @@ class Api:
     def call(self, route: Route, args: dict[str, Any]) -> Reply:
         """Ask through one of the registry's routes: its path filled from ``args``, the rest as query parameters
         (or, for a POST, a JSON body). The arguments the route implies itself are not sent."""
-        values = {name: value for name, value in args.items() if value is not None and name not in route.fixed}
-        parts = [
-            str(values.pop(part[1:-1], "")) if part.startswith("{") else part
-            for part in route.path.removeprefix("/v1/").split("/")
-        ]
+        where, values = _filled(route, args)
         if route.method == "POST":
-            return self.post(path(*parts), values)
+            return self.post(where, values)
         if route.method == "DELETE":
-            return self.delete(path(*parts), **values)
-        return self.get(path(*parts), **values)
+            return self.delete(where, **values)
+        return self.get(where, **values)
+
+    def call_following(self, route: Route, args: dict[str, Any]) -> Iterator[Reply]:
+        """``call`` through a POST route, then every reply the first answer says is still coming (``admin create``
+        waits for its reference's run); a route whose answer is whole answers once."""
+        where, values = _filled(route, args)
+        return self._following("POST", where, json=values)
 
     def submit(
         self, route: Route, files: dict[str, tuple[str, bytes]], args: dict[str, Any], *, follow: bool
@@ -81,16 +93,14 @@ class Api:
         if not follow:
             yield self._reply(self._send(route.method, route.path, files=uploads, data=data))
             return
+        yield from self._following(route.method, route.path, files=uploads, data=data)
+
+    def _following(self, method: str, route: str, **options: Any) -> Iterator[Reply]:
+        """The replies of a request asked as an event stream, until the API's ``end``; a plain answer once."""
         timeout = httpx.Timeout(STREAM_READ_S, connect=5.0)
         try:
             with connect_sse(
-                self._client,
-                route.method,
-                route.path,
-                files=uploads,
-                data=data,
-                timeout=timeout,
-                headers={"Accept": "text/event-stream"},
+                self._client, method, route, timeout=timeout, headers={"Accept": "text/event-stream"}, **options
             ) as events:
                 if not events.response.headers.get("content-type", "").startswith("text/event-stream"):
                     events.response.read()
@@ -104,8 +114,8 @@ class Api:
         except (httpx.HTTPError, SSEError) as exc:
             raise self._unreachable(exc) from exc
         raise ApiError(
-            "The API closed the stream before the last report; `kernelrank mine LEADERBOARD` shows how "
-            "your submission went."
+            "The API closed the stream before the last answer; `kernelrank mine LEADERBOARD` shows how a "
+            "submission went, `kernelrank list` whether a leaderboard was created."
         )
 
     def _send(self, method: str, route: str, **options: Any) -> httpx.Response:

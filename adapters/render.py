@@ -33,6 +33,9 @@ ELLIPSIS = "…"
 MAX_FENCE_LINE = 24  # a longer opening fence line (odd language tag) is reopened as a bare fence
 
 
+_EXTENSIONS = {"python": "py", "py": "py", "cuda": "cu", "cu": "cu", "cpp": "cpp", "c": "c"}
+
+
 def tone_icon(tone: Tone) -> str:
     return _ICONS[tone]
 
@@ -160,6 +163,20 @@ def summary_line(reply: Reply) -> str:
     first = next((p.text for p in reply.parts if p.kind in (PartKind.STATUS, PartKind.TEXT) and p.text), "")
     words = [w for w in (reply.title, strip_markup(first)) if w]
     return f"{tone_icon(reply.tone)} " + ": ".join(words) if words else tone_icon(reply.tone)
+
+
+def slug(title: str, fallback: str = "report") -> str:
+    """A title as a file name's stem: ``Details of submission #12 on CPU`` -> ``details-of-submission-12-on-cpu``."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or fallback
+
+
+def attachment_name(reply: Reply, part: Part, index: int) -> str:
+    """The name a code part too long to show is attached under: its own, else the reply's title, numbered after the
+    first (``details-of-submission-12-on-cpu.txt``), so a downloaded file says what it is."""
+    if part.filename:
+        return part.filename
+    extension = _EXTENSIONS.get(part.language, "txt")
+    return f"{slug(reply.title, 'output')}{f'-{index + 1}' if index else ''}.{extension}"
 
 
 def is_file(part: Part) -> bool:

@@ -34,6 +34,18 @@ def hide(cur: Cursor, name: str, now: datetime) -> None:
     cur.execute("UPDATE leaderboards SET hidden_at = ? WHERE name = ?", [as_utc(now), name])
 
 
+def deleted_name(cur: Cursor, name: str) -> str | None:
+    """The stored name of the deleted (hidden) leaderboard called ``name`` (case ignored), if there is one."""
+    row = cur.execute(
+        "SELECT name FROM leaderboards WHERE lower(name) = lower(?) AND hidden_at IS NOT NULL", [name]
+    ).fetchone()
+    return row and row[0]
+
+
+def restore(cur: Cursor, name: str) -> None:
+    cur.execute("UPDATE leaderboards SET hidden_at = NULL WHERE name = ?", [name])
+
+
 def purge(cur: Cursor, name: str) -> int:
     """Erase the leaderboard with its versions, submissions, runs and rankings; returns the submissions erased."""
     ids = "SELECT id FROM submissions WHERE leaderboard = $name"

@@ -38,6 +38,11 @@ class Challenges(StorePart):
                     ch.deadline_of,
                 ],
             ).fetchone()
+            for action in sorted(ch.done):  # done from the start (an opening already past): in the same transaction,
+                cur.execute(  # so the scheduler never sees the challenge without them
+                    "INSERT INTO challenge_actions (challenge_id, action, started_at, done_at) VALUES (?, ?, ?, ?)",
+                    [new_id, action, as_utc(now), as_utc(now)],
+                )
         return replace(ch, id=new_id)
 
     def update(self, ch: Challenge) -> None:

@@ -184,6 +184,16 @@ class Store:
             _boards.hide(cur, name, as_utc(now))
             return 0
 
+    def deleted_leaderboard(self, name: str) -> str | None:
+        """The stored name of a deleted (hidden) leaderboard called ``name``, if there is one."""
+        with self._reading() as cur:
+            return _boards.deleted_name(cur, name)
+
+    def restore_leaderboard(self, name: str) -> None:
+        """Show a deleted leaderboard again, with its history."""
+        with self._writing() as cur:
+            _boards.restore(cur, name)
+
     def submission_version(self, submission_id: int) -> int:
         with self._reading() as cur:
             return _boards.submission_version(cur, submission_id)

@@ -10,7 +10,7 @@ from typing import Protocol
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import JSONResponse
 
-from core.contracts.messages import Command, Platform, Reply, Tone, to_jsonable
+from core.contracts.messages import Command, Platform, Reply, Tone, still_coming, to_jsonable
 
 # The core's error codes (core.contracts.errors) and the API's own, as statuses; an error reply without a code is
 # internal.
@@ -55,13 +55,14 @@ def answer(reply: Reply, status: int = 200) -> JSONResponse:
 
 
 def stream(accepted: Reply, route: str, core: Core) -> EventSourceResponse:
-    """The acceptance, then every progress update and report of the submission's runs, then ``end``."""
+    """The first answer, then every reply it says is still coming (``still_coming``: a submission's progress and
+    reports, or an ``admin create``'s outcome), then ``end``."""
     return EventSourceResponse(_events(accepted, route, core), ping=PING_S)
 
 
 async def _events(accepted: Reply, route: str, core: Core) -> AsyncIterator[ServerSentEvent]:
     yield _event(accepted)
-    waiting = {run["run_id"] for run in accepted.data.get("runs", [])}
+    waiting = still_coming(accepted)
     replies = core.follow_replies(route)
     async with contextlib.aclosing(replies):
         async for reply in replies:

@@ -37,7 +37,17 @@ from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import MAX_PROBLEM_BYTES, attachment_from, query_command, submit_command
 from core.contracts.config import Settings
 from core.contracts.errors import UserError
-from core.contracts.messages import Actor, Attachment, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
+from core.contracts.messages import (
+    Actor,
+    Attachment,
+    Command,
+    CommandKind,
+    Platform,
+    Reply,
+    ReplyTo,
+    Tone,
+    new_id,
+)
 from core.contracts.registry import COMMANDS, Access, ArgKind, Spec
 from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
@@ -105,9 +115,16 @@ class _Api:
             args, attachment = checked
             args.update(request.path_params)
             args.update(route.fixed)
-            cmd = query_command(_ACTOR, self._reply_to(), spec.kind, **args)
+            reply_route = new_id()
+            cmd = query_command(_ACTOR, self._reply_to(reply_route), spec.kind, **args)
             cmd.attachment = attachment
-            return await self.ask(cmd, sha)
+            cmd.credential_sha256 = sha
+            reply = await self.request(cmd)
+            if isinstance(reply, Response):
+                return reply
+            if not reply.final and "text/event-stream" in request.headers.get("accept", ""):
+                return stream(reply, reply_route, self.core)  # admin create: the reference's run decides
+            return answer(reply, status=200 if reply.final else 202)
 
         return endpoint
 
@@ -118,11 +135,6 @@ class _Api:
         if not await request.body():  # a POST that needs no arguments (POST /v1/tokens) may send none
             return {}
         return await self._json_object(request)
-
-    async def ask(self, cmd: Command, sha: str) -> Response:
-        cmd.credential_sha256 = sha
-        reply = await self.request(cmd)
-        return reply if isinstance(reply, Response) else answer(reply)
 
     async def request(self, cmd: Command) -> Reply | Response:
         """The core's reply, or the error response that says why there is none (sent once: never retried here,

@@ -1,8 +1,8 @@
 """The adapter's line to the core: commands out, replies back, bus trouble turned into an answer for people.
 
 ``CoreLink.ask`` never raises for bus trouble: a core that is down or slow becomes an error ``Reply`` with a
-sentence a Discord user can act on. ``Catalogue`` keeps the leaderboard list (names and GPUs) and the GPU pools
-for a short while, for autocomplete (which must answer within 3 s) and to know when a GPU question is needed.
+sentence a Discord user can act on. ``Catalogue`` keeps the leaderboard list (names and GPUs) for a short
+while, for autocomplete (which must answer within 3 s) and to know when a GPU question is needed.
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ class Catalogue:
         self._link = link
         self._ttl_s = ttl_s
         self._boards: list[BoardInfo] = []
-        self._pools: tuple[str, ...] = ()
         self._fetched = float("-inf")
 
     async def boards(self, actor: Actor) -> list[BoardInfo]:
@@ -69,14 +68,8 @@ class Catalogue:
             self._boards = [
                 BoardInfo(b["name"], tuple(b.get("gpus") or ())) for b in reply.data.get("leaderboards", [])
             ]
-            self._pools = tuple(reply.data.get("pools") or ())
             self._fetched = time.monotonic()
         return self._boards
-
-    async def pools(self, actor: Actor) -> tuple[str, ...]:
-        """The GPU pools the workers serve: what a new leaderboard may run on."""
-        await self.boards(actor)
-        return self._pools
 
     async def gpus_of(self, actor: Actor, leaderboard: str) -> tuple[str, ...]:
         """The GPUs a leaderboard offers; empty when it is unknown (the core will say so)."""

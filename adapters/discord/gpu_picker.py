@@ -1,7 +1,7 @@
 """A menu of GPUs (multi-select, at least one), for the person who ran the command alone.
 
 Asked where no GPU was named and there is a choice: a submission to a leaderboard of several GPUs
-(``commands.submit``), and ``/admin create`` on a kernelrank whose workers serve several pools (``services``).
+(``commands.submit``).
 """
 
 from __future__ import annotations

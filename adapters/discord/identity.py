@@ -2,17 +2,15 @@
 
 The actor is the Discord user id (stable, unlike names), their display name in that server, and their roles:
 the names of their roles in the server where the bot knows the server's roles (the ``guilds`` intent brings
-them), the role ids otherwise, plus ``admin`` for a member with the Administrator or Manage Server permission
-there, so admin commands can recognise server admins without a role naming convention.
+them), the role ids otherwise, plus ``SERVER_MANAGER`` for a member with the Administrator or Manage Server
+permission there: the core counts them as admins, as it does members of the Leaderboard Admin role.
 """
 
 from __future__ import annotations
 
 import discord
 
-from core.contracts.messages import Actor, Platform, ReplyTo
-
-ADMIN_ROLE = "admin"
+from core.contracts.messages import SERVER_MANAGER, Actor, Platform, ReplyTo
 
 
 def display_name(user: discord.abc.User) -> str:
@@ -28,7 +26,7 @@ def actor_of(itx: discord.Interaction) -> Actor:
         roles = [known.get(role_id, str(role_id)) for role_id in user._roles]
         permissions = itx.permissions
         if permissions.administrator or permissions.manage_guild:
-            roles.append(ADMIN_ROLE)
+            roles.append(SERVER_MANAGER)
     return Actor(platform=Platform.DISCORD, user_id=str(user.id), display_name=display_name(user), roles=roles)
 
 

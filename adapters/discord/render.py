@@ -18,11 +18,13 @@ import re
 from dataclasses import dataclass, field
 
 from adapters.render import (
+    attachment_name,
     bundle,
     chart_png,
     is_file,
     medal,
     monospace_table,
+    slug,
     split_text,
     strip_markup,
     table_pages,
@@ -41,7 +43,6 @@ PAGE_LIMIT = 3900  # description chars per page, leaving room for nothing else t
 
 COLOURS = {Tone.INFO: 0x5865F2, Tone.SUCCESS: 0x57F287, Tone.WARNING: 0xFEE75C, Tone.ERROR: 0xED4245}
 _SNOWFLAKE = re.compile(r"\d{15,21}")
-_EXTENSIONS = {"python": "py", "cuda": "cu", "cpp": "cpp", "c": "c", "": "txt"}
 
 
 @dataclass
@@ -78,22 +79,20 @@ def render_reply(reply: Reply) -> Outgoing:
                 else (part.filename or f"image-{len(images) + 1}.png", part.data)
             )
         elif is_file(part) or (part.kind is PartKind.CODE and _too_long_inline(part.text)):
-            files.append(
-                (part.filename or f"code-{len(files) + 1}.{_EXTENSIONS.get(part.language, 'txt')}", part.text.encode())
-            )
+            files.append((attachment_name(reply, part, len(files)), part.text.encode()))
         else:
             body.append(part)
     blocks = [_block(part) for part in body]
     pages = _pages(body, blocks)
     head = {"title": _truncate(f"{tone_icon(reply.tone)} {reply.title}", TITLE_LIMIT)} if reply.title else {}
     if len(pages) > 1:
-        files.append((_slug(reply.title or "report") + ".txt", strip_markup("\n\n".join(blocks)).encode()))
+        files.append((slug(reply.title) + ".txt", strip_markup("\n\n".join(blocks)).encode()))
     return _assemble(
         Outgoing(content=" ".join(dict.fromkeys(mentions)), pages=pages),
         {**head, "color": COLOURS[reply.tone]},
         images,
         files,
-        _slug(reply.title or "files"),
+        slug(reply.title, "files"),
     )
 
 
@@ -211,7 +210,3 @@ def _escape(text: str) -> str:
 
 def _truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _slug(title: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or "report"

@@ -10,7 +10,8 @@ is posted, so a restart loses nothing; a reply that comes again is posted once (
 - an announcement is a plain message in its channel;
 - a result's details (``data["kind"] == "detail"``) are for its author alone: a private thread in the channel
   that mentions them (mentioning adds them), or, where no thread can be opened (a direct message with the bot,
-  missing permissions), a direct message. Never the public thread.
+  missing permissions), a direct message. Never the public thread: where their direct messages are closed too,
+  the channel is told that the details did not reach them, and how to read them.
 
 Discord refusing a reply for good (no access to the channel, a deleted channel) is logged and skipped;
 anything that may pass (a 5xx, a 429 beyond the library's own waiting, a network error) is raised so the
@@ -26,7 +27,7 @@ import discord
 from adapters.discord.live import LiveStatus
 from adapters.discord.poster import UNKNOWN_CHANNEL, Poster, nonce_for
 from adapters.discord.render import Outgoing, render_reply, status_line
-from core.contracts.messages import Reply, ReplyTo
+from core.contracts.messages import Part, PartKind, Reply, ReplyTo, Tone
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,15 @@ class ReplyRouter:
             log.info(
                 "no private thread for reply %s (%s %s); sending it as a direct message", reply.id, exc.status, exc.text
             )
+        else:
+            return
+        try:
             await self._poster.direct_message(int(to.user), out, nonce=nonce)
+        except discord.HTTPException as exc:
+            if exc.status >= 500 or exc.status == 429:
+                raise
+            log.warning("no direct message either for reply %s (%s %s); saying so", reply.id, exc.status, exc.text)
+            await self._poster.send(int(to.channel), _undelivered(reply), nonce=nonce_for(f"undelivered-{reply.id}"))
 
     async def _post(self, to: ReplyTo, out: Outgoing, nonce: str, title: str) -> None:
         if not to.thread:
@@ -114,6 +123,28 @@ class ReplyRouter:
                 await self._poster.send(int(to.channel), out, nonce=nonce)
                 return
             await self._poster.send(int(to.thread), out, nonce=nonce)
+
+
+def _undelivered(reply: Reply) -> Outgoing:
+    """What the channel is told, without the details, when neither a private thread nor a direct message could
+    carry them: the public report says they went privately, so their author must learn that they did not."""
+    user, submission = reply.reply_to.user, reply.data.get("submission_id")
+    again = f"`/leaderboard submission {submission}` shows them to you alone" if submission else "ask an admin"
+    return render_reply(
+        Reply(
+            reply_to=reply.reply_to,
+            parts=[
+                Part(kind=PartKind.MENTION, text=user),
+                Part(
+                    kind=PartKind.TEXT,
+                    text=f"I could not send you the details of submission #{submission}: I may not open a private "
+                    f"thread here and your direct messages are closed. {again}.",
+                ),
+            ],
+            tone=Tone.WARNING,
+            title="Details not delivered",
+        )
+    )
 
 
 def latest_only(replies: list[Reply]) -> list[Reply]:

@@ -75,13 +75,14 @@ async def answer_stale_component(itx: discord.Interaction) -> None:
         return
     await asyncio.sleep(STALE_COMPONENT_S)
     if not itx.response.is_done():
+        stale = (
+            "This GPU menu no longer works (the bot restarted or it timed out); run the command again."
+            if custom_id.endswith(":gpus")  # gpu_picker's menus
+            else "These buttons no longer work (the bot restarted or they timed out); the whole report is "
+            "attached to the message, or run the command again."
+        )
         with contextlib.suppress(discord.HTTPException):
-            await say(
-                itx,
-                "These buttons no longer work (the bot restarted or they timed out); the whole report is "
-                "attached to the message, or run the command again.",
-                Tone.WARNING,
-            )
+            await say(itx, stale, Tone.WARNING)
 
 
 async def on_error(itx: discord.Interaction, error: app_commands.AppCommandError) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 import discord
 
 from adapters.discord.core_link import Catalogue, CoreLink
-from adapters.discord.gpu_picker import pick_gpus
 from adapters.discord.identity import actor_of, reply_to_of
 from adapters.discord.live import LiveStatus
 from adapters.discord.poster import Poster
@@ -33,26 +32,11 @@ class Services:
         *,
         public: bool,
         file: discord.Attachment | None = None,
-        gpu_menu: bool = False,
         **args: Any,
     ) -> None:
-        """The whole life of a query command: defer, ask the core (with the attached file), show its answer.
-        ``gpu_menu``: with no GPU named and several pools served, ask for them first (``/admin create``)."""
+        """The whole life of a query command: defer, ask the core (with the attached file), show its answer."""
         await defer(itx, public=public)
         attachment = file and await _download(file)
-        if gpu_menu and not args.get("gpu"):
-            pools = await self.catalogue.pools(actor_of(itx))
-            if len(pools) > 1:
-                chosen = await pick_gpus(
-                    itx,
-                    f"The workers serve {', '.join(pools)}: which should **{args.get('name', 'it')}** run on?",
-                    pools,
-                    "create",
-                    "Creating on",
-                )
-                if not chosen:
-                    return
-                args["gpu"] = ",".join(chosen)
         cmd = query_command(actor_of(itx), reply_to_of(itx), kind, **args)
         cmd.attachment = attachment
         reply = await self.core.ask(cmd)

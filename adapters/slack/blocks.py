@@ -12,7 +12,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.render import chart_png, monospace_table, split_text, strip_markup, summary_line, tone_icon
+from adapters.render import (
+    attachment_name,
+    chart_png,
+    monospace_table,
+    split_text,
+    strip_markup,
+    summary_line,
+    tone_icon,
+)
 from adapters.terminal import render as plain_text
 from core.contracts.messages import Part, PartKind, Reply
 from core.contracts.reply_parts import format_us
@@ -140,8 +148,7 @@ def _code(part: Part, index: int, reply: Reply, uploads: list[Upload]) -> list[d
     fenced = f"{FENCE}\n{escape(part.text.rstrip())}\n{FENCE}"
     if len(fenced) <= SECTION_LIMIT:
         return [_section(fenced)]
-    default = f"code-{index + 1}.{'cu' if part.language in ('cuda', 'cu') else 'py' if part.language else 'txt'}"
-    name = str(reply.data.get("filename") or default)
+    name = str(reply.data.get("filename") or attachment_name(reply, part, index))
     uploads.append(Upload(name, part.text.encode(), name))
     return [_context(f"📎 {part.text.count(chr(10)) + 1} lines: see the attached {escape(name)}.")]
 

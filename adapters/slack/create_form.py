@@ -2,7 +2,8 @@
 
 A slash command carries no file, so the form asks for it (``file_input``: a ``reference.py``, or a ``.zip`` or
 ``.tar.gz`` of the problem's folder), with a multi-select of the GPU pools the workers serve (``list`` names them;
-at least one) and the deadline. The other settings typed after the name (``opens=``, ``description=``) travel in
+left empty, the core picks every pool the problem runs on, which only it knows once it loads the files) and the
+deadline. The other settings typed after the name (``opens=``, ``description=``) travel in
 ``private_metadata`` with the channel. On submit the form closes and the command goes to the core like the mention
 with the archive attached (``mentions``): its answers come to the channel the form was opened from. The core
 checks the caller's role; a participant is refused there in one sentence.
@@ -63,7 +64,7 @@ async def open_create_form(
 def create_view(args: dict[str, str], pools: list[str], metadata: str) -> dict[str, Any]:
     """The form, the GPUs and deadline typed in the command pre-filled."""
     typed = {g.strip().lower() for g in args.get("gpu", "").split(",")}
-    picked = [p for p in pools if p.lower() in typed] or (pools if len(pools) == 1 else [])
+    picked = [p for p in pools if p.lower() in typed]
     gpus = gpu_menu(GPUS_ACTION, pools, picked, "Choose one or more GPUs")
     deadline: dict[str, Any] = {
         "type": "plain_text_input",
@@ -93,7 +94,14 @@ def create_view(args: dict[str, str], pools: list[str], metadata: str) -> dict[s
                 "label": plain("Problem (reference.py, .zip or .tar.gz)"),
                 "element": {"type": "file_input", "action_id": FILE_ACTION, "max_files": 1},
             },
-            {"type": "input", "block_id": GPUS_BLOCK, "label": plain("GPUs"), "element": gpus},
+            {
+                "type": "input",
+                "block_id": GPUS_BLOCK,
+                "optional": True,
+                "label": plain("GPUs"),
+                "element": gpus,
+                "hint": plain("Leave empty for every GPU its problem runs on (kernelrank knows once it loads it)."),
+            },
             {
                 "type": "input",
                 "block_id": DEADLINE_BLOCK,

@@ -1,13 +1,15 @@
 """What people type: the slash command's subcommands, and the words of a mention that carries a kernel.
 
 ``/kernelrank show vectoradd H100`` and ``@kernelrank show vectoradd H100`` mean the same thing. Arguments
-are positional in the order the usage line gives, or named (``gpu=H100``, ``--gpu H100``). Slack escapes
+are positional in the order the usage line gives, or named (``gpu=H100``, ``--gpu H100``); words are split like a
+shell's, so quotes keep a time or a reason in one argument (``deadline="2026-12-01 18:00"``). Slack escapes
 ``&``, ``<`` and ``>`` in message text and wraps mentions and links in ``<...>``; both are undone here.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,7 @@ from core.contracts.registry import BY_KIND, COMMANDS, Arg, ArgKind, Spec, find,
 _ENTITY = re.compile(r"<([@#!][^>|]*)(?:\|[^>]*)?>")  # <@U123>, <#C123|general>, <!here>
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
 _SPLIT = re.compile(r"[\s,]+")
+_STRAIGHT_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})  # Slack's “ ” ‘ ’
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,26 @@ def clean(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return [w for w in clean(text).split() if w]
+    """The words typed, split like a shell: quotes keep spaces inside one word (``deadline="2026-12-01 18:00"``,
+    ``reason='reads the answer'``). Slack's curly quotes count as straight ones, a backslash is a backslash, and
+    an apostrophe with no partner is a letter (``don't``). An opened double quote left unclosed is refused."""
+    typed = clean(text).translate(_STRAIGHT_QUOTES)
+    try:
+        return _shell_words(typed, "\"'")
+    except ValueError:  # an unpaired ' is an apostrophe
+        pass
+    try:
+        return _shell_words(typed, '"')
+    except ValueError:
+        raise UserError(
+            'A " opens quoted words that never close: close it, like deadline="2026-12-01 18:00", or leave it out.'
+        ) from None
+
+
+def _shell_words(text: str, quotes: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace_split, lexer.quotes, lexer.escape, lexer.commenters = True, quotes, "", ""
+    return list(lexer)
 
 
 def parse(text: str, command: str) -> Invocation:
@@ -193,6 +215,7 @@ def usage(command: str) -> str:
             f"{command} {'admin ...'.ljust(width)}  for admins: {', '.join(admin)} (typed alone, each "
             "says what it needs)"
         )
+    lines.append('Words with spaces go in quotes: deadline="2026-12-01 18:00", reason="reads the answer from a file".')
     return "\n".join(lines)
 
 

@@ -44,10 +44,10 @@ async def handle_message(deps: Deps, event: dict[str, Any], body: dict[str, Any]
     thread = event.get("thread_ts") or ts
     where = ThreadAnswer(deps.poster, channel, thread, user)
     reply_to = ReplyTo(platform=Platform.SLACK, channel=channel, thread=thread, message=ts, user=user)
-    tokens = words(event.get("text", ""))
     attached = event.get("files") or []
     kernels = kernel_files(attached)
     try:
+        tokens = words(event.get("text", ""))
         named = parse(event.get("text", ""), deps.config.command) if attached and is_command(tokens) else None
         if named and named.sub.spec and any(a.kind is ArgKind.FILE for a in named.sub.spec.args):
             if len(attached) != 1:  # a command with its file: `@kernelrank admin create ...`

@@ -1,7 +1,8 @@
 """The admins' commands (words starting with ``admin``), declared like every other entry of the registry.
 
 ``core.contracts.registry`` puts them after the everyday commands in its one ``COMMANDS`` table; kept apart only so
-that neither module grows past reading length.
+that neither module grows past reading length. What is about one person (roles, bans, limits, invalidations), and
+an admin's own work in progress (``admin create``), is ``private``: answered to the asker alone on every chat.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ ADMIN_COMMANDS: tuple[Spec, ...] = (
             *_SETTINGS,
         ),
         access=Access.CREATOR,
+        private=True,
         routes=(Route("POST", "/v1/admin/leaderboards"),),
     ),
     Spec(
@@ -129,6 +131,7 @@ ADMIN_COMMANDS: tuple[Spec, ...] = (
             Arg("role", "admin or creator", choices=("admin", "creator"), required=True),
         ),
         access=Access.ADMIN,
+        private=True,
         routes=(Route("POST", "/v1/admin/roles"),),
     ),
     Spec(
@@ -140,6 +143,7 @@ ADMIN_COMMANDS: tuple[Spec, ...] = (
             Arg("reason", "why, for the audit log and for them"),
         ),
         access=Access.ADMIN,
+        private=True,
         routes=(Route("POST", "/v1/admin/bans"),),
     ),
     Spec(
@@ -151,6 +155,7 @@ ADMIN_COMMANDS: tuple[Spec, ...] = (
             Arg("reason", "why, for the audit log"),
         ),
         access=Access.ADMIN,
+        private=True,
         routes=(Route("DELETE", "/v1/admin/bans/{person}"),),
     ),
     Spec(
@@ -162,6 +167,7 @@ ADMIN_COMMANDS: tuple[Spec, ...] = (
             Arg("reason", "why: shown with the submission", required=True, positional=False),
         ),
         access=Access.ADMIN,
+        private=True,
         routes=(Route("POST", "/v1/admin/submissions/{id}/invalidate"),),
     ),
     Spec(
@@ -199,6 +205,7 @@ ADMIN_COMMANDS: tuple[Spec, ...] = (
             Arg("rate", "how many, like 5/min", required=True),
         ),
         access=Access.ADMIN,
+        private=True,
         routes=(Route("POST", "/v1/admin/limits"),),
     ),
     Spec(

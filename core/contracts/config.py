@@ -7,6 +7,7 @@ Secrets (chat tokens) are read here too, but never logged: ``Settings.__repr__``
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -168,8 +169,16 @@ def load_settings(
     settings = Settings(**{name: _convert(name, value) for name, value in values.items()})
     settings.gpu_prices = {**MODAL_PRICES, **settings.gpu_prices}  # a price given replaces one, keeps the rest
     if not settings.user:
-        settings.user = environ.get("USER", "") or "anonymous"
+        settings.user = environ.get("USER", "") or _login_name()
     return settings
+
+
+def _login_name() -> str:
+    """Who runs this process when ``$USER`` is unset (a container, a service): the login name the system knows."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no passwd entry for this uid
+        return f"uid-{os.getuid()}"
 
 
 def _convert(name: str, value: Any) -> Any:

@@ -73,6 +73,9 @@ class CommandKind(enum.StrEnum):
     REVIEW = "review"  # (admins) open cases; args["id"]: one case; with args["decide"] cheat|fine: close it
 
 
+SERVER_MANAGER = "Manage Server"  # the role the Discord adapter adds for a member with Manage Server (or Administrator)
+
+
 @dataclass
 class Actor:
     platform: Platform
@@ -223,6 +226,15 @@ class Reply:
     v: int = WIRE_VERSION
 
 
+def still_coming(answer: Reply) -> set[str]:
+    """The ids whose final replies complete a command's first answer when it says more follows (``final`` False), on
+    the same route: a submission's runs, listed by its acceptance, or else the command itself (``admin create`` while
+    the problem's reference runs). Every front end follows these until each has its final reply."""
+    if answer.final or answer.tone is Tone.ERROR:
+        return set()
+    return {str(run["run_id"]) for run in answer.data.get("runs", [])} or {answer.in_reply_to}
+
+
 def encode(message: Any) -> bytes:
     return json.dumps(to_jsonable(message), separators=(",", ":"), allow_nan=False).encode()
 
@@ -255,9 +267,11 @@ __all__ = [
     "RunJob",
     "RunProgress",
     "RunResult",
+    "SERVER_MANAGER",
     "Tone",
     "decode",
     "encode",
     "new_id",
+    "still_coming",
     "to_jsonable",
 ]

@@ -30,6 +30,24 @@ def format_spec(spec: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in spec.items() if k != "seed")
 
 
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``1 submission``, ``2 submissions``: a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def tail(text: str, limit: int) -> str:
+    """The end of ``text`` in about ``limit`` characters, from the start of a line, saying what came before it (the
+    end of a log or of printed output matters most, and a line cut at its start reads as garbage)."""
+    if len(text) <= limit:
+        return text
+    kept = text[-limit:]
+    start = kept.find("\n")
+    if start == -1 or start == len(kept) - 1:  # one long line: only characters can be left out
+        return f"[{counted(len(text) - len(kept), 'earlier character')} left out]\n{kept}"
+    kept = kept[start + 1 :]
+    return f"[{counted(text[: len(text) - len(kept)].count(chr(10)), 'earlier line')} left out]\n{kept}"
+
+
 def clip(value: str, limit: int) -> str:
     """``value`` on one line, cut at a word to at most ``limit`` characters, an ellipsis marking the cut."""
     value = " ".join(value.split())
@@ -129,11 +147,11 @@ def detail_parts(result: EvalResult, cost_usd: float | None = None) -> list[Part
     if result.failure:
         parts.append(text(result.failure.message))
         if result.failure.log_tail:
-            parts.append(code(result.failure.log_tail[-LOG_TAIL_CHARS:]))
+            parts.append(code(tail(result.failure.log_tail, LOG_TAIL_CHARS)))
     output = f"{result.stdout}{result.stderr}".strip()
     if output and not (result.failure and result.failure.log_tail):
         parts.append(text("What your kernel printed"))
-        parts.append(code(output[-LOG_TAIL_CHARS:]))
+        parts.append(code(tail(output, LOG_TAIL_CHARS)))
     for profile in result.profiles:
         parts.append(text(f"Profile of {format_spec(profile.spec)}"))
         parts.append(code(profile.table))

@@ -32,6 +32,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapters.credentials import remember_local_home
 from core.contracts import issued_workers
 from core.contracts.config import ConfigError, Settings, env_name
 from core.contracts.credentials import embedded_server_config, result_secret
@@ -118,6 +119,7 @@ def main(argv: list[str], settings: Settings) -> int:
     env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(settings.home)}
     exe = [sys.executable, "-m", "core.launch.main"]
     settings.api_url_file.unlink(missing_ok=True)  # an earlier run's; the API writes its own once it listens
+    remember_local_home(settings.home)  # so the client finds this kernelrank from any folder
     children = [
         Child(
             "core",

@@ -33,7 +33,7 @@ async def role(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             "server roles are changed where they are set)."
         )
     deps.people.roles_changed()
-    await _audit(deps, caller, f"role {action}", {"person": person, "role": name})
+    await _audit(deps, caller, f"role {action}", {"person": _named(person, who), "role": name})
     return reply(cmd, "Roles", [reply_parts.text(words)], data={"person_id": person, "role": name, "action": action})
 
 
@@ -41,7 +41,7 @@ async def ban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     person, who = await _person(cmd, deps)
     reason = str(cmd.args.get("reason") or "no reason given")
     await deps.db.write(deps.db.store.admin.ban, person, reason, deps.now())
-    await _audit(deps, caller, "ban", {"person": person, "reason": reason})
+    await _audit(deps, caller, "ban", {"person": _named(person, who), "reason": reason})
     return reply(
         cmd, "Banned", [reply_parts.text(f"{who} can no longer submit ({reason}).")], data={"person_id": person}
     )
@@ -51,7 +51,7 @@ async def unban(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     person, who = await _person(cmd, deps)
     if not await deps.db.write(deps.db.store.admin.unban, person):
         raise UserError(f"{who} is not banned.")
-    await _audit(deps, caller, "unban", {"person": person, "reason": cmd.args.get("reason") or ""})
+    await _audit(deps, caller, "unban", {"person": _named(person, who), "reason": cmd.args.get("reason") or ""})
     return reply(cmd, "Unbanned", [reply_parts.text(f"{who} can submit again.")], data={"person_id": person})
 
 
@@ -74,6 +74,8 @@ async def invalidate_submission(
 ) -> int:
     """Take the submission out of every ranking and close its open case as a cheat (``admin invalidate`` and
     ``admin review --decide cheat`` both end here), written to the audit log as ``action``; the reports it closed."""
+    if already := await deps.db.read(deps.db.store.admin.invalid_reason, sub_id):
+        raise UserError(f"#{sub_id} is invalidated already ({already}); nothing changed.")
     if not await deps.db.write(deps.db.store.admin.invalidate, sub_id, reason):
         raise NotFound(f"There is no submission #{sub_id}.")
     closed = await deps.db.write(deps.db.store.reports.decide, sub_id, "cheat", reason, caller.signature, deps.now())
@@ -96,17 +98,22 @@ async def limit(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         return reply(
             cmd,
             "Rate limit",
-            [reply_parts.text(f"{name} takes {per_minute} submissions a minute per GPU, everyone's together.")],
+            [
+                reply_parts.text(
+                    f"{name} takes {reply_parts.counted(per_minute, 'submission')} a minute per GPU, "
+                    "everyone's together."
+                )
+            ],
             data={"leaderboard": name, "per_minute": per_minute},
         )
     person, who = await _person(cmd, deps)
     await deps.db.write(deps.db.store.admin.set_limit, person, per_minute)
     await read_limits(deps)
-    await _audit(deps, caller, "limit", {"person": person, "per_minute": per_minute})
+    await _audit(deps, caller, "limit", {"person": _named(person, who), "per_minute": per_minute})
     return reply(
         cmd,
         "Rate limit",
-        [reply_parts.text(f"{who} may submit {per_minute} times a minute per GPU.")],
+        [reply_parts.text(f"{who} may submit {reply_parts.counted(per_minute, 'time')} a minute per GPU.")],
         data={"person_id": person, "per_minute": per_minute},
     )
 
@@ -151,7 +158,14 @@ async def _person(cmd: Command, deps: Deps) -> tuple[int, str]:
     if not who:
         board = " or the leaderboard" if cmd.kind is CommandKind.LIMIT else ""  # a limit may be a leaderboard's
         raise UserError(f"Name the person (discord:ID, slack:ID or their name){board}.")
-    return await other_person(cmd, deps, who), str(cmd.args.get("person_name") or who)
+    person = await other_person(cmd, deps, who)
+    known = await deps.db.read(deps.db.store.person_summary, person, 0)
+    return person, str(cmd.args.get("person_name") or (known and known.display_name) or who)
+
+
+def _named(person: int, who: str) -> str:
+    """A person as the audit log names them: by the name the admin gave and their number, like the actor."""
+    return f"{who} (person {person})"
 
 
 async def _audit(deps: Deps, caller: Caller, action: str, detail: dict) -> None:

@@ -36,6 +36,12 @@ def announcement_targets(entries: Iterable[str], setting: str = "KERNELRANK_ANNO
     return targets
 
 
+def challenge_news(announce: list[str], configured: list[str]) -> list[str]:
+    """Where a challenge's news goes: its own ``--announce`` channels, else the configured announcement channels
+    (``KERNELRANK_ANNOUNCE``), so a challenge scheduled without ``--announce`` is still heard."""
+    return list(announce or configured)
+
+
 def announcements(
     finished: Iterable[RunInfo], standings: dict[tuple[str, str], dict[int, RankRow]], targets: list[ReplyTo]
 ) -> list[Reply]:

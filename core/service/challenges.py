@@ -15,7 +15,7 @@ from core.contracts import reply_parts
 from core.contracts.config import ConfigError
 from core.contracts.errors import Forbidden, NotFound, UserError, shown
 from core.contracts.messages import Command, Reply
-from core.service.announce import announcement_targets
+from core.service.announce import announcement_targets, challenge_news
 from core.service.args import leaderboard, moment_arg, other_person, reply, time_left
 from core.service.challenge_report import results_parts
 from core.service.deps import Deps
@@ -69,16 +69,22 @@ async def cancel(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         raise UserError(f"{ch.title} is {'cancelled' if ch.cancelled_at else 'closed'} already.")
     await deps.db.write(deps.db.store.challenges.update, dataclasses.replace(ch, cancelled_at=deps.now()))
     await deps.db.write(deps.db.store.audit, caller.signature, "challenge cancel", {"challenge": ch.title})
+    freed = await _unschedule_boards(ch, cmd, caller, deps)
     return reply(
         cmd,
         f"{ch.title} cancelled",
         [
             reply_parts.text(
-                f"**{ch.title}** is cancelled: nothing more is announced. Its leaderboards keep their deadlines; "
-                "`admin reopen` changes them."
+                f"**{ch.title}** is cancelled: nothing more is announced or crowned."
+                + (
+                    f" {', '.join(freed)} no longer open or close with it: they take submissions with no deadline; "
+                    "`admin update LEADERBOARD --deadline` gives one, `admin close` closes one now."
+                    if freed
+                    else ""
+                )
             )
         ],
-        data={"challenge": ch.title, "state": "cancelled"},
+        data={"challenge": ch.title, "state": "cancelled", "leaderboards": freed},
     )
 
 
@@ -231,6 +237,24 @@ async def _schedule_boards(ch: Challenge, cmd: Command, caller: Caller, deps: De
         await save(Pending(timed, f"schedule for {ch.title}", cmd.reply_to, cmd.id, caller.signature), deps, deps.now())
 
 
+async def _unschedule_boards(ch: Challenge, cmd: Command, caller: Caller, deps: Deps) -> list[str]:
+    """Take the cancelled challenge's opening and close off its leaderboards that still carry them (a deadline
+    left behind would close them silently, and crown them after a core restart); the names freed."""
+    freed = []
+    for name in ch.leaderboards:
+        board = await deps.boards.get(name)
+        if board is None or board.leaderboard.deadline != ch.closes_at:
+            continue  # deleted, or given a time of its own since
+        untimed = dataclasses.replace(board.leaderboard, opens_at=None, deadline=None)
+        await save(
+            Pending(untimed, f"unschedule ({ch.title} cancelled)", cmd.reply_to, cmd.id, caller.signature),
+            deps,
+            deps.now(),
+        )
+        freed.append(name)
+    return freed
+
+
 def _state(ch: Challenge, now) -> str:
     if now < ch.opens_at:
         return "upcoming"
@@ -251,7 +275,12 @@ def _winners(ch: Challenge) -> str:
 
 
 def _words(ch: Challenge, deps: Deps) -> str:
-    where = f" News goes to {', '.join(ch.announce)}." if ch.announce else ""
+    news = challenge_news(ch.announce, deps.settings.announce)
+    where = (
+        f" News goes to {', '.join(news)}."
+        if news
+        else " Nothing will be announced: give --announce platform:channel (or set KERNELRANK_ANNOUNCE)."
+    )
     return (
         f"**{ch.title}**: {', '.join(ch.leaderboards)} from {ch.opens_at:%Y-%m-%d %H:%M} to "
         f"{ch.closes_at:%Y-%m-%d %H:%M} UTC ({time_left(ch.closes_at, deps.now())}).{where}"

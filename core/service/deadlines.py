@@ -34,7 +34,7 @@ async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: 
     if own is None:
         if deadline is not None:
             opens = min(lb.opens_at or now, deadline)
-            added = await deps.db.write(
+            await deps.db.write(
                 store.add,
                 Challenge(
                     title=await _free_title(lb, deadline, deps),
@@ -44,11 +44,11 @@ async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: 
                     announce=_channels(reply_to, deps),
                     created_by=lb.created_by,
                     deadline_of=lb.name,
+                    # open already, as the command's answer says: no "is open" news on top
+                    done=frozenset({"open"}) if opens <= now else frozenset(),
                 ),
                 now,
             )
-            if opens <= now:  # open already, as the command's answer says: no "is open" news on top
-                await deps.db.write(store.done, added.id, "open", now)
         return
     if deadline is None:
         if own.cancelled_at is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -51,6 +52,17 @@ def offered_pools(problem: Problem, pools: list[str]) -> list[str]:
     """The pools a problem can run on: CPU only if the problem supports it, GPUs only for CUDA problems."""
     wants_cpu, wants_cuda = "cpu" in problem.task.devices, "cuda" in problem.task.devices
     return [p for p in pools if (wants_cpu if p == CPU_POOL else wants_cuda)]
+
+
+def fitted(problem: Problem, pools: list[str]) -> Problem:
+    """``problem``, allowed on the CPU when it declares no devices (GPU MODE's first format declares none) and
+    this kernelrank serves the CPU but no pool it would use by default (CUDA): its reference's test run on the CPU
+    then decides, instead of a refusal before anything ran."""
+    undeclared = not problem.task.default_device and problem.task.lang == "py"
+    if not undeclared or CPU_POOL not in pools or offered_pools(problem, pools):
+        return problem
+    devices = [*problem.task.devices, "cpu"]
+    return dataclasses.replace(problem, task=dataclasses.replace(problem.task, devices=devices))
 
 
 def leaderboard_for(problem: Problem, pools: list[str], public_after_close: bool = False) -> Leaderboard:

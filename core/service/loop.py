@@ -39,6 +39,7 @@ from core.service.dispatch import Dispatcher
 from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
+from core.service.queue_news import queue_news
 from core.service.scheduler import Scheduler
 from core.service.verdicts import result_replies
 from core.service.worker_reports import IssuedPools, Registry, ReportCheck
@@ -207,6 +208,8 @@ class CoreService:
                 await self.bus.publish_reply(reply)
         self.writer.replied([run.run_id for run, _ in runs])
         self.runs.answered([r.run_id for r in results])  # only now, so a batch that failed comes back whole
+        for news in queue_news(self.runs, {r.gpu for r in results}):  # a place freed on these pools
+            await self.bus.publish_reply(news)
         for announcement in announcements((run for run, _ in runs if run.run_id in new), standings, self._announce_to):
             await self.bus.publish_reply(announcement)
 
@@ -225,7 +228,7 @@ class CoreService:
         fresh = latest.keys() - self.runs.started
         if fresh:  # stored before these events are acknowledged: a started run never looks queued again
             await self.writer.running([(run_id, latest[run_id].worker) for run_id in fresh])
-            self.runs.started |= fresh
+            self.runs.mark_started(fresh)
         for event in latest.values():
             # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not
             # has its result already, and a late event must not follow the final report. No database lookup.
@@ -237,6 +240,8 @@ class CoreService:
                     from_jsonable(ReplyTo, run.reply_to), event.run_id, event.gpu, event.progress
                 )
             )
+        for news in queue_news(self.runs, {latest[run_id].gpu for run_id in fresh}):  # the runs behind moved up
+            await self.bus.publish_reply(news)
 
     async def _on_dead(self, job: RunJob, deliveries: int) -> None:
         message = (

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterable
 
 from core.contracts import reply_parts
-from core.contracts.errors import Forbidden, UserError, shown
+from core.contracts.errors import Forbidden, NotFound, UserError, shown
 from core.contracts.messages import Command, Reply, Tone
 from core.service.args import choose_gpus, leaderboard, moment_arg, reply
 from core.service.deadlines import keep_in_step
 from core.service.deps import Deps
-from core.service.leaderboards import leaderboard_for, offered_pools
+from core.service.leaderboards import Board, fitted, leaderboard_for, offered_pools
 from core.service.pending import Pending
 from core.service.people import Caller
 from core.service.problem_files import load_upload
@@ -27,6 +28,7 @@ from harness.problem import Problem
 from storage.records import Leaderboard
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_DESCRIPTION_CHARS = 2_000  # --description: shown with the leaderboard in every list
 
 
 async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -36,19 +38,23 @@ async def create(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             f"{shown(name)!r} cannot name a leaderboard: use 1 to 64 letters, digits, '-', '_' or '.', "
             "starting with a letter or digit, like weekly-softmax."
         )
+    if deleted := await deps.db.read(deps.db.store.deleted_leaderboard, name):
+        raise UserError(
+            f"{deleted} was deleted and keeps its history: `admin reopen {deleted}` brings it back, or "
+            f"`admin delete {deleted} --purge` erases it for good and frees the name."
+        )
     if await deps.db.read(deps.db.store.leaderboard_name_taken, name) or deps.validations.waiting_for(name):
         raise UserError(
-            f"A leaderboard called {name} exists already (or was deleted and keeps its history); "
-            f"choose another name, or change it with `admin update {name}`."
+            f"A leaderboard called {name} exists already; choose another name, or change it with `admin update {name}`."
         )
-    problem, public = _problem(cmd, name)
+    problem, public = _problem(cmd, name, deps.gpu_pools)
     new = dataclasses.replace(leaderboard_for(problem, list(deps.gpu_pools), public), created_by=caller.person_id)
     new = _with_settings(cmd, new, problem, deps)
     return await _validate_then_save(cmd, caller, deps, new, problem, "create")
 
 
 async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    board = await leaderboard(deps, cmd.args.get("leaderboard", ""))
+    board = await _live(deps, cmd)
     old = _managed(board.leaderboard, caller)
     if not any(cmd.args.get(key) for key in ("gpu", "deadline", "opens", "description")) and cmd.attachment is None:
         raise UserError(
@@ -63,7 +69,7 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             [reply_parts.text(_settings_words(changed))],
             data={"leaderboard": old.name, "state": "open", "version": changed.version},
         )
-    problem, public = _problem(cmd, old.name)
+    problem, public = _problem(cmd, old.name, deps.gpu_pools)
     fresh = leaderboard_for(problem, list(deps.gpu_pools), public)
     kept_gpus = [g for g in old.gpus if g in fresh.gpus] or fresh.gpus
     new = dataclasses.replace(
@@ -82,7 +88,7 @@ async def update(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def close(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    old = _managed((await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard, caller)
+    old = _managed((await _live(deps, cmd)).leaderboard, caller)
     now = deps.now()
     if old.deadline is not None and old.deadline <= now:
         raise UserError(
@@ -104,7 +110,7 @@ async def close(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    old = _managed((await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard, caller)
+    old = _managed((await _live(deps, cmd, restoring=caller)).leaderboard, caller)
     now, deadline = deps.now(), moment_arg(cmd, "deadline")
     if deadline is not None and deadline <= now:
         raise UserError(f"The new deadline {deadline:%Y-%m-%d %H:%M} UTC has passed; give a later one.")
@@ -119,22 +125,14 @@ async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    old = _managed((await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard, caller)
-    purge = cmd.args.get("purge") == "yes"
+    purge, name = cmd.args.get("purge") == "yes", str(cmd.args.get("leaderboard") or "")
+    what = "erases it with every submission and run" if purge else "hides it and keeps its history"
+    deleted = purge and name and await deps.db.read(deps.db.store.deleted_leaderboard, name)
+    if deleted and cmd.args.get("confirm") != deleted:  # asked before it is shown again to be erased
+        return _confirm(cmd, deleted, what)
+    old = _managed((await _live(deps, cmd, restoring=caller if purge else None)).leaderboard, caller)
     if cmd.args.get("confirm") != old.name:
-        what = "erases it with every submission and run" if purge else "hides it and keeps its history"
-        return Reply(
-            reply_to=cmd.reply_to,
-            in_reply_to=cmd.id,
-            title=f"Delete {old.name}?",
-            tone=Tone.WARNING,
-            parts=[
-                reply_parts.text(
-                    f"Deleting **{old.name}** {what}. To go ahead, send the command again with `--confirm {old.name}`."
-                )
-            ],
-            data={"leaderboard": old.name, "state": "confirm", "confirm": old.name},
-        )
+        return _confirm(cmd, old.name, what)
     erased = await deps.db.write(deps.db.store.delete_leaderboard, old.name, deps.now(), purge)
     await deps.db.write(
         deps.db.store.audit,
@@ -154,6 +152,21 @@ async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         f"{old.name} deleted",
         [reply_parts.text(words)],
         data={"leaderboard": old.name, "state": "purged" if purge else "deleted"},
+    )
+
+
+def _confirm(cmd: Command, name: str, what: str) -> Reply:
+    return Reply(
+        reply_to=cmd.reply_to,
+        in_reply_to=cmd.id,
+        title=f"Delete {name}?",
+        tone=Tone.WARNING,
+        parts=[
+            reply_parts.text(
+                f"Deleting **{name}** {what}. To go ahead, send the command again with `--confirm {name}`."
+            )
+        ],
+        data={"leaderboard": name, "state": "confirm", "confirm": name},
     )
 
 
@@ -177,14 +190,30 @@ async def _validate_then_save(
         title=f"Checking {new.name}",
         parts=[
             reply_parts.status(
-                f"{new.name} loaded; its reference now runs once in test mode on "
-                f"{new.gpus[0]}. It is {action}d once that passes: `list` shows it "
-                "then, and in chat the answer comes to this thread.",
+                f"{new.name} loaded; its reference now runs once in test mode on {new.gpus[0]}, and it is "
+                f"{action}d only if that passes. The outcome follows here.",
                 Tone.INFO,
             )
         ],
         data={"leaderboard": new.name, "state": "validating", "validation_run": run_id, "version": new.version},
     )
+
+
+async def _live(deps: Deps, cmd: Command, restoring: Caller | None = None) -> Board:
+    """The leaderboard the command names. A deleted one is named as such; ``restoring`` (reopen, and a purge, which
+    must see it to erase it) shows it again first, written to the audit log."""
+    name = str(cmd.args.get("leaderboard") or "")
+    deleted = await deps.db.read(deps.db.store.deleted_leaderboard, name) if name else None
+    if deleted and restoring is None:
+        raise NotFound(f"{deleted} was deleted; `admin reopen {deleted}` brings it back, with its history.")
+    if deleted and restoring is not None:
+        if not restoring.admin:
+            raise Forbidden(f"{deleted} was deleted; only an admin can bring it back or erase it.")
+        await deps.db.write(deps.db.store.restore_leaderboard, deleted)
+        await deps.db.write(deps.db.store.audit, restoring.signature, "leaderboard restore", {"leaderboard": deleted})
+        deps.boards.forget(deleted)
+        name = deleted
+    return await leaderboard(deps, name)
 
 
 def _managed(lb: Leaderboard, caller: Caller) -> Leaderboard:
@@ -194,14 +223,15 @@ def _managed(lb: Leaderboard, caller: Caller) -> Leaderboard:
     return lb
 
 
-def _problem(cmd: Command, name: str) -> tuple[Problem, bool]:
+def _problem(cmd: Command, name: str, pools: Iterable[str]) -> tuple[Problem, bool]:
     """The attached problem, loaded, and whether its task.yml makes its code public after the close."""
     if cmd.attachment is None:
         raise UserError(
             "Attach the problem: a reference.py, or a .zip or .tar.gz of its folder "
             "(from the terminal, --problem FOLDER)."
         )
-    return load_upload(cmd.attachment, name)
+    problem, public = load_upload(cmd.attachment, name)
+    return fitted(problem, list(pools)), public
 
 
 def _with_settings(cmd: Command, lb: Leaderboard, problem: Problem, deps: Deps) -> Leaderboard:
@@ -219,6 +249,11 @@ def _with_settings(cmd: Command, lb: Leaderboard, problem: Problem, deps: Deps) 
             gpus=choose_gpus(
                 dataclasses.replace(lb, gpus=offered), [wanted] if isinstance(wanted, str) else list(wanted)
             ),
+        )
+    if len(description := str(cmd.args.get("description") or "")) > MAX_DESCRIPTION_CHARS:
+        raise UserError(
+            f"The description is {len(description):,} characters long; give at most {MAX_DESCRIPTION_CHARS:,} "
+            "(the problem's README.md can hold the rest)."
         )
     deadline, opens = moment_arg(cmd, "deadline"), moment_arg(cmd, "opens")
     if deadline is not None and deadline <= now:

@@ -22,14 +22,15 @@ from datetime import datetime
 
 from core.contracts.config import Settings
 from core.contracts.errors import NotSignedIn
-from core.contracts.messages import Command, Platform
+from core.contracts.messages import SERVER_MANAGER, Command, Platform
 from core.service.db import Database
 from storage.records import NewToken, TokenOwner
 
 log = logging.getLogger(__name__)
 
 CHAT_PLATFORMS = frozenset({Platform.SLACK, Platform.DISCORD})
-DISCORD_ROLES = {"Leaderboard Admin": "admin", "Leaderboard Creator": "creator"}  # server role name -> role
+# server role name -> role; the adapter adds SERVER_MANAGER for a member who may manage the server
+DISCORD_ROLES = {"Leaderboard Admin": "admin", "Leaderboard Creator": "creator", SERVER_MANAGER: "admin"}
 LOCAL_LABEL = "kernelrank up"
 LOCAL_PLATFORM = "cli"  # people known only at the terminal: the local user, people an admin issued tokens to
 _HASH = re.compile(r"[0-9a-f]{64}")

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from core.contracts.errors import RateLimited
+from core.contracts.reply_parts import counted
 
 WINDOW = timedelta(seconds=60)
 SWEEP_AT = 10_000  # windows kept before the empty ones are dropped
@@ -58,13 +59,13 @@ class RateLimiter:
         limit = (self.own or {}).get(person_id, self.per_minute)
         for gpu, window in zip(gpus, mine, strict=True):
             if len(window) >= limit:
-                raise _refusal(f"You have made {limit} submissions to {gpu} in the last minute", window, now)
+                raise _refusal(f"You have made {counted(limit, 'submission')} to {gpu} in the last minute", window, now)
         board_limit = self.boards.get(leaderboard.lower())  # kept counting without one: one may be set later
         theirs = [self._window(("board", leaderboard.lower(), gpu), now) for gpu in gpus]
         for gpu, window in zip(gpus, theirs, strict=True):
             if board_limit is not None and len(window) >= board_limit:
                 raise _refusal(
-                    f"{leaderboard} has had {board_limit} submissions to {gpu} in the last minute, its "
+                    f"{leaderboard} has had {counted(board_limit, 'submission')} to {gpu} in the last minute, its "
                     "limit for everyone together",
                     window,
                     now,

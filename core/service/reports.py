@@ -36,10 +36,13 @@ async def report(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     reason = reason_arg(cmd, "reason", "reason")
     if not reason:
         raise UserError("Say what looks wrong with --reason, in a sentence or two: the admins read it.")
-    if await deps.db.read(deps.db.store.submission_detail, sub_id) is None:
+    detail = await deps.db.read(deps.db.store.submission_detail, sub_id)
+    if detail is None:
         raise NotFound(
             f"There is no submission #{sub_id}; `show LEADERBOARD` lists the ranked ones with their numbers."
         )
+    if detail.person_id == caller.person_id:
+        raise UserError(f"#{sub_id} is your own submission; submit a new one instead, or ask an admin to remove it.")
     if invalid := await deps.db.read(deps.db.store.admin.invalid_reason, sub_id):
         raise UserError(f"#{sub_id} is invalidated already ({invalid}); there is nothing left to report.")
     sent = await deps.db.read(deps.db.store.reports.count_since, caller.person_id, deps.now() - _DAY)

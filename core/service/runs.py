@@ -11,7 +11,9 @@ Handlers and the service loop share one ``RunBook``; nothing else keeps run stat
 
 from __future__ import annotations
 
+import time
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 
 from storage.records import RunInfo
 
@@ -60,9 +62,12 @@ class InFlight(dict[str, RunInfo]):
 class RunBook:
     """Runs without a result, the started ones among them, their latest deliveries and the recently finished."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.in_flight = InFlight()
         self.started: set[str] = set()
+        self._clock = clock
+        self._started_at: dict[str, float] = {}  # run id -> when this core saw it start
+        self.typical_s: dict[str, float] = {}  # GPU pool -> how long a run there lasts, from the runs seen whole
         self._finished: OrderedDict[str, None] = OrderedDict()
         # run id -> (the latest delivery that started, the worker that started it)
         self._attempts: OrderedDict[str, tuple[int, str]] = OrderedDict()
@@ -86,11 +91,39 @@ class RunBook:
         while len(self._attempts) > ATTEMPTS_MEMORY:
             self._attempts.popitem(last=False)
 
+    def mark_started(self, run_ids: set[str]) -> None:
+        """Runs a worker has started: they no longer wait, and their length is measured from now."""
+        self.started |= run_ids
+        for run_id in run_ids:
+            self._started_at.setdefault(run_id, self._clock())
+
     def result_arrived(self, run_id: str) -> RunInfo | None:
         """The run's record, no longer waited on; None when this core was not waiting for it."""
         self._attempts.pop(run_id, None)
         self.started.discard(run_id)
-        return self.in_flight.pop(run_id, None)
+        began = self._started_at.pop(run_id, None)
+        run = self.in_flight.pop(run_id, None)
+        if run is not None and began is not None:  # a moving average: the pool's recent runs count most
+            took, before = self._clock() - began, self.typical_s.get(run.gpu)
+            self.typical_s[run.gpu] = took if before is None else 0.7 * before + 0.3 * took
+        return run
+
+    def expected_wait_s(self, gpu: str, ahead: int) -> float | None:
+        """Roughly how long until a run with ``ahead`` unfinished runs before it on ``gpu`` starts; None before
+        any run there was seen whole. The runs running now count as the pool's width."""
+        typical = self.typical_s.get(gpu)
+        if typical is None:
+            return None
+        now = self._clock()
+        running = [
+            self._started_at.get(r.run_id, now)
+            for r in self.in_flight.values()
+            if r.gpu == gpu and r.run_id in self.started
+        ]
+        width = max(1, len(running))
+        waiting_ahead = max(0, ahead - len(running))
+        first_free = min((max(0.0, typical - (now - began)) for began in running), default=0.0)
+        return first_free + waiting_ahead * typical / width
 
     def answered(self, run_ids: list[str]) -> None:
         for run_id in run_ids:

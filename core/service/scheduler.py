@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from core.contracts import reply_parts
 from core.contracts.messages import Reply, Tone
 from core.service.admin_news import tell_admins
-from core.service.announce import announcement_targets
+from core.service.announce import announcement_targets, challenge_news
 from core.service.challenge_report import results_parts
 from core.service.deps import Deps
 from core.service.podium import close_standings, team_points
@@ -32,6 +32,7 @@ from harness.result import Mode
 from storage.records import Challenge
 
 log = logging.getLogger(__name__)
+AUDIT_ACTOR = "kernelrank scheduler"  # who the audit log names for what the scheduler did
 
 Publish = Callable[[Reply], Awaitable[object]]
 
@@ -74,9 +75,18 @@ class Scheduler:
                 await self.deps.db.write(store.started, ch.id, action, self.deps.now())
                 if action == "close":
                     await self._close(ch)
-                elif self.deps.now() < ch.closes_at:  # missed ones are not announced after the close
-                    await self._announce(ch, action, *self._news(ch, action))
+                else:
+                    announced = self.deps.now() < ch.closes_at  # missed ones are not announced after the close
+                    if announced:
+                        await self._announce(ch, action, *self._news(ch, action))
+                    await self.deps.db.write(
+                        self.deps.db.store.audit,
+                        AUDIT_ACTOR,
+                        f"challenge {action}",
+                        {"challenge": ch.title, "announced": announced},
+                    )
                 await self.deps.db.write(store.done, ch.id, action, self.deps.now())
+                log.info("challenge %s: %s done", ch.title, action)
 
     async def _still_judging(self, ch: Challenge) -> bool:
         """Whether ranked runs on the challenge's leaderboards sent before its close still wait for a result (and
@@ -103,7 +113,7 @@ class Scheduler:
         await self.deps.db.write(self.deps.db.store.challenges.update, closed)
         held = sum(e["verdict"] == "held" for b in boards for e in b["podium"])
         await self.deps.db.write(
-            self.deps.db.store.audit, "kernelrank scheduler", "challenge close", {"challenge": ch.title, "held": held}
+            self.deps.db.store.audit, AUDIT_ACTOR, "challenge close", {"challenge": ch.title, "held": held}
         )
         if held:
             note = f"{held} podium {'entry' if held == 1 else 'entries'} of **{ch.title}** held at its close"
@@ -139,7 +149,7 @@ class Scheduler:
         )
 
     async def _announce(self, ch: Challenge, action: str, title: str, parts: list) -> None:
-        for target in announcement_targets(ch.announce):
+        for target in announcement_targets(challenge_news(ch.announce, self.deps.settings.announce)):
             await self.publish(
                 Reply(
                     reply_to=target,

@@ -11,6 +11,7 @@ again. CUDA problems (``lang: cu``) have no Python reference to call: loading th
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from core.contracts import reply_parts
@@ -25,6 +26,7 @@ from core.service.pending import Pending
 from harness.problem import Problem
 from storage.records import Leaderboard
 
+log = logging.getLogger(__name__)
 SUFFIX = "\n\n# kernelrank: the reference's own test run, before its leaderboard opens\ncustom_kernel = ref_kernel\n"
 FILE_NAME = "validate_reference.py"
 
@@ -85,6 +87,13 @@ async def finished(result: RunResult, deps: Deps) -> Reply | None:
     if not result.result.passed:
         failure = result.result.failure
         reason = failure.message if failure else f"its test run ended {result.result.status.value}"
+        log.info("leaderboard %s %s refused: its reference failed its test run (%s)", lb.name, pending.action, reason)
+        await deps.db.write(
+            deps.db.store.audit,
+            pending.actor,
+            f"leaderboard {pending.action} refused",
+            {"leaderboard": lb.name, "version": lb.version, "reason": reason[:500]},
+        )
         parts = [
             reply_parts.text(
                 f"**{lb.name}** was not {pending.action}d: its reference failed its own test run, "
@@ -92,7 +101,9 @@ async def finished(result: RunResult, deps: Deps) -> Reply | None:
             )
         ]
         if result.result.stderr.strip():
-            parts.append(reply_parts.code(result.result.stderr.strip()[-1500:], "", filename="stderr.txt"))
+            parts.append(
+                reply_parts.code(reply_parts.tail(result.result.stderr.strip(), 1500), "", filename="stderr.txt")
+            )
         return Reply(
             reply_to=pending.reply_to,
             in_reply_to=pending.command_id,

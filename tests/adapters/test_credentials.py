@@ -56,3 +56,26 @@ def test_secret_files_are_owner_only_and_others_are_ignored(home, tmp_path):
     assert read_private(shared) == "kr_seen_by_all"
     assert read_private(tmp_path / "missing") == ""
     assert not list(path.parent.glob(".*.tmp"))  # written whole, no partial file left
+
+
+def test_the_client_finds_the_kernelrank_up_started_from_another_folder(home, tmp_path, monkeypatch):
+    from adapters.credentials import remember_local_home
+
+    started = Settings(home=home)
+    up_files(started, "http://127.0.0.1:8765", "kr_local")
+    remember_local_home(home)  # what `kernelrank up` notes
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert resolve(Settings(home=Path("var"))) == Credentials("http://127.0.0.1:8765", "kr_local")
+
+
+def test_the_local_user_without_user_is_the_login_name_not_anonymous(monkeypatch, tmp_path):
+    import getpass
+
+    from core.contracts.config import load_settings
+
+    monkeypatch.delenv("USER", raising=False)
+    monkeypatch.delenv("KERNELRANK_USER", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert load_settings().user == getpass.getuser() != "anonymous"

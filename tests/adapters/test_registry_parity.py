@@ -220,3 +220,13 @@ def test_slack_reads_and_asks_for_a_new_submit_argument(submit_with_a_note) -> N
     assert field["element"] == {"type": "plain_text_input", "action_id": "note", "initial_value": "a"}
     typed = {"state": {"values": {"kr_note": {"note": {"type": "plain_text_input", "value": "c"}}}}}
     assert modal.form_values(typed)[1]["note"] == "c"
+
+
+def test_docs_security_names_every_public_command_as_open_to_visitors():
+    from core.contracts.registry import Access
+
+    doc = (Path(__file__).parents[2] / "docs" / "security.md").read_text()
+    row = next(line for line in doc.splitlines() if "everyone, signed in or not" in line)
+    public = [spec.name for spec in COMMANDS if spec.access is Access.PUBLIC]
+    assert public and all(f"`{name}" in row for name in public), (public, row)
+    assert "Every route but `GET /v1/health` needs" not in doc

@@ -94,3 +94,21 @@ def test_medals_and_files():
     assert [medal(r) for r in (1, 2, 3, 4)] == ["🥇", "🥈", "🥉", "#4"]
     assert is_file(reply_parts.code("x", filename="k.py")) and not is_file(reply_parts.code("x"))
     assert not is_file(reply_parts.text("k.py"))
+
+
+def test_printed_output_starts_at_a_whole_line_and_long_details_are_attached_under_their_reply_title():
+    from adapters.discord.render import render_reply
+    from adapters.slack.blocks import render as slack_render
+    from harness.result import EvalResult, Mode, Status
+
+    printed = "".join(f"step {i}: loss {i / 7:.6f}\n" for i in range(2000))
+    result = EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="p", stdout=printed)
+    [output] = [p for p in reply_parts.detail_parts(result) if p.kind.value == "code"]
+    first, second = output.text.splitlines()[:2]
+    assert first.endswith("earlier lines left out]") and second.startswith("step ") and "loss" in second
+    assert output.text.endswith("step 1999: loss 285.571429")
+    details = Reply(ReplyTo(Platform.DISCORD, "1"), [output], title="Details of submission #12 on CPU")
+    assert [name for name, _ in render_reply(details).files] == ["details-of-submission-12-on-cpu.txt"]
+    longer = Reply(details.reply_to, [reply_parts.code(printed)], title=details.title)  # past Slack's section
+    assert [u.filename for u in slack_render(longer).uploads] == ["details-of-submission-12-on-cpu.txt"]
+    assert reply_parts.tail("y" * 300, 50).startswith("[250 earlier characters left out]\n")

@@ -124,7 +124,7 @@ async def test_a_persons_own_limit_and_the_audit_log(deps) -> None:
         "submission_id" in (await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")).data
     )
     limited = await ask(deps, "ada", CommandKind.SUBMIT, attachment=KERNEL, leaderboard="vectoradd")
-    assert limited.data["error"] == "rate_limited" and "1 submissions" in limited.parts[0].text
+    assert limited.data["error"] == "rate_limited" and "made 1 submission to CPU" in limited.parts[0].text
     log = await ask(deps, "boss", CommandKind.AUDIT, since="2000-01-01 00:00")
     assert [(r["who"], r["what"]) for r in log.data["rows"]] == [("Boss (person 2)", "limit")]
     assert (await ask(deps, "ada", CommandKind.AUDIT)).data["error"] == "forbidden"
@@ -162,3 +162,20 @@ async def test_a_command_that_names_nobody_asks_for_the_person_and_only_a_limit_
         assert answer.parts[0].text == "Name the person (discord:ID, slack:ID or their name).", kind
     limit = await ask(deps, "boss", CommandKind.LIMIT, rate="2/min")
     assert limit.parts[0].text == "Name the person (discord:ID, slack:ID or their name) or the leaderboard."
+
+
+async def test_the_audit_names_people_invalidating_twice_is_refused_and_nobody_reports_their_own(deps) -> None:
+    ada = await submitted(deps, "ada", 1.0)
+    limited = await ask(deps, "boss", CommandKind.LIMIT, person="discord:ada", rate="1/min")
+    assert "Ada may submit 1 time a minute" in limited.parts[0].text
+    await ask(deps, "boss", CommandKind.BAN, person="discord:ada", reason="spam")
+    first = await ask(deps, "boss", CommandKind.INVALIDATE, id=str(ada), reason="reads the answer")
+    assert first.data["submission_id"] == ada
+    again = await ask(deps, "boss", CommandKind.INVALIDATE, id=str(ada), reason="twice")
+    assert "invalidated already (reads the answer)" in again.parts[0].text
+    log = (await ask(deps, "boss", CommandKind.AUDIT, since="2000-01-01 00:00")).data["rows"]
+    assert [r["what"] for r in log].count("invalidate") == 1
+    assert {r["detail"].get("person") for r in log if r["what"] in ("limit", "ban")} == {"Ada (person 1)"}
+    bob = await submitted(deps, "bob", 5.0)
+    own = await ask(deps, "bob", CommandKind.REPORT, id=str(bob), reason="looks odd")
+    assert "your own submission" in own.parts[0].text

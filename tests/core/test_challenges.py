@@ -231,7 +231,14 @@ async def test_a_challenge_opens_reminds_closes_verifies_and_crowns_exactly_once
     await Scheduler(deps, scheduler.publish).tick()  # a restarted core's scheduler
     assert len(published) == before  # every action happened once
     audit = [a for (a,) in deps.db.store._con.execute("SELECT action FROM audit_log ORDER BY id").fetchall()]
-    assert audit == ["leaderboard schedule for Week 48", "challenge create", "challenge close"]
+    assert audit == [
+        "leaderboard schedule for Week 48",
+        "challenge create",
+        "challenge open",
+        "challenge remind-24h",
+        "challenge remind-1h",
+        "challenge close",
+    ]
 
 
 async def test_a_visitor_reads_the_challenges_and_their_standings_as_data(env) -> None:
@@ -379,3 +386,32 @@ async def test_a_deadline_set_before_challenges_existed_gets_its_challenge_at_th
 
 def lb_deadline(deps: Deps) -> datetime:
     return deps.db.store.get_leaderboard("vectoradd").deadline
+
+
+async def test_a_challenge_without_announce_goes_to_the_configured_channels_or_warns(env) -> None:
+    deps, jobs, clock, published, scheduler = env
+    unheard = await ask(
+        deps, "boss", CommandKind.CHALLENGE_CREATE, title="Quiet", leaderboards="vectoradd", closes="2026-11-25 18:00"
+    )
+    assert "Nothing will be announced: give --announce" in unheard.parts[0].text
+    await ask(deps, "boss", CommandKind.CHALLENGE_CANCEL, title="Quiet")
+    deps.settings.announce = ["discord:news"]  # KERNELRANK_ANNOUNCE
+    made = await ask(
+        deps, "boss", CommandKind.CHALLENGE_CREATE, title="Heard", leaderboards="vectoradd", closes="2026-11-25 18:00"
+    )
+    assert "News goes to discord:news" in made.parts[0].text
+    await scheduler.tick()
+    assert kinds(published) == [("open", "discord:news")]
+
+
+async def test_cancelling_frees_its_leaderboards_so_a_restart_crowns_nothing(env) -> None:
+    deps, jobs, clock, published, scheduler = env
+    await sprint(deps)
+    cancelled = await ask(deps, "boss", CommandKind.CHALLENGE_CANCEL, title="Sprint")
+    assert cancelled.data["leaderboards"] == ["vectoradd"] and "no deadline" in cancelled.parts[0].text
+    [board] = (await ask(deps, "ada", CommandKind.LIST)).data["leaderboards"]
+    assert board["deadline"] is None
+    assert await adopt_deadlines(deps) == []  # a restarted core finds no deadline to make a challenge of
+    clock.now = datetime(2026, 11, 24, 9, 1, tzinfo=UTC)
+    await Scheduler(deps, scheduler.publish).tick()
+    assert published == [] and [c.title for c in deps.db.store.challenges.listed()] == ["Sprint"]

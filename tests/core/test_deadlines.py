@@ -77,3 +77,13 @@ async def test_reopen_starts_a_new_round_and_an_admins_challenge_or_a_delete_tak
     assert (await ask(deps, "ada", CommandKind.CHALLENGE, title="vectoradd")).data["state"] == "open"
     await ask(deps, "boss", CommandKind.BOARD_DELETE, leaderboard="vectoradd", confirm="vectoradd")
     assert (await ask(deps, "ada", CommandKind.CHALLENGE, title="vectoradd")).data["state"] == "cancelled"
+
+
+async def test_a_deadline_open_already_is_stored_with_its_opening_done_in_one_write(env) -> None:
+    deps, jobs, clock, published, scheduler = env
+    writes = []
+    store = deps.db.store.challenges
+    deps.db.store.challenges.done = lambda *a: writes.append(a)  # a separate "open" mark would show here
+    await ask(deps, "boss", CommandKind.BOARD_UPDATE, leaderboard="vectoradd", deadline="2026-11-24 09:00")
+    [own] = store.listed()
+    assert own.done == frozenset({"open"}) and writes == []  # never seen by a tick without it

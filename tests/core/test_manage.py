@@ -7,6 +7,7 @@ loop calls); tests/e2e/test_leaderboard_admin.py runs it for real on a CPU worke
 from __future__ import annotations
 
 import io
+import shutil
 import tarfile
 import zipfile
 from collections.abc import AsyncIterator
@@ -69,6 +70,15 @@ def identity_archive() -> Attachment:
     return Attachment("identity.tar.gz", tar_of(PROBLEMS / "identity", PROBLEMS / "utils.py"))
 
 
+def cpu_only_identity(tmp_path: Path) -> Attachment:
+    """problems/identity declaring ``devices: [cpu]``: no GPU pool is of use to it."""
+    folder = tmp_path / "identity"
+    shutil.copytree(PROBLEMS / "identity", folder)
+    task = folder / "task.yml"
+    task.write_text(task.read_text().replace("devices: [cpu, cuda]", "devices: [cpu]"))
+    return Attachment("identity.tar.gz", tar_of(folder, PROBLEMS / "utils.py"))
+
+
 async def ask(deps: Deps, user: str, kind: CommandKind, attachment: Attachment | None = None, **args) -> Reply:
     cmd = Command(
         actor=Actor(Platform.DISCORD, user, user.title()),
@@ -106,6 +116,7 @@ async def test_create_runs_the_reference_once_then_opens_without_a_restart(env) 
         description="copy a vector, fast",
     )
     assert checking.data["state"] == "validating" and not checking.final
+    assert "The outcome follows here" in checking.parts[0].text  # where it comes: the thread, channel or terminal
     [job] = jobs
     assert job.gpu == "CPU" and job.job.mode is Mode.TEST and job.job.submission_source.endswith(validation.SUFFIX)
     assert job.job.secret_seed is None  # a test run never carries the seed
@@ -212,6 +223,7 @@ async def test_a_participant_is_refused_and_bad_settings_are_named(env) -> None:
         ({"name": "w", "deadline": "2026-11-25 12:00"}, "has passed already"),
         ({"name": "w", "gpu": ["H100"]}, "does not offer H100"),
         ({"name": "w", "opens": "2026-11-28 00:00", "deadline": "2026-11-27 00:00"}, "after its deadline"),
+        ({"name": "w", "description": "x" * 20_000}, "The description is 20,000 characters long"),
     ]:
         reply = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), **args)
         assert words in reply.parts[0].text, (args, reply.parts[0].text)
@@ -308,10 +320,30 @@ async def test_delete_asks_to_confirm_then_hides_or_purges(env) -> None:
     assert (await ask(deps, "ada", CommandKind.LIST)).data["leaderboards"] == []
     assert (await ask(deps, "ada", CommandKind.SHOW, leaderboard="weekly")).data["error"] == "not_found"
     taken = await ask(deps, "boss", CommandKind.BOARD_CREATE, identity_archive(), name="weekly")
-    assert "exists already" in taken.parts[0].text  # its history is kept under that name
+    assert "weekly was deleted and keeps its history: `admin reopen weekly` brings it back" in taken.parts[0].text
     await created(deps, jobs, name="other")
     purged = await ask(deps, "boss", CommandKind.BOARD_DELETE, leaderboard="other", confirm="other", purge="yes")
     assert purged.data["state"] == "purged"
     assert not await deps.db.read(deps.db.store.leaderboard_name_taken, "other")
     actions = [a for (a,) in deps.db.store._con.execute("SELECT action FROM audit_log ORDER BY id").fetchall()]
     assert actions == ["leaderboard create", "leaderboard delete", "leaderboard create", "leaderboard delete"]
+
+
+async def test_a_deleted_name_is_named_as_deleted_brought_back_by_reopen_or_erased_by_purge(env) -> None:
+    deps, jobs, _ = env
+    await created(deps, jobs)
+    await ask(deps, "boss", CommandKind.BOARD_DELETE, leaderboard="weekly", confirm="weekly")
+    for kind, args in [(CommandKind.BOARD_UPDATE, {"deadline": "2026-12-01 12:00"}), (CommandKind.BOARD_CLOSE, {})]:
+        named = await ask(deps, "boss", kind, leaderboard="weekly", **args)
+        assert "weekly was deleted; `admin reopen weekly` brings it back" in named.parts[0].text, named.parts
+    back = await ask(deps, "boss", CommandKind.BOARD_REOPEN, leaderboard="weekly")
+    assert back.data["state"] == "open"
+    assert [b["name"] for b in (await ask(deps, "ada", CommandKind.LIST)).data["leaderboards"]] == ["weekly"]
+
+    await ask(deps, "boss", CommandKind.BOARD_DELETE, leaderboard="weekly", confirm="weekly")
+    asked = await ask(deps, "boss", CommandKind.BOARD_DELETE, leaderboard="weekly", purge="yes")
+    assert asked.data["state"] == "confirm"
+    assert (await ask(deps, "ada", CommandKind.LIST)).data["leaderboards"] == []  # still hidden while asked
+    purged = await ask(deps, "boss", CommandKind.BOARD_DELETE, leaderboard="weekly", purge="yes", confirm="weekly")
+    assert purged.data["state"] == "purged"
+    assert (await created(deps, jobs)).data["state"] == "open"  # the name is free again

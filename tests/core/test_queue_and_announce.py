@@ -135,3 +135,30 @@ def test_eval_code_lists_and_attaches_every_harness_file():
     code = [p for p in parts if p.kind is PartKind.CODE]
     assert [p.filename for p in code] == data["files"] == [f.path for f in files]
     assert all(p.text for p in code) and len(data["sha256"]) == 64 and data["sha256"][:12] in title
+
+
+def test_waiting_runs_hear_their_place_and_once_a_run_was_seen_whole_when_they_should_start():
+    from dataclasses import replace
+
+    from core.service.queue_news import queue_news
+    from core.service.runs import RunBook
+
+    clock = [0.0]
+    book = RunBook(clock=lambda: clock[0])
+    to = {"platform": "discord", "channel": "c1", "user": "u1"}
+    for run_id in ("r1", "r2", "r3"):
+        book.waiting_for(replace(run(run_id, gpu="CPU"), reply_to=to))
+    book.waiting_for(replace(run("r4", gpu="H100"), reply_to=to))
+    book.mark_started({"r1"})
+    news = queue_news(book, {"CPU"})  # r1 started: the runs behind it hear where they stand
+    assert [(r.in_reply_to, r.update_key, r.final, r.parts[0].text) for r in news] == [
+        ("r2", "r2", False, "CPU: queued (1 job ahead)"),
+        ("r3", "r3", False, "CPU: queued (2 jobs ahead)"),
+    ]
+    clock[0] = 240.0  # r1 took 4 minutes
+    book.result_arrived("r1")
+    book.mark_started({"r2"})
+    [r3] = queue_news(book, {"CPU"})
+    assert r3.parts[0].text == "CPU: queued (1 job ahead, starts in about 4 min)"
+    clock[0] = 300.0  # a minute into r2
+    assert queue_news(book, {"CPU"})[0].parts[0].text.endswith("starts in about 3 min)")

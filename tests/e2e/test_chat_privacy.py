@@ -82,6 +82,26 @@ async def eventually(check, timeout_s: float = 30.0):
     raise AssertionError("timed out waiting")
 
 
+async def test_discord_says_so_when_neither_a_private_thread_nor_a_direct_message_takes_the_details(
+    make_system, fake_discord
+):
+    fake_discord.private_threads_allowed = False  # the invite lacked Create Private Threads
+    fake_discord.closed_dms.add(discord_payloads.ADA["id"])
+    system = await make_system(FakeRunner(result_for=result_for))
+    bot = await start_bot(fake_discord, system)
+    try:
+        await bot.submit(CORRECT, leaderboard="vectoradd")
+        told = await eventually(
+            lambda: [m for m in fake_discord.messages.values() if "could not send you the details" in json.dumps(m)]
+        )
+        assert f"<@{discord_payloads.ADA['id']}>" in json.dumps(told) and "submission 1` shows them" in json.dumps(told)
+        everything = json.dumps(list(fake_discord.messages.values()), ensure_ascii=False)
+        assert not secrets_in(everything)  # the details went nowhere public
+    finally:
+        bot.stop.set()
+        await bot.task
+
+
 async def test_discord_shows_the_verdict_in_the_thread_and_the_details_in_a_private_thread(make_system, fake_discord):
     system = await make_system(FakeRunner(result_for=result_for))
     bot = await start_bot(fake_discord, system)

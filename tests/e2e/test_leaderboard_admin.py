@@ -126,7 +126,8 @@ async def test_created_from_the_terminal_validated_ranked_then_crowned_at_its_de
             **boss,
         )
         assert code == 0 and "its reference now runs once in test mode on CPU" in out, out
-        board = await listed(system, "weekly")
+        assert "weekly is ready" in out and "its reference passed its test run" in out, out  # the client waited
+        board = await listed(system, "weekly", timeout_s=5)
         assert board["deadline"].startswith(f"{deadline:%Y-%m-%dT%H:%M}") and board["gpus"] == ["CPU"]
 
         accepted = await system.submit("ada", SOLUTION, leaderboard="weekly")
@@ -169,3 +170,36 @@ async def test_a_reference_that_raises_is_refused_by_its_run_and_nothing_is_crea
     assert refused.data["state"] == "refused" and "this reference is broken" in str(refused.parts), refused.parts
     assert [b for b in (await system.ask("ada", CommandKind.LIST)).data["leaderboards"] if b["name"] == "broken"] == []
     assert not system.store.leaderboard_name_taken("broken")
+
+
+@pytest.mark.slow
+async def test_a_refusal_of_the_reference_reaches_the_terminal_its_exit_code_and_the_audit_log(
+    local_runner, make_system, nats_url, tmp_path
+):
+    system = await make_system(local_runner, admins=["discord:boss"])
+    folder = tmp_path / "broken"
+    shutil.copytree(IDENTITY, folder)
+    reference = folder / "reference.py"
+    reference.write_text(
+        reference.read_text().replace("    return data.clone()", "    raise ValueError('this reference is broken')")
+    )
+    shutil.copy(REPO / "problems" / "utils.py", tmp_path / "utils.py")
+    async with serving_api(system.settings, nats_url) as url:
+        boss = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": await token_of(system, "boss")}
+        code, out = await kernelrank(tmp_path, "admin", "create", "broken", "--problem", str(folder), **boss)
+        assert code == 1 and "broken refused" in out and "this reference is broken" in out, out
+        code, out = await kernelrank(tmp_path, "admin", "audit", **boss)
+    assert code == 0 and "leaderboard create refused" in out and "leaderboard=broken" in out, out
+    assert not system.store.leaderboard_name_taken("broken")
+
+
+@pytest.mark.slow
+async def test_a_lone_first_format_reference_becomes_a_leaderboard_on_a_cpu_install(
+    local_runner, make_system, nats_url, tmp_path
+):
+    system = await make_system(local_runner, admins=["discord:boss"])
+    reference = REPO / "tests" / "conformance" / "problems" / "softmax_first_format" / "reference.py"
+    async with serving_api(system.settings, nats_url) as url:
+        boss = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": await token_of(system, "boss")}
+        code, out = await kernelrank(tmp_path, "admin", "create", "softmax", "--problem", str(reference), **boss)
+    assert code == 0 and "softmax is ready" in out and "runs on CPU" in out, out  # its reference ran there

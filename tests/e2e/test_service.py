@@ -171,3 +171,13 @@ async def test_a_dead_lettered_run_is_stored_as_failed_and_the_user_is_told(make
     told = await system.ask("ada", CommandKind.SUBMISSION, id=str(accepted.data["submission_id"]))  # the why
     assert "failed 3 times" in texts(told)
     assert system.store.run(run["run_id"]).status == "error"
+
+
+async def test_a_waiting_run_hears_its_place_when_the_runs_ahead_start_and_end(make_system):
+    system = await make_system(FakeRunner(delay_s=1.0))  # a worker of two slots: the third run waits
+    sent = [await system.submit(user, CORRECT, leaderboard="vectoradd", mode="test") for user in ("ada", "bob", "cy")]
+    [waiting] = [run["run_id"] for run in sent[-1].data["runs"]]
+    heard = await system._first_of_each({waiting}, lambda reply: "CPU: queued" in str(reply.parts), 60)
+    assert not heard[waiting].final and heard[waiting].update_key == waiting  # it updates the status line
+    assert "ahead" in heard[waiting].parts[0].text, heard[waiting].parts
+    await system.finals({run["run_id"] for accepted in sent for run in accepted.data["runs"]}, 60)

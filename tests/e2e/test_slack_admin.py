@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.adapters.slack.slack_kit import fake_workspace, running_slack
-from tests.core.test_manage import identity_archive
+from tests.core.test_manage import cpu_only_identity, identity_archive
 from tests.fakes.slack import FakeSlack, payloads
 
 
@@ -107,10 +107,10 @@ async def create_by_form(
 
 @pytest.mark.slow
 async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_the_gpu_multi_select(
-    local_runner, make_system, fake
+    local_runner, make_system, fake, tmp_path
 ):
     system = await make_system(local_runner, pools=["CPU", "H100"], admins=["slack:U0ALICE"])
-    problem = identity_archive()
+    problem, cpu_only = identity_archive(), cpu_only_identity(tmp_path)
     async with running_slack(system.settings.nats_url, fake) as slack:
         bob_file = fake.add_file(problem.name, problem.content, user="U0BOB", mimetype="application/gzip")
         await create_by_form(slack, fake, "admin create weekly", bob_file, ["CPU"], user="U0BOB")
@@ -121,14 +121,14 @@ async def test_admin_create_by_the_slash_command_opens_a_form_with_the_file_and_
             slack,
             fake,
             "admin create weekly deadline=2099-01-01T12:00",
-            fake.add_file(problem.name, problem.content, mimetype="application/gzip"),
-            ["CPU"],
+            fake.add_file(cpu_only.name, cpu_only.content, mimetype="application/gzip"),
+            [],  # left empty: the core picks the pools its problem runs on (the CPU alone here)
             deadline="2099-01-01 12:00",
         )
         blocks = {b.get("block_id"): b for b in view["blocks"]}
         menu = blocks["kr_create_gpus"]["element"]
         assert menu["type"] == "multi_static_select" and [o["value"] for o in menu["options"]] == ["CPU", "H100"]
-        assert blocks["kr_problem"]["element"]["type"] == "file_input" and not blocks["kr_create_gpus"].get("optional")
+        assert blocks["kr_problem"]["element"]["type"] == "file_input" and blocks["kr_create_gpus"].get("optional")
         assert blocks["kr_deadline"]["element"]["initial_value"] == "2099-01-01T12:00"
         await until_said(fake, "its reference now runs once in test mode on CPU")
         [ready] = await until_said(fake, "(version 1) was created")

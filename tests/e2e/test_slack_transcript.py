@@ -17,6 +17,7 @@ import pytest
 
 from tests.adapters.slack.slack_kit import CORRECT, RunningSlack, fake_workspace, form_values, running_slack, settled
 from tests.core.test_manage import identity_archive
+from tests.e2e.test_leaderboard_admin import raising_identity
 from tests.fakes.slack import Call, FakeSlack, payloads
 from tests.fakes.slack.transcript import SHOWN, markdown
 
@@ -54,8 +55,8 @@ def reported(fake: FakeSlack, since: int) -> bool:
 
 
 @pytest.mark.slow
-async def test_every_command_shows_something(local_runner, make_system, fake):
-    system = await make_system(local_runner, admins=["slack:U0ALICE"])
+async def test_every_command_shows_something(local_runner, make_system, fake, tmp_path):
+    system = await make_system(local_runner, admins=["slack:U0ALICE"], announce=["slack:C0NEWS"], scheduler_tick_s=0.2)
     steps: list[tuple[str, list[Call]]] = []
     async with running_slack(system.settings.nats_url, fake) as slack:
 
@@ -119,6 +120,16 @@ async def test_every_command_shows_something(local_runner, make_system, fake):
             lambda: slack.sender.event(event),
             lambda since: any("Only admins" in str(c.params) for c in fake.calls[since:]),
         )
+        broken = fake.add_file(
+            "identity.tar.gz", raising_identity(tmp_path).content, user="U0ALICE", mimetype="application/gzip"
+        )
+        refused = payloads.event_callback(payloads.app_mention("<@U0KRBOT> admin create broken", files=[broken]))
+        await step(
+            "A message `@kernelrank admin create broken` with a problem whose reference raises attached (by an "
+            "admin: its run refuses it, and nothing is created)",
+            lambda: slack.sender.event(refused),
+            lambda since: any("was not created" in str(c.params) for c in fake.calls[since:]),
+        )
         await step(
             "`/kernelrank admin create weekly deadline=2099-01-01T18:00` (by an admin: a form for the "
             "problem's file and the GPUs)",
@@ -127,10 +138,18 @@ async def test_every_command_shows_something(local_runner, make_system, fake):
         )
         view = {**fake.calls_to("views.open")[-1].params["view"], "id": "V0CREATE", "hash": "1.h"}
         await step(
-            "The form submitted with `identity.tar.gz` attached and CPU chosen (its reference runs once on "
-            "the worker, then it opens)",
+            "The form submitted with `identity.tar.gz` attached and no GPU chosen (every GPU its problem runs on; "
+            "its reference runs once on the worker, then it opens)",
             create_form(slack, view),
             lambda since: any("was created" in str(c.params) for c in fake.calls[since:]),
+        )
+        await step(
+            '`/kernelrank admin challenge create "Week 1" leaderboards=weekly closes="2099-01-01 18:00"` (no '
+            "announce= given: the news goes to KERNELRANK_ANNOUNCE, here #news)",
+            command(slack, 'admin challenge create "Week 1" leaderboards=weekly closes="2099-01-01 18:00"'),
+            lambda since: any(
+                c.params.get("channel") == "C0NEWS" and "is open" in str(c.params) for c in fake.calls[since:]
+            ),
         )
         for text in ("admin close weekly", "admin delete weekly", "admin delete weekly confirm=weekly"):
             await step(f"`/kernelrank {text}`", command(slack, text), answered)
@@ -152,7 +171,7 @@ def create_form(slack: RunningSlack, view: dict) -> Callable[[], Awaitable[objec
     problem = slack.fake.add_file("identity.tar.gz", identity_archive().content, mimetype="application/gzip")
     values = {
         "kr_problem": {"problem": payloads.file_value(problem)},
-        "kr_create_gpus": {"gpus": payloads.multi_select_value(["CPU"])},
+        "kr_create_gpus": {"gpus": payloads.multi_select_value([])},
         "kr_deadline": {"deadline": {"type": "plain_text_input", "value": "2099-01-01 18:00"}},
     }
     return lambda: slack.sender.interaction(payloads.view_submission(view, values))

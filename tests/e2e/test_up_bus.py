@@ -65,6 +65,7 @@ def test_up_runs_every_process_as_its_role_and_submit_still_works(tmp_path: Path
         "KERNELRANK_API_PORT": "0",  # any free port (api.url names it): never one a parallel test or `make up` holds
         "PYTHONPATH": str(REPO),
         "KERNELRANK_LOG_LEVEL": "INFO",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),  # `up` notes its home there: not in this machine's user's
     }
     env.pop("KERNELRANK_NATS_URL", None)
     up = subprocess.Popen(

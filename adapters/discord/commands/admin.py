@@ -3,8 +3,10 @@
 It holds ``sync`` now: registering the commands with Discord is an explicit step. Guild registration is
 instant and meant for development; global registration reaches every server the bot is in, is rate-limited by
 Discord and takes up to an hour to show, so it happens only when an admin asks (here, or
-``kernelrank discord --sync-global``). Discord shows the group only to members with Manage Server, and every
-command checks that permission again, since server owners can change who sees a command.
+``kernelrank discord --sync-global``), for members with Manage Server alone. The group itself is shown to everyone
+in a server: the core decides who may run each command (Manage Server, the Leaderboard Admin and Leaderboard
+Creator roles, admins named in the settings), and hiding the group behind Manage Server would hide it from a
+Leaderboard Admin.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ def admin_group() -> app_commands.Group:
     return app_commands.Group(
         name="admin",
         description="kernelrank administration",
-        default_permissions=discord.Permissions(manage_guild=True),
         guild_only=True,
     )
 

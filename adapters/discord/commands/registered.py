@@ -5,7 +5,8 @@ A registry command appears as ``/leaderboard WORDS``, or, when its first word is
 number, a member picker for a person, a menu for choices) and described by its help. Each alias of a command
 (``show-personal``) is a command of its own with the same callback. Leaderboard and GPU options autocomplete.
 A file argument (``admin create``'s problem) is an attachment option, downloaded and sent as the command's attachment;
-``/admin create`` with no GPU named asks for them in a menu of the pools the workers serve (``gpu_picker``).
+``/admin create`` with no GPU named runs on every pool its problem can use: only the core, which loads the problem,
+knows which those are (a menu here would offer pools the problem cannot use).
 ``submit`` is built from its entry the same way, with the mode typed as a subcommand as the anchor's bot has it
 (``CHOICE_COMMANDS``: ``/leaderboard submit ranked``, one command per mode, described by the registry's table of
 modes); what happens after is its own module's (``commands.submit``): a file, a GPU menu and a thread are more than a
@@ -42,7 +43,6 @@ CHOICE_COMMANDS = {CommandKind.SUBMIT: "mode"}  # an argument typed as a subcomm
 # A member picker names Discord members only: this text option beside it takes slack:ID, a name or, for
 # ``admin limit``, a leaderboard.
 PERSON_TYPED = "{}_typed"
-GPU_MENU = {CommandKind.BOARD_CREATE}  # with no GPU named, a menu of the pools served (the anchor's create)
 
 
 def register(groups: dict[str, app_commands.Group], svc: Services) -> None:
@@ -111,7 +111,7 @@ def _callback(spec: Spec, svc: Services, fixed: dict[str, str]):
         if spec.submission:
             await submit.run_submission(svc, itx, file, args)
             return
-        await svc.query(itx, spec.kind, public=not spec.private, file=file, gpu_menu=spec.kind in GPU_MENU, **args)
+        await svc.query(itx, spec.kind, public=not spec.private, file=file, **args)
 
     parameters = [inspect.Parameter("itx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
     required = [arg for arg in offered if arg.required and not second_names(arg)]  # Discord lists them first

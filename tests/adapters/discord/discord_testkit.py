@@ -34,10 +34,16 @@ class BotUnderTest:
         return await self.send(payloads.slash(self.fake, path, options, **kwargs))
 
     async def submit(
-        self, content: bytes, filename: str = "k.py", path: list[str] = SUBMIT_RANKED, **options: Any
+        self,
+        content: bytes,
+        filename: str = "k.py",
+        path: list[str] = SUBMIT_RANKED,
+        user: dict[str, Any] | None = None,
+        **options: Any,
     ) -> Interaction:
         attachment = self.fake.add_attachment(filename, content)
-        return await self.slash(path, options, attachments={"script": attachment})
+        sender = {"user": user} if user else {}  # the default sender is Ada
+        return await self.slash(path, options, attachments={"script": attachment}, **sender)
 
     def calls(self, interaction: Interaction) -> list[Call]:
         return [c for c in self.fake.calls if c.extra.get("interaction") == interaction.id]

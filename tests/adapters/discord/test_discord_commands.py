@@ -64,7 +64,8 @@ async def test_start_logs_in_registers_commands_and_identifies_with_the_guilds_i
         ("leaderboard_name", 3, False, True),
     ]
     (admin,) = [c for c in fake.commands[o.GUILD_ID] if c["name"] == "admin"]
-    assert str(admin["default_member_permissions"]) == str(o.MANAGE_GUILD) and admin["dm_permission"] is False
+    # shown to every member: the core decides, and a Leaderboard Admin without Manage Server must see it
+    assert admin.get("default_member_permissions") is None and admin["dm_permission"] is False
 
 
 async def test_list_is_deferred_at_once_then_answered_in_place(make_system, make_bot):
@@ -217,7 +218,7 @@ async def test_the_command_on_the_bus_vouches_for_the_discord_user(make_system, 
         payloads.ADA["id"],
         "Ada",
     )
-    assert cmd.actor.roles == ["Admin", "Competitor", "1300000000000000999", "admin"]
+    assert cmd.actor.roles == ["Admin", "Competitor", "1300000000000000999", "Manage Server"]
     assert (cmd.reply_to.channel, cmd.reply_to.user) == (o.KERNELS_CHANNEL, payloads.ADA["id"])
 
 
@@ -251,3 +252,21 @@ async def test_a_token_from_discord_is_shown_once_privately_and_can_be_listed_an
     revoked = await bot.answer(await bot.slash(["leaderboard", "token"], {"action": "revoke", "prefix": token[:12]}))
     assert "no longer works" in texts(revoked)
     assert system.store.tokens.use(token_sha256(token), datetime.now(UTC)).revoked_at is not None
+
+
+async def test_a_member_who_manages_the_server_is_an_admin_and_admin_answers_are_private(make_system, make_bot):
+    bot = await make_bot(await make_system(FakeRunner()))
+    await bot.answer(await bot.slash(["leaderboard", "list"]))  # Ada is known
+    interaction = await bot.slash(
+        ["admin", "ban"],
+        {"person_typed": f"discord:{payloads.ADA['id']}", "reason": "spams the queue"},
+        user=payloads.BOB,
+        permissions=o.MEMBER | o.MANAGE_GUILD,
+    )
+    banned = await bot.answer(interaction)
+    assert "Ada can no longer submit (spams the queue)" in texts(banned)
+    assert flags(bot.calls(interaction)[0]) & EPHEMERAL  # deferred privately, as on Slack
+    refused = await bot.answer(
+        await bot.slash(["admin", "unban"], {"person_typed": f"discord:{payloads.ADA['id']}"}, user=payloads.BOB)
+    )
+    assert "Only admins can use `admin unban`" in texts(refused)  # without Manage Server, nor a role

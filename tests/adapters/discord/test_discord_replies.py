@@ -166,3 +166,11 @@ async def test_buttons_that_nothing_answers_any_more_get_a_sentence(make_system,
     (answer,) = await bot.fake.wait_for(lambda f: bot.calls(click))
     assert answer.json["type"] == 4 and answer.json["data"]["flags"] & (1 << 6)
     assert "These buttons no longer work" in texts(answer)
+
+
+async def test_a_gpu_menu_that_nothing_answers_any_more_says_it_is_a_menu(make_system, make_bot):
+    bot = await make_bot(await make_system(FakeRunner()))
+    old = bot.fake.new_message(o.KERNELS_CHANNEL, {"content": "which GPUs?", "components": []}, [])
+    pick = await bot.send(payloads.select(old, "kernelrank:submit:gpus", ["CPU"]))
+    (answer,) = await bot.fake.wait_for(lambda f: bot.calls(pick))
+    assert "This GPU menu no longer works" in texts(answer) and "run the command again" in texts(answer)

@@ -40,6 +40,23 @@ CMD = "/kernelrank"
         ("admin review", CommandKind.REVIEW, {}),
         ("admin review 12 cheat copies it", CommandKind.REVIEW, {"id": "12", "decide": "cheat", "note": "copies it"}),
         ("<@U0KRBOT> show vectoradd", CommandKind.SHOW, {"leaderboard": "vectoradd"}),
+        # quoted like a shell: a time as the errors ask for it, a reason of several words, Slack's curly quotes
+        (
+            'admin update weekly deadline="2026-12-01 18:00" --opens "2026-11-30 09:00"',
+            CommandKind.BOARD_UPDATE,
+            {"leaderboard": "weekly", "deadline": "2026-12-01 18:00", "opens": "2026-11-30 09:00"},
+        ),
+        (
+            "admin ban slack:U1 \u201cspams the queue\u201d",
+            CommandKind.BAN,
+            {"person": "slack:U1", "reason": "spams the queue"},
+        ),
+        (
+            "admin invalidate 12 'reads the answer' ",
+            CommandKind.INVALIDATE,
+            {"id": "12", "reason": "reads the answer"},
+        ),
+        ("report 12 it doesn't check", CommandKind.REPORT, {"id": "12", "reason": "it doesn't check"}),
     ],
 )
 def test_subcommands_become_commands_with_named_arguments(text, kind, args):
@@ -63,6 +80,7 @@ def test_help_and_empty_text_are_help():
         ("show a b 5 c", "Too many words"),
         ("show vectoradd colour=red", "`colour` is not an option of show"),
         ("show vectoradd --gpu", "needs a value"),
+        ('admin update weekly deadline="2026-12-01 18:00', 'A " opens quoted words that never close'),
     ],
 )
 def test_mistakes_say_what_is_wrong_and_how_to_write_it(text, words):
@@ -116,13 +134,14 @@ def test_slack_markup_is_undone_before_reading():
 def test_usage_lists_every_subcommand_once_and_aliases_parse_as_their_command():
     lines = usage(CMD).splitlines()
     everyday = {s.name for s in SUBCOMMANDS.values() if not s.name.startswith("admin ")}
-    assert len(lines) == len(everyday) + 1 < len(SUBCOMMANDS)  # the admins' commands share one line
-    assert all(name.removeprefix("admin ") in lines[-1] for name in {s.name for s in SUBCOMMANDS.values()} - everyday)
+    assert len(lines) == len(everyday) + 2 < len(SUBCOMMANDS)  # the admins' commands share one line, then quoting
+    assert all(name.removeprefix("admin ") in lines[-2] for name in {s.name for s in SUBCOMMANDS.values()} - everyday)
+    assert lines[-1].startswith("Words with spaces go in quotes")
     assert parse("show-personal vectoradd", CMD).sub.kind is CommandKind.MINE
     assert parse("get-submission 12", CMD).args == {"id": "12"}
     assert parse("show leaderboard_name=vectoradd", CMD).args == {"leaderboard": "vectoradd"}
     assert parse("admin token issue grace", CMD).args == {"name": "grace"}
-    assert all(line.startswith(CMD + " ") for line in lines)
+    assert all(line.startswith(CMD + " ") for line in lines[:-1])
     assert any("submit [MODE] [LEADERBOARD] [GPU ...]" in line for line in lines)
 
 

@@ -280,6 +280,11 @@ class RestRoutes:
         channel, failure = self._channel(request)
         if failure:
             return failure
+        if (
+            channel.get("type") == o.DM
+            and {u.get("id") for u in channel.get("recipients") or []} & self.fake.closed_dms
+        ):
+            return error(403, 50007, "Cannot send messages to this user")
         invalid = self.fake.invalid(body, files)
         if invalid:
             return 400, invalid, None
@@ -360,6 +365,8 @@ class RestRoutes:
             return failure
         if channel.get("type") == o.DM:  # as Discord: no threads in a direct message
             return error(400, 50024, "Cannot execute action on this channel type")
+        if body.get("type") == o.PRIVATE_THREAD and not self.fake.private_threads_allowed:
+            return error(403, 50013, "Missing Permissions")
         return await self._open_thread(channel, o.snowflake(), body)
 
     async def open_dm(self, request: web.Request, body: dict, files: list) -> Result:

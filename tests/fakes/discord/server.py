@@ -99,6 +99,8 @@ class FakeDiscord:
         self.calls: list[Call] = []
         self.channels: dict[str, dict] = {c["id"]: c for g in self.guilds for c in g["channels"]}
         self.forbidden: set[str] = set()  # channels the bot may not post in (403 Missing Access)
+        self.private_threads_allowed = True  # False: the bot lacks Create Private Threads (403 Missing Permissions)
+        self.closed_dms: set[str] = set()  # users who take no direct message from the bot (403, code 50007)
         self.messages: dict[str, dict] = {}  # id -> message, in creation order
         self.deleted: set[str] = set()
         self.files: dict[str, list[dict]] = {}  # message id -> uploaded files (name, size, data)

@@ -153,25 +153,41 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
 
         return run
 
-    async def pick_gpu(purpose: str = "submit"):
+    async def pick_gpu():
         menu_message = next(m for m in reversed(list(fake.messages.values())) if m["components"])
-        await fake.inject(payloads.select(menu_message, f"kernelrank:{purpose}:gpus", ["CPU"]))
-        if purpose == "submit":
-            await _finished(fake, "submission #2 ")
-        else:
-            await _shown(fake, "was created")
+        await fake.inject(payloads.select(menu_message, "kernelrank:submit:gpus", ["CPU"]))
+        await _finished(fake, "submission #2 ")
 
-    async def create(options: dict, user: dict = payloads.ADA, wait_for: str = ""):
+    async def create(options: dict, user: dict = payloads.ADA, wait_for: str = "", broken: bool = False):
         archive = io.BytesIO()
         with tarfile.open(fileobj=archive, mode="w:gz") as tar:
-            tar.add(REPO / "problems" / "identity", arcname="identity")
+            replaced = "identity/reference.py" if broken else ""
+            tar.add(
+                REPO / "problems" / "identity", arcname="identity", filter=lambda m: None if m.name == replaced else m
+            )
             tar.add(REPO / "problems" / "utils.py", arcname="utils.py")
+            if broken:  # a reference that raises: its own test run refuses the problem
+                source = (REPO / "problems" / "identity" / "reference.py").read_text()
+                raising = source.replace("    return data.clone()", "    raise ValueError('this reference is broken')")
+                member = tarfile.TarInfo("identity/reference.py")
+                member.size = len(raising.encode())
+                tar.addfile(member, io.BytesIO(raising.encode()))
         upload = fake.add_attachment("identity.tar.gz", archive.getvalue())
         await fake.inject(
             payloads.slash(fake, ["admin", "create"], options, user=user, attachments={"problem": upload})
         )
         if wait_for:
             await _shown(fake, wait_for)
+
+    async def challenge():
+        await fake.inject(
+            payloads.slash(
+                fake,
+                ["admin", "challenge", "create"],
+                {"title": "Week 1", "leaderboards": "vectoradd", "closes": "2099-01-01 18:00"},
+            )
+        )
+        await _shown(fake, "Week 1 is open")
 
     lb = {"leaderboard": "vectoradd"}
     weekly = {"leaderboard": "weekly"}
@@ -219,11 +235,15 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
             lambda: create({"name": "weekly"}, user=payloads.BOB),
         ),
         (
-            "/admin create name: weekly problem: identity.tar.gz deadline: 2099-01-01 18:00 (by an admin, no GPU "
-            "named: a menu of the pools the workers serve)",
-            lambda: create({"name": "weekly", "deadline": "2099-01-01 18:00"}),
+            "/admin create name: broken problem: identity.tar.gz (by an admin, with a reference that raises: its run "
+            "refuses it, and nothing is created)",
+            lambda: create({"name": "broken"}, wait_for="was not created", broken=True),
         ),
-        ("(picks CPU in the menu: its reference runs once on the worker, then it opens)", lambda: pick_gpu("create")),
+        (
+            "/admin create name: weekly problem: identity.tar.gz deadline: 2099-01-01 18:00 (by an admin, no GPU "
+            "named: every pool its problem runs on; its reference runs once on the worker, then it opens)",
+            lambda: create({"name": "weekly", "deadline": "2099-01-01 18:00"}, wait_for="was created"),
+        ),
         (
             "/admin update leaderboard: weekly deadline: 2099-01-08 18:00",
             slash(["admin", "update"], {**weekly, "deadline": "2099-01-08 18:00"}),
@@ -233,6 +253,11 @@ async def _scenarios(fake: FakeDiscord, system: Any) -> list[tuple[str, Callable
         (
             "/admin delete leaderboard: weekly confirm: weekly",
             slash(["admin", "delete"], {**weekly, "confirm": "weekly"}),
+        ),
+        (
+            "/admin challenge create title: Week 1 leaderboards: vectoradd closes: 2099-01-01 18:00 (no announce "
+            "given: the news goes to KERNELRANK_ANNOUNCE, here #announcements)",
+            challenge,
         ),
         (
             "/admin sync scope: this server (by a server admin)",
@@ -262,6 +287,7 @@ async def record_transcript() -> str:
                 nats_url=url,
                 announce=[f"discord:{o.ANNOUNCE_CHANNEL}"],
                 admins=[f"discord:{payloads.ADA['id']}"],
+                scheduler_tick_s=0.5,
             )
             bus = await Bus.connect(url, name="transcript")
             db = Database(Store(settings.database))
