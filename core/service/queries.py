@@ -23,6 +23,7 @@ from core.service.args import (
 from core.service.challenge_report import podium_marks
 from core.service.deps import Deps
 from core.service.harness_source import eval_code_report
+from core.service.leaderboards import Board
 from core.service.people import Caller
 from core.service.queueing import queue_report
 from harness.result import EvalResult
@@ -218,7 +219,25 @@ async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         ),
     ]
     parts += [reply_parts.code(text, language(name), filename=name) for name, text in sorted(problem.files.items())]
-    return reply(cmd, f"Task {board.name}", parts)
+    return reply(cmd, f"Task {board.name}", parts, _task_data(found))
+
+
+def _task_data(found: Board) -> dict:
+    """What a problem page shows beside the files (which travel as the reply's code parts)."""
+    board, task = found.leaderboard, found.problem.task
+    return {
+        "leaderboard": board.name,
+        "version": board.version,
+        "description": task.description.strip() or found.problem.readme.strip(),
+        "lang": task.lang,
+        "tests": task.tests,
+        "benchmarks": task.benchmarks,
+        "ranking_by": task.ranking_by,
+        "gpus": list(board.gpus),
+        "deadline": board.deadline.isoformat() if board.deadline else None,
+        "templates": list(found.problem.templates),
+        "roofline": task.roofline is not None,
+    }
 
 
 async def template(cmd: Command, caller: Caller, deps: Deps) -> Reply:
