@@ -61,18 +61,28 @@ def stream(accepted: Reply, route: str, core: Core) -> EventSourceResponse:
 
 async def _events(accepted: Reply, route: str, core: Core) -> AsyncIterator[ServerSentEvent]:
     yield _event(accepted)
-    waiting = {run["run_id"] for run in accepted.data.get("runs", [])}
-    replies = core.follow_replies(route)
+    async for reply in run_replies(core, route, {run["run_id"] for run in accepted.data.get("runs", [])}):
+        yield _event(reply)
+    yield ServerSentEvent(event="end", data="{}")
+
+
+async def run_replies(
+    core: Core, route: str, runs: set[str], platform: Platform = Platform.CLI
+) -> AsyncIterator[Reply]:
+    """Every progress update and report of ``runs`` on their reply route, until each run has its final one."""
+    waiting = set(runs)
+    if not waiting:
+        return
+    replies = core.follow_replies(route, platform)
     async with contextlib.aclosing(replies):
         async for reply in replies:
             if reply.in_reply_to not in waiting:
                 continue
-            yield _event(reply)
+            yield reply
             if reply.final:
                 waiting.discard(reply.in_reply_to)
             if not waiting:
                 break
-    yield ServerSentEvent(event="end", data="{}")
 
 
 def _event(reply: Reply) -> ServerSentEvent:
