@@ -10,10 +10,13 @@ import asyncio
 import re
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
+AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"  # `make test` installs it (npm)
+SERIOUS = ("serious", "critical")
 
 
 def missing() -> str | None:
@@ -98,6 +101,24 @@ class Browser:
                 return
             await self.keys(Keys.TAB)
         raise AssertionError(f"Tab never reached {selector}")
+
+    async def axe(self) -> list[str]:
+        """axe-core's serious and critical findings on the page shown, one line each (rule, what, where)."""
+        await self.script(AXE.read_text())
+        found = await asyncio.to_thread(
+            self.driver.execute_async_script,
+            "const done = arguments[arguments.length - 1];"
+            "axe.run(document).then(r => done(r.violations), e => done([{id: 'axe failed', impact: 'critical',"
+            " help: String(e), nodes: []}]));",
+        )
+        return [
+            f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+            for v in found
+            if v["impact"] in SERIOUS
+        ]
+
+    async def resize(self, width: int, height: int = 900) -> None:
+        await asyncio.to_thread(self.driver.set_window_size, width, height)
 
     async def screenshot(self, path: str) -> None:
         await asyncio.to_thread(self.driver.save_screenshot, path)
