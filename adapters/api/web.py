@@ -79,6 +79,7 @@ class _Pages(Asking):
         if isinstance(shown, Response):
             return shown
         (rows,) = shown.data["rankings"].values()
+        (stick,) = shown.data.get("yardsticks", {gpu: {}}).values()
         return page(
             request,
             "ranking.html",
@@ -86,6 +87,7 @@ class _Pages(Asking):
             leaderboard=shown.data["leaderboard"],
             gpu=gpu,
             rows=rows,
+            compared=any(value is not None for value in stick.values()),
         )
 
     async def person(self, request: Request) -> Response:

@@ -42,6 +42,8 @@ templates = Environment(
 templates.filters["us"] = lambda value: "-" if value is None else format_us(value)
 templates.filters["url"] = lambda value: quote(str(value), safe="")
 templates.globals["medal"] = lambda rank: MEDALS.get(rank)
+templates.filters["times"] = lambda value: "-" if not value else f"{value:.2f}×"  # faster than the reference
+templates.filters["share"] = lambda value: "-" if not value else f"{value:.0%}"  # of the speed of light
 
 
 def time_left(deadline: str, verb: str = "closes", past: str = "closed") -> str:
