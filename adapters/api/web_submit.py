@@ -115,8 +115,8 @@ class SubmitPages(Asking):
             return await self._form(request, board, sentence(accepted), STATUS.get(code, 400), **extra)
         number = accepted.data["submission_id"]
         runs = ".".join(run["run_id"] for run in accepted.data.get("runs", []))
-        follow = f"route={route}&runs={runs}&sig={_signature(request, number, route, runs)}"
-        return RedirectResponse(f"/submissions/{number}/live?{follow}", status_code=303)
+        address = progress_address(request.cookies[COOKIE], number, route, runs)
+        return RedirectResponse(address, status_code=303)
 
     async def live(self, request: Request) -> Response:
         """The runs' statuses, refreshed without JavaScript (a meta refresh) or followed as events with it; once
@@ -190,9 +190,14 @@ def _forged(request: Request) -> Response:
     )
 
 
-def _signature(request: Request, number: int, route: str, runs: str) -> str:
-    secret = request.cookies.get(COOKIE, "").encode()
-    return hmac.new(secret, f"follow {number} {route} {runs}".encode(), "sha256").hexdigest()
+def progress_address(token: str, number: int, route: str, runs: str) -> str:
+    """The progress page of submission ``number`` whose ``runs`` (ids joined by dots) answer on ``route``, signed
+    with the submitter's ``token``."""
+    return f"/submissions/{number}/live?route={route}&runs={runs}&sig={_signature(token, number, route, runs)}"
+
+
+def _signature(token: str, number: int, route: str, runs: str) -> str:
+    return hmac.new(token.encode(), f"follow {number} {route} {runs}".encode(), "sha256").hexdigest()
 
 
 def _followable(request: Request, number: int) -> bool:
@@ -200,5 +205,5 @@ def _followable(request: Request, number: int) -> bool:
     params = request.query_params
     route, runs, sig = params.get("route", ""), params.get("runs", ""), params.get("sig", "")
     return bool(route and runs and request.cookies.get(COOKIE)) and hmac.compare_digest(
-        sig, _signature(request, number, route, runs)
+        sig, _signature(request.cookies[COOKIE], number, route, runs)
     )

@@ -4,6 +4,7 @@ submitted yet and the real harness on CPU judging (``live_site``); and a real br
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -39,7 +40,20 @@ def browser_without_js() -> Iterator[Browser]:
 @pytest.fixture
 async def live_site(make_system) -> AsyncIterator[Site]:  # noqa: F811
     """Nothing submitted yet; the real harness judges on this CPU."""
-    system = await make_system(LocalRunner(), max_source_bytes=8192)
+    async with _empty_site(make_system, LocalRunner()) as site:
+        yield site
+
+
+@pytest.fixture
+async def slow_site(make_system) -> AsyncIterator[Site]:  # noqa: F811
+    """Nothing submitted yet; each run takes three seconds, with a progress report each second."""
+    async with _empty_site(make_system, FakeRunner(delay_s=3, progress_steps=3)) as site:
+        yield site
+
+
+@contextlib.asynccontextmanager
+async def _empty_site(make_system, runner) -> AsyncIterator[Site]:  # noqa: F811
+    system = await make_system(runner, max_source_bytes=8192)
     tokens = {user: await token_of(system, user) for user in ("ada", "bob")}
     people = {user: system.store.find_person("discord", user) for user in ("ada", "bob")}
     async with serving_api(system.settings, system.settings.nats_url) as url:

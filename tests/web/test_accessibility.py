@@ -7,6 +7,10 @@ import pytest
 from browser_kit import AXE, Browser, Site
 from test_pages import schedule_challenges
 
+from adapters.api.web_submit import progress_address
+from core.service.bootstrap import utc_now as now
+from storage.records import NewSubmission
+
 WIDTHS = (1280, 390)
 
 
@@ -14,6 +18,14 @@ WIDTHS = (1280, 390)
 def axe_or_skip() -> None:
     if not AXE.is_file():
         pytest.skip(f"{AXE} is missing: `make test` installs it (npm install --prefix tests/web)")
+
+
+def waiting_submission(site: Site) -> str:
+    """The progress page of a submission of Ada's whose run waits (stored, never queued: no worker takes it)."""
+    person = site.person_ids["ada"]
+    run = NewSubmission("waits", person, "vectoradd", "k.py", "x = 1\n", "test", [("run-waits", "CPU")], {}, now())
+    (stored,) = site.system.store.add_submissions([run])
+    return progress_address(site.tokens["ada"], stored.id, "route-waits", "run-waits")
 
 
 def page_types(site: Site) -> dict[str, str]:
@@ -29,6 +41,7 @@ def page_types(site: Site) -> dict[str, str]:
         "closed challenge": "/challenges/Week%2047",
         "submit: choose a leaderboard": "/submit",
         "submit": "/submit?leaderboard=vectoradd",
+        "a submission's progress": waiting_submission(site),
         "refusal": "/leaderboards/nothing-here",
     }
 
@@ -44,6 +57,7 @@ async def test_no_page_has_a_serious_accessibility_finding(axe_or_skip, site: Si
             await browser.resize(width)
             for kind, path in pages.items():
                 await browser.get(site.url + path)
+                assert await browser.url() == site.url + path, kind  # the page itself, not a redirect
                 if findings := await browser.axe():
                     found[f"{kind} at {width} px"] = findings
     assert found == {}

@@ -51,6 +51,21 @@ async def test_with_javascript_by_keyboard_a_correct_and_a_wrong_kernel_end_on_t
     assert stored == 2
 
 
+async def test_with_javascript_the_progress_page_shows_the_runs_progress_as_it_comes(
+    slow_site: Site, browser: Browser
+) -> None:
+    await browser.sign_in(slow_site.url, slow_site.tokens["ada"], "/submit?leaderboard=vectoradd")
+    await asyncio.to_thread(browser.driver.find_element("id", "source").send_keys, CORRECT)
+    await browser.script("document.querySelector('#submit-form button[type=submit]').click()")
+    await browser.arrive(r"/submissions/\d+/live\?")
+    seen = set()
+    while re.search(r"/live\?", await browser.url()):
+        seen.add(await browser.script("const p = document.getElementById('progress'); return p && p.textContent"))
+        await asyncio.sleep(0.1)
+    assert any(line and "testing" in line for line in seen), seen  # the worker's progress, as the terminal prints it
+    assert "On CPU: passed" in await browser.arrive(RESULT)
+
+
 async def test_without_javascript_the_progress_page_refreshes_until_the_results(
     live_site: Site, browser_without_js: Browser
 ) -> None:
