@@ -69,14 +69,18 @@ def csrf_token(request: Request) -> str:
     return hmac.new(secret, _CSRF_LABEL, hashlib.sha256).hexdigest() if secret else ""
 
 
-def page(request: Request, name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any):
+def page(
+    request: Request, name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any
+) -> HTMLResponse:
     html = templates.get_template(name).render(
         signed_in=bool(request.cookies.get(COOKIE)), path=request.url.path, csrf=csrf_token(request), **context
     )
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store", **(headers or {})})
 
 
-def refused(request: Request, title: str, message: str, status: int, sign_in: bool = False, **headers: str):
+def refused(
+    request: Request, title: str, message: str, status: int, sign_in: bool = False, **headers: str
+) -> HTMLResponse:
     return page(request, "refused.html", status, headers, title=title, message=message, sign_in=sign_in)
 
 

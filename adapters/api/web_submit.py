@@ -28,7 +28,7 @@ from starlette.responses import RedirectResponse, Response
 from adapters.api.answers import PING_S, STATUS, Core, run_replies
 from adapters.api.arguments import command_arguments
 from adapters.api.limits import MARGIN_BYTES
-from adapters.api.web_common import COOKIE, Asking, csrf_token, error_page, page, refused, sentence, sha_of
+from adapters.api.web_common import COOKIE, Ask, Asking, csrf_token, error_page, page, refused, sentence, sha_of
 from adapters.terminal import render, status_line
 from core.contracts.commands import MODES, submit_command
 from core.contracts.config import Settings
@@ -52,7 +52,7 @@ class Submitting(Protocol):
 
 
 class SubmitPages(Asking):
-    def __init__(self, ask: Any, submitting: Submitting) -> None:
+    def __init__(self, ask: Ask, submitting: Submitting) -> None:
         super().__init__(ask)
         self._api = submitting
 
@@ -61,7 +61,9 @@ class SubmitPages(Asking):
             return refused(request, "Submit", "Sign in with your personal token to submit a kernel.", 401, True)
         return await self._form(request, request.query_params.get("leaderboard", ""))
 
-    async def _form(self, request: Request, wanted: str, error: str = "", status: int = 200, **headers: str):
+    async def _form(
+        self, request: Request, wanted: str, error: str = "", status: int = 200, **headers: str
+    ) -> Response:
         """The form, for the ``wanted`` leaderboard (with its GPUs) or to choose one; ``error`` says why it is back."""
         listed = await self._data(request, CommandKind.LIST)
         if isinstance(listed, Response):
@@ -164,7 +166,7 @@ async def _given(form: Any) -> dict[str, Any]:
         uploads = [v for v in form.getlist(key) if isinstance(v, UploadFile) and v.filename]
         arg = SPEC.arg(key)
         if uploads:
-            given[key] = Attachment(uploads[0].filename or "kernel.py", await uploads[0].read())
+            given[key] = Attachment(str(uploads[0].filename), await uploads[0].read())
         elif values:  # GPUs are a list, even of one; any other repeated field is refused as not a plain value
             given[key] = values if len(values) > 1 or (arg is not None and arg.kind is ArgKind.GPUS) else values[0]
     pasted = str(form.get("source") or "")
