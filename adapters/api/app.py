@@ -34,6 +34,7 @@ from adapters.api.answers import Core, answer, error, stream
 from adapters.api.arguments import command_arguments
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
 from adapters.api.web import web_routes
+from adapters.api.web_common import refused
 from adapters.api.web_submit import WEB_SUBMIT
 from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import MAX_PROBLEM_BYTES, query_command, submit_command
@@ -85,7 +86,9 @@ def create_app(core: Core, settings: Settings) -> Starlette:
         for route in spec.routes:
             endpoint = api.submit(spec) if spec.submission else api.command(spec, route)
             routes.append(Route(route.path, endpoint, methods=[route.method]))
-    limits = Middleware(BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes)
+    limits = Middleware(
+        BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes, too_large=_too_large
+    )
     handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
     return Starlette(routes=routes, exception_handlers=handlers, middleware=[limits])
 
@@ -235,7 +238,7 @@ class _Api:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 413:
-        return error("too_large", str(exc.detail))
+        return _too_large(request.scope, str(exc.detail))
     if exc.status_code == 404:
         return error(
             "not_found",
@@ -244,6 +247,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405:
         return error("invalid", f"{request.url.path} does not take {request.method}.")
     return error("invalid", str(exc.detail))
+
+
+def _too_large(scope: Scope, message: str) -> Response:
+    """A body over its limit: the form's page says so to a browser, the JSON error to a program."""
+    if scope["path"] == WEB_SUBMIT:
+        return refused(Request(scope), "Submit", message, 413)
+    return error("too_large", message)
 
 
 async def _no_credential(request: Request, exc: Exception) -> Response:

@@ -103,6 +103,8 @@ async def test_the_core_refuses_as_it_does_everywhere_and_the_form_says_why(live
         assert wrong_gpu.status_code == 400 and "does not offer H100" in wrong_gpu.text
         empty = await _post(http, {"source": "  "})
         assert empty.status_code == 400 and "paste its code" in empty.text
+        huge = await _post(http, {"source": "# x\n" * 40_000})  # past the body limit: refused before it is read
+        assert huge.status_code == 413 and "kernel files may be at most 8 KiB" in huge.text and "<h1>" in huge.text
     async with httpx.AsyncClient(base_url=live_site.url) as http:
         visitor = await http.post("/submit", data={"leaderboard": "vectoradd", "source": CORRECT})
         assert visitor.status_code == 401
