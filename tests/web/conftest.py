@@ -51,9 +51,16 @@ async def slow_site(make_system) -> AsyncIterator[Site]:  # noqa: F811
         yield site
 
 
+@pytest.fixture
+async def strict_site(make_system) -> AsyncIterator[Site]:  # noqa: F811
+    """Nothing submitted yet; one run a minute each."""
+    async with _empty_site(make_system, FakeRunner(), rate_limit=1) as site:
+        yield site
+
+
 @contextlib.asynccontextmanager
-async def _empty_site(make_system, runner) -> AsyncIterator[Site]:  # noqa: F811
-    system = await make_system(runner, max_source_bytes=8192)
+async def _empty_site(make_system, runner, **settings) -> AsyncIterator[Site]:  # noqa: F811
+    system = await make_system(runner, max_source_bytes=8192, **settings)
     tokens = {user: await token_of(system, user) for user in ("ada", "bob")}
     people = {user: system.store.find_person("discord", user) for user in ("ada", "bob")}
     async with serving_api(system.settings, system.settings.nats_url) as url:

@@ -111,6 +111,15 @@ async def test_the_core_refuses_as_it_does_everywhere_and_the_form_says_why(live
     assert live_site.system.store.stats().submissions == 0
 
 
+async def test_the_rate_limit_holds_on_the_web_as_everywhere(strict_site: Site) -> None:
+    async with httpx.AsyncClient(base_url=strict_site.url, cookies={COOKIE: strict_site.tokens["ada"]}) as http:
+        assert (await _post(http, {"source": CORRECT})).status_code == 303
+        again = await _post(http, {"source": CORRECT})
+    assert again.status_code == 429 and int(again.headers["retry-after"]) > 0
+    assert re.search(r'role="alert">You have made 1 submissions to CPU in the last minute; try again in', again.text)
+    assert strict_site.system.store.stats().submissions == 1
+
+
 async def _post(http: httpx.AsyncClient, fields: dict[str, str]) -> httpx.Response:
     form = await http.get("/submit?leaderboard=vectoradd")
     csrf = re.search(r'name="csrf" value="(\w+)"', form.text).group(1)
