@@ -48,5 +48,7 @@ $(VENV)/.system-packages: $(VENV)/.installed
 	touch $@
 
 $(AXE): tests/web/package.json $(VENV)/.system-packages
-	@if command -v npm >/dev/null; then npm install --prefix tests/web --no-audit --no-fund --silent && touch $@; \
-	else echo "npm is missing: the browser tests' accessibility checks will skip"; fi
+	@if ! command -v npm >/dev/null; then echo "npm is missing: the browser tests' accessibility checks will skip"; \
+	elif ! npm install --prefix tests/web --no-audit --no-fund --silent; then \
+	  echo "npm could not install axe-core: the browser tests' accessibility checks will skip"; \
+	else touch $@; fi
