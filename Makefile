@@ -9,11 +9,13 @@ up: $(VENV)/.installed
 
 # One pytest worker per core (pytest-xdist); tests that finish before others are taken over by idle workers.
 PYTEST := $(BIN)/python -m pytest -q -n auto --dist worksteal
-test: $(VENV)/.installed $(VENV)/.system-packages
+# axe-core, the accessibility checker the browser tests inject into each page (pinned in tests/web/package.json)
+AXE := tests/web/node_modules/axe-core/axe.min.js
+test: $(VENV)/.installed $(VENV)/.system-packages $(AXE)
 	$(PYTEST)
 
 # The edit loop: everything but the tests marked slow (real compiles, time limits run out, whole-system runs).
-test-fast: $(VENV)/.installed $(VENV)/.system-packages
+test-fast: $(VENV)/.installed $(VENV)/.system-packages $(AXE)
 	$(PYTEST) -m "not slow"
 
 lint: $(VENV)/.installed
@@ -30,11 +32,11 @@ $(VENV)/.installed: pyproject.toml
 
 # System packages the test suite uses: g++ and Python's headers (Inductor's CPU backend in the honest
 # torch.compile case), unshare (a harness server started as another user), Debian's chromium and its driver
-# (the web pages' browser tests, tests/web). Installed with apt-get where there is one and we may (root, or
-# sudo without a password); otherwise the tests that need them skip.
-SYSTEM_PACKAGES := g++ python3-dev util-linux chromium chromium-driver
+# (the web pages' browser tests, tests/web) and npm (their accessibility checker, axe-core). Installed with
+# apt-get where there is one and we may (root, or sudo without a password); otherwise the tests that need them skip.
+SYSTEM_PACKAGES := g++ python3-dev util-linux chromium chromium-driver npm
 $(VENV)/.system-packages: $(VENV)/.installed
-	@if command -v g++ >/dev/null && command -v unshare >/dev/null && command -v chromedriver >/dev/null && \
+	@if command -v g++ >/dev/null && command -v unshare >/dev/null && command -v chromedriver >/dev/null && command -v npm >/dev/null && \
 	    $(BIN)/python -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then \
 	  echo "system packages: present"; \
 	elif command -v apt-get >/dev/null && { [ "$$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then \
@@ -44,3 +46,9 @@ $(VENV)/.system-packages: $(VENV)/.installed
 	  echo "system packages: cannot install $(SYSTEM_PACKAGES) here; the tests that need them will skip"; \
 	fi
 	touch $@
+
+$(AXE): tests/web/package.json $(VENV)/.system-packages
+	@if ! command -v npm >/dev/null; then echo "npm is missing: the browser tests' accessibility checks will skip"; \
+	elif ! npm install --prefix tests/web --no-audit --no-fund --silent; then \
+	  echo "npm could not install axe-core: the browser tests' accessibility checks will skip"; \
+	else touch $@; fi

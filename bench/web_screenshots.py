@@ -4,8 +4,9 @@
 
 Starts ``kernelrank up --backend fake`` in a fresh home (its own NATS, core, API on a free port and a worker that
 answers at once) with the repository's problems, submits two kernels to vectoradd through the HTTP API with the
-local user's token (an admin there), schedules a challenge on it, then opens the home page, a ranking, the person's
-page, the challenge's page and the latest submission's page (signed in through the form) and writes one PNG per
+local user's token (an admin there), schedules a challenge on it, then opens the home page, the problem's page, a
+ranking, the ranking across GPUs, the person's page, the challenge's page and the latest submission's page (signed
+in through the form), then fills in the submit form, sends it and waits for its result, and writes one PNG per
 page. ``--phone`` uses a 390-pixel-wide window. Needs Debian's ``chromium`` and ``chromium-driver`` and the
 ``selenium`` package (``make .venv/.system-packages``).
 """
@@ -102,7 +103,9 @@ async def shoot(url: str, token: str, ids: list[int], person: int, out: Path, ph
     try:
         pages = [
             ("home", "/"),
+            ("problem", "/leaderboards/vectoradd"),
             ("ranking", "/leaderboards/vectoradd/CPU"),
+            ("across-gpus", "/leaderboards/vectoradd/across-gpus"),
             ("person", f"/people/{person}"),
             ("challenge", f"/challenges/{quote(CHALLENGE)}"),
         ]
@@ -112,6 +115,15 @@ async def shoot(url: str, token: str, ids: list[int], person: int, out: Path, ph
             await browser.screenshot(str(written[-1]))
         await browser.sign_in(url, token, f"/submissions/{ids[-1]}")
         written.append(out / f"web-submission{suffix}.png")
+        await browser.screenshot(str(written[-1]))
+        await browser.get(url + "/submit?leaderboard=vectoradd")
+        await browser.tab_to("#source")
+        await browser.keys(KERNELS[-1])
+        written.append(out / f"web-submit{suffix}.png")
+        await browser.screenshot(str(written[-1]))
+        await browser.script("document.querySelector('#submit-form button[type=submit]').click()")
+        await browser.arrive(r"/submissions/\d+$")
+        written.append(out / f"web-submit-result{suffix}.png")
         await browser.screenshot(str(written[-1]))
     finally:
         browser.close()

@@ -268,6 +268,22 @@ _REVIEWS = Migration(
     ),
 )
 
+# The problem's reference timed by the judge on each GPU, per version of the problem (issue 28): rankings say how a
+# kernel compares with it.
+_REFERENCE_TIMES = Migration(
+    "the problem's reference timed on each GPU",
+    (
+        """CREATE TABLE reference_times (
+        leaderboard VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        gpu VARCHAR NOT NULL,
+        score_us DOUBLE NOT NULL,
+        run_id VARCHAR NOT NULL,
+        timed_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (leaderboard, version, gpu))""",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _INITIAL,
     _RUN_COSTS,
@@ -280,6 +296,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _DEADLINES,
     _BOARD_LIMITS,
     _REVIEWS,
+    _REFERENCE_TIMES,
 )
 
 

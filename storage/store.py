@@ -17,7 +17,8 @@ them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). 
 ``_tokens.py`` (personal API tokens), ``_boards.py`` (leaderboards managed live: versions, deletion), ``_links.py``
 (one person across platforms), ``_people.py`` (a person's page) and ``_reports.py`` (reports and review
 decisions). Parts with methods of their own hang off the store: ``store.challenges``, ``store.admin``,
-``store.reports`` and ``store.tokens`` (``_token_records.py``).
+``store.reports``, ``store.tokens`` (``_token_records.py``) and ``store.references`` (``_reference.py``: the
+problem's reference timed on each GPU).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import duckdb
 from storage import _boards, _links, _people, _queries, _ranking, _writes
 from storage._admin import AdminRecords
 from storage._challenges import Challenges
+from storage._reference import ReferenceTimes
 from storage._reports import Reports
 from storage._schema import migrate
 from storage._time import as_utc
@@ -98,6 +100,7 @@ class Store:
         self.admin = AdminRecords(self._reading, self._writing)  # roles, bans, limits, invalidations, audit
         self.reports = Reports(self._reading, self._writing)  # reports on submissions, review decisions
         self.tokens = TokenRecords(self._reading, self._writing)  # personal API tokens
+        self.references = ReferenceTimes(self._reading, self._writing)  # the reference timed on each GPU
         try:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")

@@ -5,8 +5,10 @@ It holds no state and never opens the database: each request becomes a ``Command
 response. A submission's progress and reports follow its own reply route (``Bus.follow_replies``), streamed as
 server-sent events. Run several behind a TLS proxy if one is not enough.
 
-Modules: ``app`` (the routes and the command each one sends), ``answers`` (replies and errors as HTTP responses,
-the event stream), ``limits`` (request sizes, enforced before a body is read), ``serve`` (uvicorn, NATS, start-up).
+Modules: ``app`` (the routes and the command each one sends), ``arguments`` (a command's arguments from a request,
+checked against its registry entry), ``answers`` (replies and errors as HTTP responses, the event stream),
+``limits`` (request sizes, enforced before a body is read), ``serve`` (uvicorn, NATS, start-up), and the web pages:
+``web`` (their routes), ``web_common``, ``web_problem``, ``web_submit`` (docs/web.md).
 
 Every request needs ``Authorization: Bearer <token>`` except ``GET /v1/health``. Errors are JSON,
 ``{"error": {"code": ..., "message": one sentence}}``, with the status the code implies: 400 invalid,

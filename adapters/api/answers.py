@@ -62,18 +62,29 @@ def stream(accepted: Reply, route: str, core: Core) -> EventSourceResponse:
 
 async def _events(accepted: Reply, route: str, core: Core) -> AsyncIterator[ServerSentEvent]:
     yield _event(accepted)
-    waiting = still_coming(accepted)
-    replies = core.follow_replies(route)
+    async for reply in run_replies(core, route, still_coming(accepted)):
+        yield _event(reply)
+    yield ServerSentEvent(event="end", data="{}")
+
+
+async def run_replies(
+    core: Core, route: str, awaited: set[str], platform: Platform = Platform.CLI
+) -> AsyncIterator[Reply]:
+    """Every reply on the route to the requests in ``awaited`` (a submission's runs, an ``admin create``), until each
+    has its final one."""
+    waiting = set(awaited)
+    if not waiting:
+        return
+    replies = core.follow_replies(route, platform)
     async with contextlib.aclosing(replies):
         async for reply in replies:
             if reply.in_reply_to not in waiting:
                 continue
-            yield _event(reply)
+            yield reply
             if reply.final:
                 waiting.discard(reply.in_reply_to)
             if not waiting:
                 break
-    yield ServerSentEvent(event="end", data="{}")
 
 
 def _event(reply: Reply) -> ServerSentEvent:

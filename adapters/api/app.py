@@ -31,23 +31,15 @@ from starlette.routing import Route
 from starlette.types import Scope
 
 from adapters.api.answers import Core, answer, error, stream
+from adapters.api.arguments import command_arguments
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
 from adapters.api.web import web_routes
+from adapters.api.web_common import refused
+from adapters.api.web_submit import WEB_SUBMIT
 from core.contracts.bus import BusError, CoreUnavailable
-from core.contracts.commands import MAX_PROBLEM_BYTES, attachment_from, query_command, submit_command
+from core.contracts.commands import MAX_PROBLEM_BYTES, query_command, submit_command
 from core.contracts.config import Settings
-from core.contracts.errors import UserError
-from core.contracts.messages import (
-    Actor,
-    Attachment,
-    Command,
-    CommandKind,
-    Platform,
-    Reply,
-    ReplyTo,
-    Tone,
-    new_id,
-)
+from core.contracts.messages import Actor, Attachment, Command, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
 from core.contracts.registry import COMMANDS, Access, ArgKind, Spec
 from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
@@ -83,18 +75,20 @@ def create_app(core: Core, settings: Settings) -> Starlette:
     api = _Api(core, settings)
 
     def limit_for(scope: Scope, content_type: str) -> int:
-        if scope["method"] == "POST" and scope["path"] == "/v1/submissions":
+        if scope["method"] == "POST" and scope["path"] in ("/v1/submissions", WEB_SUBMIT):
             return submission_limit(settings.max_source_bytes, content_type)
         if scope["method"] == "POST" and scope["path"].startswith(PROBLEM_UPLOADS):
             return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES  # base64 inside JSON
         return SMALL_BODY_BYTES
 
-    routes = [Route("/v1/health", api.health), *web_routes(api.request)]
+    routes = [Route("/v1/health", api.health), *web_routes(api.request, api)]
     for spec in COMMANDS:
         for route in spec.routes:
             endpoint = api.submit(spec) if spec.submission else api.command(spec, route)
             routes.append(Route(route.path, endpoint, methods=[route.method]))
-    limits = Middleware(BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes)
+    limits = Middleware(
+        BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes, too_large=_too_large
+    )
     handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
     return Starlette(routes=routes, exception_handlers=handlers, middleware=[limits])
 
@@ -109,7 +103,7 @@ class _Api:
 
         async def endpoint(request: Request) -> Response:
             sha = credential(request, public=spec.access is Access.PUBLIC)  # before the body: no token, no work
-            checked = _checked(spec, await self._arguments(request, route))
+            checked = command_arguments(spec, await self._arguments(request, route))
             if isinstance(checked, Response):
                 return checked
             args, attachment = checked
@@ -162,7 +156,7 @@ class _Api:
 
         async def endpoint(request: Request) -> Response:
             sha = credential(request)  # before the body: no token, no upload
-            checked = _checked(spec, await self._submission(request, kernel.name))
+            checked = command_arguments(spec, await self._submission(request, kernel.name))
             if isinstance(checked, Response):
                 return checked
             args, attachment = checked
@@ -243,45 +237,10 @@ class _Api:
         return ReplyTo(platform=Platform.CLI, channel=route or new_id())
 
 
-def _checked(spec: Spec, given: dict[str, Any] | Response) -> tuple[dict[str, Any], Attachment | None] | Response:
-    """The command's arguments from what a request gave, by name, alias or short name, and its file; an argument
-    the entry does not declare, or a value of the wrong shape, is refused with one sentence (400). A request
-    already refused (``given`` a response) stays so."""
-    if isinstance(given, Response):
-        return given
-    args: dict[str, Any] = {}
-    attachment = None
-    for name, value in given.items():
-        arg = spec.arg(name)
-        if value is None and arg is not None:  # JSON's null: not given
-            continue
-        if arg is None:
-            return error(
-                "invalid",
-                f"`{name[:40]}` is not an argument of {spec.name}; it takes "
-                f"{', '.join(a.name for a in spec.args) or 'none'}.",
-            )
-        if arg.kind is ArgKind.FILE:  # a file travels as the command's attachment
-            try:
-                attachment = value if isinstance(value, Attachment) else attachment_from(value)
-            except UserError as exc:
-                return error("invalid", str(exc))
-            continue
-        if arg.kind is ArgKind.GPUS and isinstance(value, list):
-            if not all(isinstance(v, str) for v in value):
-                return error("invalid", f'`{name[:40]}` must be a GPU name or a list of them, like ["H100"].')
-        elif not isinstance(value, str | int | float | bool):
-            return error("invalid", f"`{name[:40]}` must be a plain value (a string or a number).")
-        elif arg.kind is not ArgKind.NUMBER:
-            value = str(value)  # a number sent where text goes is that text
-        args[arg.name] = value
-    return args, attachment
-
-
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 413:
-        return error("too_large", str(exc.detail))
+        return _too_large(request.scope, str(exc.detail))
     if exc.status_code == 404:
         return error(
             "not_found",
@@ -290,6 +249,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405:
         return error("invalid", f"{request.url.path} does not take {request.method}.")
     return error("invalid", str(exc.detail))
+
+
+def _too_large(scope: Scope, message: str) -> Response:
+    """A body over its limit: the form's page says so to a browser, the JSON error to a program."""
+    if scope["path"] == WEB_SUBMIT:
+        return refused(Request(scope), "Submit", message, 413)
+    return error("too_large", message)
 
 
 async def _no_credential(request: Request, exc: Exception) -> Response:

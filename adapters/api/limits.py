@@ -26,12 +26,20 @@ def submission_limit(max_source_bytes: int, content_type: str) -> int:
 
 
 class BodyLimit:
-    """ASGI middleware: ``limit_for(scope, content_type)`` gives each request's largest body in bytes."""
+    """ASGI middleware: ``limit_for(scope, content_type)`` gives each request's largest body in bytes, ``too_large``
+    the answer to one over it (JSON unless given: the web's form answers with a page)."""
 
-    def __init__(self, app: ASGIApp, limit_for: Callable[[Scope, str], int], max_source_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit_for: Callable[[Scope, str], int],
+        max_source_bytes: int,
+        too_large: Callable[[Scope, str], ASGIApp] = lambda scope, message: error("too_large", message),
+    ) -> None:
         self.app = app
         self.limit_for = limit_for
         self.max_source_bytes = max_source_bytes
+        self.too_large = too_large
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -48,7 +56,7 @@ class BodyLimit:
             await error("invalid", "The Content-Length header is not a number.")(scope, receive, send)
             return
         if declared and int(declared) > limit:
-            await error("too_large", message)(scope, receive, send)
+            await self.too_large(scope, message)(scope, receive, send)
             return
         received = 0
 

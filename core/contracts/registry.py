@@ -142,6 +142,7 @@ _EVERYDAY: tuple[Spec, ...] = (
         "the problem to solve: its description and reference files",
         (LEADERBOARD,),
         aliases=(("reference-code",),),
+        access=Access.PUBLIC,  # a problem's statement and reference are what a newcomer reads first (its web page)
         routes=(Route("GET", _board("/task")),),
     ),
     Spec(
@@ -150,6 +151,7 @@ _EVERYDAY: tuple[Spec, ...] = (
         "a starter file for a leaderboard",
         (LEADERBOARD, Arg("lang", "the template's language (Python, Triton, CUDA...; default: every one)")),
         private=True,
+        access=Access.PUBLIC,
         routes=(Route("GET", _board("/template")),),
     ),
     Spec(

@@ -7,7 +7,7 @@ collect jobs and messages.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from core.contracts.config import Settings
@@ -16,7 +16,7 @@ from core.service.acceptance import OncePerCommand
 from core.service.db import Database, Writer
 from core.service.leaderboards import BoardCache
 from core.service.linkcodes import LinkCodes
-from core.service.pending import Reruns, Validations
+from core.service.pending import ReferenceRuns, Reruns, Validations
 from core.service.people import People
 from core.service.pools import PoolBoard
 from core.service.ratelimit import RateLimiter
@@ -41,3 +41,4 @@ class Deps:
     gpu_pools: tuple[str, ...]  # the GPU pools this core queues jobs for
     reruns: Reruns  # the podium's re-runs at a challenge's close
     publish_reply: Callable[[Reply], Awaitable[object]]  # a message to a channel beyond the command's own answer
+    references: ReferenceRuns = field(default_factory=ReferenceRuns)  # the reference's timed runs under way

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from core.contracts import reply_parts
 from core.contracts.bus import Bus
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
-from core.service import admin_news, validation
+from core.service import admin_news, reference_timing, validation
 from core.service.announce import announcement_targets, announcements
 from core.service.args import time_left
 from core.service.deadletter import DeadLetters
@@ -86,6 +86,7 @@ class CoreService:
             (await self.bus.watch_pool_status(self._pool_status.record)).stop,
         ]
         await self._recover()
+        await reference_timing.time_every_board(self.deps)
         dispatcher = Dispatcher(self.bus, self.jobs.secret, self.runs, self.checks)
         self._stoppers.append((await dispatcher.start(self.pools)).stop)
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
@@ -137,10 +138,16 @@ class CoreService:
         accepted = [r for r in results if await self.checks.result_counts(r)]
         for checked in [r for r in accepted if r.run_id in self.deps.validations]:  # a new problem's reference
             answer = await validation.finished(checked, self.deps)
-            if answer is not None:
-                await self.bus.publish_reply(answer)
+            if answer is None:
+                continue
+            await self.bus.publish_reply(answer)
+            opened = answer.data.get("state") == "open"  # a new problem, or a new version of one: time its reference
+            if opened and (board := await self.deps.boards.get(answer.data["leaderboard"])):
+                await reference_timing.time_board(self.deps, board)
         for rerun in [r for r in accepted if r.run_id in self.deps.reruns]:  # the podium's re-runs
             self.deps.reruns.arrived(rerun)
+        for timed in [r for r in accepted if r.run_id in self.deps.references]:  # the reference, timed
+            await reference_timing.arrived(timed, self.deps)
         accepted = [r for r in accepted if r.submission_id]  # 0: a run of the core's own, answered above or forgotten
         if accepted:
             await self._record_results(accepted)

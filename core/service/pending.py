@@ -1,5 +1,6 @@
 """Runs the core waits for outside any submission, by run id, in memory: leaderboards waiting for their reference's
-test run (``core.service.validation``) and the podium's re-runs at a challenge's close (``core.service.podium``)."""
+test run (``core.service.validation``), the podium's re-runs at a challenge's close (``core.service.podium``) and
+the reference's timed runs (``core.service.reference_timing``)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,22 @@ class Reruns:
         future = self._waiting.pop(run_id, None)
         if future is not None:
             future.cancel()
+
+
+class ReferenceRuns:
+    """The reference's timed runs, by run id: each for a (leaderboard, problem version, GPU)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[str, int, str]] = {}
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._pending
+
+    def add(self, run_id: str, key: tuple[str, int, str]) -> None:
+        self._pending[run_id] = key
+
+    def pop(self, run_id: str) -> tuple[str, int, str] | None:
+        return self._pending.pop(run_id, None)
+
+    def waiting_for(self, key: tuple[str, int, str]) -> bool:
+        return key in self._pending.values()

@@ -23,8 +23,10 @@ from core.service.args import (
 from core.service.challenge_report import podium_marks
 from core.service.deps import Deps
 from core.service.harness_source import eval_code_report
+from core.service.leaderboards import Board
 from core.service.people import Caller
 from core.service.queueing import queue_report
+from core.service.reference_timing import COLUMNS, MEANING, yardsticks
 from harness.result import EvalResult
 
 
@@ -76,8 +78,10 @@ async def list_leaderboards(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 
 async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
-    board = (await leaderboard(deps, cmd.args.get("leaderboard", ""))).leaderboard
+    found = await leaderboard(deps, cmd.args.get("leaderboard", ""))
+    board = found.leaderboard
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
+    sticks = await yardsticks(deps, found, gpus)
     limit = row_limit(cmd, 10)
     closed = [
         ch.results
@@ -97,18 +101,21 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                 "submission_id": r.submission_id,
                 "submitted_at": r.submitted_at.isoformat(),
                 "podium": marks.get(r.run_id),
+                **sticks[gpu].figures(r.score_us),
             }
             for r in rows
         ]
+        compared = sticks[gpu].known
         parts.append(reply_parts.text(f"**{board.name} on {gpu}**"))
         parts.append(
             reply_parts.table(
-                ["rank", "who", "score", "submission", "when"],
+                ["rank", "who", "score", *(COLUMNS if compared else []), "submission", "when"],
                 [
                     [
                         f"{r.rank} {marks[r.run_id]}" if r.run_id in marks else r.rank,
                         r.display_name,
                         reply_parts.format_us(r.score_us),
+                        *(sticks[gpu].cells(r.score_us) if compared else []),
                         f"#{r.submission_id}",
                         f"{r.submitted_at:%Y-%m-%d %H:%M}",
                     ]
@@ -118,6 +125,8 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             if rows
             else reply_parts.text("No passing ranked runs yet.")
         )
+    if any(stick.known for stick in sticks.values()):
+        parts.append(reply_parts.text(MEANING))
     if closed:
         parts.append(
             reply_parts.text(
@@ -125,7 +134,16 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                 "review (`challenge TITLE` says why)."
             )
         )
-    return reply(cmd, f"{board.name} leaderboard", parts, {"leaderboard": board.name, "rankings": rankings})
+    return reply(
+        cmd,
+        f"{board.name} leaderboard",
+        parts,
+        {
+            "leaderboard": board.name,
+            "rankings": rankings,
+            "yardsticks": {gpu: dataclasses.asdict(stick) for gpu, stick in sticks.items()},
+        },
+    )
 
 
 async def mine(cmd: Command, caller: Caller, deps: Deps) -> Reply:
@@ -218,7 +236,25 @@ async def task(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         ),
     ]
     parts += [reply_parts.code(text, language(name), filename=name) for name, text in sorted(problem.files.items())]
-    return reply(cmd, f"Task {board.name}", parts)
+    return reply(cmd, f"Task {board.name}", parts, _task_data(found))
+
+
+def _task_data(found: Board) -> dict:
+    """What a problem page shows beside the files (which travel as the reply's code parts)."""
+    board, task = found.leaderboard, found.problem.task
+    return {
+        "leaderboard": board.name,
+        "version": board.version,
+        "description": task.description.strip() or found.problem.readme.strip(),
+        "lang": task.lang,
+        "tests": task.tests,
+        "benchmarks": task.benchmarks,
+        "ranking_by": task.ranking_by,
+        "gpus": list(board.gpus),
+        "deadline": board.deadline.isoformat() if board.deadline else None,
+        "templates": list(found.problem.templates),
+        "roofline": task.roofline is not None,
+    }
 
 
 async def template(cmd: Command, caller: Caller, deps: Deps) -> Reply:

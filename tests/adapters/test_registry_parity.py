@@ -1,9 +1,10 @@
 """Every command of the registry exists in every front end, with its arguments and its aliases, or its entry
 says why not: the terminal client, the API, Discord (the real discord.py command tree) and Slack. ``submit`` too:
-an argument added to its entry alone reaches the core from all four."""
+an argument added to its entry alone reaches the core from all four, and from the fifth, the web's submit form."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from discord import app_commands
 
 from adapters import cli
 from adapters.api.app import create_app
+from adapters.api.web_common import COOKIE
 from adapters.cli import parser_for, pick_route
 from adapters.credentials import Credentials
 from adapters.discord.app import KernelrankBot
@@ -126,7 +128,7 @@ def test_reading_a_review_never_decides_and_the_terminal_posts_a_decision() -> N
     assert (decision.method, decision.path) == ("POST", "/v1/admin/review/{id}/cheat")
 
 
-# ----- submit: an argument added to its registry entry alone, seen by all four front ends -------------------------
+# ----- submit: an argument added to its registry entry alone, seen by all five front ends -------------------------
 
 NOTE = Arg("note", "a word for the parity test", aliases=("remark",))
 
@@ -230,3 +232,27 @@ def test_docs_security_names_every_public_command_as_open_to_visitors():
     public = [spec.name for spec in COMMANDS if spec.access is Access.PUBLIC]
     assert public and all(f"`{name}" in row for name in public), (public, row)
     assert "Every route but `GET /v1/health` needs" not in doc
+
+
+async def test_the_web_form_offers_and_sends_a_new_submit_argument(submit_with_a_note) -> None:
+    received: list[Command] = []
+
+    class Core:  # in place of the bus: the leaderboards the form lists, and what the form's POST sends the core
+        async def request(self, command: Command, timeout_s: float = 5.0) -> Reply:
+            if command.kind is CommandKind.SUBMIT:
+                received.append(command)
+                return Reply(reply_to=command.reply_to, parts=[], data={"submission_id": 7, "runs": []})
+            boards = [{"name": "vectoradd", "gpus": ["CPU"]}]
+            return Reply(reply_to=command.reply_to, parts=[], data={"leaderboards": boards, "lang": "py"})
+
+    transport = httpx.ASGITransport(app=create_app(Core(), Settings()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://api", cookies={COOKIE: "kr_token"}) as http:
+        form = (await http.get("/submit?leaderboard=vectoradd")).text
+        assert 'name="note"' in form and "a word for the parity test" in form
+        csrf = re.search(r'name="csrf" value="(\w+)"', form).group(1)
+        for name, value in (("note", "a"), ("remark", "b")):
+            fields = {"csrf": csrf, "leaderboard": "vectoradd", "source": "x", "file_name": "k.py", name: value}
+            sent = await http.post("/submit", data=fields, files={"file": ("", b"")})
+            assert sent.status_code == 303 and sent.headers["location"].startswith("/submissions/7/live?")
+    assert [cmd.args["note"] for cmd in received] == ["a", "b"]
+    assert received[0].attachment.name == "k.py" and received[0].args["leaderboard"] == "vectoradd"

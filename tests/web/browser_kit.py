@@ -7,12 +7,16 @@ Selenium blocks, and the API under test runs on the test's event loop, so every 
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
+AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"  # `make test` installs it (npm)
+SERIOUS = ("serious", "critical")
 
 
 def missing() -> str | None:
@@ -28,10 +32,12 @@ def missing() -> str | None:
 
 
 class Browser:
-    def __init__(self, width: int = 1100, height: int = 900) -> None:
+    def __init__(self, width: int = 1100, height: int = 900, javascript: bool = True) -> None:
         from selenium import webdriver
 
         options = webdriver.ChromeOptions()
+        if not javascript:
+            options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
         options.binary_location = CHROMIUM
         for flag in (
             "--headless=new",
@@ -68,6 +74,51 @@ class Browser:
             ) == "complete" and "/sign-in" not in await asyncio.to_thread(lambda: self.driver.current_url):
                 return
             await asyncio.sleep(0.05)
+
+    async def url(self) -> str:
+        return await asyncio.to_thread(lambda: self.driver.current_url)
+
+    async def arrive(self, pattern: str, timeout_s: float = 120) -> str:
+        """Wait until the page's address matches ``pattern`` (a regular expression) and it has loaded; its text."""
+        for _ in range(int(timeout_s / 0.1)):
+            if re.search(pattern, await self.url()) and await self.script("return document.readyState") == "complete":
+                return await self.text()
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the browser stayed on {await self.url()}, not {pattern}")
+
+    async def keys(self, *keys: str) -> None:
+        """Keys pressed where the focus is, as a person at the keyboard would."""
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        await asyncio.to_thread(ActionChains(self.driver).send_keys(*keys).perform)
+
+    async def tab_to(self, selector: str, limit: int = 40) -> None:
+        """Press Tab until the element ``selector`` has the focus."""
+        from selenium.webdriver.common.keys import Keys
+
+        for _ in range(limit):
+            if await self.script("return document.activeElement.matches(arguments[0])", selector):
+                return
+            await self.keys(Keys.TAB)
+        raise AssertionError(f"Tab never reached {selector}")
+
+    async def axe(self) -> list[str]:
+        """axe-core's serious and critical findings on the page shown, one line each (rule, what, where)."""
+        await self.script(AXE.read_text())
+        found = await asyncio.to_thread(
+            self.driver.execute_async_script,
+            "const done = arguments[arguments.length - 1];"
+            "axe.run(document).then(r => done(r.violations), e => done([{id: 'axe failed', impact: 'critical',"
+            " help: String(e), nodes: []}]));",
+        )
+        return [
+            f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+            for v in found
+            if v["impact"] in SERIOUS
+        ]
+
+    async def resize(self, width: int, height: int = 900) -> None:
+        await asyncio.to_thread(self.driver.set_window_size, width, height)
 
     async def screenshot(self, path: str) -> None:
         await asyncio.to_thread(self.driver.save_screenshot, path)
