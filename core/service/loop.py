@@ -70,6 +70,7 @@ class CoreService:
             max_deliver=self.settings.max_deliver,
             concurrency=self.settings.pool_concurrency,
             events_max_bytes=self.settings.events_max_bytes,
+            replicas=self.settings.nats_replicas,
         )
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
         if adopted := await adopt_deadlines(self.deps):

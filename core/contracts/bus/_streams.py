@@ -18,7 +18,9 @@ REPLIES    ``replies.<platform>.*``    7 days: an adapter that was down posts wh
 
 Every stream also refuses a message bigger than the server's payload limit (``max_msg_size``), so a later
 rise of that limit does not let bigger messages in unnoticed. ``ensure_streams`` brings an existing stream's
-configuration up to date at every core start.
+configuration up to date at every core start, its replica count included: every stream and bucket keeps
+``replicas`` copies (``KERNELRANK_NATS_REPLICAS``: 1 on the embedded server, 3 on a cluster), and NATS moves an
+existing one to a new count in place. Consumers keep as many copies as their stream.
 
 Every stream drops a repeated ``Nats-Msg-Id`` within ``DUPLICATE_WINDOW_S``; past it, the core decides from
 what JetStream still holds (``queued_run_ids``, ``last_result``), not from the window.
@@ -41,7 +43,7 @@ from nats.js.api import (
 )
 
 from core.contracts import subjects
-from core.contracts.bus._errors import translated
+from core.contracts.bus._errors import replicas_checked, translated
 from core.contracts.messages import DecodeError, PoolStatus, RunJob, RunProgress, RunResult, decode
 
 DAY_S = 24 * 3600
@@ -57,9 +59,12 @@ MAX_MSG_BYTES = 1 << 20  # nats-server's default max_payload
 
 
 def stream_configs(
-    jobs_max_bytes: int = JOBS_MAX_BYTES, events_max_bytes: int = EVENTS_MAX_BYTES, max_msg_bytes: int = MAX_MSG_BYTES
+    jobs_max_bytes: int = JOBS_MAX_BYTES,
+    events_max_bytes: int = EVENTS_MAX_BYTES,
+    max_msg_bytes: int = MAX_MSG_BYTES,
+    replicas: int = 1,
 ) -> list[StreamConfig]:
-    return [
+    configs = [
         StreamConfig(
             name=subjects.JOBS,
             subjects=[subjects.JOBS_ALL],
@@ -103,6 +108,9 @@ def stream_configs(
             duplicate_window=DUPLICATE_WINDOW_S,
         ),
     ]
+    for config in configs:
+        config.num_replicas = replicas
+    return configs
 
 
 class StreamOps:
@@ -112,6 +120,7 @@ class StreamOps:
     _nc: Any
     _ensure_buckets: Any
     _worker_key: str
+    _replicas: int
 
     async def ensure_streams(
         self,
@@ -122,14 +131,17 @@ class StreamOps:
         concurrency: dict[str, int] | None = None,
         jobs_max_bytes: int = JOBS_MAX_BYTES,
         events_max_bytes: int = EVENTS_MAX_BYTES,
+        replicas: int = 1,
     ) -> None:
-        """Create or update every stream and each GPU pool's job consumer; safe to call at every start.
+        """Create or update every stream, bucket and each GPU pool's job consumer; safe to call at every start.
 
         ``concurrency`` caps the jobs in flight per pool (``max_ack_pending``); pools not in it are capped
-        only by their workers' own concurrency.
+        only by their workers' own concurrency. ``replicas`` is how many servers keep a copy of each stream and
+        bucket; a count the cluster cannot satisfy is a ``BusError`` naming the setting.
         """
-        for config in stream_configs(jobs_max_bytes, events_max_bytes, self._nc.max_payload):
-            with translated(f"create stream {config.name}"):
+        self._replicas = replicas
+        for config in stream_configs(jobs_max_bytes, events_max_bytes, self._nc.max_payload, replicas):
+            with replicas_checked(f"stream {config.name}", replicas):
                 try:
                     await self._js.add_stream(config)
                 except nats.js.errors.BadRequestError:  # exists with another configuration: bring it up to date
