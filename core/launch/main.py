@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         from core.launch.workers import main as workers
 
         return workers(rest, settings)
+    if command == "restore":
+        from core.launch.restore import main as restore
+
+        return restore(rest, settings)
     if command == "cluster-users":
         from core.launch.cluster import main as cluster_users
 
@@ -79,6 +83,7 @@ start the system
   core                    run the core service alone (needs KERNELRANK_NATS_URL)
   worker --gpu POOL       run a worker for a GPU pool (--backend local|modal|github|fake, --concurrency N)
   workers add|revoke|list issue a worker its own bus credentials, or revoke them (on the host of <home>/secrets)
+  restore PATH            put a backup (`kernelrank admin backup`) in the place of the database; stop the core first
   cluster-users [FILE]    write the users of a NATS cluster's account, for every node to include (docs/deploy.md)
   modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
   discord                 run the Discord bot (needs DISCORD_TOKEN; --sync-global registers its commands)
