@@ -56,7 +56,7 @@ def write_backup(cur: duckdb.DuckDBPyConnection, path: Path) -> BackupFacts:
     try:
         cur.execute(f"ATTACH {_quoted(partial)} AS {alias}")
         try:
-            cur.execute(f"COPY FROM DATABASE {source} TO {alias}")
+            cur.execute(f"COPY FROM DATABASE {_name(source)} TO {alias}")
             facts = _facts(cur, alias, path)
             cur.execute(f"CHECKPOINT {alias}")
         finally:
@@ -140,7 +140,8 @@ def _set_aside(database: Path, now: datetime) -> Path | None:
     return kept
 
 
-def _facts(cur: duckdb.DuckDBPyConnection, catalog: str, path: Path) -> BackupFacts:
+def _facts(cur: duckdb.DuckDBPyConnection, database: str, path: Path) -> BackupFacts:
+    catalog = _name(database)  # DuckDB names a database after its file: any characters
     version, submissions, done = cur.execute(
         f"SELECT (SELECT coalesce(max(version), 0) FROM {catalog}.schema_migrations), "
         f"(SELECT count(*) FROM {catalog}.submissions), "
@@ -151,6 +152,10 @@ def _facts(cur: duckdb.DuckDBPyConnection, catalog: str, path: Path) -> BackupFa
 
 def _quoted(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
+
+
+def _name(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
 
 
 def _unwritable(folder: Path, exc: OSError) -> str:

@@ -16,12 +16,12 @@ from storage._schema import MIGRATIONS, migrate
 def test_a_backup_holds_every_stored_run_and_the_store_goes_on(store: Store, build: Builder, tmp_path: Path) -> None:
     person = build.person("Ada")
     before = [build.submit(person) for _ in range(3)]
-    facts = store.backup(tmp_path / "backups" / "b.duckdb")
+    facts = store.backup(tmp_path / "backups" / "b-1.duckdb")
     build.submit(person)  # after the backup: the store goes on, the backup does not see it
     assert (facts.submissions, facts.runs_done, facts.schema_version) == (3, 3, len(MIGRATIONS))
     stored = {run for (run,) in raw_rows(facts.path, "SELECT run_id FROM runs WHERE state = 'done'")}
     assert stored == {run for submission in before for run, _ in submission.runs}
-    assert [p.name for p in facts.path.parent.iterdir()] == ["b.duckdb"]  # no partial file left behind
+    assert [p.name for p in facts.path.parent.iterdir()] == ["b-1.duckdb"]  # no partial file left behind
 
 
 def test_a_backup_path_that_cannot_be_written_is_one_sentence_and_writes_nothing(store: Store, tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_a_restore_replaces_the_database_and_keeps_the_file_it_replaced(
     store: Store, build: Builder, db_path: Path, tmp_path: Path
 ) -> None:
     build.submit(build.person("Ada"))
-    backup = store.backup(tmp_path / "b.duckdb").path
+    backup = store.backup(tmp_path / "before-grace.duckdb").path  # DuckDB names it after the file: any characters
     build.submit(build.person("Grace"))
     store.close()
     facts, kept = restore(backup, db_path)
