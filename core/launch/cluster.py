@@ -4,7 +4,8 @@ The embedded server's configuration (``core.contracts.credentials.embedded_serve
 the server's default account. A cluster (``deploy/nats/kernelrank-nats.conf``, docs/deploy.md) holds the same users,
 with the same permissions (``core.contracts.roles``), in an account of its own with JetStream on: this writes that
 account as ``accounts.conf`` for the nodes to include. Run it on the host that holds ``<home>/secrets`` after
-``kernelrank workers add`` or ``revoke``, copy the file to each node, and reload them (``nats-server --signal reload``).
+``kernelrank workers add`` or ``revoke``, copy the file to each node, and reload them (``systemctl reload
+kernelrank-nats``, deploy/systemd).
 """
 
 from __future__ import annotations
@@ -50,5 +51,7 @@ def main(argv: list[str], settings: Settings) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"Wrote {out}: copy it beside kernelrank-nats.conf on each node, then `nats-server --signal reload`.")
+    print(
+        f"Wrote {out}: copy it beside kernelrank-nats.conf on each node, then `systemctl reload kernelrank-nats` there."
+    )
     return 0

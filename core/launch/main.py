@@ -108,6 +108,7 @@ def _configure_logging(settings: Settings, quiet: bool) -> None:
 
 def _serve(main_coro_factory) -> int:
     """Run a long-lived service until SIGINT/SIGTERM, then let it shut down cleanly."""
+    from core.contracts.bus import BusError  # every service loads the bus; the terminal client does not come here
 
     async def runner() -> None:
         stop = asyncio.Event()
@@ -118,7 +119,8 @@ def _serve(main_coro_factory) -> int:
 
     try:
         asyncio.run(runner())
-    except ConnectionError as exc:
+    except (ConnectionError, BusError) as exc:  # one sentence saying what to do; the detail is in the log
+        logging.getLogger(__name__).debug("stopped by %r", exc, exc_info=True)
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 1
     except ConfigError as exc:

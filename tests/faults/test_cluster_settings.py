@@ -3,9 +3,12 @@ keep, and a core start that moves the streams and buckets it finds to the replic
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from cluster_kit import NatsCluster, free_ports
-from fault_kit import NatsProcess
+from fault_kit import REPO, NatsProcess, service_env
 
 from core.contracts import subjects
 from core.contracts.bus import Bus, BusError
@@ -39,6 +42,24 @@ async def test_more_replicas_than_the_server_can_keep_is_one_sentence_naming_the
     message = str(refused.value)
     assert message.startswith("KERNELRANK_NATS_REPLICAS asks for 3 copies of stream JOBS")
     assert "set it to at most the number of JetStream servers" in message and message.count(". ") == 0
+
+
+def test_a_core_started_with_more_replicas_than_nats_keeps_stops_with_that_sentence(tmp_path, problems):
+    nats = NatsProcess(tmp_path / "nats")
+    env = service_env(nats.start(), tmp_path / "var", problems, nats_replicas="3")
+    try:
+        core = subprocess.run(
+            [sys.executable, "-m", "core.launch.main", "core"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        nats.stop()
+    assert core.returncode == 1 and "Traceback" not in core.stderr
+    assert core.stderr.splitlines()[-1].startswith("kernelrank: KERNELRANK_NATS_REPLICAS asks for 3 copies")
 
 
 @pytest.mark.slow
