@@ -184,6 +184,23 @@ class StreamOps:
         """The newest result any worker stored for this run (its ``worker`` checked against its subject), unverified."""
         return await self._last(subjects.any_result_subject(run_id), RunResult, f"the result of run {run_id}")
 
+    async def consumed_result(self, run_id: str) -> RunResult | None:
+        """The run's newest result if the core's result consumer acknowledged it already, so it will not be delivered
+        again: what a database restored from a backup missed. Unverified, like ``last_result``."""
+        with translated(f"look for the result of run {run_id}"):
+            try:
+                msg = await self._js.get_last_msg(subjects.EVENTS, subjects.any_result_subject(run_id), direct=True)
+                floor = (await self._js.consumer_info(subjects.EVENTS, subjects.CORE_RESULTS)).ack_floor
+            except nats.js.errors.NotFoundError:
+                return None
+        if floor is None or msg.seq is None or msg.seq > (floor.stream_seq or 0):
+            return None  # the consumer has yet to deliver it (or redeliver it): it is recorded then
+        try:
+            report = decode(RunResult, msg.data or b"")
+        except DecodeError:
+            return None
+        return report if names_publisher(msg.subject, report) else None
+
     async def last_progress(self, worker: str, run_id: str) -> RunProgress | None:
         """The newest progress event ``worker`` stored for this run, unverified."""
         return await self._last(subjects.progress_subject(worker, run_id), RunProgress, f"the progress of run {run_id}")
