@@ -117,6 +117,14 @@ class NatsCluster:
         found = _stream_detail(self.nodes[name], stream) or {}
         return int(found.get("state", {}).get("last_seq", 0))
 
+    def consumer_copies(self, stream: str, consumer: str) -> int:
+        """How many live nodes hold a replicated copy of ``consumer`` on ``stream`` (one in a raft group)."""
+        copies = 0
+        for node in self.live():
+            details = (_stream_detail(node, stream, consumers=True) or {}).get("consumer_detail") or []
+            copies += any(c.get("name") == consumer and (c.get("cluster") or {}).get("raft_group") for c in details)
+        return copies
+
     def live(self) -> list[Node]:
         return [node for node in self.nodes.values() if node.proc and node.proc.poll() is None]
 
@@ -159,8 +167,8 @@ class NatsCluster:
         return path.read_text(errors="replace") if path.exists() else ""
 
 
-def _stream_detail(node: Node, stream: str) -> dict | None:
-    answer = _get(f"{node.monitor_url}/jsz?acc={ACCOUNT}&streams=true")
+def _stream_detail(node: Node, stream: str, *, consumers: bool = False) -> dict | None:
+    answer = _get(f"{node.monitor_url}/jsz?acc={ACCOUNT}&streams=true&consumers={str(consumers).lower()}")
     for account in (answer or {}).get("account_details", []):
         for detail in account.get("stream_detail", []):
             if detail.get("name") == stream:

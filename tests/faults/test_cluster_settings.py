@@ -3,6 +3,7 @@ keep, and a core start that moves the streams and buckets it finds to the replic
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
@@ -74,6 +75,13 @@ async def test_a_core_start_moves_the_streams_and_buckets_it_finds_to_the_replic
         before = {name: (await bus._js.stream_info(name)).config.num_replicas for name in _streams()}
         await bus.ensure_streams(["CPU"], replicas=3)
         after = {name: (await bus._js.stream_info(name)).config.num_replicas for name in _streams()}
+        queue = subjects.runner_durable("CPU")
+        for _ in range(600):  # the job queue's consumer follows its stream to three copies, shortly after
+            if await asyncio.to_thread(cluster.consumer_copies, subjects.JOBS, queue) == 3:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"the consumer {queue} was not copied to the three nodes")
     finally:
         if bus is not None:
             await bus.close()
