@@ -4,7 +4,17 @@ The public surface is ``Store`` (storage/store.py), the records in storage/recor
 storage/errors.py; modules starting with an underscore are its implementation.
 """
 
-from storage.errors import SchemaTooNew, StoreError, StoreLocked
+from storage._backup import BackupFacts, read_facts, restore
+from storage.errors import BackupError, SchemaTooNew, StoreError, StoreLocked
 from storage.store import Store
 
-__all__ = ["SchemaTooNew", "Store", "StoreError", "StoreLocked"]
+__all__ = [
+    "BackupError",
+    "BackupFacts",
+    "SchemaTooNew",
+    "Store",
+    "StoreError",
+    "StoreLocked",
+    "read_facts",
+    "restore",
+]

@@ -37,6 +37,7 @@ import duckdb
 
 from storage import _boards, _links, _people, _queries, _ranking, _writes
 from storage._admin import AdminRecords
+from storage._backup import BackupFacts, write_backup
 from storage._challenges import Challenges
 from storage._reference import ReferenceTimes
 from storage._reports import Reports
@@ -123,6 +124,11 @@ class Store:
             finally:
                 self._con.close()
         log.info("closed database %s", self.path)
+
+    def backup(self, path: Path) -> BackupFacts:
+        """A consistent copy of the database at ``path`` (a new file), taken while writes go on (``_backup``)."""
+        with self._reading() as cur:
+            return write_backup(cur, path)
 
     def __enter__(self) -> Store:
         return self

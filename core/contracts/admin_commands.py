@@ -239,4 +239,19 @@ ADMIN_COMMANDS: tuple[Spec, ...] = (
         private=True,
         routes=(Route("POST", "/v1/admin/unlink"),),
     ),
+    Spec(
+        CommandKind.BACKUP,
+        ("admin", "backup"),
+        "a consistent copy of the database, written by the running core (restore it with `kernelrank restore`)",
+        (
+            Arg(
+                "path",
+                "a new file on the core's host; a relative path is under <home>/backups "
+                "(default: <home>/backups/kernelrank-<UTC time>.duckdb)",
+            ),
+        ),
+        access=Access.ADMIN,
+        private=True,
+        routes=(Route("POST", "/v1/admin/backups"),),
+    ),
 )

@@ -43,7 +43,8 @@ class ConfigError(ValueError):
 @dataclass
 class Settings:
     home: Path = Path("var")  # KERNELRANK_HOME: database, NATS store, logs
-    nats_url: str = ""  # KERNELRANK_NATS_URL: join this NATS instead of starting one
+    nats_url: str = ""  # KERNELRANK_NATS_URL: join this NATS (a cluster: its URLs, comma-separated)
+    nats_replicas: int = 1  # KERNELRANK_NATS_REPLICAS: copies of each stream and bucket (3 on a cluster)
     nats_user: str = ""  # KERNELRANK_NATS_USER: this process's NATS user
     nats_password: str = ""  # KERNELRANK_NATS_PASSWORD: its password
     nats_credentials: Path | None = None  # KERNELRANK_NATS_CREDENTIALS: file or folder

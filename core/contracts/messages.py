@@ -71,6 +71,7 @@ class CommandKind(enum.StrEnum):
     ADMIN_UNLINK = "admin-unlink"  # (admins) split args["person"] (an account, or a person's every link)
     REPORT = "report"  # flag args["id"] for the admins, with args["reason"]
     REVIEW = "review"  # (admins) open cases; args["id"]: one case; with args["decide"] cheat|fine: close it
+    BACKUP = "backup"  # (admins) a consistent copy of the database, written by the running core: args["path"]
 
 
 SERVER_MANAGER = "Manage Server"  # the role the Discord adapter adds for a member with Manage Server (or Administrator)

@@ -167,8 +167,9 @@ _ADAPTER_DURABLES = tuple(
 # Every role but the worker: workers have one user each (``worker_permissions``).
 PERMISSIONS: dict[Role, Permissions] = {
     Role.CORE: Permissions(
-        # workers' inboxes outright, not only through allow_responses: a configuration reload (``kernelrank workers
-        # add``) forgets the response permissions of requests in flight, and a job answer refused then is lost
+        # workers' and adapters' inboxes outright, not only through allow_responses: a configuration reload
+        # (``kernelrank workers add``) forgets the response permissions of requests in flight, and so does a cluster
+        # node the core moves to when its own dies; an answer refused then is lost
         publish=(
             f"{JS_API}.>",
             "$JS.ACK.>",
@@ -176,6 +177,7 @@ PERMISSIONS: dict[Role, Permissions] = {
             subjects.DEAD_ALL,
             subjects.REPLIES_ALL,
             subjects.WORKER_INBOXES,
+            *(_inbox(role) for role in (Role.API, Role.DISCORD, Role.SLACK)),
         ),
         subscribe=(
             subjects.COMMANDS_ALL,

@@ -46,6 +46,14 @@ def main(argv: list[str] | None = None) -> int:
         from core.launch.workers import main as workers
 
         return workers(rest, settings)
+    if command == "restore":
+        from core.launch.restore import main as restore
+
+        return restore(rest, settings)
+    if command == "cluster-users":
+        from core.launch.cluster import main as cluster_users
+
+        return cluster_users(rest, settings)
     if command == "core":
         return _serve(_core(settings))
     if command == "api":
@@ -75,6 +83,8 @@ start the system
   core                    run the core service alone (needs KERNELRANK_NATS_URL)
   worker --gpu POOL       run a worker for a GPU pool (--backend local|modal|github|fake, --concurrency N)
   workers add|revoke|list issue a worker its own bus credentials, or revoke them (on the host of <home>/secrets)
+  restore PATH            put a backup (`kernelrank admin backup`) in the place of the database; stop the core first
+  cluster-users [FILE]    write the users of a NATS cluster's account, for every node to include (docs/deploy.md)
   modal deploy|check|warm put the GPU runners on Modal, check each GPU type, fill the compile caches
   discord                 run the Discord bot (needs DISCORD_TOKEN; --sync-global registers its commands)
   slack                   run the Slack adapter: Socket Mode, or HTTP with --http --port P (docs/slack.md)
@@ -98,6 +108,7 @@ def _configure_logging(settings: Settings, quiet: bool) -> None:
 
 def _serve(main_coro_factory) -> int:
     """Run a long-lived service until SIGINT/SIGTERM, then let it shut down cleanly."""
+    from core.contracts.bus import BusError  # every service loads the bus; the terminal client does not come here
 
     async def runner() -> None:
         stop = asyncio.Event()
@@ -108,7 +119,8 @@ def _serve(main_coro_factory) -> int:
 
     try:
         asyncio.run(runner())
-    except ConnectionError as exc:
+    except (ConnectionError, BusError) as exc:  # one sentence saying what to do; the detail is in the log
+        logging.getLogger(__name__).debug("stopped by %r", exc, exc_info=True)
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 1
     except ConfigError as exc:

@@ -17,7 +17,7 @@ from core.contracts.commands import check_lengths
 from core.contracts.errors import Forbidden, NotSignedIn, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
-from core.service import admin, challenges, linking, manage, profiles, queries, reports, review
+from core.service import admin, backups, challenges, linking, manage, profiles, queries, reports, review
 from core.service.deps import Deps
 from core.service.people import VISITOR, Caller
 from core.service.submit import submit
@@ -98,4 +98,5 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.ADMIN_UNLINK: linking.admin_unlink,
     CommandKind.REPORT: reports.report,
     CommandKind.REVIEW: review.review,
+    CommandKind.BACKUP: backups.backup,
 }

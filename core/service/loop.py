@@ -71,6 +71,7 @@ class CoreService:
             max_deliver=self.settings.max_deliver,
             concurrency=self.settings.pool_concurrency,
             events_max_bytes=self.settings.events_max_bytes,
+            replicas=self.settings.nats_replicas,
         )
         await self.db.write(load_new_problems, self.db.store, self.settings.problems_dir, self.pools)
         if adopted := await adopt_deadlines(self.deps):
@@ -279,7 +280,8 @@ class CoreService:
         await self._record_results([dead])
 
     async def _recover(self) -> None:
-        """Queue the runs that were stored but never queued (a crash between the two), and nothing else.
+        """Queue the runs that were stored but never queued (a crash between the two), and record the results the
+        result consumer passed on before the database was restored from a backup; nothing else.
 
         What the database says is not enough: a run whose job a worker took, finished and reported while
         the core was down still looks queued there. JetStream knows: JOBS holds every job not yet
@@ -287,13 +289,14 @@ class CoreService:
         before results are looked up, so a run finished in between is seen one way or the other.
         """
         queued = await self.bus.queued_run_ids()
-        requeued = 0
+        requeued, missed = 0, []
         for run in list(self.runs.in_flight.values()):
-            if (
-                run.run_id in queued
-                or run.run_id not in self.runs.in_flight
-                or await self.checks.has_result(run.run_id)
-            ):
+            if run.run_id in queued or run.run_id not in self.runs.in_flight:
+                continue
+            if await self.checks.has_result(run.run_id):
+                # consumed before, yet unfinished here: the database was restored from a backup made before it
+                if (result := await self.bus.consumed_result(run.run_id)) is not None:
+                    missed.append(result)
                 continue
             detail = await self.db.read(self.db.store.submission_detail, run.submission_id)
             board = await self.deps.boards.get(run.leaderboard)
@@ -312,6 +315,9 @@ class CoreService:
                 )
             )
             requeued += 1
+        if missed:
+            log.warning("%d results stored in JetStream after the database's backup are recorded now", len(missed))
+            await self._on_results(missed)
         if self.runs.in_flight:
             log.info(
                 "%d runs unfinished at start: %d queued again (stored, never queued), the rest in JetStream",

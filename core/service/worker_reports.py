@@ -126,10 +126,12 @@ class ReportCheck:
         return paired
 
     async def has_result(self, run_id: str) -> bool:
-        """Whether EVENTS holds a signed result for the run (the newest one any worker stored)."""
+        """Whether EVENTS holds a signed result for the run (the newest one any worker stored) of its latest attempt:
+        one of an overtaken attempt was dropped (``_stale``), so the run still needs one."""
         stored = await self._bus.last_result(run_id)
         return (
             stored is not None
+            and stored.attempts >= self._runs.latest_attempt(run_id)
             and not self._revoked(stored.worker)
             and signing.verify(stored, self.key(run_id, stored.worker, stored.attempts))
         )

@@ -129,7 +129,8 @@ CORE_REFUSED = (
         "svc.command.discord",
         f"pools.status.{WORKER}.CPU",
         "$KV.runner_calls.r1",
-        "_INBOX.api.x",
+        "_INBOX.x",  # no role's inbox (the API's and the adapters' it may answer outright: a cluster node it moves
+        # to mid-request does not know the answer is due)
     ],
     ["runs.result.>", "replies.>", "jobs.submit.CPU", "_INBOX.worker.>", "_INBOX.>", ">"],
 )

@@ -209,8 +209,11 @@ async def submit_all(
     in_flight: int = 64,
     timeout_s: float = 30.0,
     started: asyncio.Event | None = None,
+    marks: tuple[tuple[int, asyncio.Event], ...] = (),
 ) -> list[Outcome]:
-    """``count`` submissions (distinct sources, ten people), ``in_flight`` at a time; what each sender got."""
+    """``count`` submissions (distinct sources, ten people), ``in_flight`` at a time; what each sender got.
+
+    ``started`` is set once a third are answered; each event of ``marks`` once its number are."""
     slots = asyncio.Semaphore(in_flight)
     answered = 0
 
@@ -232,6 +235,9 @@ async def submit_all(
         answered += 1
         if started is not None and answered >= count // 3:
             started.set()
+        for at, event in marks:
+            if answered >= at:
+                event.set()
         return outcome
 
     return await asyncio.gather(*(one(i) for i in range(count)))

@@ -2,7 +2,8 @@
 
 Usage: ``python fault_worker.py NATS_URL EVALUATIONS_FILE DELAY_S CONCURRENCY``. Serves the CPU pool; each
 finished evaluation appends its run id to EVALUATIONS_FILE (one line, flushed), so a test can count
-evaluations across processes that it SIGKILLs. SIGTERM stops it cleanly.
+evaluations across processes that it SIGKILLs. SIGTERM stops it cleanly. It logs in with the worker's credentials
+its environment gives it (``KERNELRANK_NATS_CREDENTIALS``), anonymously without any.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import sys
 from pathlib import Path
 
 from core.contracts.bus import Bus
+from core.contracts.config import load_settings
+from core.contracts.credentials import for_role
+from core.contracts.roles import Role
 from harness.job import EvalJob
 from harness.result import EvalResult
 from runners.base import ProgressCallback
@@ -36,7 +40,7 @@ async def main(url: str, log: Path, delay_s: float, concurrency: int) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    bus = await Bus.connect(url, name="fault-worker")
+    bus = await Bus.connect(url, "fault-worker", for_role(load_settings(dotenv=None), Role.WORKER))
     try:
         await Worker(bus, "CPU", LoggingRunner(log, delay_s), concurrency=concurrency, poll_s=0.2, status_s=1.0).run(
             stop

@@ -66,12 +66,17 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOp
         self.authenticated = bool(credentials and credentials.authenticated)
         self._js = nc.jetstream()
         self._link = link
+        self._replicas = 1  # copies of each stream and bucket this bus creates; the core's setting (ensure_streams)
         self._running: set[Running] = set()
         self._closing = False
 
     @classmethod
     async def connect(cls, url: str, name: str, credentials: BusCredentials | None = None) -> Bus:
         """Connect, failing fast when no server answers; once connected, reconnect for as long as it takes.
+
+        ``url`` may list a cluster's servers, comma-separated (``KERNELRANK_NATS_URL``): the first that answers is
+        used, one that does not is named in the log, and a lost connection moves to another (nats-py also learns
+        the cluster's other servers from the one it reached).
 
         ``credentials`` (``core.contracts.credentials.for_role``) log in as a role; without them the connection
         is anonymous, which only an open server (the tests' own) accepts.
@@ -98,10 +103,12 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOp
 
         nc = Client()
         options = credentials.connect_options() if credentials else {}
+        servers = server_urls(url)
         try:
             await nc.connect(
-                url,
+                servers,
                 name=name,
+                dont_randomize=True,  # the operator's order: the nearest server first
                 connect_timeout=2,
                 max_reconnect_attempts=1,
                 reconnect_time_wait=RECONNECT_WAIT_S,
@@ -128,6 +135,10 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOp
                 "`kernelrank up`, or set KERNELRANK_NATS_URL to a running NATS."
             ) from exc
         nc.options["max_reconnect_attempts"] = -1  # the first attempt fails fast; later ones never give up
+        if len(servers) > 1 and nc.connected_url is not None and nc.connected_url.netloc not in servers[0]:
+            log.warning(
+                "%s: NATS at %s did not answer; connected to %s instead", name, servers[0], nc.connected_url.netloc
+            )
         return cls(nc, link, manages=credentials is None or credentials.may_manage, credentials=credentials)
 
     @classmethod
@@ -359,3 +370,8 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOp
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("NATS drain did not finish (%s); closing", exc)
             await self._nc.close()
+
+
+def server_urls(url: str) -> list[str]:
+    """The servers of ``KERNELRANK_NATS_URL``: one URL, or a cluster's, comma-separated, in the order to try them."""
+    return [part.strip() for part in url.split(",") if part.strip()]

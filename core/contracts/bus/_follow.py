@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -24,10 +25,12 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from core.contracts.bus._errors import translated
+from core.contracts.bus._link import while_reconnecting
 
 HEARTBEAT_S = 2.0  # the server's idle heartbeat to a quiet follower
 SILENT_S = 3 * HEARTBEAT_S  # no message and no heartbeat for this long: the consumer is gone
 INACTIVE_S = 60.0  # the server drops a consumer nobody has listened to for this long
+CREATE_RETRY_S = 30.0  # a cluster that lost the stream's leader answers again once it has elected another
 
 
 async def follow(
@@ -40,8 +43,10 @@ async def follow(
         with translated("follow replies"):
             sub = await nc.subscribe(nc.new_inbox())
         try:
-            with translated("follow replies"):
-                await js.add_consumer(stream, _config(subject, sub.subject, next_seq))
+            config = _config(subject, sub.subject, next_seq)  # one name: a repeated create is the same consumer
+            await while_reconnecting(
+                "follow replies", functools.partial(js.add_consumer, stream, config), for_s=CREATE_RETRY_S
+            )
             expected, heard = 1, loop.time()
             while not closing():
                 with translated("read replies"):

@@ -1,6 +1,7 @@
 """Key-value buckets on JetStream: JSON records by key, the adapters' delivery ledger, and opening them.
 
-Only the core creates buckets (``ensure_streams``); every other role opens what is there, on first use.
+Only the core creates buckets (``ensure_streams``, with as many copies as its streams); every other role opens
+what is there, on first use.
 Reads and writes are repeated while NATS is unreachable, for up to ``PUBLISH_CONFIRM_S`` (a put is
 idempotent): a delivery ledger whose write failed in a NATS restart would post its reply a second time.
 ``Ledger.claim`` is not repeated, since a claim whose answer was lost cannot tell itself from another's.
@@ -8,6 +9,7 @@ idempotent): a delivery ledger whose write failed in a NATS restart would post i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -19,7 +21,7 @@ from nats.js.api import KeyValueConfig, StorageType
 from nats.js.kv import KeyValue
 
 from core.contracts import subjects
-from core.contracts.bus._errors import BusError, translated
+from core.contracts.bus._errors import BusError, replicas_checked, translated
 from core.contracts.bus._link import while_reconnecting
 from core.contracts.bus._streams import DAY_S
 from core.contracts.roles import CHAT_PLATFORMS
@@ -119,24 +121,29 @@ class BucketOps:
 
     _js: Any
     _manages: bool
+    _replicas: int  # copies of each bucket the core creates (``ensure_streams``)
     worker_name: str
 
     async def runner_calls(self) -> JsonBucket:
         """The KV bucket where remote backends keep the call they started for each run (see core.contracts.subjects),
         in this worker's own key space: a restarted worker of the same name finds its calls, no other worker does."""
         return JsonBucket(
-            lambda: self._open_bucket(RUNNER_CALLS_CONFIG), prefix=subjects.worker_token(self.worker_name)
+            lambda: self._open_bucket(self._copies(RUNNER_CALLS_CONFIG)), prefix=subjects.worker_token(self.worker_name)
         )
 
     async def ledger(self, bucket: str, ttl_s: float = LEDGER_TTL_S) -> Ledger:
         """The key-value bucket ``bucket`` (made by the core, or here where this bus may); entries expire after
         ``ttl_s``. It is opened on first use, so an adapter may start before the core."""
-        return Ledger(lambda: self._open_bucket(_ledger_config(bucket, ttl_s)))
+        return Ledger(lambda: self._open_bucket(self._copies(_ledger_config(bucket, ttl_s))))
+
+    def _copies(self, config: KeyValueConfig) -> KeyValueConfig:
+        return dataclasses.replace(config, replicas=self._replicas)
 
     async def _ensure_buckets(self) -> None:
         """Create the buckets other roles use but may not create: runner calls and each chat adapter's ledger."""
-        for config in (RUNNER_CALLS_CONFIG, *(_ledger_config(subjects.ledger_bucket(p.value)) for p in CHAT_PLATFORMS)):
-            with translated(f"create the {config.bucket} bucket"):
+        ledgers = (_ledger_config(subjects.ledger_bucket(p.value)) for p in CHAT_PLATFORMS)
+        for config in map(self._copies, (RUNNER_CALLS_CONFIG, *ledgers)):
+            with replicas_checked(f"the {config.bucket} bucket", self._replicas):
                 try:
                     await self._js.create_key_value(config)
                 except nats.js.errors.BadRequestError as exc:  # made by another version: its entries still serve
@@ -144,11 +151,17 @@ class BucketOps:
                     await self._bound(config)
 
     async def _bound(self, config: KeyValueConfig) -> None:
-        """Give a bucket made before its byte limits and direct reads existed those (its stream, updated in place)."""
+        """Give a bucket made before its byte limits and direct reads existed those, and the replica count asked
+        for now (its stream, updated in place)."""
         stream = (await self._js.stream_info(f"KV_{config.bucket}")).config
-        wanted = (config.max_bytes or -1, config.max_value_size or -1, bool(config.direct) or bool(stream.allow_direct))
-        if (stream.max_bytes, stream.max_msg_size, bool(stream.allow_direct)) != wanted:
-            stream.max_bytes, stream.max_msg_size, stream.allow_direct = wanted
+        wanted = (
+            config.max_bytes or -1,
+            config.max_value_size or -1,
+            bool(config.direct) or bool(stream.allow_direct),
+            config.replicas,
+        )
+        if (stream.max_bytes, stream.max_msg_size, bool(stream.allow_direct), stream.num_replicas) != wanted:
+            stream.max_bytes, stream.max_msg_size, stream.allow_direct, stream.num_replicas = wanted
             await self._js.update_stream(stream)
 
     async def _open_bucket(self, config: KeyValueConfig) -> KeyValue:

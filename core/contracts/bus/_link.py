@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from core.contracts.bus._errors import BusUnavailable, translated
+from core.contracts.bus._errors import BusUnavailable, StreamBusy, translated
 
 T = TypeVar("T")
 
@@ -67,15 +67,15 @@ def backoff(attempt: int) -> float:
 
 async def while_reconnecting(action: str, call: Callable[[], Awaitable[T]], *, for_s: float = PUBLISH_CONFIRM_S) -> T:
     """``call()`` with nats-py's errors translated (``action`` names it), repeated while NATS is unreachable
-    (``BusUnavailable``) for up to ``for_s``: for calls that are safe to repeat (idempotent puts, acks, and
-    publishes with a message id)."""
+    (``BusUnavailable``) or a stream cannot take it yet (``StreamBusy``: a cluster electing a leader) for up to
+    ``for_s``: for calls that are safe to repeat (idempotent puts, acks, and publishes with a message id)."""
     deadline = asyncio.get_running_loop().time() + for_s
     attempt = 0
     while True:
         try:
             with translated(action):
                 return await call()
-        except BusUnavailable:
+        except (BusUnavailable, StreamBusy):
             if asyncio.get_running_loop().time() >= deadline:
                 raise
             await asyncio.sleep(backoff(attempt))

@@ -18,7 +18,9 @@ REPLIES    ``replies.<platform>.*``    7 days: an adapter that was down posts wh
 
 Every stream also refuses a message bigger than the server's payload limit (``max_msg_size``), so a later
 rise of that limit does not let bigger messages in unnoticed. ``ensure_streams`` brings an existing stream's
-configuration up to date at every core start.
+configuration up to date at every core start, its replica count included: every stream and bucket keeps
+``replicas`` copies (``KERNELRANK_NATS_REPLICAS``: 1 on the embedded server, 3 on a cluster), and NATS moves an
+existing one to a new count in place. Consumers keep as many copies as their stream.
 
 Every stream drops a repeated ``Nats-Msg-Id`` within ``DUPLICATE_WINDOW_S``; past it, the core decides from
 what JetStream still holds (``queued_run_ids``, ``last_result``), not from the window.
@@ -41,7 +43,7 @@ from nats.js.api import (
 )
 
 from core.contracts import subjects
-from core.contracts.bus._errors import translated
+from core.contracts.bus._errors import replicas_checked, translated
 from core.contracts.messages import DecodeError, PoolStatus, RunJob, RunProgress, RunResult, decode
 
 DAY_S = 24 * 3600
@@ -57,9 +59,12 @@ MAX_MSG_BYTES = 1 << 20  # nats-server's default max_payload
 
 
 def stream_configs(
-    jobs_max_bytes: int = JOBS_MAX_BYTES, events_max_bytes: int = EVENTS_MAX_BYTES, max_msg_bytes: int = MAX_MSG_BYTES
+    jobs_max_bytes: int = JOBS_MAX_BYTES,
+    events_max_bytes: int = EVENTS_MAX_BYTES,
+    max_msg_bytes: int = MAX_MSG_BYTES,
+    replicas: int = 1,
 ) -> list[StreamConfig]:
-    return [
+    configs = [
         StreamConfig(
             name=subjects.JOBS,
             subjects=[subjects.JOBS_ALL],
@@ -103,6 +108,9 @@ def stream_configs(
             duplicate_window=DUPLICATE_WINDOW_S,
         ),
     ]
+    for config in configs:
+        config.num_replicas = replicas
+    return configs
 
 
 class StreamOps:
@@ -112,6 +120,7 @@ class StreamOps:
     _nc: Any
     _ensure_buckets: Any
     _worker_key: str
+    _replicas: int
 
     async def ensure_streams(
         self,
@@ -122,14 +131,17 @@ class StreamOps:
         concurrency: dict[str, int] | None = None,
         jobs_max_bytes: int = JOBS_MAX_BYTES,
         events_max_bytes: int = EVENTS_MAX_BYTES,
+        replicas: int = 1,
     ) -> None:
-        """Create or update every stream and each GPU pool's job consumer; safe to call at every start.
+        """Create or update every stream, bucket and each GPU pool's job consumer; safe to call at every start.
 
         ``concurrency`` caps the jobs in flight per pool (``max_ack_pending``); pools not in it are capped
-        only by their workers' own concurrency.
+        only by their workers' own concurrency. ``replicas`` is how many servers keep a copy of each stream and
+        bucket; a count the cluster cannot satisfy is a ``BusError`` naming the setting.
         """
-        for config in stream_configs(jobs_max_bytes, events_max_bytes, self._nc.max_payload):
-            with translated(f"create stream {config.name}"):
+        self._replicas = replicas
+        for config in stream_configs(jobs_max_bytes, events_max_bytes, self._nc.max_payload, replicas):
+            with replicas_checked(f"stream {config.name}", replicas):
                 try:
                     await self._js.add_stream(config)
                 except nats.js.errors.BadRequestError:  # exists with another configuration: bring it up to date
@@ -171,6 +183,23 @@ class StreamOps:
     async def last_result(self, run_id: str) -> RunResult | None:
         """The newest result any worker stored for this run (its ``worker`` checked against its subject), unverified."""
         return await self._last(subjects.any_result_subject(run_id), RunResult, f"the result of run {run_id}")
+
+    async def consumed_result(self, run_id: str) -> RunResult | None:
+        """The run's newest result if the core's result consumer acknowledged it already, so it will not be delivered
+        again: what a database restored from a backup missed. Unverified, like ``last_result``."""
+        with translated(f"look for the result of run {run_id}"):
+            try:
+                msg = await self._js.get_last_msg(subjects.EVENTS, subjects.any_result_subject(run_id), direct=True)
+                floor = (await self._js.consumer_info(subjects.EVENTS, subjects.CORE_RESULTS)).ack_floor
+            except nats.js.errors.NotFoundError:
+                return None
+        if floor is None or msg.seq is None or msg.seq > (floor.stream_seq or 0):
+            return None  # the consumer has yet to deliver it (or redeliver it): it is recorded then
+        try:
+            report = decode(RunResult, msg.data or b"")
+        except DecodeError:
+            return None
+        return report if names_publisher(msg.subject, report) else None
 
     async def last_progress(self, worker: str, run_id: str) -> RunProgress | None:
         """The newest progress event ``worker`` stored for this run, unverified."""
