@@ -21,6 +21,7 @@ from adapters.credentials import normal, resolve, save_login
 from adapters.http_client import Api, ApiError
 from adapters.packing import PackError, file_argument
 from adapters.terminal import error_line, render, status_line
+from core.contracts.commands import MODE_ALIASES
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind, Reply, Tone
 from core.contracts.registry import BY_KIND, COMMANDS, SHORT_NAMES, ArgKind, Route, Spec, find
@@ -95,8 +96,8 @@ def parser_for(spec: Spec) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"kernelrank {spec.name}", description=spec.about)
     for arg in spec.args:
         options: dict[str, Any] = {"help": arg.help}
-        if arg.choices:
-            options["choices"] = arg.choices
+        if arg.choices:  # other tools' names for a choice are taken too (popcorn-cli's `--mode leaderboard`)
+            options.update(choices=arg.choices, type=lambda given: MODE_ALIASES.get(given.lower(), given))
         if arg.kind is ArgKind.FILE:
             options["type"] = Path
         if arg.is_positional:

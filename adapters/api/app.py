@@ -10,7 +10,8 @@ refused on every route, so a typo is not silently ignored. ``POST /v1/submission
 ``{"name": ..., "base64": ...}`` (``admin create``'s problem), sent to the core as the command's attachment.
 ``GET /v1/health`` needs no token: is the API up, the core?
 Public commands (``Access.PUBLIC``: leaderboards, rankings, people) answer a request without an ``Authorization``
-header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes.
+header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes, and popcorn-cli's routes
+(``adapters/api/popcorn.py``) after them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from starlette.types import Scope
 
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
+from adapters.api.popcorn import is_submission, popcorn_routes
 from adapters.api.web import web_routes
 from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import MAX_PROBLEM_BYTES, attachment_from, query_command, submit_command
@@ -73,7 +75,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
     api = _Api(core, settings)
 
     def limit_for(scope: Scope, content_type: str) -> int:
-        if scope["method"] == "POST" and scope["path"] == "/v1/submissions":
+        if scope["method"] == "POST" and (scope["path"] == "/v1/submissions" or is_submission(scope["path"])):
             return submission_limit(settings.max_source_bytes, content_type)
         if scope["method"] == "POST" and scope["path"].startswith(PROBLEM_UPLOADS):
             return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES  # base64 inside JSON
@@ -84,6 +86,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
         for route in spec.routes:
             endpoint = api.submit(spec) if spec.submission else api.command(spec, route)
             routes.append(Route(route.path, endpoint, methods=[route.method]))
+    routes += popcorn_routes(core, api.request)  # last: their submission route takes any POST /A/B/C
     limits = Middleware(BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes)
     handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
     return Starlette(routes=routes, exception_handlers=handlers, middleware=[limits])

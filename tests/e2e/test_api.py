@@ -302,6 +302,7 @@ async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
 
 
 def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
+    from adapters.api.popcorn import popcorn_routes
     from core.contracts.registry import COMMANDS
 
     served = {
@@ -321,7 +322,9 @@ def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
         ("POST", "/sign-in"),
         ("POST", "/sign-out"),
     }
-    assert served == declared | {("GET", "/v1/health")} | pages and not any(p.startswith("/v1") for _, p in pages)
+    popcorn = {(m, r.path) for r in popcorn_routes(None, None) for m in r.methods if m != "HEAD"}
+    assert served == declared | {("GET", "/v1/health")} | pages | popcorn
+    assert not any(p.startswith("/v1") for _, p in pages | popcorn)
 
 
 async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):
