@@ -1,7 +1,8 @@
 """Where the terminal client finds the API and its personal token.
 
 The API's URL, first found of: ``KERNELRANK_API_URL`` (environment, ``.env`` or ``kernelrank.toml``); the URL
-``kernelrank login`` stored; the URL the API started by ``kernelrank up`` on this host wrote (``<home>/run/api.url``).
+``kernelrank login`` stored; the URL the API started by ``kernelrank up`` on this host wrote (``<home>/run/api.url``,
+the home of these settings or the one ``up`` last noted in the user's state folder).
 The token: ``KERNELRANK_TOKEN``; else the one ``kernelrank login`` stored, or the local user's token ``kernelrank up``
 issued (``<home>/run/api.token``), each only when the URL is the one it was stored for: a stored token is never
 sent anywhere else.
@@ -9,13 +10,14 @@ sent anywhere else.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
-from core.contracts.config import Settings
+from core.contracts.config import Settings, local_home_file
 from core.contracts.localfiles import read_private, write_private
 
 
@@ -47,7 +49,11 @@ def save_login(url: str, token: str) -> Path:
 
 
 def local_credentials(settings: Settings) -> Credentials:
-    """What ``kernelrank up`` left on this host for its local user."""
+    """What ``kernelrank up`` left on this host for its local user: under the home of these settings, else under
+    the one ``up`` noted (``local_home_file``), so the client finds it from any folder."""
+    if not settings.api_url_file.is_file():
+        noted = local_home_file().read_text().strip() if local_home_file().is_file() else ""
+        settings = dataclasses.replace(settings, home=Path(noted)) if noted else settings
     url = settings.api_url_file.read_text().strip() if settings.api_url_file.is_file() else ""
     return Credentials(url, read_private(settings.local_token_file))
 

@@ -1,0 +1,24 @@
+"""The terminal client's conventions as a person meets them: a `kernelrank` subprocess against the API process."""
+
+from __future__ import annotations
+
+import json
+
+from api_kit import kernelrank, serving_api, token_of
+
+from runners.fake import FakeRunner
+
+
+async def test_json_on_read_commands_and_colour_on_request(make_system, nats_url, tmp_path):
+    system = await make_system(FakeRunner())
+    token = await token_of(system, "ada")
+    async with serving_api(system.settings, nats_url) as url:
+        signed_in = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": token}
+        code, out = await kernelrank(tmp_path, "list", "--json", **signed_in)
+        assert code == 0 and json.loads(out)["leaderboards"][0]["name"] == "vectoradd"
+        code, out = await kernelrank(tmp_path, "show", "vectoradd", "--json", **signed_in)
+        assert code == 0 and json.loads(out)["leaderboard"] == "vectoradd"
+        code, out = await kernelrank(tmp_path, "list", FORCE_COLOR="1", **signed_in)
+        assert code == 0 and "\033[" in out
+        code, out = await kernelrank(tmp_path, "list", FORCE_COLOR="1", NO_COLOR="1", **signed_in)
+        assert code == 0 and "\033" not in out and "vectoradd" in out
