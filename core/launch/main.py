@@ -34,6 +34,9 @@ PROCESSES = {
     "slack": ("slack", "run the Slack adapter: Socket Mode, or HTTP with --http --port P (docs/slack.md)"),
     "api": ("api", "run the HTTP API for the terminal client and the web (KERNELRANK_API_HOST, _PORT)"),
 }
+# The base install is the terminal client: what the other commands need comes with these extras (pyproject.toml)
+EXTRAS = {"worker": "server,harness", "discord": "discord", "slack": "slack", "modal": "modal"}
+OUR_PACKAGES = ("adapters", "core", "harness", "runners", "storage")
 USAGE_COLUMN = 28  # a longer usage gets a line of its own
 LOCAL = {
     "login": ("login [--url URL]", "store your personal token for this client"),
@@ -69,6 +72,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings, quiet=command in (*CLIENT_COMMANDS, "modal"), json_lines=log_format == "json")
+    try:
+        return _run(command, rest, settings)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] in OUR_PACKAGES:
+            raise
+        extra = EXTRAS.get(command, "server")
+        print(
+            f"kernelrank {command}: this install lacks {exc.name}, a part of the server's: "
+            f"pip install 'kernelrank[{extra}]' (or `make up` in a clone), then try again.",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _run(command: str, rest: list[str], settings: Settings) -> int:
     if command in CLIENT_COMMANDS:
         from adapters.cli import main as client
 
