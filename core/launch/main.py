@@ -41,6 +41,7 @@ USAGE_COLUMN = 28  # a longer usage gets a line of its own
 LOCAL = {
     "login": ("login [--url URL]", "store your personal token for this client"),
     "eval": ("eval FILE --problem DIR", "evaluate locally without the service (--mode, --json)"),
+    "status": ("status [--json]", "is kernelrank up: the API, the core, versions, each GPU pool's workers"),
     "help": ("help [COMMAND]", "this text, or a command's options"),
     "completion": ("completion bash|zsh|fish", 'a shell completion script: eval "$(kernelrank completion bash)"'),
 }
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings, quiet=command in (*CLIENT_COMMANDS, "modal"), json_lines=log_format == "json")
+    configure_logging(settings, quiet=command in (*CLIENT_COMMANDS, "modal", "status"), json_lines=log_format == "json")
     try:
         return _run(command, rest, settings)
     except ModuleNotFoundError as exc:
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(command: str, rest: list[str], settings: Settings) -> int:
+    if command == "status":
+        from adapters.status import main as show_status
+
+        return show_status(rest, settings)
     if command in CLIENT_COMMANDS:
         from adapters.cli import main as client
 
