@@ -13,6 +13,7 @@ mapped onto the registry's commands:
   (``{"status": "error", "detail", "status_code"}``).
 - ``POST /submission/{leaderboard}/{gpu}/{mode}``: the same, answered at once (202, ``details.id``).
 - ``GET /user/submissions?leaderboard=``: ``mine``; ``GET /user/submissions/{id}``: ``submission``.
+- ``GET /auth/init`` (``popcorn-cli register``): refused with the sentence that says how to sign in instead.
 A refusal before the stream starts is its HTTP status with ``{"detail": sentence}``, which popcorn-cli prints.
 """
 
@@ -48,6 +49,7 @@ def popcorn_routes(core: Core, ask: Ask) -> list[Route]:
     came. They go after our own, so ``/v1/...`` never reaches the catch-all submission route."""
     routes = _Routes(core, ask)
     return [
+        Route("/auth/init", _no_oauth, methods=["GET"]),
         Route("/leaderboards", routes.leaderboards, methods=["GET"]),
         Route("/gpus/{leaderboard}", routes.gpus, methods=["GET"]),
         Route("/user/submissions", routes.mine, methods=["GET"]),
@@ -66,6 +68,11 @@ def is_submission(path: str) -> bool:
 def refused(status: int, detail: str) -> JSONResponse:
     """A refusal in the shape popcorn-cli (and FastAPI) use: ``{"detail": ...}``."""
     return JSONResponse({"detail": detail}, status_code=status)
+
+
+async def _no_oauth(request: Request) -> Response:
+    """``popcorn-cli register`` starts GPU MODE's OAuth here; kernelrank signs people in with personal tokens."""
+    return refused(400, "kernelrank has no Discord or GitHub sign-in for popcorn-cli. " + SIGN_IN)
 
 
 def _sha(request: Request, required: bool) -> str | Response:

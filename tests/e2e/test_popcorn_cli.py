@@ -82,6 +82,8 @@ async def test_lists_leaderboards_and_gpus_as_popcorn_cli_reads_them(popcorn):
     assert [name for name, _ in items] == ["vectoradd"] and all(isinstance(about, str) for _, about in items)
     gpus = await http.get("/gpus/vectoradd")
     assert gpus.status_code == 200 and gpus.json() == ["CPU"]
+    register = await http.get("/auth/init", params={"provider": "discord"})  # `popcorn-cli register`
+    assert register.status_code == 400 and "~/.popcorn.yaml" in register.json()["detail"]
     missing = await http.get("/gpus/nope")
     assert missing.status_code == 404 and "GET /leaderboards" in missing.json()["detail"]
 
