@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: up test test-fast lint bench
+.PHONY: up test test-fast lint bench lock
 up: $(VENV)/.installed
 	$(BIN)/kernelrank up
 
@@ -22,13 +22,19 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# torch==2.13.0 first: on our machines it is a local CPU build; elsewhere any recent torch will do.
-$(VENV)/.installed: pyproject.toml
+# torch==2.13.0 first: on our machines it is a local CPU build; elsewhere any recent torch will do. Then the
+# server, the chat adapters and the test tools (the dev extra brings them), at the versions of requirements.lock.
+$(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "torch==2.13.0" || $(BIN)/python -m pip install -q "torch>=2.4"
-	$(BIN)/python -m pip install -q -e ".[harness,dev]"
+	$(BIN)/python -m pip install -q -c requirements.lock -e ".[harness,dev]"
 	touch $@
+
+# requirements.lock again from what .venv holds (after a change of the ranges in pyproject.toml and a passing make test)
+lock: $(VENV)/.installed
+	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable | grep -v -i -E '^(torch|kernelrank)'; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock
 
 # System packages the test suite uses: g++ and Python's headers (Inductor's CPU backend in the honest
 # torch.compile case), unshare (a harness server started as another user), Debian's chromium and its driver

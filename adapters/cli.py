@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +21,8 @@ from typing import Any
 from adapters.credentials import normal, resolve, save_login
 from adapters.http_client import Api, ApiError
 from adapters.packing import PackError, file_argument
-from adapters.terminal import error_line, render, status_line
+from adapters.terminal import LiveRows, Screen, error_line, render, status_line
+from core.contracts.commands import MODE_ALIASES
 from core.contracts.config import Settings
 from core.contracts.messages import CommandKind, Reply, Tone, still_coming
 from core.contracts.registry import BY_KIND, COMMANDS, SHORT_NAMES, ArgKind, Route, Spec, find
@@ -52,7 +54,7 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
         return _unknown([command, *argv])
     spec, used = found
     args = parser_for(spec).parse_args([command, *argv][used:])
-    colour = sys.stdout.isatty()
+    screen = Screen.of(sys.stdout)
     found_login = resolve(settings)
     if not found_login.url or not found_login.token:
         print(f"kernelrank: {NO_TOKEN if found_login.url else NOT_RUNNING}", file=sys.stderr)
@@ -60,7 +62,7 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
     try:
         with Api(found_login.url, found_login.token, settings.request_timeout_s) as api:
             if spec.submission:
-                return _submit(api, spec, args, colour)
+                return _submit(api, spec, args, screen)
             values = {arg.name: getattr(args, arg.name) for arg in spec.args}
             for arg in spec.args:  # a file argument goes packed (a folder as a .tar.gz)
                 if arg.kind is ArgKind.FILE and values[arg.name] is not None:
@@ -77,20 +79,24 @@ def main(command: str, argv: list[str], settings: Settings) -> int:
                 replies = api.call_following(route, values)
                 reply = next(replies)
                 if not reply.final:
-                    print(render(reply, colour))
-                    return _follow(replies, reply, colour)
+                    print(render(reply, screen.colour, width=screen.width))
+                    return follow(replies, reply, screen)
             else:
                 reply = api.call(route, values)
     except KeyboardInterrupt:
         print("\nStopped following. Your submission keeps running; `kernelrank mine LEADERBOARD` shows it later.")
         return 130
     except ApiError as exc:
-        return _refused(exc, colour)
+        return _refused(exc, screen.colour)
     except PackError as exc:
         print(f"kernelrank: {exc}", file=sys.stderr)
         return 2
+    if args.json:  # the reply's data, for programs: `kernelrank list --json | jq`
+        print(json.dumps(reply.data, indent=2, ensure_ascii=False))
+        return 0
     listed = spec.name in ("task", "eval-code") and not args.all  # files by name; --all prints them
-    print(render(reply, colour, f"`kernelrank {' '.join([command, *argv])} --all` prints them." if listed else ""))
+    hint = f"`kernelrank {' '.join([command, *argv])} --all` prints them." if listed else ""
+    print(render(reply, screen.colour, hint, screen.width))
     if getattr(args, "output", None):
         args.output.write_text(reply.data.get("source", ""))
         print(f"Wrote {args.output}.")
@@ -102,8 +108,8 @@ def parser_for(spec: Spec) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"kernelrank {spec.name}", description=spec.about)
     for arg in spec.args:
         options: dict[str, Any] = {"help": arg.help}
-        if arg.choices:
-            options["choices"] = arg.choices
+        if arg.choices:  # other tools' names for a choice are taken too (popcorn-cli's `--mode leaderboard`)
+            options.update(choices=arg.choices, type=lambda given: MODE_ALIASES.get(given.lower(), given))
         if arg.kind is ArgKind.FILE:
             options["type"] = Path
         if arg.is_positional:
@@ -115,6 +121,8 @@ def parser_for(spec: Spec) -> argparse.ArgumentParser:
             options.update(action="append", default=[], help=f"{arg.help}; repeat it, or give a comma list")
         parser.add_argument(*flags, dest=arg.name, **options)
     TERMINAL_OPTIONS.get(spec.name, lambda _: None)(parser)
+    if not spec.submission:
+        parser.add_argument("--json", action="store_true", help="print the answer's data as JSON, for programs")
     return parser
 
 
@@ -126,11 +134,9 @@ def pick_route(spec: Spec, args: dict[str, Any]) -> Route:
     )
 
 
-def usage_lines() -> list[str]:
-    """One line per command, for ``kernelrank --help``."""
-    usages = {spec.name: _usage(spec) for spec in COMMANDS if spec.offered_on("terminal")}
-    width = max(map(len, usages.values()))
-    return [f"  {usages[spec.name].ljust(width)}  {spec.about}" for spec in COMMANDS if spec.name in usages]
+def usage_lines() -> list[tuple[str, str]]:
+    """Each command's usage and what it does, from the registry, for ``kernelrank --help``."""
+    return [(_usage(spec), spec.about) for spec in COMMANDS if spec.offered_on("terminal")]
 
 
 def _usage(spec: Spec) -> str:
@@ -165,7 +171,7 @@ def _login_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _submit(api: Api, spec: Spec, args: argparse.Namespace, colour: bool) -> int:
+def _submit(api: Api, spec: Spec, args: argparse.Namespace, screen: Screen) -> int:
     """Upload the kernel with the entry's other arguments, then follow its runs (unless ``--no-wait``)."""
     kernel = next(arg for arg in spec.args if arg.kind is ArgKind.FILE)
     path: Path = getattr(args, kernel.name)
@@ -176,24 +182,23 @@ def _submit(api: Api, spec: Spec, args: argparse.Namespace, colour: bool) -> int
     values = {arg.name: getattr(args, arg.name) for arg in spec.args if arg is not kernel}
     replies = api.submit(spec.routes[0], {kernel.name: (path.name, content)}, values, follow=not args.no_wait)
     accepted = next(replies)
-    print(render(accepted, colour))
-    return 0 if args.no_wait else _follow(replies, accepted, colour)
+    print(render(accepted, screen.colour, width=screen.width))
+    return 0 if args.no_wait else follow(replies, accepted, screen)
 
 
-def _follow(replies: Iterator[Reply], accepted: Reply, colour: bool) -> int:
-    """Show live progress until every reply the first answer promised has come (each run's final report, or an
-    admin create's outcome)."""
+def follow(replies: Iterator[Reply], accepted: Reply, screen: Screen) -> int:
+    """Show live progress, one row per run (per GPU), until every reply the first answer promised has come (each
+    run's final report, or an admin create's outcome)."""
     waiting = still_coming(accepted)
     failed = False
-    live = sys.stdout.isatty()
+    rows = LiveRows(sys.stdout, screen)
     for reply in replies:
         if reply.in_reply_to not in waiting:
             continue
         if not reply.final:
-            line = status_line(reply, colour)
-            print(f"\r\033[K{line}" if live else line, end="" if live else "\n", flush=True)
+            rows.update(reply.in_reply_to, status_line(reply, screen.colour, screen.width))
             continue
-        print(("\r\033[K" if live else "") + render(reply, colour) + "\n")
+        rows.finish(reply.in_reply_to, render(reply, screen.colour, width=screen.width))
         failed |= reply.tone is Tone.ERROR
         waiting.discard(reply.in_reply_to)
     return 1 if failed or waiting else 0

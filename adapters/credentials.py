@@ -2,7 +2,7 @@
 
 The API's URL, first found of: ``KERNELRANK_API_URL`` (environment, ``.env`` or ``kernelrank.toml``); the URL
 ``kernelrank login`` stored; the URL the API started by ``kernelrank up`` on this host wrote (``<home>/run/api.url``,
-in this folder's home or the one that ``kernelrank up`` noted for this user).
+the home of these settings or the one ``up`` last noted in the user's state folder).
 The token: ``KERNELRANK_TOKEN``; else the one ``kernelrank login`` stored, or the local user's token ``kernelrank up``
 issued (``<home>/run/api.token``), each only when the URL is the one it was stored for: a stored token is never
 sent anywhere else.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import platformdirs
 
-from core.contracts.config import Settings
+from core.contracts.config import Settings, local_home_file
 from core.contracts.localfiles import read_private, write_private
 
 
@@ -48,24 +48,14 @@ def save_login(url: str, token: str) -> Path:
     return path
 
 
-def local_home_file() -> Path:
-    """Where ``kernelrank up`` notes its home for this user, e.g. ~/.config/kernelrank/local-home: the client run in
-    another folder finds the kernelrank running on this host through it (``KERNELRANK_HOME`` is relative, ``var``)."""
-    return platformdirs.user_config_path("kernelrank") / "local-home"
-
-
-def remember_local_home(home: Path) -> None:
-    write_private(local_home_file(), str(home.resolve()))
-
-
 def local_credentials(settings: Settings) -> Credentials:
-    """What ``kernelrank up`` left on this host for its local user: in this folder's home, else in the home the
-    last ``kernelrank up`` of this user noted."""
-    for home in (settings.home, Path(read_private(local_home_file()).strip() or settings.home)):
-        here = dataclasses.replace(settings, home=home)
-        if here.api_url_file.is_file():
-            return Credentials(here.api_url_file.read_text().strip(), read_private(here.local_token_file))
-    return Credentials("", "")
+    """What ``kernelrank up`` left on this host for its local user: under the home of these settings, else under
+    the one ``up`` noted (``local_home_file``), so the client finds it from any folder."""
+    if not settings.api_url_file.is_file():
+        noted = local_home_file().read_text().strip() if local_home_file().is_file() else ""
+        settings = dataclasses.replace(settings, home=Path(noted)) if noted else settings
+    url = settings.api_url_file.read_text().strip() if settings.api_url_file.is_file() else ""
+    return Credentials(url, read_private(settings.local_token_file))
 
 
 def resolve(settings: Settings) -> Credentials:

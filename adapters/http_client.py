@@ -46,7 +46,7 @@ class Api:
         self.url = url
         self._client = httpx.Client(
             base_url=url,
-            headers={"Authorization": f"Bearer {token}"},
+            headers={"Authorization": f"Bearer {token}"} if token else {},  # none: a visitor (health, public reads)
             timeout=httpx.Timeout(timeout_s + 5, connect=5.0),
             follow_redirects=False,
         )
@@ -65,6 +65,14 @@ class Api:
 
     def delete(self, route: str, **params: Any) -> Reply:
         return self._reply(self._send("DELETE", route, params={k: v for k, v in params.items() if v is not None}))
+
+    def health(self) -> dict[str, Any]:
+        """``/v1/health``'s answer, also when it says the core is down (503)."""
+        response = self._send("GET", "/v1/health")
+        try:
+            return dict(response.json())
+        except (ValueError, TypeError):
+            raise self._refusal(response) from None
 
     def call(self, route: Route, args: dict[str, Any]) -> Reply:
         """Ask through one of the registry's routes: its path filled from ``args``, the rest as query parameters

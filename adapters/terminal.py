@@ -1,14 +1,19 @@
-"""Rendering replies as terminal text, with ANSI colour when the output is a terminal.
+"""Rendering replies as terminal text, with ANSI colour where the output is a terminal (``Screen`` decides).
 
 Text for people: a chart becomes one line per series (a sparkline, the first and the latest best, how many runs
-over which days) instead of its data points; table cells longer than ``MAX_CELL`` are cut at a word, with an
-ellipsis (the command that shows the whole text says so); files can be listed by name instead of printed whole.
+over which days) instead of its data points; tables fit the terminal's width (their widest columns give way, each
+cut cell ending in an ellipsis; into a pipe, cells longer than ``MAX_CELL`` are cut); files can be listed by name
+instead of printed whole. ``LiveRows`` keeps one progress line per run on screen, rewritten in place.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+from dataclasses import dataclass
 from datetime import datetime
+from typing import TextIO
 
 from core.contracts.messages import Part, PartKind, Reply, Tone
 from core.contracts.reply_parts import clip, format_us
@@ -18,23 +23,85 @@ _TONE_MARK = {Tone.INFO: "•", Tone.SUCCESS: "✔", Tone.WARNING: "!", Tone.ERR
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _SPARKS = "▁▂▃▄▅▆▇█"
 MAX_CELL = 60
+MIN_COLUMN = 8  # a column narrowed to fit the width keeps at least this many characters
 
 
-def render(reply: Reply, colour: bool = False, files_hint: str = "") -> str:
-    """The reply as text. With ``files_hint`` (how to print them all), files are listed by name, not printed."""
+@dataclass(frozen=True)
+class Screen:
+    """Where the output goes: whether to colour it, how wide it is (``None``: a pipe, no width), whether lines can
+    be rewritten in place."""
+
+    colour: bool = False
+    width: int | None = None
+    live: bool = False
+
+    @classmethod
+    def of(cls, stream: TextIO) -> Screen:
+        """``NO_COLOR`` (no-color.org) turns colour off, ``FORCE_COLOR`` on, else a terminal has it; ``COLUMNS``
+        or the terminal's size gives the width."""
+        terminal = stream.isatty() and os.environ.get("TERM") != "dumb"
+        colour = not os.environ.get("NO_COLOR") and (bool(os.environ.get("FORCE_COLOR")) or terminal)
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() else shutil.get_terminal_size().columns if terminal else None
+        return cls(colour=colour, width=width, live=terminal)
+
+
+def render(reply: Reply, colour: bool = False, files_hint: str = "", width: int | None = None) -> str:
+    """The reply as text, its tables fitted to ``width``. With ``files_hint`` (how to print them all), files are
+    listed by name, not printed."""
     parts = reply.parts
     lines = [_style(reply.title, "1", colour)] if reply.title else []
     files = [p for p in parts if p.kind is PartKind.CODE and p.filename] if files_hint else []
-    lines += [_part(part, colour) for part in parts if part not in files]
+    lines += [_part(part, colour, width) for part in parts if part not in files]
     if files:
-        lines.append(_table(["file", "lines"], [[f.filename, str(f.text.count("\n") + 1)] for f in files], colour))
+        rows = [[f.filename, str(f.text.count("\n") + 1)] for f in files]
+        lines.append(_table(["file", "lines"], rows, colour, width))
         lines.append(files_hint)
     return "\n".join(line for line in lines if line)
 
 
-def status_line(reply: Reply, colour: bool = False) -> str:
-    """The one-line form of a progress reply, for rewriting in place."""
-    return " ".join(_part(p, colour) for p in reply.parts if p.kind is PartKind.STATUS)
+def status_line(reply: Reply, colour: bool = False, width: int | None = None) -> str:
+    """The one-line form of a progress reply, cut to ``width`` so that it stays one line on screen."""
+    text = " ".join(f"{_TONE_MARK[p.tone]} {p.text}" for p in reply.parts if p.kind is PartKind.STATUS)
+    tone = next((p.tone for p in reply.parts if p.kind is PartKind.STATUS), Tone.INFO)
+    return _style(clip(text, width - 1) if width else text, _TONE_COLOUR[tone], colour)
+
+
+class LiveRows:
+    """One progress line per run. On a terminal the lines stay together at the bottom, each rewritten in place as
+    its run moves on, and a run's report is printed above them when it ends; elsewhere each update is a line."""
+
+    def __init__(self, out: TextIO, screen: Screen) -> None:
+        self.out = out
+        self.screen = screen
+        self.rows: dict[str, str] = {}
+        self.shown = 0  # lines of rows now on screen
+
+    def update(self, key: str, line: str) -> None:
+        self.rows[key] = line
+        if not self.screen.live:
+            print(line, file=self.out, flush=True)
+            return
+        self._clear()
+        self._draw()
+
+    def finish(self, key: str, report: str) -> None:
+        """The run's row gives way to its report."""
+        self.rows.pop(key, None)
+        self._clear()
+        print(report + "\n", file=self.out)
+        self._draw()
+
+    def _clear(self) -> None:
+        if self.shown:  # up to the first row, then erase to the end of the screen
+            self.out.write(f"\033[{self.shown}F\033[J")
+            self.shown = 0
+
+    def _draw(self) -> None:
+        if self.screen.live:
+            self.out.write("".join(f"\033[K{line}\n" for line in self.rows.values()))
+            self.shown = len(self.rows)
+        self.out.flush()
 
 
 def error_line(message: str, colour: bool = False) -> str:
@@ -42,13 +109,13 @@ def error_line(message: str, colour: bool = False) -> str:
     return _part(Part(kind=PartKind.STATUS, text=message, tone=Tone.ERROR), colour)
 
 
-def _part(part: Part, colour: bool) -> str:
+def _part(part: Part, colour: bool, width: int | None = None) -> str:
     if part.kind is PartKind.STATUS:
         return _style(f"{_TONE_MARK[part.tone]} {part.text}", _TONE_COLOUR[part.tone], colour)
     if part.kind is PartKind.TEXT:
         return _BOLD.sub(lambda m: _style(m.group(1), "1", colour), part.text)
     if part.kind is PartKind.TABLE:
-        return _table(part.headers, part.rows, colour)
+        return _table(part.headers, part.rows, colour, width)
     if part.kind is PartKind.CODE:
         code = "\n".join("    " + line for line in part.text.rstrip().splitlines())
         return f"{_style(f'── {part.filename} ──', '1', colour)}\n{code}" if part.filename else code
@@ -86,9 +153,20 @@ def _day(x: str) -> str:
         return x
 
 
-def _table(headers: list[str], rows: list[list[str]], colour: bool) -> str:
-    rows = [[clip(str(cell), MAX_CELL) for cell in row] for row in rows]
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=False)]
+def _table(headers: list[str], rows: list[list[str]], colour: bool, width: int | None = None) -> str:
+    """Columns two spaces apart. Within ``width`` the widest columns give way until the table fits; without one
+    (a pipe) each cell is cut at ``MAX_CELL``."""
+    text = [[str(cell) for cell in row] for row in rows]
+    widths = [max(len(c) for c in column) for column in zip(headers, *text, strict=False)]
+    if width is None:
+        widths = [min(w, MAX_CELL) for w in widths]
+    else:
+        while sum(widths) + 2 * (len(widths) - 1) > width - 1 and max(widths) > MIN_COLUMN:
+            widest = widths.index(max(widths))
+            widths[widest] -= 1
+    rows = [[clip(cell, w) for cell, w in zip(row, widths, strict=False)] for row in text]
+    headers = [clip(h, w) for h, w in zip(headers, widths, strict=False)]
+    widths = [max(len(c) for c in column) for column in zip(headers, *rows, strict=False)]  # cut at words
     head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=False))
     body = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() for row in rows]
     return "\n".join([_style(head.rstrip(), "1", colour), *body])

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +46,10 @@ from core.launch.natsserver import EmbeddedNats, reload_config
 from harness import HarnessServer
 from runners.local import LocalRunner
 from runners.worker import Worker
+
+# `kernelrank up` notes its home in the user's state folder, where terminal clients look: a test's never goes to the
+# real one, nor reaches another test's client
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="kernelrank-state-")
 
 
 @pytest.fixture(autouse=True)

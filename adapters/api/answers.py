@@ -50,7 +50,7 @@ def answer(reply: Reply, status: int = 200) -> JSONResponse:
     if reply.tone is Tone.ERROR:
         code = str(reply.data.get("error") or "internal")
         retry = reply.data.get("retry_after_s")
-        return error(code, _sentence(reply), {"Retry-After": str(retry)} if retry else None)
+        return error(code, sentence(reply), {"Retry-After": str(retry)} if retry else None)
     return JSONResponse(to_jsonable(reply), status_code=status)
 
 
@@ -91,5 +91,5 @@ def _event(reply: Reply) -> ServerSentEvent:
     return ServerSentEvent(event="reply", data=json.dumps(to_jsonable(reply), separators=(",", ":")))
 
 
-def _sentence(reply: Reply) -> str:
+def sentence(reply: Reply) -> str:
     return " ".join(part.text for part in reply.parts if part.text).strip() or "kernelrank refused the request."

@@ -8,9 +8,12 @@ refused on every route, so a typo is not silently ignored. ``POST /v1/submission
 ``mode``) or JSON (``file_name`` and ``source``, the kernel's text, beside the others); with
 ``Accept: text/event-stream`` it streams progress. A file argument may also be a JSON object
 ``{"name": ..., "base64": ...}`` (``admin create``'s problem), sent to the core as the command's attachment.
-``GET /v1/health`` needs no token: is the API up, the core?
+``GET /v1/health`` needs no token: is the API up, the core, which version? For operators, ``/v1/openapi.json`` describes
+the routes (``adapters/api/openapi.py``, a page at ``/v1/docs``) and ``/metrics`` gives Prometheus its figures
+(``adapters/api/metrics.py``).
 Public commands (``Access.PUBLIC``: leaderboards, rankings, people) answer a request without an ``Authorization``
-header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes.
+header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes, and popcorn-cli's routes
+(``adapters/api/popcorn.py``) after them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,6 +37,9 @@ from starlette.types import Scope
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.arguments import command_arguments
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
+from adapters.api.metrics import ReplyTimes, metrics_endpoint
+from adapters.api.openapi import openapi_json, openapi_page
+from adapters.api.popcorn import is_submission, popcorn_routes
 from adapters.api.web import web_routes
 from adapters.api.web_common import refused
 from adapters.api.web_submit import WEB_SUBMIT
@@ -43,6 +50,7 @@ from core.contracts.messages import Actor, Attachment, Command, CommandKind, Pla
 from core.contracts.registry import COMMANDS, Access, ArgKind, Spec
 from core.contracts.registry import Route as CommandRoute
 from core.contracts.tokenformat import token_sha256
+from core.contracts.version import __version__
 
 log = logging.getLogger(__name__)
 _BEARER = re.compile(r"Bearer\s+([\x21-\x7e]{1,200})\s*", re.IGNORECASE)
@@ -75,17 +83,26 @@ def create_app(core: Core, settings: Settings) -> Starlette:
     api = _Api(core, settings)
 
     def limit_for(scope: Scope, content_type: str) -> int:
-        if scope["method"] == "POST" and scope["path"] in ("/v1/submissions", WEB_SUBMIT):
+        if scope["method"] == "POST" and (
+            scope["path"] in ("/v1/submissions", WEB_SUBMIT) or is_submission(scope["path"])
+        ):
             return submission_limit(settings.max_source_bytes, content_type)
         if scope["method"] == "POST" and scope["path"].startswith(PROBLEM_UPLOADS):
             return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES  # base64 inside JSON
         return SMALL_BODY_BYTES
 
-    routes = [Route("/v1/health", api.health), *web_routes(api.request, api)]
+    operators = [
+        Route("/v1/health", api.health),
+        Route("/v1/openapi.json", openapi_json),
+        Route("/v1/docs", openapi_page),
+        Route("/metrics", metrics_endpoint(api.request, api.times, lambda request: credential(request, public=True))),
+    ]
+    routes = [*operators, *web_routes(api.request, api)]
     for spec in COMMANDS:
         for route in spec.routes:
             endpoint = api.submit(spec) if spec.submission else api.command(spec, route)
             routes.append(Route(route.path, endpoint, methods=[route.method]))
+    routes += popcorn_routes(core, api.request)  # last: their submission route takes any POST /A/B/C
     limits = Middleware(
         BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes, too_large=_too_large
     )
@@ -97,6 +114,7 @@ class _Api:
     def __init__(self, core: Core, settings: Settings) -> None:
         self.core = core
         self.settings = settings
+        self.times = ReplyTimes()  # the core's reply times, for /metrics
 
     def command(self, spec: Spec, route: CommandRoute) -> Handler:
         """An endpoint sending ``spec``'s command through ``route``."""
@@ -133,6 +151,7 @@ class _Api:
     async def request(self, cmd: Command) -> Reply | Response:
         """The core's reply, or the error response that says why there is none (sent once: never retried here,
         since a submission that timed out may still have been stored)."""
+        started = time.perf_counter()
         try:
             return await self.core.request(cmd, timeout_s=self.settings.request_timeout_s)
         except CoreUnavailable as exc:
@@ -140,14 +159,16 @@ class _Api:
         except BusError as exc:
             log.warning("%s command %s failed on the bus: %s", cmd.kind.value, cmd.id, exc)
             return error("unavailable", "kernelrank could not reach its core just now; try again in a minute.")
+        finally:
+            self.times.observe(cmd.kind.value, time.perf_counter() - started)
 
     async def health(self, request: Request) -> Response:
         """Whether the API runs and the core answers (any answer counts: this probe carries no token)."""
         try:
             await self.core.request(query_command(_ACTOR, self._reply_to(), CommandKind.LIST), timeout_s=5)
         except BusError:
-            return JSONResponse({"api": "ok", "core": "unavailable"}, status_code=503)
-        return JSONResponse({"api": "ok", "core": "ok"})
+            return JSONResponse({"api": "ok", "core": "unavailable", "version": __version__}, status_code=503)
+        return JSONResponse({"api": "ok", "core": "ok", "version": __version__})
 
     def submit(self, spec: Spec) -> Handler:
         """The endpoint of ``spec`` (``submit``): the kernel file and the entry's other arguments, as

@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from discord.utils import escape_markdown
+
+from adapters.moments import discord_moments
 from adapters.render import (
     attachment_name,
     bundle,
@@ -142,12 +145,12 @@ def _announcement(reply: Reply) -> Outgoing:
 
 def _block(part: Part) -> str:
     if part.kind is PartKind.STATUS:
-        return f"{tone_icon(part.tone)} **{part.text}**"
+        return f"{tone_icon(part.tone)} **{discord_moments(part.text)}**"
     if part.kind is PartKind.TABLE:
         return _fence(monospace_table(part.headers, _escaped_rows(part)))
     if part.kind is PartKind.CODE:
         return _fence(_escape_code(part.text.rstrip()), part.language)
-    return part.text
+    return discord_moments(part.text)
 
 
 def _pages(parts: list[Part], blocks: list[str]) -> list[str]:
@@ -205,7 +208,8 @@ def _escape_code(text: str) -> str:
 
 
 def _escape(text: str) -> str:
-    return re.sub(r"([*_`~|>\\])", r"\\\1", str(text))
+    """Someone's text shown as it is: discord.py's escaping covers masked links, headings and lists too."""
+    return escape_markdown(str(text))
 
 
 def _truncate(text: str, limit: int) -> str:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from adapters.moments import slack_moments
 from adapters.render import (
     attachment_name,
     chart_png,
@@ -100,9 +101,10 @@ def one_line(reply: Reply) -> SlackMessage:
 
 def _part_blocks(part: Part, index: int, reply: Reply, uploads: list[Upload]) -> list[dict[str, Any]]:
     if part.kind is PartKind.STATUS:
-        return [_section(f"{tone_icon(part.tone)} {mrkdwn(part.text)}")]
-    if part.kind is PartKind.TEXT:
-        return [_section(chunk) for chunk in split_text(mrkdwn(part.text), SECTION_LIMIT) if chunk.strip()]
+        return [_section(f"{tone_icon(part.tone)} {slack_moments(mrkdwn(part.text))}")]
+    if part.kind is PartKind.TEXT:  # moments as Slack's date tokens: each reader sees their own time
+        text = slack_moments(mrkdwn(part.text))
+        return [_section(chunk) for chunk in split_text(text, SECTION_LIMIT) if chunk.strip()]
     if part.kind is PartKind.TABLE:
         return _table(part, index, uploads)
     if part.kind is PartKind.CODE:

@@ -30,6 +30,8 @@ MODES: Mapping[str, str] = MappingProxyType(
     }
 )
 DEFAULT_MODE = "ranked"
+# Other tools' names for our modes: popcorn-cli and the GPU MODE bot call a ranked submission "leaderboard"
+MODE_ALIASES: Mapping[str, str] = MappingProxyType({"leaderboard": "ranked"})
 SOURCE_SUFFIXES = (".py", ".cu")
 TEMPLATE_LANGUAGES = ("Python", "Triton", "CUDA")
 _HEADER = re.compile(r"^\s*#!\s*(?:POPCORN|kernelrank)\s+(leaderboard|gpus?|mode)\s+(.+?)\s*$", re.IGNORECASE)
@@ -125,6 +127,7 @@ def _check_file_name(name: str) -> None:
 
 def normalise_mode(mode: str) -> str:
     mode = (mode or DEFAULT_MODE).lower()
+    mode = MODE_ALIASES.get(mode, mode)
     if mode not in MODES:
         raise UserError(f"Unknown mode {shown(mode)!r}: use one of {', '.join(MODES)}.")
     return mode

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import getpass
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,20 +150,43 @@ def env_name(field_name: str) -> str:
     return field_name.upper() if field_name in SECRET_FIELDS else f"KERNELRANK_{field_name.upper()}"
 
 
+def user_config_dir(environ: dict[str, str] | None = None) -> Path:
+    """The user's own settings folder, wherever kernelrank is started from: ``$XDG_CONFIG_HOME/kernelrank``, else
+    ``~/.config/kernelrank`` (where ``kernelrank login`` keeps its file too)."""
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelrank"
+
+
+def local_home_file(environ: dict[str, str] | None = None) -> Path:
+    """Where ``kernelrank up`` notes the (absolute) home it runs in, so the terminal client finds the local API from
+    any folder: ``$XDG_STATE_HOME/kernelrank/local-home``, else under ``~/.local/state``."""
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "kernelrank" / "local-home"
+
+
 def load_settings(
-    environ: dict[str, str] | None = None, config_file: Path | None = None, dotenv: Path | None = Path(".env")
+    environ: dict[str, str] | None = None,
+    config_file: Path | None = None,
+    dotenv: Path | None = Path(".env"),
+    user_config: Path | None = None,
 ) -> Settings:
-    """Build ``Settings``; ``KERNELRANK_CONFIG`` names the TOML file (default ``kernelrank.toml``)."""
+    """Build ``Settings``; ``KERNELRANK_CONFIG`` names the TOML file, else ``kernelrank.toml`` here or in
+    ``user_config`` (the user's folder, ``user_config_dir()``), whose ``.env`` lies under the one here."""
     environ = dict(os.environ if environ is None else environ)
     values: dict[str, Any] = {}
-    toml_path = config_file or Path(environ.get("KERNELRANK_CONFIG", "kernelrank.toml"))
+    here = Path("kernelrank.toml")
+    toml_path = config_file or Path(
+        environ.get("KERNELRANK_CONFIG")
+        or (user_config / "kernelrank.toml" if user_config and not here.is_file() else here)
+    )
     if toml_path.is_file():
         try:
             values.update(tomllib.loads(toml_path.read_text()))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{toml_path} is not valid TOML: {exc}") from exc
     by_env = {env_name(f.name): f.name for f in dataclasses.fields(Settings)}
-    layered = {**(_read_dotenv(dotenv) if dotenv else {}), **environ}
+    files = [user_config / ".env" if user_config else None, dotenv]
+    layered = {k: v for path in files if path for k, v in read_dotenv(path).items()} | environ
     values.update({by_env[k]: v for k, v in layered.items() if k in by_env})
     unknown = set(values) - {f.name for f in dataclasses.fields(Settings)}
     if unknown:
@@ -214,13 +238,36 @@ def _pairs(value: Any) -> dict[str, Any]:
     return pairs
 
 
-def _read_dotenv(path: Path) -> dict[str, str]:
+def read_dotenv(path: Path) -> dict[str, str]:
+    """A ``.env`` file as shells and python-dotenv read it: ``[export] NAME=value`` lines; a value in single quotes
+    is taken as it is, one in double quotes with ``\\n``, ``\\"`` and ``\\\\`` escapes; an unquoted value ends
+    before a `` #`` comment. Blank lines, comments and lines without ``=`` are skipped."""
     if not path.is_file():
         return {}
     pairs = {}
     for line in path.read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and "=" in line:
-            key, _, value = line.removeprefix("export ").partition("=")
-            pairs[key.strip()] = value.strip().strip("'\"")
+        match = _DOTENV_LINE.match(line)
+        if match is None:
+            continue
+        key, value = match["key"], match["value"]
+        if value.startswith("'") and "'" in value[1:]:
+            value = value[1 : value.index("'", 1)]
+        elif value.startswith('"') and (end := _closing_quote(value)) > 0:
+            value = re.sub(r"\\(.)", lambda m: "\n" if m[1] == "n" else m[1], value[1:end])
+        else:
+            value = re.split(r"\s#", value, maxsplit=1)[0].strip()
+        pairs[key] = value
     return pairs
+
+
+_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?(?P<key>[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(?P<value>.*?)\s*$")
+
+
+def _closing_quote(value: str) -> int:
+    """Where the double-quoted value that ``value`` opens ends (an unescaped ``"``), or -1."""
+    escaped = False
+    for at, char in enumerate(value[1:], start=1):
+        if char == '"' and not escaped:
+            return at
+        escaped = char == "\\" and not escaped
+    return -1

@@ -32,9 +32,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapters.credentials import remember_local_home
 from core.contracts import issued_workers
-from core.contracts.config import ConfigError, Settings, env_name
+from core.contracts.config import ConfigError, Settings, env_name, local_home_file
 from core.contracts.credentials import embedded_server_config, result_secret
 from core.contracts.gpus import local_pools
 from core.contracts.localfiles import write_private
@@ -104,6 +103,9 @@ def main(argv: list[str], settings: Settings) -> int:
     )
     args = parser.parse_args(argv)
     settings.home.mkdir(parents=True, exist_ok=True)
+    pointer = local_home_file()  # the terminal client finds this kernelrank from any folder
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    pointer.write_text(str(settings.home.resolve()))
     nats = None if settings.nats_url else EmbeddedNats()
     embedded = nats is not None
     try:
@@ -119,7 +121,6 @@ def main(argv: list[str], settings: Settings) -> int:
     env = {**os.environ, "KERNELRANK_NATS_URL": url, "KERNELRANK_HOME": str(settings.home)}
     exe = [sys.executable, "-m", "core.launch.main"]
     settings.api_url_file.unlink(missing_ok=True)  # an earlier run's; the API writes its own once it listens
-    remember_local_home(settings.home)  # so the client finds this kernelrank from any folder
     children = [
         Child(
             "core",
@@ -173,6 +174,8 @@ def main(argv: list[str], settings: Settings) -> int:
             child.wait_stopped(deadline)
         settings.nats_url_file.unlink(missing_ok=True)
         settings.local_token_file.unlink(missing_ok=True)
+        if pointer.is_file() and pointer.read_text() == str(settings.home.resolve()):
+            pointer.unlink()
         if nats:
             nats.stop()
         print("kernelrank stopped.", flush=True)

@@ -59,11 +59,12 @@ def test_secret_files_are_owner_only_and_others_are_ignored(home, tmp_path):
 
 
 def test_the_client_finds_the_kernelrank_up_started_from_another_folder(home, tmp_path, monkeypatch):
-    from adapters.credentials import remember_local_home
+    from core.contracts.config import local_home_file
 
     started = Settings(home=home)
     up_files(started, "http://127.0.0.1:8765", "kr_local")
-    remember_local_home(home)  # what `kernelrank up` notes
+    local_home_file().parent.mkdir(parents=True, exist_ok=True)
+    local_home_file().write_text(str(home.resolve()))  # what `kernelrank up` notes
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)

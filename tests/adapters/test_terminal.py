@@ -62,3 +62,11 @@ def test_submit_takes_its_registry_spellings_and_lists_the_modes_with_what_they_
         assert (typed["leaderboard"], ",".join(typed["gpu"]), typed["mode"]) == ("vectoradd", "H100,A100", "test")
     shown = " ".join(parser.format_help().split())
     assert all(f"{mode}: {about}" in shown for mode, about in MODES.items())
+
+
+def test_popcorn_clis_mode_name_is_taken_as_ranked():
+    from adapters.cli import parser_for
+    from core.contracts.messages import CommandKind
+    from core.contracts.registry import BY_KIND
+
+    assert parser_for(BY_KIND[CommandKind.SUBMIT]).parse_args(["k.py", "--mode", "leaderboard"]).mode == "ranked"

@@ -44,5 +44,6 @@ def test_good_file_is_decoded():
 def test_modes():
     assert normalise_mode("") == "ranked"
     assert normalise_mode("TEST") == "test"
+    assert normalise_mode("Leaderboard") == "ranked"  # popcorn-cli's name for it
     with pytest.raises(UserError, match="Unknown mode"):
         normalise_mode("fast")

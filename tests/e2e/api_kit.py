@@ -52,6 +52,7 @@ async def kernelrank(cwd: Path, *args: str, stdin: str = "", **env: str) -> tupl
         **clean,
         "PYTHONPATH": str(REPO),
         "XDG_CONFIG_HOME": str(cwd / "config"),
+        "XDG_STATE_HOME": str(cwd / "state"),
         "KERNELRANK_HOME": str(cwd / "var"),
         **env,
     }

@@ -22,6 +22,7 @@ from core.contracts.commands import file_value
 from core.contracts.config import Settings
 from core.contracts.messages import Reply, decode
 from core.contracts.tokenformat import token_sha256
+from core.contracts.version import __version__
 from runners.fake import FakeRunner
 
 CORRECT = (Path(__file__).parent.parent / "fixtures" / "harness" / "submissions" / "correct.py").read_text()
@@ -290,7 +291,8 @@ async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
         app = create_app(bus, Settings(home=tmp_path))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as http:
             health = await http.get("/v1/health")
-            assert health.status_code == 503 and health.json() == {"api": "ok", "core": "unavailable"}
+            assert health.status_code == 503
+            assert health.json() == {"api": "ok", "core": "unavailable", "version": __version__}
             status, code, message = problem(await http.get("/v1/leaderboards", headers={"Authorization": "Bearer t"}))
             assert (status, code) == (503, "unavailable") and "not running" in message
             submitted = await http.post(
@@ -302,6 +304,7 @@ async def test_without_a_core_the_api_says_so(nats_url, tmp_path):
 
 
 def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
+    from adapters.api.popcorn import popcorn_routes
     from core.contracts.registry import COMMANDS
 
     served = {
@@ -329,7 +332,10 @@ def test_the_api_serves_the_registry_routes_health_and_the_web_pages_only():
         ("POST", "/sign-in"),
         ("POST", "/sign-out"),
     }
-    assert served == declared | {("GET", "/v1/health")} | pages and not any(p.startswith("/v1") for _, p in pages)
+    popcorn = {(m, r.path) for r in popcorn_routes(None, None) for m in r.methods if m != "HEAD"}
+    operators = {("GET", path) for path in ("/v1/health", "/v1/openapi.json", "/v1/docs", "/metrics")}
+    assert served == declared | operators | pages | popcorn
+    assert not any(p.startswith("/v1") for _, p in pages | popcorn)
 
 
 async def test_a_busy_port_is_named_with_what_to_change(nats_url, tmp_path):

@@ -43,6 +43,7 @@ async def start_up(tmp_path: Path) -> asyncio.subprocess.Process:
         KERNELRANK_PROBLEMS_DIR=str(problems),
         KERNELRANK_USER="ada",
         XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
         KERNELRANK_LOG_LEVEL="DEBUG",
     )
     return await asyncio.create_subprocess_exec(

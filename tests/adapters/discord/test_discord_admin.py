@@ -44,14 +44,14 @@ async def test_admin_create_update_close_delete_from_discord_with_permission_che
         ),
         120,
     )
-    assert "until 2099-01-01 12:00 UTC" in texts(ready)
+    assert "until <t:4070952000:f>" in texts(ready)  # 2099-01-01 12:00 UTC, in each reader's zone
     listed = await bot.answer(await bot.slash(["leaderboard", "list"]))
     assert "weekly" in texts(listed)
 
     updated = await bot.answer(
         await bot.slash(ADMIN + ["update"], {"leaderboard": "weekly", "deadline": "2099-02-01 12:00"})
     )
-    assert "until 2099-02-01 12:00 UTC" in texts(updated)
+    assert "until <t:4073630400:f>" in texts(updated)
     not_yours = await bot.answer(await bot.slash(ADMIN + ["close"], {"leaderboard": "weekly"}, user=payloads.BOB))
     assert flags(not_yours) & EPHEMERAL and "Only admins and leaderboard creators" in texts(not_yours)
     closed = await bot.answer(await bot.slash(ADMIN + ["close"], {"leaderboard": "weekly"}))
