@@ -24,7 +24,6 @@ import contextlib
 import os
 import signal
 import socket
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from harness.channel import Outbox, RecordReader, read_record
 from harness.failures import Verdict, process_ended
 from harness.isolation import linux
 from harness.job import EvalJob
-from harness.judge import brackets, judge_clock
+from harness.judge import brackets, calibration, judge_clock
 from harness.judge.runner_claims import reported_failure, reported_timing
 from harness.result import FailureKind
 from harness.runner import runner_process
@@ -47,18 +46,6 @@ MAX_BUFFER_SETS = runner_process.KEEP_ALIVE + 1  # the runner's sets of input bu
 
 _clock_ns = time.perf_counter_ns
 CLOSE_WAIT_S = 5.0
-CALIBRATION_CALLS = 40
-# The calibration's input, in float32 elements. On the CPU small, so its transfer through the socket costs next to
-# nothing; on CUDA as large as a typical output (8 MiB), so that the fresh output it shares back comes from the
-# caching allocator's large pool and its own segment, as real outputs do: with a 1 KiB probe the exchange of honest
-# calls of large shapes cost 0.4-0.7 ms more than the calibration on an H200, and read as untrusted time.
-CALIBRATION_ELEMENTS = {"cpu": 256, "cuda": 2 * 2**20}
-# On the CPU, what a byte costs is measured the way a call's spending is, in the job's CPU time: calls of a 2 MiB
-# input (6 MiB moved: the input, the inputs back, a fresh output) against the empty ones, 35-50 ms in all. A socket's
-# wall time per byte, the measure before, read 4-9 times the runner's real cost on a loaded machine (its threads wait
-# for cores, which CPU time does not count), and a runner hid 6 ms of work per call in the difference.
-BYTE_CALIBRATION_ELEMENTS = 2**19
-BYTE_CALIBRATION_CALLS = 5
 
 
 @dataclass
@@ -139,38 +126,11 @@ class RunnerLink:
         value = record.get("compile_s")
         return float(value) if isinstance(value, (int, float)) and value >= 0 else 0.0
 
-    def calibrate(self, calls: int = CALIBRATION_CALLS) -> brackets.Allowance:
-        """What an empty call costs as the judge sees it: timed calls of the harness's own (a small input in, a fresh
-        output like it back, through every step a real call takes), made before the submission is imported, so no
-        code of the submission can recognise or answer them; and what a byte moved costs (``_us_per_byte``)."""
+    def calibrate(self, calls: int = calibration.CALLS) -> brackets.Allowance:
+        """What an empty call costs as the judge sees it (``harness.judge.calibration``); before the import only."""
         if self._imported:
             raise RuntimeError("the exchange is calibrated before the submission is imported, never after")
-        empty = self._calibration_calls(CALIBRATION_ELEMENTS.get(self.device, 256), calls)
-        return brackets.allowance(
-            [a.spent_us for a in empty],
-            [a.timing.sync_us - a.timing.event_us for a in empty],
-            self.device,
-            self._us_per_byte(empty),
-        )
-
-    def _calibration_calls(self, elements: int, calls: int) -> list[Answer]:
-        probe = torch.zeros(elements, device=self.device)
-        return [
-            self.call(probe, timed=True, host=False, during="the calibration", calibration=True) for _ in range(calls)
-        ]
-
-    def _us_per_byte(self, empty: list[Answer]) -> float:
-        """What moving a byte through the socket adds to a call's spending, in its currency: on the CPU the job's CPU
-        time, from calls of a large input against ``empty``; on CUDA, where spending is the bracket, the wall time of
-        the judge's own socket."""
-        if self.device != "cpu":
-            return judge_clock.socket_us_per_byte()
-        large = self._calibration_calls(BYTE_CALIBRATION_ELEMENTS, BYTE_CALIBRATION_CALLS)
-        extra_us = statistics.median(a.spent_us for a in large) - statistics.median(a.spent_us for a in empty)
-        extra_bytes = statistics.median(a.payload_bytes for a in large) - statistics.median(
-            a.payload_bytes for a in empty
-        )
-        return max(0.0, extra_us / extra_bytes)
+        return calibration.allowance(self.call, self.device, calls)
 
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:
         """Torch's profiler table of ``calls`` (judge calls of the runner), profiled in the runner."""
