@@ -116,7 +116,7 @@ async def test_the_rate_limit_holds_on_the_web_as_everywhere(strict_site: Site) 
         assert (await _post(http, {"source": CORRECT})).status_code == 303
         again = await _post(http, {"source": CORRECT})
     assert again.status_code == 429 and int(again.headers["retry-after"]) > 0
-    assert re.search(r'role="alert">You have made 1 submissions to CPU in the last minute; try again in', again.text)
+    assert re.search(r'role="alert">You have made 1 submission to CPU in the last minute; try again in', again.text)
     assert strict_site.system.store.stats().submissions == 1
 
 

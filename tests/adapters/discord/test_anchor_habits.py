@@ -41,4 +41,4 @@ async def test_eval_code_for_one_language(make_system, make_bot):
     bot = await make_bot(await make_system(FakeRunner()))
     cuda = await bot.answer(await bot.slash(["leaderboard", "eval-code"], {"lang": "cuda"}))
     names = [f["filename"] for f in cuda.json.get("attachments") or []]
-    assert "cu_driver.cu" in " ".join(names) and not any(n.endswith(".py") for n in names), names
+    assert "cu_judge.cu" in " ".join(names) and not any(n.endswith(".py") for n in names), names
