@@ -11,6 +11,7 @@ import duckdb
 
 from storage._ranking import COUNTS
 from storage._sql import placeholders
+from storage._summaries import BOARD_COUNTS
 from storage._time import as_utc
 from storage.records import (
     GlobalStats,
@@ -104,11 +105,11 @@ def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
 
 def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
     rows = cur.execute(
-        """SELECT l.name, l.description, l.gpus, l.deadline::TIMESTAMP, count(s.id), count(DISTINCT s.person_id),
-                  l.opens_at::TIMESTAMP, coalesce(l.version, 1)
-           FROM leaderboards l LEFT JOIN submissions s ON s.leaderboard = l.name
-           WHERE l.hidden_at IS NULL
-           GROUP BY ALL ORDER BY l.name"""
+        f"""SELECT l.name, l.description, l.gpus, l.deadline::TIMESTAMP, coalesce(c.submissions, 0),
+                   coalesce(c.people, 0), l.opens_at::TIMESTAMP, coalesce(l.version, 1)
+            FROM leaderboards l LEFT JOIN ({BOARD_COUNTS}) c ON c.leaderboard = l.name
+            WHERE l.hidden_at IS NULL
+            ORDER BY l.name"""
     ).fetchall()
     return [
         LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), row[4], row[5], row[6] and as_utc(row[6]), row[7])

@@ -34,7 +34,7 @@ from typing import Any
 
 import duckdb
 
-from storage import _boards, _links, _people, _queries, _ranking, _writes
+from storage import _boards, _links, _people, _queries, _ranking, _summaries, _writes
 from storage._admin import AdminRecords
 from storage._challenges import Challenges
 from storage._reports import Reports
@@ -323,8 +323,10 @@ class Store:
         return rows[0] if rows else None
 
     def rebuild_rankings(self) -> int:
-        """Recompute every person's entry from the stored runs (after a bulk import); returns the entry count."""
-        with self._writing("outcomes") as cur:
+        """Recompute every person's entry, and the summaries, from the stored runs (after a bulk import); returns
+        the entry count."""
+        with self._writing("both") as cur:
+            _summaries.recount(cur)
             return _ranking.rebuild(cur)
 
     def history(self, leaderboard: str, person_id: int, gpu: str | None = None, limit: int = 50) -> list[HistoryRow]:

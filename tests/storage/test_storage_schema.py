@@ -34,6 +34,7 @@ TABLES = {
     "leaderboard_rate_limits",
     "reports",
     "review_decisions",
+    "board_people",
 }
 
 
