@@ -9,7 +9,6 @@ from typing import Any
 
 import duckdb
 
-from storage._ranking import COUNTS
 from storage._sql import placeholders
 from storage._summaries import BOARD_COUNTS
 from storage._time import as_utc
@@ -222,19 +221,6 @@ def history(cur: Cursor, leaderboard: str, person_id: int, gpu: str | None, limi
         {"leaderboard": leaderboard, "person_id": person_id, "gpu": gpu, "limit": limit},
     ).fetchall()
     return [HistoryRow(*row[:6], as_utc(row[6]), row[7]) for row in rows]
-
-
-def best_over_time(cur: Cursor, leaderboard: str, person_id: int, gpu: str) -> list[tuple[datetime, float]]:
-    """One point per passed ranked run, oldest first: (submission time, best score up to then)."""
-    rows = cur.execute(
-        f"""SELECT s.created_at::TIMESTAMP, min(r.score_us) OVER (ORDER BY s.created_at, s.id ROWS UNBOUNDED PRECEDING)
-            FROM runs r JOIN submissions s ON s.id = r.submission_id
-            WHERE s.leaderboard = ? AND s.person_id = ? AND r.gpu = ?
-              AND {COUNTS}
-            ORDER BY s.created_at, s.id""",
-        [leaderboard, person_id, gpu],
-    ).fetchall()
-    return [(as_utc(at), best) for at, best in rows]
 
 
 def submission_detail(cur: Cursor, submission_id: int) -> SubmissionDetail | None:

@@ -34,7 +34,7 @@ from typing import Any
 
 import duckdb
 
-from storage import _boards, _links, _people, _queries, _ranking, _summaries, _writes
+from storage import _boards, _links, _people, _progress, _queries, _ranking, _summaries, _writes
 from storage._admin import AdminRecords
 from storage._challenges import Challenges
 from storage._reports import Reports
@@ -335,8 +335,11 @@ class Store:
             return _queries.history(cur, leaderboard, person_id, gpu, limit)
 
     def best_over_time(self, leaderboard: str, person_id: int, gpu: str) -> list[tuple[datetime, float]]:
+        """(submission time, best score so far) where the best changed, and at the latest run, oldest first; at
+        most ``storage._progress.MAX_POINTS``."""
         with self._reading() as cur:
-            return _queries.best_over_time(cur, leaderboard, person_id, gpu)
+            series = _progress.progress(cur, person_id, leaderboard, gpu).get((leaderboard, gpu))
+        return series.points if series else []
 
     def previous_bests(
         self, keys: list[tuple[str, str, int]], exclude: list[str]
