@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from core.contracts import reply_parts
+from core.contracts.answer_by import Abandoned
 from core.contracts.bus import Bus
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from core.service import admin_news, validation
@@ -114,6 +115,8 @@ class CoreService:
     async def handle_command(self, cmd: Command) -> Reply:
         try:
             return await dispatch(cmd, self.deps)
+        except Abandoned:  # the asker stopped waiting: the command server answers nothing
+            raise
         except StoreFull as exc:
             log.error("command %s (%s) not stored: %s", cmd.id, cmd.kind.value, exc)
             return reply_parts.error_reply(
