@@ -103,6 +103,15 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     )
 
 
+def profile(pid: int, out: Path | None) -> subprocess.Popen | None:
+    """py-spy sampling the core (its folded stacks written to ``out`` when interrupted), if asked for."""
+    if out is None:
+        return None
+    py_spy = shutil.which("py-spy") or sys.exit("--py-spy needs py-spy on the PATH (pip install py-spy)")
+    command = [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--output", str(out)]
+    return subprocess.Popen([*command, "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def cpu_s(pid: int) -> float:
     """User plus system CPU seconds a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -220,8 +229,9 @@ async def query_rows(bus: Bus, args: argparse.Namespace, submitter: Client) -> l
         while not stop.is_set():
             reply = await bus.request(person, timeout_s=30)
             answers["busy" if reply.tone is Tone.ERROR else "ok"] += 1
+            await asyncio.sleep(reply.data.get("retry_after_s", 0) if reply.tone is Tone.ERROR else 0)
 
-    crowds = [asyncio.create_task(crowd()) for _ in range(64)]
+    crowds = [asyncio.create_task(crowd()) for _ in range(64)]  # each waits the Retry-After it is told
     await asyncio.sleep(1)
     accept = [(await submitter.submit())[0] for _ in range(args.queries)]
     stop.set()
@@ -261,10 +271,14 @@ async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> t
         ]
 
         sustained = Client(bus, "sustained")
+        profiler = profile(pids["core"], args.py_spy)
         cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
         started = time.perf_counter()
         accepted = await sustained.many(args.sustained, in_flight=args.in_flight)
         accepted_s = time.perf_counter() - started
+        if profiler:
+            profiler.send_signal(signal.SIGINT)  # py-spy writes its samples when interrupted
+            profiler.wait(60)
         finals = await sustained.finals(run_ids(accepted), idle_s=1.0)
         stored_s = time.perf_counter() - started - 1.0
         cpu_ms = {name: (cpu_s(pid) - cpu_before[name]) * 1e3 / args.sustained for name, pid in pids.items()}
@@ -316,6 +330,7 @@ def main() -> None:
         "--long-history", type=int, default=30_000, help="submissions of the person whose page is timed"
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the table here as JSON")
+    parser.add_argument("--py-spy", type=Path, default=None, help="write py-spy's folded stacks of the core here")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="kernelrank-bench-"))

@@ -24,7 +24,7 @@ from storage.records import NewSubmission, ResultRecord, Submission, WriteBatch
 from storage.store import Store
 
 log = logging.getLogger(__name__)
-QUERY_THREADS = 2  # DuckDB runs each statement on one thread (threads=1): one per core of the small host
+QUERY_THREADS = 1  # DuckDB runs each statement on one thread (threads=1): the other core stays for submissions
 MAX_QUERY_READS = 32  # queries' reads running or waiting; beyond, a query is refused at once rather than queued
 BUSY_RETRY_S = 2
 T = TypeVar("T")
