@@ -10,7 +10,8 @@ refused on every route, so a typo is not silently ignored. ``POST /v1/submission
 ``{"name": ..., "base64": ...}`` (``admin create``'s problem), sent to the core as the command's attachment.
 ``GET /v1/health`` needs no token: is the API up, the core?
 Public commands (``Access.PUBLIC``: leaderboards, rankings, people) answer a request without an ``Authorization``
-header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes.
+header as a visitor; visitors' answers are kept a second and made once for a crowd (``adapters/api/cache.py``). The
+web pages (``adapters/api/web.py``) are served beside the routes.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from starlette.routing import Route
 from starlette.types import Scope
 
 from adapters.api.answers import Core, answer, error, stream
+from adapters.api.cache import PageCache
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
 from adapters.api.web import web_routes
 from core.contracts.bus import BusError, CoreUnavailable
@@ -86,7 +88,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
             routes.append(Route(route.path, endpoint, methods=[route.method]))
     limits = Middleware(BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes)
     handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
-    return Starlette(routes=routes, exception_handlers=handlers, middleware=[limits])
+    return Starlette(routes=routes, exception_handlers=handlers, middleware=[Middleware(PageCache), limits])
 
 
 class _Api:
