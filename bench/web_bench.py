@@ -6,9 +6,11 @@ Fills a database as ``core_bench.py --preload-runs`` does (2,000 people, 10 lead
 problem, 3 GPUs, and one person with ``--long-history`` submissions), adds an open challenge on ``board-3``, then
 starts an embedded nats-server, the core and the API (``kernelrank api``) as separate processes, as ``kernelrank up``
 would. Each page is asked ``--requests`` times at each concurrency (a bounded loopback load: httpx, keep-alive,
-that many requests in flight), without a token, as a visitor's browser asks. Every response is checked (status 200
-and the text the page must hold); a wrong one is counted as an error, never as a time. Prints p50 / p95 / errors
-per page and concurrency; figures, not pass/fail checks.
+that many requests in flight), without a token, as a visitor's browser asks: first as reloads
+(``Cache-Control: no-cache``, so each answer is made anew by the core: what a page costs), then as visitors (whom
+the API may answer from its one-second copy, ``adapters/api/cache.py``: what a crowd costs). Every response is
+checked (status 200 and the text the page must hold); a wrong one is counted as an error, never as a time. Prints
+p50 / p95 / errors per page and concurrency; figures, not pass/fail checks.
 """
 
 from __future__ import annotations
@@ -52,8 +54,12 @@ def pages(person_id: int) -> list[tuple[str, str, str]]:
     ]
 
 
-async def load(http: httpx.AsyncClient, path: str, must: str, requests: int, concurrency: int) -> tuple[list, int]:
-    """Milliseconds of each right answer, and the number of wrong ones, with ``concurrency`` in flight."""
+async def load(
+    http: httpx.AsyncClient, path: str, must: str, requests: int, concurrency: int, fresh: bool = False
+) -> tuple[list, int]:
+    """Milliseconds of each right answer, and the number of wrong ones, with ``concurrency`` in flight; ``fresh``
+    asks as a reload does (``Cache-Control: no-cache``), so that the page is made anew each time."""
+    headers = {"Cache-Control": "no-cache"} if fresh else {}
     times: list[float] = []
     errors = 0
     slots = asyncio.Semaphore(concurrency)
@@ -63,7 +69,7 @@ async def load(http: httpx.AsyncClient, path: str, must: str, requests: int, con
         async with slots:
             started = time.perf_counter()
             try:
-                response = await http.get(path)
+                response = await http.get(path, headers=headers)
             except httpx.HTTPError:
                 errors += 1
                 return
@@ -91,11 +97,13 @@ async def measure(url: str, api_url_file: Path, args: argparse.Namespace) -> lis
     ]
     async with httpx.AsyncClient(base_url=api, timeout=30, limits=limits) as http:
         for name, path, must in pages(args.long_person):
-            await load(http, path, must, 5, 1)  # warm-up: templates, the core's caches
-            for concurrency in args.concurrency:
-                times, errors = await load(http, path, must, max(args.requests, concurrency * 2), concurrency)
+            await load(http, path, must, 5, 1, fresh=True)  # warm-up: templates, the core's caches
+            runs = [(c, True) for c in args.fresh_concurrency] + [(c, False) for c in args.concurrency]
+            for concurrency, fresh in runs:
+                times, errors = await load(http, path, must, max(args.requests, concurrency * 2), concurrency, fresh)
                 p50, p95 = (percentile(times, 0.5), percentile(times, 0.95)) if times else (float("nan"),) * 2
-                lines.append(f"| {name} | {concurrency} | {len(times) + errors} | {p50:.1f} | {p95:.1f} | {errors} |")
+                flight = f"{concurrency}{' (reloads)' if fresh else ''}"
+                lines.append(f"| {name} | {flight} | {len(times) + errors} | {p50:.1f} | {p95:.1f} | {errors} |")
                 print(lines[-1], flush=True)
     return lines
 
@@ -105,7 +113,10 @@ def main() -> None:
     parser.add_argument("--preload-runs", type=int, default=1_000_000)
     parser.add_argument("--long-history", type=int, default=30_000)
     parser.add_argument("--requests", type=int, default=100, help="requests per page and concurrency (at least 2x it)")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64], help="visitors in flight")
+    parser.add_argument(
+        "--fresh-concurrency", type=int, nargs="*", default=[1, 16], help="reloads in flight (each page made anew)"
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="kernelrank-web-bench-"))
