@@ -9,6 +9,8 @@ of a person, so a page costs one scan of their runs, not one per series.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import duckdb
 
 from storage._ranking import COUNTS
@@ -18,24 +20,25 @@ from storage.records import Series
 Cursor = duckdb.DuckDBPyConnection
 MAX_POINTS = 100  # per series: a chart 640 px wide shows no more
 
+# Each new best (a run below every earlier one: one window, the cheapest), then each series' run count and latest
+# run (an aggregate), in one query; ``progress`` puts the latest run's point after the new bests.
 _STEPS = f"""
     WITH mine AS (
         SELECT s.leaderboard, r.gpu, s.created_at, s.id, r.score_us
         FROM submissions s JOIN runs r ON r.submission_id = s.id
         WHERE s.person_id = $person_id AND ($leaderboard IS NULL OR s.leaderboard = $leaderboard)
           AND ($gpu IS NULL OR r.gpu = $gpu) AND {COUNTS}),
-    curve AS (
-        SELECT leaderboard, gpu, created_at, id,
-               min(score_us) OVER (PARTITION BY leaderboard, gpu ORDER BY created_at, id
-                                   ROWS UNBOUNDED PRECEDING) AS best,
-               count(*) OVER (PARTITION BY leaderboard, gpu) AS runs,
-               row_number() OVER (PARTITION BY leaderboard, gpu ORDER BY created_at DESC, id DESC) AS from_end
-        FROM mine),
-    steps AS (
-        SELECT *, lag(best) OVER (PARTITION BY leaderboard, gpu ORDER BY created_at, id) AS before FROM curve)
-    SELECT leaderboard, gpu, runs, created_at::TIMESTAMP, best FROM steps
-    WHERE before IS NULL OR best < before OR from_end = 1
-    ORDER BY leaderboard, gpu, created_at, id
+    marked AS (
+        SELECT *, min(score_us) OVER (PARTITION BY leaderboard, gpu ORDER BY created_at, id
+                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+        FROM mine)
+    SELECT leaderboard, gpu, created_at::TIMESTAMP AS moment, id, score_us, NULL AS runs FROM marked
+    WHERE before IS NULL OR score_us < before
+    UNION ALL
+    SELECT leaderboard, gpu, latest.created_at::TIMESTAMP AS moment, latest.id, NULL, runs
+    FROM (SELECT leaderboard, gpu, count(*) AS runs, max({{'created_at': created_at, 'id': id}}) AS latest
+          FROM mine GROUP BY ALL)
+    ORDER BY leaderboard, gpu, moment, id, runs NULLS FIRST
 """
 
 
@@ -44,11 +47,19 @@ def progress(
 ) -> dict[tuple[str, str], Series]:
     """Each (leaderboard, GPU) series of the person's passed ranked runs (only ``leaderboard`` and ``gpu``'s if
     given), as its new bests and its latest run, at most ``MAX_POINTS`` of them."""
+    steps: dict[tuple[str, str], list[tuple[datetime, float, int]]] = {}
     found: dict[tuple[str, str], Series] = {}
     rows = cur.execute(_STEPS, {"person_id": person_id, "leaderboard": leaderboard, "gpu": gpu}).fetchall()
-    for board, on, runs, at, best in rows:
-        found.setdefault((board, on), Series(runs, [])).points.append((as_utc(at), best))
-    return {key: Series(series.runs, thinned(series.points)) for key, series in found.items()}
+    for board, on, at, submission_id, best, runs in rows:
+        series = steps.setdefault((board, on), [])
+        if runs is None:  # a new best
+            series.append((as_utc(at), best, submission_id))
+            continue
+        points = [(when, score) for when, score, _ in series]
+        if series[-1][2] != submission_id:  # the curve goes on, flat, to the latest run
+            points.append((as_utc(at), series[-1][1]))
+        found[(board, on)] = Series(runs, thinned(points))
+    return found
 
 
 def thinned(points: list, most: int = MAX_POINTS) -> list:
