@@ -3,6 +3,8 @@ asker has gone is dropped before it runs, and a submission is never refused for 
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import pytest
@@ -46,3 +48,17 @@ async def test_past_the_bound_a_public_read_is_refused_with_a_retry_time_and_a_s
         deps,
     )
     assert accepted.data["runs"]
+
+
+async def test_public_reads_run_below_the_submissions_priority(deps) -> None:
+    deps, _ = deps
+
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    token = ANSWER_BY.set(time.monotonic() + 60)
+    try:
+        query = await deps.db.read(niceness)
+    finally:
+        ANSWER_BY.reset(token)
+    assert query >= await deps.db.read(niceness) + db_module.QUERY_NICENESS or query == 19
