@@ -129,7 +129,7 @@ class Client:
     def __init__(self, bus: Bus, route: str) -> None:
         self.bus, self.route, self.serial = bus, route, 0
 
-    async def submit(self) -> tuple[float, Reply]:
+    async def submit(self, timeout_s: float = 60) -> tuple[float, Reply]:
         self.serial += 1
         cmd = submit_command(
             Actor(Platform.DISCORD, f"user{self.serial % USERS}"),
@@ -139,7 +139,7 @@ class Client:
             leaderboard="vectoradd",
         )
         started = time.perf_counter()
-        reply = await self.bus.request(cmd, timeout_s=60)
+        reply = await self.bus.request(cmd, timeout_s=timeout_s)
         if not reply.data.get("runs"):
             raise RuntimeError(f"submission refused: {reply.parts[0].text}")
         return (time.perf_counter() - started) * 1e3, reply
@@ -237,14 +237,20 @@ async def query_rows(bus: Bus, args: argparse.Namespace, submitter: Client) -> l
 
     crowds = [asyncio.create_task(crowd()) for _ in range(64)]  # each waits the Retry-After it is told
     await asyncio.sleep(1)
-    accept = [(await submitter.submit())[0] for _ in range(args.queries)]
+    accept, refused = [], 0
+    for _ in range(max(10, args.queries // 2)):
+        try:
+            accept.append((await submitter.submit(timeout_s=10))[0])
+        except CoreUnavailable:  # not accepted within 10 s: the old core let a crowd of readers starve submissions
+            refused += 1
     stop.set()
     await asyncio.gather(*crowds)
     rows.append(
         (
             "submit-to-accepted under 64 person pages in flight: p50 / p95",
-            f"{percentile(accept, 0.5):.1f} / {percentile(accept, 0.95):.1f} ms "
-            f"({answers['ok']} pages answered, {answers['busy']} refused as busy, {answers['late']} not within 10 s)",
+            (f"{percentile(accept, 0.5):.1f} / {percentile(accept, 0.95):.1f} ms " if accept else "")
+            + f"({refused} submissions not accepted within 10 s; "
+            f"{answers['ok']} pages answered, {answers['busy']} refused as busy, {answers['late']} not within 10 s)",
         )
     )
     return rows
