@@ -2,8 +2,8 @@
 
 DuckDB's API is synchronous, so every call runs off the event loop: writes on two dedicated threads, one
 per lane of the store (*intake*: new submissions, people, leaderboards; *outcomes*: what happens to runs),
-reads on the default pool (the store opens a cursor per call), except queries' reads, which have threads, a
-bound and a deadline of their own (``Database.read``). ``Writer`` groups the pending writes of
+reads on two threads of their own (the store opens a cursor per call), except queries' reads, which have a thread,
+a bound and a deadline of their own (``Database.read``). ``Writer`` groups the pending writes of
 each lane into one transaction: on this class of machine a DuckDB statement or commit costs milliseconds,
 so batching is what lets the core sustain hundreds of submissions per second, and the two lanes keep a new
 submission from waiting behind a batch of results.
@@ -27,6 +27,7 @@ from storage.records import NewSubmission, ResultRecord, Submission, WriteBatch
 from storage.store import Store
 
 log = logging.getLogger(__name__)
+READ_THREADS = 2
 QUERY_THREADS = 1  # DuckDB runs each statement on one thread (threads=1): the other core stays for submissions
 MAX_QUERY_READS = 32  # queries' reads running or waiting; beyond, a query is refused at once rather than queued
 BUSY_RETRY_S = 2
@@ -44,6 +45,9 @@ class Database:
             max_workers=QUERY_THREADS, thread_name_prefix="duckdb-queries", initializer=_yield_to_submissions
         )
         self._queries_in_flight = 0
+        # Other reads (a submission's, the result path's) are short: two threads serve them. Each thread that runs
+        # DuckDB keeps memory of its own (about 20 MiB a thread after a long person page), so fewer is leaner.
+        self._reads = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="duckdb-reads")
 
     async def read(self, fn: Callable[..., R], *args: Any) -> R:
         """Run a read. A query's reads (a command with a deadline, ``answer_by``) go on threads of their own, so a
@@ -51,7 +55,7 @@ class Database:
         at once (``Busy``), and a read whose asker gave up before it began is dropped (``Abandoned``)."""
         due = answer_by.ANSWER_BY.get()
         if due is None:
-            return await asyncio.to_thread(fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(self._reads, lambda: fn(*args))
         answer_by.check(due)
         if self._queries_in_flight >= MAX_QUERY_READS:
             raise Busy(
@@ -83,6 +87,7 @@ class Database:
         self._intake.shutdown(wait=True)
         self._outcomes.shutdown(wait=True)
         self._queries.shutdown(wait=True)
+        self._reads.shutdown(wait=True)
 
 
 class Writer:
