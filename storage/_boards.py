@@ -44,7 +44,6 @@ def purge(cur: Cursor, name: str) -> int:
         f"DELETE FROM runs WHERE submission_id IN ({ids})",
         "DELETE FROM submissions WHERE leaderboard = $name",
         "DELETE FROM personal_bests WHERE leaderboard = $name",
-        "DELETE FROM board_people WHERE leaderboard = $name",  # its summary (storage/_summaries.py)
         "DELETE FROM leaderboard_versions WHERE leaderboard = $name",
         "DELETE FROM leaderboards WHERE name = $name",
     ):

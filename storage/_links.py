@@ -14,7 +14,7 @@ from datetime import datetime
 
 import duckdb
 
-from storage import _ranking, _summaries
+from storage import _ranking
 from storage._sql import placeholders
 
 Cursor = duckdb.DuckDBPyConnection
@@ -91,4 +91,3 @@ def _move(
             [target, source, *tokens],
         )
     _ranking.rebuild(cur, [source, target])
-    _summaries.recount(cur, [source, target])

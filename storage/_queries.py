@@ -10,7 +10,6 @@ from typing import Any
 import duckdb
 
 from storage._sql import placeholders
-from storage._summaries import BOARD_COUNTS
 from storage._time import as_utc
 from storage.records import (
     GlobalStats,
@@ -102,17 +101,23 @@ def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
     )
 
 
-def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
+def list_leaderboards(cur: Cursor, counts: dict[str, tuple[int, int]]) -> list[LeaderboardSummary]:
+    """The leaderboards not hidden, with ``counts`` (leaderboard -> submissions, people: ``storage/_summaries.py``)."""
     rows = cur.execute(
-        f"""SELECT l.name, l.description, l.gpus, l.deadline::TIMESTAMP, coalesce(c.submissions, 0),
-                   coalesce(c.people, 0), l.opens_at::TIMESTAMP, coalesce(l.version, 1)
-            FROM leaderboards l LEFT JOIN ({BOARD_COUNTS}) c ON c.leaderboard = l.name
-            WHERE l.hidden_at IS NULL
-            ORDER BY l.name"""
+        """SELECT name, description, gpus, deadline::TIMESTAMP, opens_at::TIMESTAMP, coalesce(version, 1)
+           FROM leaderboards WHERE hidden_at IS NULL ORDER BY name"""
     ).fetchall()
     return [
-        LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), row[4], row[5], row[6] and as_utc(row[6]), row[7])
-        for row in rows
+        LeaderboardSummary(
+            name,
+            description,
+            gpus,
+            deadline and as_utc(deadline),
+            *counts.get(name, (0, 0)),
+            opens_at and as_utc(opens_at),
+            version,
+        )
+        for name, description, gpus, deadline, opens_at, version in rows
     ]
 
 

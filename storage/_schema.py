@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import duckdb
 
-from storage import _summaries
 from storage.errors import SchemaTooNew
 
 log = logging.getLogger(__name__)
@@ -269,10 +268,6 @@ _REVIEWS = Migration(
     ),
 )
 
-# Per (leaderboard, person) submission counts (storage/_summaries.py), filled from the history already stored: listing
-# leaderboards reads these instead of joining every submission.
-_BOARD_PEOPLE = Migration("submission counts per leaderboard and person", _summaries.CREATE)
-
 MIGRATIONS: tuple[Migration, ...] = (
     _INITIAL,
     _RUN_COSTS,
@@ -285,7 +280,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _DEADLINES,
     _BOARD_LIMITS,
     _REVIEWS,
-    _BOARD_PEOPLE,
 )
 
 

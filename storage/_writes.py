@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from harness.result import EvalResult
-from storage import _queries, _ranking, _summaries
+from storage import _queries, _ranking
 from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import Leaderboard, NewSubmission, ResultRecord, Submission
@@ -174,7 +174,6 @@ def add_submissions(cur: Cursor, items: Sequence[NewSubmission]) -> list[Submiss
         ],
         columns=["run_id", "submission_id", "gpu", "state", "created_at"],
     )
-    _summaries.count_new(cur, [(item.leaderboard, item.person_id) for item in fresh.values()])
     stored.update(
         {
             cmd: Submission(

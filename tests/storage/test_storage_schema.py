@@ -34,7 +34,6 @@ TABLES = {
     "leaderboard_rate_limits",
     "reports",
     "review_decisions",
-    "board_people",
 }
 
 

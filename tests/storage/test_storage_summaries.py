@@ -1,6 +1,6 @@
 """The per-leaderboard counts that listing reads (storage/_summaries.py) agree with the history they summarise,
 whatever happened to it: new submissions, repeats, links and unlinks, invalidation, hiding, purges, bulk imports,
-and a file written before the summaries existed."""
+a file opened anew, and a write that failed."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import duckdb
-from storage_testkit import T0, Builder, raw_rows
+import pytest
+from storage_testkit import T0, Builder
 
 from storage import Store
-from storage._schema import MIGRATIONS, migrate
+from storage.records import Leaderboard
 
 TRUTH = """SELECT l.name, count(s.id), count(DISTINCT s.person_id)
            FROM leaderboards l LEFT JOIN submissions s ON s.leaderboard = l.name
@@ -51,12 +52,8 @@ def test_counts_follow_submissions_links_invalidation_and_purges(store: Store, b
     store.delete_leaderboard("softmax", T0)  # hidden: not listed, counts kept
     assert listed(store) == truth(store) == [("vecadd", 4, 3)]
     store.delete_leaderboard("softmax", T0, purge=True)
-    assert raw_summary(store, "softmax") == []
-
-
-def raw_summary(store: Store, board: str) -> list[tuple]:
-    with store._reading() as cur:
-        return cur.execute("SELECT * FROM board_people WHERE leaderboard = ?", [board]).fetchall()
+    store.save_leaderboard(replace(store.get_leaderboard("vecadd"), name="softmax"), T0)  # the name, anew
+    assert listed(store) == truth(store) == [("softmax", 0, 0), ("vecadd", 4, 3)]
 
 
 def test_a_bulk_import_is_counted_by_rebuild(store: Store, build: Builder) -> None:
@@ -73,21 +70,20 @@ def test_a_bulk_import_is_counted_by_rebuild(store: Store, build: Builder) -> No
     assert listed(store) == truth(store) == [("vecadd", 31, 4)]
 
 
-def test_a_file_from_before_the_summaries_is_counted_when_migrated(db_path: Path) -> None:
-    db_path.parent.mkdir(parents=True)
-    con = duckdb.connect(str(db_path))
-    migrate(con, MIGRATIONS[:-1])
-    con.execute(
-        """INSERT INTO leaderboards (name, description, problem, problem_sha, gpus, ranking_by, secret_seed,
-                                     created_at, updated_at)
-           VALUES ('old', '', '{}', '', ['H100'], 'geom', 1, now(), now())"""
-    )
-    con.execute(
-        """INSERT INTO submissions (id, command_id, person_id, leaderboard, file_name, code_sha, mode, reply_to,
-                                    created_at)
-           SELECT i, 'c' || i, i % 4, 'old', 'k.py', '', 'ranked', '{}', now() FROM range(10) t(i)"""
-    )
-    con.close()
+def test_the_counts_of_a_file_are_made_when_it_opens(db_path: Path) -> None:
     with Store(db_path) as store:
-        assert listed(store) == [("old", 10, 4)]
-    assert raw_rows(db_path, "SELECT count(*) FROM board_people") == [(4,)]
+        store.save_leaderboard(Leaderboard("old", "", {}, "", ["H100"], "geom", secret_seed=1), T0)
+        build = Builder(store, leaderboard="old")
+        for name in ("Ann", "Bob", "Ann"):
+            build.submit(build.person(name), 3.0)
+    with Store(db_path) as store:
+        assert listed(store) == truth(store) == [("old", 3, 2)]
+
+
+def test_a_failed_write_leaves_the_counts_to_be_made_again(store: Store, build: Builder) -> None:
+    ann = build.person("Ann")
+    build.submit(ann, 3.0)
+    with pytest.raises(duckdb.Error), store._changing_submissions() as cur:
+        store._counts.add([("vecadd", ann)])  # counted, then the write fails
+        cur.execute("SELECT * FROM no_such_table")
+    assert listed(store) == truth(store) == [("vecadd", 1, 1)]
