@@ -339,8 +339,14 @@ class Store:
 
     def rank_of(self, leaderboard: str, gpu: str, person_id: int) -> RankRow | None:
         with self._reading() as cur:
-            rows = _ranking.ranking(cur, leaderboard, gpu, person_id=person_id)
+            rows = _ranking.ranking(cur, leaderboard, gpu, people=[person_id])
         return rows[0] if rows else None
+
+    def standing(self, leaderboard: str, gpu: str, people: list[int], top: int) -> list[RankRow]:
+        """The first ``top`` entries and those of ``people``, by rank: what a result's reply and an announcement
+        need, without reading every entry of a board with thousands."""
+        with self._reading() as cur:
+            return _ranking.ranking(cur, leaderboard, gpu, people=people, top=top)
 
     def leader(self, leaderboard: str, gpu: str) -> RankRow | None:
         rows = self.ranking(leaderboard, gpu, limit=1)
