@@ -68,3 +68,14 @@ async def test_a_kept_page_expires() -> None:
         await client.get("/home")
         await asyncio.sleep(0.1)
         assert (await client.get("/home")).text == "/home #2"
+
+
+async def test_a_browser_holding_the_page_gets_not_modified() -> None:
+    client, calls, _ = counted_app()
+    async with client:
+        await client.get("/ranking")
+        kept = await client.get("/ranking")  # from the copy, which carries the page's tag
+        again = await client.get("/ranking", headers={"If-None-Match": kept.headers["etag"]})
+        other = await client.get("/ranking", headers={"If-None-Match": '"something else"'})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == kept.headers["etag"]
+    assert other.status_code == 200 and other.text == "/ranking #1" and calls == {"/ranking": 1}
