@@ -5,9 +5,9 @@ A closing challenge draws many people to the same few pages. A visitor's request
 while a page is being made, visitors asking for it wait for that one instead of each asking the core: 64 people
 on one ranking cost one request to the core a second. The answers say so (``Cache-Control: public, max-age``), so
 a browser or a proxy may keep them that long too; those from the copy carry an ``ETag`` (a hash of the page), and a
-browser that asks again with ``If-None-Match`` while the copy holds that page gets ``304 Not Modified``, no body. A request sent with
-``Cache-Control: no-cache`` (a reload) gets a fresh page. Only complete 200 answers are kept, ``/v1/health`` never:
-a probe asks what is true now.
+browser that asks again with ``If-None-Match`` while the copy holds that page gets ``304 Not Modified``, no body.
+A request sent with ``Cache-Control: no-cache`` (a reload) gets a fresh page. Only complete 200 answers are kept,
+``/v1/health`` never: a probe asks what is true now.
 """
 
 from __future__ import annotations
