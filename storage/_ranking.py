@@ -49,7 +49,7 @@ _RANKING = f"""
         FROM personal_bests WHERE leaderboard = $leaderboard AND gpu = $gpu)
     SELECT rank, person_id, coalesce(p.display_name, ''), score_us, submission_id, run_id, submitted_at::TIMESTAMP
     FROM ranked LEFT JOIN people p ON p.id = ranked.person_id
-    WHERE $person_id IS NULL OR person_id = $person_id
+    WHERE $people IS NULL OR list_contains($people, person_id) OR rank <= $top
     ORDER BY rank
     LIMIT $limit
 """
@@ -142,11 +142,23 @@ def previous_bests(cur: Cursor, keys: Sequence[tuple[str, str, int]], exclude: S
 
 
 def ranking(
-    cur: Cursor, leaderboard: str, gpu: str, limit: int | None = None, person_id: int | None = None
+    cur: Cursor,
+    leaderboard: str,
+    gpu: str,
+    limit: int | None = None,
+    people: Sequence[int] | None = None,
+    top: int = 0,
 ) -> list[RankRow]:
-    """Entries on (leaderboard, gpu) by rank; ``person_id`` keeps only that person's row."""
+    """Entries on (leaderboard, gpu) by rank; with ``people``, only their rows and the first ``top``."""
     rows = cur.execute(
-        _RANKING, {"leaderboard": leaderboard, "gpu": gpu, "limit": limit, "person_id": person_id}
+        _RANKING,
+        {
+            "leaderboard": leaderboard,
+            "gpu": gpu,
+            "limit": limit,
+            "people": None if people is None else list(people),
+            "top": top,
+        },
     ).fetchall()
     return [RankRow(*row[:6], as_utc(row[6])) for row in rows]
 
