@@ -55,7 +55,9 @@ async def test_errors_answer_html_to_a_browser_and_json_to_programs(site: Site) 
         assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
         assert "<h1>Page not found</h1>" in missing.text
         wrong = await http.put("/", headers=page)
-        assert wrong.status_code == 405 and wrong.headers["allow"] == "HEAD, GET" and "<h1>Not allowed</h1>" in wrong.text
+        assert (
+            wrong.status_code == 405 and wrong.headers["allow"] == "HEAD, GET" and "<h1>Not allowed</h1>" in wrong.text
+        )
         # A program (curl sends */*), any API route even from a browser, and popcorn-cli's routes: JSON.
         for path, headers in (("/nope", {}), ("/v1/nope", page), ("/v1/people/abc/x", page), ("/gpus", {})):
             answer = await http.get(path, headers=headers)
