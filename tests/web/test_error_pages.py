@@ -12,6 +12,9 @@ import httpx
 import pytest
 from browser_kit import Browser, Site
 
+from adapters.api.app import create_app
+from core.contracts.config import Settings
+
 WIDTHS = {"1280": (1280, 900), "390": (390, 844)}
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 # Each table cell's right edge past the screen's, anything scrolled sideways, and the chart's smallest label (px).
@@ -55,9 +58,8 @@ async def test_errors_answer_html_to_a_browser_and_json_to_programs(site: Site) 
         assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
         assert "<h1>Page not found</h1>" in missing.text
         wrong = await http.put("/", headers=page)
-        assert (
-            wrong.status_code == 405 and wrong.headers["allow"] == "HEAD, GET" and "<h1>Not allowed</h1>" in wrong.text
-        )
+        assert wrong.status_code == 405 and set(wrong.headers["allow"].split(", ")) == {"GET", "HEAD"}
+        assert "<h1>Not allowed</h1>" in wrong.text and "takes GET, not PUT" in wrong.text
         # A program (curl sends */*), any API route even from a browser, and popcorn-cli's routes: JSON.
         for path, headers in (("/nope", {}), ("/v1/nope", page), ("/v1/people/abc/x", page), ("/gpus", {})):
             answer = await http.get(path, headers=headers)
@@ -65,6 +67,19 @@ async def test_errors_answer_html_to_a_browser_and_json_to_programs(site: Site) 
         assert (await http.get("/gpus/vectoradd")).json() == ["CPU"]
         assert (await http.get("/leaderboards", headers={"Accept": "*/*"})).json()[0]["name"] == "vectoradd"
         assert (await http.get("/user/submissions")).json()["detail"].startswith("Name the leaderboard")
+
+
+async def test_an_unforeseen_failure_is_a_page_for_a_browser_and_json_for_the_api(tmp_path: Path) -> None:
+    class Broken:
+        async def request(self, command, timeout_s=5.0):
+            raise RuntimeError("secret internal detail")
+
+    transport = httpx.ASGITransport(app=create_app(Broken(), Settings(home=tmp_path)), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        page = await http.get("/", headers={"Accept": BROWSER_ACCEPT})
+        api = await http.get("/v1/stats", headers={"Accept": BROWSER_ACCEPT})
+    assert page.status_code == 500 and "<h1>Something went wrong</h1>" in page.text and "secret" not in page.text
+    assert api.status_code == 500 and api.json()["error"]["code"] == "internal" and "secret" not in api.text
 
 
 async def test_the_person_page_fits_a_phone(site: Site, browser: Browser, shots: Path) -> None:
