@@ -2,9 +2,10 @@
 limit, no token, or an unforeseen failure.
 
 A browser asking for a web page gets a page in the site's layout (``refused.html``); a program gets the JSON error
-(``answers.error``). The route family decides first: ``/v1/...`` and ``/metrics`` always answer JSON, as do
-popcorn-cli's routes, whose client never asks for HTML. Any other path answers a page when the request accepts
-``text/html`` (what a browser sends for an address typed or followed), JSON otherwise (curl, scripts).
+(``answers.error``). The route family decides first: ``/v1/...`` and ``/metrics`` always answer JSON. Any other
+path answers a page when the request accepts ``text/html`` (what a browser sends for an address typed or followed),
+JSON otherwise: curl, scripts and popcorn-cli, whose client never asks for HTML (its own routes answer JSON
+themselves, ``popcorn.py``).
 """
 
 from __future__ import annotations
