@@ -19,6 +19,7 @@ STATUS = {
     "unauthenticated": 401,
     "forbidden": 403,
     "not_found": 404,
+    "method_not_allowed": 405,
     "too_large": 413,
     "unsupported": 415,
     "rate_limited": 429,

@@ -38,12 +38,12 @@ from starlette.types import Scope
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.arguments import command_arguments
 from adapters.api.cache import PageCache
+from adapters.api.errors import NoCredential, http_error, internal, no_credential, too_large
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
 from adapters.api.metrics import ReplyTimes, metrics_endpoint
 from adapters.api.openapi import openapi_json, openapi_page
 from adapters.api.popcorn import is_submission, popcorn_routes
 from adapters.api.web import web_routes
-from adapters.api.web_common import refused
 from adapters.api.web_submit import WEB_SUBMIT
 from core.contracts.bus import BusError, CoreUnavailable
 from core.contracts.commands import MAX_PROBLEM_BYTES, query_command, submit_command
@@ -58,15 +58,7 @@ log = logging.getLogger(__name__)
 _BEARER = re.compile(r"Bearer\s+([\x21-\x7e]{1,200})\s*", re.IGNORECASE)
 _ACTOR = Actor(platform=Platform.CLI, user_id="")  # the core identifies API callers by their token alone
 PROBLEM_UPLOADS = "/v1/admin/leaderboards"  # routes whose JSON body may carry a problem's files
-SIGN_IN = (
-    "Send your personal token as `Authorization: Bearer <token>`: get one with `/leaderboard token` in "
-    "Discord or `/kernelrank token` in Slack, then run `kernelrank login`."
-)
 Handler = Callable[[Request], Awaitable[Response]]
-
-
-class NoCredential(Exception):
-    """The request carries no usable bearer token."""
 
 
 def credential(request: Request, public: bool = False) -> str:
@@ -84,14 +76,25 @@ def credential(request: Request, public: bool = False) -> str:
 def create_app(core: Core, settings: Settings) -> Starlette:
     api = _Api(core, settings)
 
-    def limit_for(scope: Scope, content_type: str) -> int:
+    def limit_for(scope: Scope, content_type: str) -> tuple[int, str]:
+        """The request's largest body, and the sentence refusing a larger one (what this route carries)."""
         if scope["method"] == "POST" and (
             scope["path"] in ("/v1/submissions", WEB_SUBMIT) or is_submission(scope["path"])
         ):
-            return submission_limit(settings.max_source_bytes, content_type)
+            limit = submission_limit(settings.max_source_bytes, content_type)
+            return limit, (
+                f"The request is larger than {limit // 1024} KiB; kernel files may be at most "
+                f"{settings.max_source_bytes // 1024} KiB: shorten the kernel and submit again."
+            )
         if scope["method"] == "POST" and scope["path"].startswith(PROBLEM_UPLOADS):
-            return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES  # base64 inside JSON
-        return SMALL_BODY_BYTES
+            return MAX_PROBLEM_BYTES * 4 // 3 + SMALL_BODY_BYTES, (  # base64 inside JSON
+                f"The request is larger than a problem upload may be ({MAX_PROBLEM_BYTES // 2**20} MiB); "
+                "leave data files out of the problem's folder and send it again."
+            )
+        return SMALL_BODY_BYTES, (
+            f"The request is larger than {SMALL_BODY_BYTES // 1024} KiB, more than any of its arguments needs; "
+            "send only the arguments the route takes."
+        )
 
     operators = [
         Route("/v1/health", api.health),
@@ -105,10 +108,8 @@ def create_app(core: Core, settings: Settings) -> Starlette:
             endpoint = api.submit(spec) if spec.submission else api.command(spec, route)
             routes.append(Route(route.path, endpoint, methods=[route.method]))
     routes += popcorn_routes(core, api.request)  # last: their submission route takes any POST /A/B/C
-    limits = Middleware(
-        BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes, too_large=_too_large
-    )
-    handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
+    limits = Middleware(BodyLimit, limit_for=limit_for, too_large=too_large)
+    handlers = {HTTPException: http_error, NoCredential: no_credential, Exception: internal}
     return Starlette(routes=routes, exception_handlers=handlers, middleware=[Middleware(PageCache), limits])
 
 
@@ -251,40 +252,11 @@ class _Api:
         except UnicodeEncodeError:
             return error(
                 "invalid",
-                "The body holds a lone surrogate escape (like \\ud800), which is not text; send the file as UTF-8.",
+                "The body holds a lone surrogate escape (like \\ud800), which is no character; remove it and send "
+                "the text again.",
             )
         return body
 
     @staticmethod
     def _reply_to(route: str = "") -> ReplyTo:
         return ReplyTo(platform=Platform.CLI, channel=route or new_id())
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    if exc.status_code == 413:
-        return _too_large(request.scope, str(exc.detail))
-    if exc.status_code == 404:
-        return error(
-            "not_found",
-            f"There is no {request.method} {request.url.path} in the API; see docs/security.md for the routes.",
-        )
-    if exc.status_code == 405:
-        return error("invalid", f"{request.url.path} does not take {request.method}.")
-    return error("invalid", str(exc.detail))
-
-
-def _too_large(scope: Scope, message: str) -> Response:
-    """A body over its limit: the form's page says so to a browser, the JSON error to a program."""
-    if scope["path"] == WEB_SUBMIT:
-        return refused(Request(scope), "Submit", message, 413)
-    return error("too_large", message)
-
-
-async def _no_credential(request: Request, exc: Exception) -> Response:
-    return error("unauthenticated", SIGN_IN)
-
-
-async def _internal(request: Request, exc: Exception) -> Response:
-    """Anything unforeseen: logged with its traceback by Starlette, answered with a sentence, never the details."""
-    return error("internal", "Something went wrong in kernelrank's API; try again in a minute.")

@@ -12,6 +12,7 @@ from core.contracts.commands import attachment_from
 from core.contracts.errors import UserError
 from core.contracts.messages import Attachment
 from core.contracts.registry import ArgKind, Spec
+from core.contracts.specs import arg_value
 
 
 def command_arguments(
@@ -40,12 +41,9 @@ def command_arguments(
             except UserError as exc:
                 return error("invalid", str(exc))
             continue
-        if arg.kind is ArgKind.GPUS and isinstance(value, list):
-            if not all(isinstance(v, str) for v in value):
-                return error("invalid", f'`{name[:40]}` must be a GPU name or a list of them, like ["H100"].')
-        elif not isinstance(value, str | int | float | bool):
-            return error("invalid", f"`{name[:40]}` must be a plain value (a string or a number).")
-        elif arg.kind is not ArgKind.NUMBER:
-            value = str(value)  # a number sent where text goes is that text
+        try:
+            value = arg_value(arg, value)
+        except UserError as exc:
+            return error("invalid", str(exc))
         args[arg.name] = value
     return args, attachment

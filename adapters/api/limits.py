@@ -26,19 +26,18 @@ def submission_limit(max_source_bytes: int, content_type: str) -> int:
 
 
 class BodyLimit:
-    """ASGI middleware: ``limit_for(scope, content_type)`` gives each request's largest body in bytes, ``too_large``
-    the answer to one over it (JSON unless given: the web's form answers with a page)."""
+    """ASGI middleware: ``limit_for(scope, content_type)`` gives each request's largest body in bytes and the
+    sentence refusing a larger one (it names what the route carries), ``too_large`` the answer to one over it (JSON
+    unless given: a browser gets a page)."""
 
     def __init__(
         self,
         app: ASGIApp,
-        limit_for: Callable[[Scope, str], int],
-        max_source_bytes: int,
+        limit_for: Callable[[Scope, str], tuple[int, str]],
         too_large: Callable[[Scope, str], ASGIApp] = lambda scope, message: error("too_large", message),
     ) -> None:
         self.app = app
         self.limit_for = limit_for
-        self.max_source_bytes = max_source_bytes
         self.too_large = too_large
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -46,11 +45,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        limit = self.limit_for(scope, headers.get("content-type", ""))
-        message = (
-            f"The request is larger than {limit // 1024} KiB; kernel files may be at most "
-            f"{self.max_source_bytes // 1024} KiB."
-        )
+        limit, message = self.limit_for(scope, headers.get("content-type", ""))
         declared = headers.get("content-length", "")
         if not declared.isdigit() and declared:
             await error("invalid", "The Content-Length header is not a number.")(scope, receive, send)

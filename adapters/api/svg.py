@@ -9,7 +9,7 @@ from html import escape
 from core.contracts.reply_parts import format_us
 
 WIDTH, HEIGHT = 640, 240
-LEFT, RIGHT, TOP, BOTTOM = 80, 16, 16, 40  # room for the axis labels
+LEFT, RIGHT, TOP, BOTTOM = 112, 16, 16, 44  # room for the axis labels, also at the larger size a phone gets
 
 
 def progress_chart(title: str, points: list[tuple[str, float]], ident: str = "chart") -> str:

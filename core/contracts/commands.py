@@ -36,6 +36,7 @@ SOURCE_SUFFIXES = (".py", ".cu")
 TEMPLATE_LANGUAGES = ("Python", "Triton", "CUDA")
 _HEADER = re.compile(r"^\s*#!\s*(?:POPCORN|kernelrank)\s+(leaderboard|gpus?|mode)\s+(.+?)\s*$", re.IGNORECASE)
 HEADER_SCAN_LINES = 30
+_UNNAMING = re.compile(r"[/\\\x00-\x1f\x7f]")  # a folder separator or a control character
 MAX_NAME_CHARS = 255  # a file name longer than any file system allows is not a file name
 MAX_DISPLAY_NAME_CHARS = 100  # a person's name as rankings show it
 MAX_ID_CHARS = 200  # platform ids: users, roles, channels, threads, messages
@@ -118,10 +119,17 @@ def check_lengths(cmd: Command) -> None:
 
 
 def _check_file_name(name: str) -> None:
+    """A file's own name: no folder (``../x.py``, ``a/b.py``), no control character (a NUL), not too long. It is
+    stored and shown on pages and in chat, never used as a path here, so this keeps it a name."""
     if len(name) > MAX_NAME_CHARS:
         raise UserError(
             f"The file name is {len(name):,} characters long; rename the file to at most "
             f"{MAX_NAME_CHARS} characters and submit again."
+        )
+    if _UNNAMING.search(name) or name.strip(". ") == "":
+        raise UserError(
+            f"{shown(name)!r} is not a plain file name (it holds a folder, a control character or only dots); "
+            "send the file under its own name, like kernel.py."
         )
 
 

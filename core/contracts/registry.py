@@ -182,7 +182,13 @@ _EVERYDAY: tuple[Spec, ...] = (
         CommandKind.PERSON,
         ("person",),
         "someone's entries, progress and latest submissions (scores only)",
-        (Arg("who", "#N (their number on the web), discord:ID, slack:ID or a name", required=True),),
+        (
+            Arg(
+                "who",
+                "#N (their number on the web; N alone too, outside chat), discord:ID, slack:ID or a name",
+                required=True,
+            ),
+        ),
         access=Access.PUBLIC,
         routes=(Route("GET", "/v1/people/{who}"),),
     ),

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from core.contracts.errors import UserError
 from core.contracts.messages import CommandKind
 
 FRONT_ENDS = ("terminal", "api", "discord", "slack")
@@ -96,6 +97,30 @@ class Spec:
 
     def offered_on(self, front_end: str) -> bool:
         return front_end not in self.not_on
+
+
+def arg_value(arg: Arg, value: object) -> object:
+    """``value`` as ``arg`` takes it, or ``UserError`` in one sentence: GPU names as text (one, or a list of them), a
+    whole number as a number or its digits, anything else as text (a number sent where text goes is that text). A
+    boolean, an object, or a list where one value goes is no value of any argument."""
+    if arg.kind is ArgKind.FILE:  # a file travels as the command's attachment, checked with it
+        return value
+    if arg.kind is ArgKind.GPUS:
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise UserError(f'`{arg.name}` takes GPU names as text, like "H100" or ["H100", "A100"]; send them so.')
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        wanted = "a whole number" if arg.kind is ArgKind.NUMBER else "text"
+        raise UserError(f"`{arg.name}` takes {wanted}, not {type(value).__name__}; send one plain value.")
+    return value if arg.kind is ArgKind.NUMBER else str(value)
+
+
+def check_arguments(spec: Spec, args: dict[str, object]) -> None:
+    """Refuse a command whose declared arguments carry values none of them takes (``arg_value``), whichever front
+    end built it."""
+    for name, value in args.items():
+        if (arg := spec.arg(name)) is not None and value is not None:
+            arg_value(arg, value)
 
 
 LEADERBOARD = Arg("leaderboard", "the leaderboard", required=True, aliases=("leaderboard_name",))

@@ -42,11 +42,16 @@ def choose_gpus(board: Leaderboard, wanted: list[str], allow_all: bool = False) 
     return list(dict.fromkeys(by_name[g.lower()] for g in wanted))
 
 
+def asked_in_chat(cmd: Command) -> bool:
+    """Whether ``cmd`` comes from a chat account, where a bare id names someone on the same chat platform."""
+    return cmd.actor.platform in CHAT_PLATFORMS and not cmd.credential_sha256
+
+
 async def other_person(cmd: Command, deps: Deps, who: str) -> int:
     """Another person, looked up (never created, never renamed) by ``platform:id``, an id on the asker's chat
     platform, or a display name from the terminal."""
     platform, sep, user_id = who.partition(":")
-    if not sep and cmd.actor.platform in CHAT_PLATFORMS and not cmd.credential_sha256:
+    if not sep and asked_in_chat(cmd):
         platform, user_id = cmd.actor.platform.value, who
     if sep or user_id:
         found = await deps.db.read(deps.db.store.find_person, platform.lower(), user_id)

@@ -17,6 +17,7 @@ from core.contracts.commands import check_lengths
 from core.contracts.errors import Busy, Forbidden, NotSignedIn, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
+from core.contracts.specs import check_arguments
 from core.service import admin, backups, challenges, linking, manage, profiles, queries, reports, review
 from core.service.deps import Deps
 from core.service.people import VISITOR, Caller
@@ -34,6 +35,7 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
             raise UserError(f"kernelrank does not know the command {cmd.kind.value!r}.")
         check_lengths(cmd)
         spec = BY_KIND[cmd.kind]
+        check_arguments(spec, cmd.args)
         caller = await _caller(cmd, spec.access, deps)
         if spec.access is Access.ADMIN and not caller.admin:
             raise Forbidden(f"Only admins can use `{spec.name}`; ask one of them.")

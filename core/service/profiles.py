@@ -12,7 +12,7 @@ from __future__ import annotations
 from core.contracts import reply_parts
 from core.contracts.errors import NotFound
 from core.contracts.messages import Command, Reply
-from core.service.args import other_person, reply
+from core.service.args import asked_in_chat, other_person, reply
 from core.service.deps import Deps
 from core.service.people import Caller
 
@@ -21,7 +21,8 @@ RUNS_SHOWN = 50
 
 async def person(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     who = str(cmd.args.get("who") or "").strip()
-    person_id = int(who[1:]) if who[:1] == "#" and who[1:].isdigit() else await other_person(cmd, deps, who)
+    number = who[1:] if who[:1] == "#" else "" if asked_in_chat(cmd) else who  # /v1/people/1 as /people/1
+    person_id = int(number) if number.isdigit() else await other_person(cmd, deps, who)
     found = await deps.db.read(deps.db.store.person_summary, person_id, RUNS_SHOWN)
     if found is None:
         raise NotFound(f"kernelrank knows nobody as {who[:40]!r}; `show LEADERBOARD` lists people.")

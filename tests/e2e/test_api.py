@@ -114,7 +114,7 @@ async def test_a_revoked_token_stops_working_at_once(api):
 async def test_statuses_follow_the_refusal(api):
     assert problem(await api.get("/v1/leaderboards/nope"))[:2] == (404, "not_found")
     assert problem(await api.get("/v1/nothing-here"))[:2] == (404, "not_found")
-    assert problem(await api.http.put("/v1/leaderboards", headers=api.auth()))[:2] == (400, "invalid")
+    assert problem(await api.http.put("/v1/leaderboards", headers=api.auth()))[:2] == (405, "method_not_allowed")
     assert problem(await api.get("/v1/submissions/abc"))[:2] == (400, "invalid")
     for limit in ("abc", "0", "10000000000"):  # bad input is a sentence, never a crash
         assert problem(await api.get("/v1/leaderboards/vectoradd", limit=limit))[:2] == (400, "invalid")

@@ -43,6 +43,7 @@ def page_types(site: Site) -> dict[str, str]:
         "submit": "/submit?leaderboard=vectoradd",
         "a submission's progress": waiting_submission(site),
         "refusal": "/leaderboards/nothing-here",
+        "page not found": "/no-such-page",
     }
 
 
