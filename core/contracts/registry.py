@@ -116,11 +116,7 @@ _EVERYDAY: tuple[Spec, ...] = (
             LEADERBOARD,
             GPU,
             Arg("limit", "how many rows (default 10)", ArgKind.NUMBER),
-            Arg(
-                "round",
-                "which round, a leaderboard reopened after a challenge's close having several: a number from 1 "
-                "(the first), or all for all time (default: the current round)",
-            ),
+            Arg("round", "which round: a number from 1 (the first), or all for all time (default: the current one)"),
         ),
         access=Access.PUBLIC,
         routes=(Route("GET", _board()),),
