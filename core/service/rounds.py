@@ -85,6 +85,7 @@ async def note_reopening(lb: Leaderboard, deps: Deps) -> None:
     last_close = max(closes)
     rounds = await rounds_of(deps, lb.name)
     start = lb.opens_at if lb.opens_at is not None and lb.opens_at > last_close else now
-    if rounds.starts and rounds.starts[-1] > last_close and (rounds.starts[-1] <= now or start == rounds.starts[-1]):
-        return  # this opening's round began already
+    latest = rounds.starts[-1] if rounds.starts else None
+    if latest is not None and latest >= last_close and (latest <= now or latest == start):
+        return  # this opening's round began already (a file migrated from before rounds has it at the close)
     await deps.db.write(deps.db.store.challenges.start_round, lb.name, start, last_close)

@@ -107,6 +107,14 @@ async def test_an_admin_reopening_a_board_an_admins_challenge_crowned_starts_a_r
     sent(deps, "bob", 2, 12.0, at("2026-11-24 13:00"))
     assert await shown(deps) == [("Bob", 12.0, None)]
     assert await shown(deps, round="1") == [("Ada", 10.0, "🥇")]
+    rounds = deps.db.store.challenges.round_starts
+    assert rounds("vectoradd") == [at("2026-11-24 12:00")]
+    clock.now = at("2026-11-24 15:00")
+    await ask(deps, "boss", CommandKind.BOARD_UPDATE, leaderboard="vectoradd", description="Add, faster.")
+    assert rounds("vectoradd") == [at("2026-11-24 12:00")]  # a later change splits no round
+    deps.db.store._con.execute("UPDATE rounds SET started_at = ?", [at("2026-11-24 09:00")])  # as migrated: the close
+    await ask(deps, "boss", CommandKind.BOARD_UPDATE, leaderboard="vectoradd", description="Add, fastest.")
+    assert rounds("vectoradd") == [at("2026-11-24 09:00")]
     clock.now = at("2026-11-25 12:00:05")  # its own challenge closes the new round
     jobs.clear()  # the first close's re-runs, answered already
     await tick_answering(scheduler, jobs, {"bob-2.py": result(12.0)})
