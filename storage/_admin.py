@@ -4,6 +4,7 @@ ranking, and reads of the audit log. ``Store.admin`` is an ``AdminRecords`` on t
 from __future__ import annotations
 
 import json
+import threading
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,14 @@ from storage._time import as_utc
 
 
 class AdminRecords(StorePart):
+    """Bans are also kept in memory, read once: every submission asks for its author's, and only this object
+    writes them (the core alone opens the file), so the copy stays exact and a submission costs no query for it."""
+
+    def __init__(self, *parts: Any) -> None:
+        super().__init__(*parts)
+        self._bans: dict[int, str] | None = None
+        self._bans_lock = threading.Lock()  # a first read and a ban at once: the ban is not lost
+
     def grant(self, person_id: int, role: str, now: datetime) -> None:
         with self._writing() as cur:
             cur.execute("INSERT INTO roles VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [person_id, role, as_utc(now)])
@@ -38,16 +47,29 @@ class AdminRecords(StorePart):
                            banned_at = excluded.banned_at""",
                 [person_id, reason, as_utc(now)],
             )
+        with self._bans_lock:
+            self._banned()[person_id] = reason
 
     def unban(self, person_id: int) -> bool:
         with self._writing() as cur:
-            return bool(cur.execute("DELETE FROM bans WHERE person_id = ? RETURNING person_id", [person_id]).fetchall())
+            found = bool(
+                cur.execute("DELETE FROM bans WHERE person_id = ? RETURNING person_id", [person_id]).fetchall()
+            )
+        with self._bans_lock:
+            self._banned().pop(person_id, None)
+        return found
 
     def ban_of(self, person_id: int) -> str | None:
         """Why the person is banned; None when they are not."""
-        with self._reading() as cur:
-            row = cur.execute("SELECT reason FROM bans WHERE person_id = ?", [person_id]).fetchone()
-        return row and row[0]
+        with self._bans_lock:
+            return self._banned().get(person_id)
+
+    def _banned(self) -> dict[int, str]:
+        """The bans by person (loaded on first use); callers hold ``_bans_lock``."""
+        if self._bans is None:
+            with self._reading() as cur:
+                self._bans = dict(cur.execute("SELECT person_id, reason FROM bans").fetchall())
+        return self._bans
 
     def set_limit(self, person_id: int, per_minute: int) -> None:
         with self._writing() as cur:

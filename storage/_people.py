@@ -1,4 +1,5 @@
-"""What a person's public page shows: their entries with ranks, their runs, and the submission before one.
+"""What a person's public page shows: their entries with ranks, their progress, their runs, and the submission
+before one. A page costs five queries whatever the person's history holds.
 
 Each function runs on the cursor ``Store`` opened. A person folded into another by a link has no page of their
 own (``None``): everything of theirs is the kept person's now.
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 import duckdb
 
+from storage import _progress
 from storage._ranking import ENTRY_ORDER
+from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import PersonBest, PersonRun, PersonSummary
 
@@ -23,25 +26,46 @@ def summary(cur: Cursor, person_id: int, runs: int) -> PersonSummary | None:
     ).fetchone()
     if row is None:
         return None
+    # A rank is 1 + the entries ahead on the same board: a join on the person's own entries, not a window over all.
     bests = cur.execute(
         f"""
-        WITH ranked AS (
-            SELECT *, row_number() OVER (PARTITION BY leaderboard, gpu ORDER BY {", ".join(ENTRY_ORDER)}) AS rank
-            FROM personal_bests)
-        SELECT leaderboard, gpu, rank, score_us, submission_id FROM ranked WHERE person_id = ?
-        ORDER BY leaderboard, gpu""",
+        SELECT b.leaderboard, b.gpu, 1 + count(o.person_id), b.score_us, b.submission_id
+        FROM personal_bests b LEFT JOIN personal_bests o
+          ON o.leaderboard = b.leaderboard AND o.gpu = b.gpu AND {_entry("o")} < {_entry("b")}
+        WHERE b.person_id = ?
+        GROUP BY ALL ORDER BY b.leaderboard, b.gpu""",
         [person_id],
     ).fetchall()
-    recent = cur.execute(
-        """
-        SELECT s.id, s.leaderboard, s.file_name, s.mode, s.created_at::TIMESTAMP, r.gpu, r.status, r.score_us
-        FROM submissions s JOIN runs r ON r.submission_id = s.id
-        WHERE s.person_id = ? ORDER BY s.id DESC, r.gpu LIMIT ?""",
-        [person_id, runs],
-    ).fetchall()
-    return PersonSummary(
-        person_id, row[0], [PersonBest(*b) for b in bests], [PersonRun(*r[:4], as_utc(r[4]), *r[5:]) for r in recent]
+    # The latest submissions first, then their runs: runs are stored in submission order, so the lower bound on
+    # submission_id lets DuckDB skip every older row group instead of joining all runs.
+    latest = [i for (i,) in cur.execute(_LATEST, [person_id, runs]).fetchall()]
+    recent = (
+        cur.execute(
+            f"""
+            SELECT s.id, s.leaderboard, s.file_name, s.mode, s.created_at::TIMESTAMP, r.gpu, r.status, r.score_us
+            FROM submissions s JOIN runs r ON r.submission_id = s.id
+            WHERE s.id IN ({placeholders(latest)}) AND r.submission_id >= ?
+            ORDER BY s.id DESC, r.gpu LIMIT ?""",
+            [*latest, min(latest), runs],
+        ).fetchall()
+        if latest
+        else []
     )
+    return PersonSummary(
+        person_id,
+        row[0],
+        [PersonBest(*b) for b in bests],
+        [PersonRun(*r[:4], as_utc(r[4]), *r[5:]) for r in recent],
+        _progress.progress(cur, person_id),
+    )
+
+
+_LATEST = "SELECT id FROM submissions WHERE person_id = ? ORDER BY id DESC LIMIT ?"
+
+
+def _entry(alias: str) -> str:
+    """An entry's place in ranking order as one comparable struct (``ENTRY_ORDER``)."""
+    return "{" + ", ".join(f"'{name}': {alias}.{name}" for name in ENTRY_ORDER) + "}"
 
 
 def previous(cur: Cursor, submission_id: int) -> tuple[int, str, str] | None:

@@ -9,7 +9,6 @@ from typing import Any
 
 import duckdb
 
-from storage._ranking import COUNTS
 from storage._sql import placeholders
 from storage._time import as_utc
 from storage.records import (
@@ -102,17 +101,23 @@ def get_leaderboard(cur: Cursor, name: str) -> Leaderboard | None:
     )
 
 
-def list_leaderboards(cur: Cursor) -> list[LeaderboardSummary]:
+def list_leaderboards(cur: Cursor, counts: dict[str, tuple[int, int]]) -> list[LeaderboardSummary]:
+    """The leaderboards not hidden, with ``counts`` (leaderboard -> submissions, people: ``storage/_summaries.py``)."""
     rows = cur.execute(
-        """SELECT l.name, l.description, l.gpus, l.deadline::TIMESTAMP, count(s.id), count(DISTINCT s.person_id),
-                  l.opens_at::TIMESTAMP, coalesce(l.version, 1)
-           FROM leaderboards l LEFT JOIN submissions s ON s.leaderboard = l.name
-           WHERE l.hidden_at IS NULL
-           GROUP BY ALL ORDER BY l.name"""
+        """SELECT name, description, gpus, deadline::TIMESTAMP, opens_at::TIMESTAMP, coalesce(version, 1)
+           FROM leaderboards WHERE hidden_at IS NULL ORDER BY name"""
     ).fetchall()
     return [
-        LeaderboardSummary(*row[:3], row[3] and as_utc(row[3]), row[4], row[5], row[6] and as_utc(row[6]), row[7])
-        for row in rows
+        LeaderboardSummary(
+            name,
+            description,
+            gpus,
+            deadline and as_utc(deadline),
+            *counts.get(name, (0, 0)),
+            opens_at and as_utc(opens_at),
+            version,
+        )
+        for name, description, gpus, deadline, opens_at, version in rows
     ]
 
 
@@ -221,19 +226,6 @@ def history(cur: Cursor, leaderboard: str, person_id: int, gpu: str | None, limi
         {"leaderboard": leaderboard, "person_id": person_id, "gpu": gpu, "limit": limit},
     ).fetchall()
     return [HistoryRow(*row[:6], as_utc(row[6]), row[7]) for row in rows]
-
-
-def best_over_time(cur: Cursor, leaderboard: str, person_id: int, gpu: str) -> list[tuple[datetime, float]]:
-    """One point per passed ranked run, oldest first: (submission time, best score up to then)."""
-    rows = cur.execute(
-        f"""SELECT s.created_at::TIMESTAMP, min(r.score_us) OVER (ORDER BY s.created_at, s.id ROWS UNBOUNDED PRECEDING)
-            FROM runs r JOIN submissions s ON s.id = r.submission_id
-            WHERE s.leaderboard = ? AND s.person_id = ? AND r.gpu = ?
-              AND {COUNTS}
-            ORDER BY s.created_at, s.id""",
-        [leaderboard, person_id, gpu],
-    ).fetchall()
-    return [(as_utc(at), best) for at, best in rows]
 
 
 def submission_detail(cur: Cursor, submission_id: int) -> SubmissionDetail | None:

@@ -53,7 +53,7 @@ _RANKING = f"""
         FROM {{entries}})
     SELECT rank, person_id, coalesce(p.display_name, ''), score_us, submission_id, run_id, submitted_at::TIMESTAMP
     FROM ranked LEFT JOIN people p ON p.id = ranked.person_id
-    WHERE $person_id IS NULL OR person_id = $person_id
+    WHERE $people IS NULL OR list_contains($people, person_id) OR rank <= $top
     ORDER BY rank
     LIMIT $limit
 """
@@ -163,12 +163,20 @@ def ranking(
     leaderboard: str,
     gpu: str,
     limit: int | None = None,
-    person_id: int | None = None,
+    people: Sequence[int] | None = None,
+    top: int = 0,
     window: tuple[datetime | None, datetime | None] | None = None,
 ) -> list[RankRow]:
-    """Entries on (leaderboard, gpu) by rank; ``person_id`` keeps only that person's row. ``window``: (since,
-    until), a round's, counts only the submissions sent in it (None on either side: unbounded); None: all time."""
-    values: dict[str, Any] = {"leaderboard": leaderboard, "gpu": gpu, "limit": limit, "person_id": person_id}
+    """Entries on (leaderboard, gpu) by rank; with ``people``, only their rows and the first ``top``. ``window``:
+    (since, until), a round's, counts only the submissions sent in it (None on either side: unbounded); None: all
+    time."""
+    values: dict[str, Any] = {
+        "leaderboard": leaderboard,
+        "gpu": gpu,
+        "limit": limit,
+        "people": None if people is None else list(people),
+        "top": top,
+    }
     if window is not None:
         values |= {"since": window[0] and as_utc(window[0]), "until": window[1] and as_utc(window[1])}
     rows = cur.execute(_RANKING.format(entries=_ALL_TIME if window is None else _ROUND), values).fetchall()

@@ -267,13 +267,22 @@ class PersonRun:
 
 
 @dataclass(frozen=True)
+class Series:
+    """A best score over time on one leaderboard and GPU, thinned to what a chart draws (storage/_progress.py)."""
+
+    runs: int  # passed ranked runs it summarises
+    points: list[tuple[datetime, float]]  # (submission time, best score so far in µs), oldest first
+
+
+@dataclass(frozen=True)
 class PersonSummary:
-    """What a person's public page shows: their entries (with ranks) and their latest runs."""
+    """What a person's public page shows: their entries (with ranks), their progress on each, their latest runs."""
 
     person_id: int
     display_name: str
     bests: list[PersonBest]
     runs: list[PersonRun]
+    progress: dict[tuple[str, str], Series]  # by (leaderboard, GPU)
 
 
 @dataclass(frozen=True)

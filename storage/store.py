@@ -35,13 +35,14 @@ from typing import Any
 
 import duckdb
 
-from storage import _boards, _links, _people, _queries, _ranking, _writes
+from storage import _boards, _links, _people, _progress, _queries, _ranking, _writes
 from storage._admin import AdminRecords
 from storage._backup import BackupFacts, write_backup
 from storage._challenges import Challenges
 from storage._reference import ReferenceTimes
 from storage._reports import Reports
 from storage._schema import migrate
+from storage._summaries import BoardCounts
 from storage._time import as_utc
 from storage._token_records import TokenRecords
 from storage.errors import StoreError, StoreFull, StoreLocked
@@ -106,6 +107,9 @@ class Store:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")
             migrate(self._con)
+            self._counts = BoardCounts()  # submissions per leaderboard and person, counted once here
+            with self._reading() as cur:
+                self._counts.recount(cur)
         except BaseException:
             self._con.close()
             raise
@@ -165,6 +169,17 @@ class Store:
                         cur.rollback()
                     raise
 
+    @contextmanager
+    def _changing_submissions(self, lane: str = "intake") -> Iterator[Cursor]:
+        """A write that adds, moves or erases submissions: it updates ``_counts`` while it holds the intake lock
+        (so the counts change in the order the writes commit); if it fails, the counts are counted again."""
+        try:
+            with self._writing(lane) as cur:
+                yield cur
+        except BaseException:
+            self._counts.stale = True
+            raise
+
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(f"the database {self.path} is closed; open a new Store")
@@ -187,8 +202,9 @@ class Store:
 
     def delete_leaderboard(self, name: str, now: datetime, purge: bool = False) -> int:
         """Hide it (its history stays), or with ``purge`` erase it and everything under it; the submissions erased."""
-        with self._writing() as cur:
+        with self._changing_submissions() as cur:
             if purge:
+                self._counts.forget(name)
                 return _boards.purge(cur, name)
             _boards.hide(cur, name, as_utc(now))
             return 0
@@ -212,8 +228,11 @@ class Store:
             return _queries.get_leaderboard(cur, name)
 
     def list_leaderboards(self) -> list[LeaderboardSummary]:
+        if self._counts.stale:  # a write failed after counting
+            with self._intake_lock, self._reading() as cur:
+                self._counts.recount(cur)
         with self._reading() as cur:
-            return _queries.list_leaderboards(cur)
+            return _queries.list_leaderboards(cur, self._counts.per_board())
 
     # People
 
@@ -234,15 +253,18 @@ class Store:
 
     def link_people(self, kept: int, joined: int, now: datetime) -> None:
         """Fold ``joined`` into ``kept``: identities, submissions, live tokens, ranking entries. Unlinking undoes it."""
-        with self._writing("both") as cur:
+        with self._changing_submissions("both") as cur:
             _links.link(cur, kept, joined, as_utc(now))
+            self._counts.recount(cur, [kept, joined])
 
     def unlink_people(
         self, person_id: int, identity: tuple[str, str] | None, token_sha: str | None, now: datetime
     ) -> list[tuple[int, int]]:
         """Undo the link that brought ``identity`` (or the token) into ``person_id``, else all its links."""
-        with self._writing("both") as cur:
-            return _links.unlink(cur, person_id, identity, token_sha, as_utc(now))
+        with self._changing_submissions("both") as cur:
+            split = _links.unlink(cur, person_id, identity, token_sha, as_utc(now))
+            self._counts.recount(cur, list({person for pair in split for person in pair}))
+            return split
 
     def identities(self, person_id: int) -> list[tuple[str, str, str]]:
         """(platform, user id, display name) of each of a person's accounts."""
@@ -260,8 +282,10 @@ class Store:
         """Store a batch in one transaction, idempotent on command_id; one Submission per item, in order."""
         if not items:
             return []
-        with self._writing() as cur:
-            return _writes.add_submissions(cur, items)
+        with self._changing_submissions() as cur:
+            stored = _writes.add_submissions(cur, items)
+            self._counts.add((s.leaderboard, s.person_id) for s in stored if s.created)
+            return stored
 
     def mark_running(self, run_id: str, worker: str) -> None:
         self.mark_running_many([(run_id, worker)])
@@ -341,16 +365,24 @@ class Store:
 
     def rank_of(self, leaderboard: str, gpu: str, person_id: int) -> RankRow | None:
         with self._reading() as cur:
-            rows = _ranking.ranking(cur, leaderboard, gpu, person_id=person_id)
+            rows = _ranking.ranking(cur, leaderboard, gpu, people=[person_id])
         return rows[0] if rows else None
+
+    def standing(self, leaderboard: str, gpu: str, people: list[int], top: int) -> list[RankRow]:
+        """The first ``top`` entries and those of ``people``, by rank: what a result's reply and an announcement
+        need, without reading every entry of a board with thousands."""
+        with self._reading() as cur:
+            return _ranking.ranking(cur, leaderboard, gpu, people=people, top=top)
 
     def leader(self, leaderboard: str, gpu: str) -> RankRow | None:
         rows = self.ranking(leaderboard, gpu, limit=1)
         return rows[0] if rows else None
 
     def rebuild_rankings(self) -> int:
-        """Recompute every person's entry from the stored runs (after a bulk import); returns the entry count."""
-        with self._writing("outcomes") as cur:
+        """Recompute every person's entry, and the summaries, from the stored runs (after a bulk import); returns
+        the entry count."""
+        with self._changing_submissions("both") as cur:
+            self._counts.recount(cur)
             return _ranking.rebuild(cur)
 
     def history(self, leaderboard: str, person_id: int, gpu: str | None = None, limit: int = 50) -> list[HistoryRow]:
@@ -359,8 +391,11 @@ class Store:
             return _queries.history(cur, leaderboard, person_id, gpu, limit)
 
     def best_over_time(self, leaderboard: str, person_id: int, gpu: str) -> list[tuple[datetime, float]]:
+        """(submission time, best score so far) where the best changed, and at the latest run, oldest first; at
+        most ``storage._progress.MAX_POINTS``."""
         with self._reading() as cur:
-            return _queries.best_over_time(cur, leaderboard, person_id, gpu)
+            series = _progress.progress(cur, person_id, leaderboard, gpu).get((leaderboard, gpu))
+        return series.points if series else []
 
     def previous_bests(
         self, keys: list[tuple[str, str, int]], exclude: list[str]

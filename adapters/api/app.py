@@ -12,8 +12,9 @@ refused on every route, so a typo is not silently ignored. ``POST /v1/submission
 the routes (``adapters/api/openapi.py``, a page at ``/v1/docs``) and ``/metrics`` gives Prometheus its figures
 (``adapters/api/metrics.py``).
 Public commands (``Access.PUBLIC``: leaderboards, rankings, people) answer a request without an ``Authorization``
-header as a visitor. The web pages (``adapters/api/web.py``) are served beside the routes, and popcorn-cli's routes
-(``adapters/api/popcorn.py``) after them.
+header as a visitor; visitors' answers are kept a second and made once for a crowd (``adapters/api/cache.py``). The
+web pages (``adapters/api/web.py``) are served beside the routes, and popcorn-cli's routes (``adapters/api/popcorn.py``)
+after them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from starlette.types import Scope
 
 from adapters.api.answers import Core, answer, error, stream
 from adapters.api.arguments import command_arguments
+from adapters.api.cache import PageCache
 from adapters.api.limits import SMALL_BODY_BYTES, BodyLimit, submission_limit
 from adapters.api.metrics import ReplyTimes, metrics_endpoint
 from adapters.api.openapi import openapi_json, openapi_page
@@ -107,7 +109,7 @@ def create_app(core: Core, settings: Settings) -> Starlette:
         BodyLimit, limit_for=limit_for, max_source_bytes=settings.max_source_bytes, too_large=_too_large
     )
     handlers = {HTTPException: _http_error, NoCredential: _no_credential, Exception: _internal}
-    return Starlette(routes=routes, exception_handlers=handlers, middleware=[limits])
+    return Starlette(routes=routes, exception_handlers=handlers, middleware=[Middleware(PageCache), limits])
 
 
 class _Api:

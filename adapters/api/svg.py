@@ -33,10 +33,7 @@ def progress_chart(title: str, points: list[tuple[str, float]], ident: str = "ch
         steps.append(f"{x(t):.1f},{y(score):.1f}")
     dots = "".join(f'<circle cx="{x(t):.1f}" cy="{y(s):.1f}" r="3.5"/>' for t, s in zip(moments, scores, strict=True))
     first, last = points[0][0][:10], points[-1][0][:10]
-    summary = (
-        f"{len(points)} ranked runs from {first} to {last}; best went from {format_us(scores[0])} "
-        f"to {format_us(scores[-1])}."
-    )
+    summary = f"Ranked runs from {first} to {last}; best went from {format_us(scores[0])} to {format_us(scores[-1])}."
     return (
         f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="{ident}-t {ident}-d" '
         f'xmlns="http://www.w3.org/2000/svg"><title id="{ident}-t">{escape(title)}</title>'

@@ -9,7 +9,8 @@ handler is logged in full and answered with a generic apology, so internal detai
     ├── NotSignedIn      no person behind the command: no token, or an unknown or revoked one ("unauthenticated")
     ├── Forbidden        the person may not do or see this ("forbidden")
     ├── NotFound         no such leaderboard, submission or person ("not_found")
-    └── RateLimited      too many submissions just now; ``retry_after_s`` says when to try again ("rate_limited")
+    ├── RateLimited      too many submissions just now; ``retry_after_s`` says when to try again ("rate_limited")
+    └── Busy             too many queries waiting already; ``retry_after_s`` says when to try again ("unavailable")
 """
 
 
@@ -33,6 +34,14 @@ class NotFound(UserError):
 
 class RateLimited(UserError):
     code = "rate_limited"
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class Busy(UserError):
+    code = "unavailable"
 
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(message)

@@ -114,6 +114,7 @@ class Command:
     args: dict[str, Any] = field(default_factory=dict)
     attachment: Attachment | None = None
     credential_sha256: str = field(default="", repr=False)  # hex SHA-256 of an API token; "" from chat adapters
+    answer_within_s: float = 0.0  # how long the asker waits for the answer, from sending; 0: no limit (answer_by.py)
     id: str = field(default_factory=new_id)
     v: int = WIRE_VERSION
 

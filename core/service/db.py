@@ -2,7 +2,8 @@
 
 DuckDB's API is synchronous, so every call runs off the event loop: writes on two dedicated threads, one
 per lane of the store (*intake*: new submissions, people, leaderboards; *outcomes*: what happens to runs),
-reads on the default pool (the store opens a cursor per call). ``Writer`` groups the pending writes of
+reads on two threads of their own (the store opens a cursor per call), except queries' reads, which have a thread,
+a bound and a deadline of their own (``Database.read``). ``Writer`` groups the pending writes of
 each lane into one transaction: on this class of machine a DuckDB statement or commit costs milliseconds,
 so batching is what lets the core sustain hundreds of submissions per second, and the two lanes keep a new
 submission from waiting behind a batch of results.
@@ -11,16 +12,26 @@ submission from waiting behind a batch of results.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from core.contracts import answer_by
+from core.contracts.errors import Busy
 from storage.errors import StoreFull
 from storage.records import NewSubmission, ResultRecord, Submission, WriteBatch
 from storage.store import Store
 
 log = logging.getLogger(__name__)
+READ_THREADS = 2
+QUERY_THREADS = 1  # DuckDB runs each statement on one thread (threads=1): the other core stays for submissions
+MAX_QUERY_READS = 32  # queries' reads running or waiting; beyond, a query is refused at once rather than queued
+BUSY_RETRY_S = 2
+QUERY_NICENESS = 10  # added to the query thread's nice value
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -30,9 +41,38 @@ class Database:
         self.store = store
         self._intake = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-intake")
         self._outcomes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-outcomes")
+        self._queries = ThreadPoolExecutor(
+            max_workers=QUERY_THREADS, thread_name_prefix="duckdb-queries", initializer=_yield_to_submissions
+        )
+        self._queries_in_flight = 0
+        # Other reads (a submission's, the result path's) are short: two threads serve them. Each thread that runs
+        # DuckDB keeps memory of its own (about 20 MiB a thread after a long person page), so fewer is leaner.
+        self._reads = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="duckdb-reads")
 
     async def read(self, fn: Callable[..., R], *args: Any) -> R:
-        return await asyncio.to_thread(fn, *args)
+        """Run a read. A query's reads (a command with a deadline, ``answer_by``) go on threads of their own, so a
+        crowd of readers never delays a submission's reads; past ``MAX_QUERY_READS`` waiting, a query is refused
+        at once (``Busy``), and a read whose asker gave up before it began is dropped (``Abandoned``)."""
+        due = answer_by.ANSWER_BY.get()
+        if due is None:
+            return await asyncio.get_running_loop().run_in_executor(self._reads, lambda: fn(*args))
+        answer_by.check(due)
+        if self._queries_in_flight >= MAX_QUERY_READS:
+            raise Busy(
+                "kernelrank is answering many requests just now and would not reach this one in time; "
+                f"try again in {BUSY_RETRY_S} seconds.",
+                BUSY_RETRY_S,
+            )
+
+        def in_time() -> R:
+            answer_by.check(due)  # still wanted now that a thread is free?
+            return fn(*args)
+
+        self._queries_in_flight += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._queries, in_time)
+        finally:
+            self._queries_in_flight -= 1
 
     async def write(self, fn: Callable[..., R], *args: Any) -> R:
         """Run a write of the intake lane (submissions, people, leaderboards)."""
@@ -46,6 +86,8 @@ class Database:
         await self.write(self.store.close)
         self._intake.shutdown(wait=True)
         self._outcomes.shutdown(wait=True)
+        self._queries.shutdown(wait=True)
+        self._reads.shutdown(wait=True)
 
 
 class Writer:
@@ -163,6 +205,13 @@ class _Lane:
     def stop(self) -> None:
         if self._task:
             self._task.cancel()
+
+
+def _yield_to_submissions() -> None:
+    """Lower this query thread's CPU priority (Linux schedules threads one by one): on a busy host a crowd of
+    readers then takes what submissions leave, instead of half of it."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), QUERY_NICENESS)
 
 
 def _settle(future: asyncio.Future[Any], value: Any = None, *, exception: BaseException | None = None) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from core.contracts import reply_parts
 from core.contracts.commands import check_lengths
-from core.contracts.errors import Forbidden, NotSignedIn, RateLimited, UserError
+from core.contracts.errors import Busy, Forbidden, NotSignedIn, RateLimited, UserError
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
 from core.service import admin, backups, challenges, linking, manage, profiles, queries, reports, review
@@ -45,7 +45,7 @@ async def dispatch(cmd: Command, deps: Deps) -> Reply:
     except UserError as exc:
         reply = reply_parts.error_reply(cmd.reply_to, str(exc), cmd.id)
         reply.data = {"error": exc.code}
-        if isinstance(exc, RateLimited):
+        if isinstance(exc, RateLimited | Busy):
             reply.data["retry_after_s"] = exc.retry_after_s
         return reply
 

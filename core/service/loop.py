@@ -27,10 +27,11 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from core.contracts import reply_parts
+from core.contracts.answer_by import Abandoned
 from core.contracts.bus import Bus
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
 from core.service import admin_news, reference_timing, validation
-from core.service.announce import announcement_targets, announcements
+from core.service.announce import TOP, announcement_targets, announcements
 from core.service.args import time_left
 from core.service.deadletter import DeadLetters
 from core.service.deadlines import adopt_deadlines
@@ -46,7 +47,7 @@ from core.service.worker_reports import IssuedPools, Registry, ReportCheck
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
-from storage.records import RankRow, ResultRecord
+from storage.records import RankRow, ResultRecord, RunInfo
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ class CoreService:
     async def handle_command(self, cmd: Command) -> Reply:
         try:
             return await dispatch(cmd, self.deps)
+        except Abandoned:  # the asker stopped waiting: the command server answers nothing
+            raise
         except StoreFull as exc:
             log.error("command %s (%s) not stored: %s", cmd.id, cmd.kind.value, exc)
             return reply_parts.error_reply(
@@ -183,7 +186,7 @@ class CoreService:
             if run is not None:
                 runs.append((run, result.result))
         ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
-        standings = await self._standings({(run.leaderboard, run.gpu) for run in ranked})
+        standings = await self._standings(ranked)
         earlier = (
             await self.db.read(
                 self.db.store.previous_bests,  # each author's best before these runs
@@ -221,11 +224,17 @@ class CoreService:
         for announcement in announcements((run for run, _ in runs if run.run_id in new), standings, self._announce_to):
             await self.bus.publish_reply(announcement)
 
-    async def _standings(self, boards: set[tuple[str, str]]) -> dict[tuple[str, str], dict[int, RankRow]]:
-        """The ranking of each (leaderboard, GPU) a batch of results touched: one query per board, not per run."""
+    async def _standings(self, ranked: list[RunInfo]) -> dict[tuple[str, str], dict[int, RankRow]]:
+        """Where each (leaderboard, GPU) a batch of ranked results touched stands: its top 3 (announcements) and the
+        authors' entries (their replies); one query per board, not per run, and never every entry of it."""
+        authors: dict[tuple[str, str], set[int]] = {}
+        for run in ranked:
+            authors.setdefault((run.leaderboard, run.gpu), set()).add(run.person_id)
         return {
-            (lb, gpu): {row.person_id: row for row in await self.db.read(self.db.store.ranking, lb, gpu)}
-            for lb, gpu in boards
+            (lb, gpu): {
+                row.person_id: row for row in await self.db.read(self.db.store.standing, lb, gpu, sorted(people), TOP)
+            }
+            for (lb, gpu), people in authors.items()
         }
 
     async def _on_progress(self, events: list[RunProgress]) -> None:

@@ -1,5 +1,7 @@
 """``person``: someone's public page. Their entries with ranks, their best score over time on each leaderboard and
-GPU, and their latest runs: scores and verdicts only, never code or detailed results (``core.service.access``).
+GPU (the points where it changed, at most ``storage._progress.MAX_POINTS`` a series, with the number of runs behind
+it), and their latest runs: scores and verdicts only, never code or detailed results (``core.service.access``). One
+read of the store, whatever the person's history holds.
 
 ``Reply.data`` carries it as plain JSON (times in µs as numbers, instants in ISO 8601) for the web pages and
 scripts; the parts are the same for chat and the terminal.
@@ -23,16 +25,16 @@ async def person(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     found = await deps.db.read(deps.db.store.person_summary, person_id, RUNS_SHOWN)
     if found is None:
         raise NotFound(f"kernelrank knows nobody as {who[:40]!r}; `show LEADERBOARD` lists people.")
-    progress = []
-    for best in found.bests:
-        points = await deps.db.read(deps.db.store.best_over_time, best.leaderboard, person_id, best.gpu)
-        progress.append(
-            {
-                "leaderboard": best.leaderboard,
-                "gpu": best.gpu,
-                "points": [[at.isoformat(), score] for at, score in points],
-            }
-        )
+    progress = [
+        {
+            "leaderboard": best.leaderboard,
+            "gpu": best.gpu,
+            "runs": series.runs,
+            "points": [[at.isoformat(), score] for at, score in series.points],
+        }
+        for best in found.bests
+        if (series := found.progress.get((best.leaderboard, best.gpu)))
+    ]
     parts = [
         reply_parts.table(
             ["leaderboard", "GPU", "rank", "best", "submission"],

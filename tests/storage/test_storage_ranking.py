@@ -131,3 +131,14 @@ def test_incremental_entries_match_a_rebuild_and_a_plain_reference(store: Store,
     assert store.rebuild_rankings() == sum(len(reference(gpu)) for gpu in ("H100", "T4"))
     for gpu in ("H100", "T4"):
         assert stored(gpu) == reference(gpu)
+
+
+def test_a_standing_is_the_top_and_the_people_asked_for_with_their_ranks(store: Store, build: Builder) -> None:
+    people = [build.person(f"P{i}") for i in range(8)]
+    for person, score in zip(people, range(8, 0, -1), strict=True):  # the last person is fastest
+        build.submit(person, float(score))
+    everyone = {row.person_id: row for row in store.ranking("vecadd", "H100")}
+    standing = store.standing("vecadd", "H100", [people[0], people[3]], 3)
+    assert [row.person_id for row in standing] == [people[7], people[6], people[5], people[3], people[0]]
+    assert all(row == everyone[row.person_id] for row in standing)
+    assert store.rank_of("vecadd", "H100", people[0]) == everyone[people[0]]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -12,7 +14,7 @@ import nats.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from core.contracts import subjects
+from core.contracts import answer_by, subjects
 from core.contracts.bus._consumers import Running, Served
 from core.contracts.bus._errors import (
     CONNECTION_LOST,
@@ -24,6 +26,7 @@ from core.contracts.bus._errors import (
     Reconnecting,
     translated,
 )
+from core.contracts.bus._fit import TooLarge, fitted
 from core.contracts.bus._link import NO_RESPONDERS_RETRY_S, Link, backoff
 from core.contracts.messages import Command, DecodeError, Platform, Reply, ReplyTo, decode, encode
 from core.contracts.reply_parts import error_reply
@@ -53,8 +56,11 @@ class CommandOps:
         a (re)connect is asked again for up to ``NO_RESPONDERS_RETRY_S`` (the core resubscribes a moment
         after us); all within ``timeout_s``. Sending a command twice is safe: a submission is stored once
         per command id, and queries only read. Raises ``CoreUnavailable`` (no core, or no answer in time),
-        ``Reconnecting`` (NATS did not come back in time) or ``PayloadTooLarge``.
+        ``Reconnecting`` (NATS did not come back in time) or ``PayloadTooLarge``. The command tells the core how
+        long we wait (``answer_within_s``, ``timeout_s`` unless set), so that the core drops a query we gave up on.
         """
+        if command.answer_within_s <= 0:
+            command = dataclasses.replace(command, answer_within_s=timeout_s)
         payload, subject = encode(command), subjects.command_subject(command.actor.platform.value)
         if len(payload) > self.max_payload:
             raise PayloadTooLarge(
@@ -121,12 +127,14 @@ class CommandOps:
 
         An unreadable request, a command whose user or reply route is not of the platform whose subject
         it came on (only that platform's adapter may publish there), or a handler that raises gets an
-        error ``Reply``; the server never stops.
+        error ``Reply``; the server never stops. A query whose asker has stopped waiting (``answer_by``) is
+        dropped unanswered, before its handler starts or as soon as its handler's next read would begin. Every
+        reply is fitted under the bus's payload limit (``_fit``): a reply NATS cannot carry would never arrive.
         """
         served = Served(self._running)
         slots = asyncio.Semaphore(max_in_flight)
 
-        async def answer(msg: Msg) -> None:
+        async def answer(msg: Msg, received: float) -> None:
             try:
                 try:
                     command = decode(Command, msg.data)
@@ -138,17 +146,20 @@ class CommandOps:
                         "(is this client older or newer than the server?); update it and try again.",
                     )
                 else:
-                    reply = _misrouted(command, msg.subject) or await _answer_safely(handler, command)
-                if msg.reply:
-                    await msg.respond(encode(reply))
+                    reply = _misrouted(command, msg.subject) or await _answer_in_time(
+                        handler, command, answer_by.deadline(command, received)
+                    )
+                if msg.reply and reply is not None:
+                    await msg.respond(self._fitted_reply(reply))
             except Exception:
                 log.exception("could not answer a command")
             finally:
                 slots.release()
 
         async def on_message(msg: Msg) -> None:
+            received = time.monotonic()
             await slots.acquire()
-            task = asyncio.create_task(answer(msg))
+            task = asyncio.create_task(answer(msg, received))
             served.tasks.add(task)
             task.add_done_callback(served.tasks.discard)
 
@@ -163,6 +174,20 @@ class CommandOps:
             ]
             await self._nc.flush()  # the server knows the subscriptions before we report ready
         return served
+
+    def _fitted_reply(self, reply: Reply) -> bytes:
+        """``reply``'s wire form, cut to fit the payload limit, or a sentence saying that it could not be."""
+        try:
+            return fitted(reply, self.max_payload)
+        except TooLarge:
+            log.error("the reply to command %s does not fit the bus even cut down", reply.in_reply_to)
+            return encode(
+                error_reply(
+                    reply.reply_to,
+                    "The answer is too large to send; ask for less (a smaller limit, one GPU or one leaderboard).",
+                    reply.in_reply_to,
+                )
+            )
 
 
 def _misrouted(command: Command, subject: str) -> Reply | None:
@@ -193,14 +218,26 @@ def _misrouted(command: Command, subject: str) -> Reply | None:
     )
 
 
-async def _answer_safely(handler: Callable[[Command], Awaitable[Reply]], command: Command) -> Reply:
+async def _answer_in_time(
+    handler: Callable[[Command], Awaitable[Reply]], command: Command, due: float | None
+) -> Reply | None:
+    """The handler's reply, or None where the asker stopped waiting before the work was done (``answer_by``)."""
+    token = answer_by.ANSWER_BY.set(due)
     try:
+        answer_by.check(due)
         return await handler(command)
+    except answer_by.Abandoned:
+        log.info(
+            "dropped command %s (%s): its asker stopped waiting before it was worked on", command.id, command.kind.value
+        )
+        return None
     except Exception:
         log.exception("command %s (%s) failed", command.id, command.kind.value)
         return error_reply(
             command.reply_to, "Something went wrong inside kernelrank; try again in a minute.", command.id
         )
+    finally:
+        answer_by.ANSWER_BY.reset(token)
 
 
 def size_words(n: int) -> str:
