@@ -63,8 +63,8 @@ async def chosen_window(deps: Deps, leaderboard: str, wanted: str) -> tuple[Wind
         number = int(wanted)
     else:
         raise UserError(
-            f"{leaderboard} has {'1 round' if last == 1 else f'rounds 1 to {last}'}: give --round as one of their "
-            "numbers, or all for all time."
+            f"{leaderboard} has {'1 round' if last == 1 else f'rounds 1 to {last}'}: give --round "
+            f"{'1' if last == 1 else f'a number from 1 to {last}'}, or all for all time."
         )
     return rounds.window(number), rounds.describe(number) if rounds.starts else ""
 
