@@ -56,6 +56,7 @@ def purge(cur: Cursor, name: str) -> int:
         f"DELETE FROM runs WHERE submission_id IN ({ids})",
         "DELETE FROM submissions WHERE leaderboard = $name",
         "DELETE FROM personal_bests WHERE leaderboard = $name",
+        "DELETE FROM rounds WHERE leaderboard = $name",
         "DELETE FROM leaderboard_versions WHERE leaderboard = $name",
         "DELETE FROM leaderboards WHERE name = $name",
     ):

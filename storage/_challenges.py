@@ -1,4 +1,5 @@
-"""Challenges, their scheduled actions (recorded when they start and when they are done) and teams.
+"""Challenges, their scheduled actions (recorded when they start and when they are done), leaderboards' rounds and
+teams.
 
 ``Store.challenges`` is a ``Challenges`` on the store's cursors and locks: the SQL of challenges stays here, out
 of ``store.py``.
@@ -112,6 +113,24 @@ class Challenges(StorePart):
                 [run_id],
             ).fetchone()
         return None if row is None or row[0] is None or row[2] else (row[0], row[1])
+
+    def round_starts(self, leaderboard: str) -> list[datetime]:
+        """When each round of the leaderboard after its first began (or begins), in order."""
+        with self._reading() as cur:
+            rows = cur.execute(
+                "SELECT started_at::TIMESTAMP FROM rounds WHERE leaderboard = ? ORDER BY started_at", [leaderboard]
+            ).fetchall()
+        return [as_utc(at) for (at,) in rows]
+
+    def start_round(self, leaderboard: str, at: datetime, after: datetime) -> None:
+        """Start a round at ``at``, the leaderboard's next opening after its crowned close ``after``; a round started
+        since that close already (a reopen, then a challenge opening later) is moved to ``at``, not split."""
+        with self._writing() as cur:
+            cur.execute("DELETE FROM rounds WHERE leaderboard = ? AND started_at > ?", [leaderboard, as_utc(after)])
+            cur.execute(
+                "INSERT INTO rounds (leaderboard, started_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [leaderboard, as_utc(at)],
+            )
 
     def add_to_team(self, team: str, person_ids: list[int]) -> None:
         """Put people in ``team`` (a person is in one team: joining one leaves the other)."""

@@ -284,6 +284,25 @@ _REFERENCE_TIMES = Migration(
     ),
 )
 
+# A leaderboard's rounds (issue 27): each row starts a round, recorded when the leaderboard opens again after a crowned
+# close; a ranking of a round counts only its submissions. A file from before is given the rounds its crowned closes
+# started: one at each close of a leaderboard that has been reopened since (nothing ranked came in between).
+_ROUNDS = Migration(
+    "leaderboards' rounds",
+    (
+        """CREATE TABLE rounds (
+        leaderboard VARCHAR NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (leaderboard, started_at))""",
+        """INSERT INTO rounds (leaderboard, started_at)
+        SELECT DISTINCT lb.name, c.closes_at
+        FROM challenges c
+        JOIN challenge_actions a ON a.challenge_id = c.id AND a.action = 'close' AND a.done_at IS NOT NULL
+        JOIN leaderboards lb ON list_contains(c.leaderboards, lb.name)
+        WHERE c.cancelled_at IS NULL AND (lb.deadline IS NULL OR lb.deadline > c.closes_at)""",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _INITIAL,
     _RUN_COSTS,
@@ -297,6 +316,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _BOARD_LIMITS,
     _REVIEWS,
     _REFERENCE_TIMES,
+    _ROUNDS,
 )
 
 

@@ -351,10 +351,17 @@ class Store:
 
     # Ranking and history: the one set of queries every surface uses
 
-    def ranking(self, leaderboard: str, gpu: str, limit: int | None = None) -> list[RankRow]:
-        """Best passed ranked run per person on (leaderboard, gpu), best first; ties go to the earlier one."""
+    def ranking(
+        self,
+        leaderboard: str,
+        gpu: str,
+        limit: int | None = None,
+        window: tuple[datetime | None, datetime | None] | None = None,
+    ) -> list[RankRow]:
+        """Best passed ranked run per person on (leaderboard, gpu), best first; ties go to the earlier one.
+        ``window``: a round's (since, until), counting only the submissions sent in it; None: all time."""
         with self._reading() as cur:
-            return _ranking.ranking(cur, leaderboard, gpu, limit)
+            return _ranking.ranking(cur, leaderboard, gpu, limit, window=window)
 
     def rank_of(self, leaderboard: str, gpu: str, person_id: int) -> RankRow | None:
         with self._reading() as cur:

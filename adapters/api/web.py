@@ -75,7 +75,8 @@ class _Pages(Asking):
 
     async def ranking(self, request: Request) -> Response:
         board, gpu = request.path_params["leaderboard"], request.path_params["gpu"]
-        shown = await self._data(request, CommandKind.SHOW, leaderboard=board, gpu=gpu, limit="500")
+        wanted = request.query_params.get("round", "")  # a past round, or all time
+        shown = await self._data(request, CommandKind.SHOW, leaderboard=board, gpu=gpu, limit="500", round=wanted)
         if isinstance(shown, Response):
             return shown
         (rows,) = shown.data["rankings"].values()
@@ -86,6 +87,7 @@ class _Pages(Asking):
             title=f"{shown.data['leaderboard']} on {gpu}",
             leaderboard=shown.data["leaderboard"],
             gpu=gpu,
+            round_words=shown.data.get("round"),
             rows=rows,
             compared=any(value is not None for value in stick.values()),
         )

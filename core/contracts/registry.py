@@ -112,7 +112,12 @@ _EVERYDAY: tuple[Spec, ...] = (
         CommandKind.SHOW,
         ("show",),
         "a leaderboard's ranking on each GPU",
-        (LEADERBOARD, GPU, Arg("limit", "how many rows (default 10)", ArgKind.NUMBER)),
+        (
+            LEADERBOARD,
+            GPU,
+            Arg("limit", "how many rows (default 10)", ArgKind.NUMBER),
+            Arg("round", "which round: a number from 1 (the first), or all for all time (default: the current one)"),
+        ),
         access=Access.PUBLIC,
         routes=(Route("GET", _board()),),
     ),

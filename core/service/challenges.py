@@ -21,6 +21,7 @@ from core.service.challenge_report import results_parts
 from core.service.deps import Deps
 from core.service.pending import Pending
 from core.service.people import Caller
+from core.service.rounds import rounds_of
 from core.service.validation import save
 from storage.records import Challenge
 
@@ -147,8 +148,10 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     standings = []
     for name in ch.leaderboards:
         board = await deps.boards.get(name)
+        rounds = await rounds_of(deps, name)
+        window = rounds.window(rounds.number_at(min(now, ch.closes_at)))  # the challenge's round
         for gpu in board.leaderboard.gpus if board else []:
-            rows = await deps.db.read(deps.db.store.ranking, name, gpu, 3)
+            rows = await deps.db.read(deps.db.store.ranking, name, gpu, 3, window)
             standings.append(
                 {
                     "leaderboard": name,

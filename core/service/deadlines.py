@@ -6,8 +6,10 @@ name and closing at its deadline, so the scheduler (``core.service.scheduler``) 
 announces the winners exactly once, as it does for any challenge; ``challenge NAME`` shows its standings, then its
 results. The news goes to the channel the command came from (in chat) and to ``KERNELRANK_ANNOUNCE``. A deadline
 removed, a leaderboard deleted or put in an admin's challenge cancels its own challenge; a closed leaderboard
-reopened keeps its past round under a dated title and starts a new one. A deadline that never passed
-here (set before challenges existed) gets its challenge when the core starts (``adopt_deadlines``).
+reopened keeps its past round under a dated title and starts a new one. Whichever challenge crowned it, a
+leaderboard open again after the close starts a new round of its rankings (``core.service.rounds``). A deadline
+that never passed here (set before challenges existed) gets its challenge when the core starts
+(``adopt_deadlines``).
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from datetime import datetime
 from core.contracts.messages import Platform, ReplyTo
 from core.service.announce import CHAT_PLATFORMS
 from core.service.deps import Deps
+from core.service.rounds import note_reopening
 from storage.records import Challenge, Leaderboard
 
 
 async def keep_in_step(lb: Leaderboard, reply_to: ReplyTo, deps: Deps, deleted: bool = False) -> None:
     """Make the leaderboard's own challenge match ``lb`` as just saved (or deleted); ``reply_to``: where from."""
     store, now = deps.db.store.challenges, deps.now()
+    if not deleted:
+        await note_reopening(lb, deps)
     own = await deps.db.read(store.deadline_of, lb.name)
     deadline = None if deleted or await _in_a_challenge(lb.name, deps) else lb.deadline
     if own is not None and "close" in own.done:

@@ -19,12 +19,14 @@ import dataclasses
 import logging
 import secrets
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 from core.contracts.messages import RunResult, new_id
 from core.service.deps import Deps
 from core.service.jobs import run_job
 from core.service.leaderboards import Board
+from core.service.rounds import rounds_of
 from storage.records import RankRow
 
 log = logging.getLogger(__name__)
@@ -35,16 +37,19 @@ MEDALS = ("🥇", "🥈", "🥉")
 POINTS = {1: 10, 2: 6, 3: 4, 4: 3, 5: 2, **dict.fromkeys(range(6, FROZEN + 1), 1)}
 
 
-async def close_standings(deps: Deps, leaderboards: list[str]) -> list[dict[str, Any]]:
-    """Each (leaderboard, GPU): its frozen top ten and its verified podium."""
+async def close_standings(deps: Deps, leaderboards: list[str], closes_at: datetime) -> list[dict[str, Any]]:
+    """Each (leaderboard, GPU): its frozen top ten and its verified podium, of the round in force at the close
+    (a leaderboard reopened before a late close keeps its new round out)."""
     boards = []
     for name in leaderboards:
         board = await deps.boards.get(name)
         if board is None:
             log.warning("the challenge's leaderboard %s is gone; it has no standings", name)
             continue
+        rounds = await rounds_of(deps, name)
+        window = rounds.window(rounds.number_at(closes_at))
         for gpu in board.leaderboard.gpus:
-            frozen = await deps.db.read(deps.db.store.ranking, name, gpu, FROZEN)
+            frozen = await deps.db.read(deps.db.store.ranking, name, gpu, FROZEN, window)
             podium = await verify(deps, board, gpu, frozen[:PODIUM])
             boards.append({"leaderboard": name, "gpu": gpu, "podium": podium, "frozen": [_row(row) for row in frozen]})
     return boards

@@ -27,6 +27,7 @@ from core.service.leaderboards import Board
 from core.service.people import Caller
 from core.service.queueing import queue_report
 from core.service.reference_timing import COLUMNS, MEANING, yardsticks
+from core.service.rounds import chosen_window
 from harness.result import EvalResult
 
 
@@ -83,15 +84,23 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
     sticks = await yardsticks(deps, found, gpus)
     limit = row_limit(cmd, 10)
+    window, round_words = await chosen_window(deps, board.name, str(cmd.args.get("round") or ""))
     closed = [
         ch.results
         for ch in await deps.db.read(deps.db.store.challenges.listed)
         if ch.results and board.name in ch.leaderboards
-    ]  # the latest closed challenge marks its podium
+    ]  # each closed challenge marks its podium (in its own round)
     parts, rankings = [], {}
+    if round_words:
+        parts.append(
+            reply_parts.text(
+                f"{board.name}, {round_words}: `show {board.name} --round N` shows another round, `--round all` "
+                "all time."
+            )
+        )
     for gpu in gpus:
-        rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit)
-        marks = podium_marks(closed[-1], board.name, gpu) if closed else {}
+        rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit, window)
+        marks = {run: mark for results in closed for run, mark in podium_marks(results, board.name, gpu).items()}
         rankings[gpu] = [
             {
                 "rank": r.rank,
@@ -140,6 +149,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
         parts,
         {
             "leaderboard": board.name,
+            "round": round_words or None,
             "rankings": rankings,
             "yardsticks": {gpu: dataclasses.asdict(stick) for gpu, stick in sticks.items()},
         },

@@ -105,7 +105,7 @@ class Scheduler:
         return bool(waiting)
 
     async def _close(self, ch: Challenge) -> None:
-        boards = await close_standings(self.deps, ch.leaderboards)
+        boards = await close_standings(self.deps, ch.leaderboards, ch.closes_at)
         teams = team_points(boards, await self.deps.db.read(self.deps.db.store.challenges.teams))
         closed = dataclasses.replace(
             ch, results={"closed_at": self.deps.now().isoformat(), "boards": boards, "teams": teams}

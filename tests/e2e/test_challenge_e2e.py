@@ -93,6 +93,36 @@ async def test_a_challenge_closes_verifies_the_podium_on_the_worker_and_crowns_t
     [final] = (await system.finals({run["run_id"] for run in tested.data["runs"]}, 120)).values()
     assert final.data["status"] == "passed"
 
+    # Reopened by a new challenge: a new round, ranked and crowned without Ada's crowned entry (issue 27, item 6).
+    again = closes + timedelta(minutes=2)
+    reopened = await system.bus.request(
+        Command(
+            boss,
+            where,
+            CommandKind.CHALLENGE_CREATE,
+            {"title": "Week 49", "leaderboards": "weekly", "closes": f"{again:%Y-%m-%d %H:%M}"},
+        ),
+        timeout_s=10,
+    )
+    assert reopened.data == {"challenge": "Week 49"}, reopened.parts
+    accepted = await system.submit("bob", SOLUTION, leaderboard="weekly")
+    [final] = (await system.finals({run["run_id"] for run in accepted.data["runs"]}, 120)).values()
+    assert final.data["status"] == "passed"
+    assert await ranked_names(system) == ["Bob"]
+    assert await ranked_names(system, round="1") == ["Ada"]
+    assert sorted(await ranked_names(system, round="all")) == ["Ada", "Bob"]
+    clock.now = again + timedelta(seconds=1)
+    async with asyncio.timeout(120):
+        while "results" not in (shown := await system.ask("ada", CommandKind.CHALLENGE, title="Week 49")).data:
+            await asyncio.sleep(0.2)
+    [board] = shown.data["results"]["boards"]
+    assert [e["name"] for e in board["podium"]] == ["Bob"] and [e["name"] for e in board["frozen"]] == ["Bob"]
+
+
+async def ranked_names(system, **args) -> list[str]:
+    shown = await system.ask("ada", CommandKind.SHOW, leaderboard="weekly", **args)
+    return [row["name"] for row in shown.data["rankings"]["CPU"]]
+
 
 def start_core(url: str, tmp_path: Path, problems: Path) -> subprocess.Popen:
     env = {

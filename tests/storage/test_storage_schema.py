@@ -35,6 +35,7 @@ TABLES = {
     "reports",
     "review_decisions",
     "reference_times",
+    "rounds",
 }
 
 

@@ -89,3 +89,22 @@ async def test_the_ranking_across_gpus_has_a_column_per_gpu() -> None:
     assert "6 µs" in ada_row and "9 µs" in ada_row and "(#2)" in ada_row and "(#1)" in ada_row
     bob_row = body[bob : body.index("</tr>", bob)]
     assert "5 µs" in bob_row and bob_row.count("-</span>") == 1  # no entry on the A100
+
+
+async def test_the_ranking_page_reads_a_past_round_on_request() -> None:
+    """``?round=`` goes to the core's ``show`` as its ``round`` argument, and the page says which round it shows."""
+    asked: list[Command] = []
+
+    class Core:
+        async def request(self, command: Command, timeout_s: float = 5.0) -> Reply:
+            asked.append(command)
+            row = {"rank": 1, "person_id": 1, "name": "Ada", "score_us": 10.0, "submitted_at": "2026-11-23T10:00"}
+            data = {"leaderboard": "vectoradd", "round": "round 1 of 2, from its start to 2026-11-24 12:00 UTC"}
+            return Reply(reply_to=ReplyTo(Platform.WEB), parts=[], data=data | {"rankings": {"CPU": [row]}})
+
+    transport = httpx.ASGITransport(app=create_app(Core(), Settings()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        page = await http.get("/leaderboards/vectoradd/CPU?round=1")
+    assert page.status_code == 200
+    assert asked[0].kind is CommandKind.SHOW and asked[0].args["round"] == "1"
+    assert "Showing round 1 of 2, from its start to 2026-11-24 12:00 UTC" in page.text and ">Ada<" in page.text
