@@ -368,11 +368,18 @@ class Store:
             rows = _ranking.ranking(cur, leaderboard, gpu, people=[person_id])
         return rows[0] if rows else None
 
-    def standing(self, leaderboard: str, gpu: str, people: list[int], top: int) -> list[RankRow]:
-        """The first ``top`` entries and those of ``people``, by rank: what a result's reply and an announcement
-        need, without reading every entry of a board with thousands."""
+    def standing(
+        self,
+        leaderboard: str,
+        gpu: str,
+        people: list[int],
+        top: int,
+        window: tuple[datetime | None, datetime | None] | None = None,
+    ) -> list[RankRow]:
+        """The first ``top`` entries and those of ``people``, by rank (in a round's ``window``; None: all time): what
+        a result's reply and an announcement need, without reading every entry of a board with thousands."""
         with self._reading() as cur:
-            return _ranking.ranking(cur, leaderboard, gpu, people=people, top=top)
+            return _ranking.ranking(cur, leaderboard, gpu, people=people, top=top, window=window)
 
     def leader(self, leaderboard: str, gpu: str) -> RankRow | None:
         rows = self.ranking(leaderboard, gpu, limit=1)

@@ -30,7 +30,7 @@ from core.contracts import reply_parts
 from core.contracts.answer_by import Abandoned
 from core.contracts.bus import Bus
 from core.contracts.messages import Command, Reply, ReplyTo, RunJob, RunProgress, RunResult
-from core.service import admin_news, reference_timing, validation
+from core.service import admin_news, reference_timing, rounds, validation
 from core.service.announce import TOP, announcement_targets, announcements
 from core.service.args import time_left
 from core.service.deadletter import DeadLetters
@@ -225,17 +225,7 @@ class CoreService:
             await self.bus.publish_reply(announcement)
 
     async def _standings(self, ranked: list[RunInfo]) -> dict[tuple[str, str], dict[int, RankRow]]:
-        """Where each (leaderboard, GPU) a batch of ranked results touched stands: its top 3 (announcements) and the
-        authors' entries (their replies); one query per board, not per run, and never every entry of it."""
-        authors: dict[tuple[str, str], set[int]] = {}
-        for run in ranked:
-            authors.setdefault((run.leaderboard, run.gpu), set()).add(run.person_id)
-        return {
-            (lb, gpu): {
-                row.person_id: row for row in await self.db.read(self.db.store.standing, lb, gpu, sorted(people), TOP)
-            }
-            for (lb, gpu), people in authors.items()
-        }
+        return await rounds.standings(self.deps, ranked, TOP)
 
     async def _on_progress(self, events: list[RunProgress]) -> None:
         events = [e for e in events if e.submission_id and self.checks.progress_counts(e)]  # 0: the core's own

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from core.contracts.errors import UserError
 from core.service.deps import Deps
-from storage.records import Leaderboard
+from storage.records import Leaderboard, RankRow, RunInfo
 
 Window = tuple[datetime | None, datetime | None]
 
@@ -47,6 +47,21 @@ class Rounds:
 
 async def rounds_of(deps: Deps, leaderboard: str) -> Rounds:
     return Rounds(await deps.db.read(deps.db.store.challenges.round_starts, leaderboard))
+
+
+async def standings(deps: Deps, ranked: list[RunInfo], top: int) -> dict[tuple[str, str], dict[int, RankRow]]:
+    """Where each (leaderboard, GPU) a batch of ranked results touched stands in its current round: its first ``top``
+    (announcements) and the authors' entries (their replies); one query per board, never every entry of it."""
+    authors: dict[tuple[str, str], set[int]] = {}
+    for run in ranked:
+        authors.setdefault((run.leaderboard, run.gpu), set()).add(run.person_id)
+    now, found = deps.now(), {}
+    for (lb, gpu), people in authors.items():
+        rounds = await rounds_of(deps, lb)
+        window = rounds.window(rounds.number_at(now))
+        rows = await deps.db.read(deps.db.store.standing, lb, gpu, sorted(people), top, window)
+        found[(lb, gpu)] = {row.person_id: row for row in rows}
+    return found
 
 
 async def chosen_window(deps: Deps, leaderboard: str, wanted: str) -> tuple[Window | None, str]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core.contracts.messages import CommandKind
+from core.service import rounds
 from core.service.deps import Deps
-from storage.records import NewSubmission, ResultRecord
+from storage.records import NewSubmission, ResultRecord, RunInfo
 from tests.core.test_challenges import ask, env, result, sprint, tick_answering
 
 __all__ = ["env"]  # the fixture
@@ -36,6 +37,10 @@ def sent(deps: Deps, user: str, round_: int, score_us: float, at: datetime) -> N
     store.record_results(
         [ResultRecord(run_id=f"run-{name}", result=result(score_us), worker="w", attempts=1, finished_at=at)]
     )
+
+
+def _ranked_run(run_id: str, person_id: int, created_at: datetime) -> RunInfo:
+    return RunInfo(run_id, 0, "CPU", "done", "passed", 11.5, "vectoradd", person_id, "", "ranked", {}, created_at)
 
 
 async def shown(deps: Deps, **args) -> list[tuple[str, float, str | None]]:
@@ -78,6 +83,12 @@ async def test_a_board_reopened_by_a_new_challenge_ranks_and_crowns_only_its_new
     standings = (await ask(deps, "eve", CommandKind.CHALLENGE, title="Sprint 2")).data["standings"]
     assert [row["name"] for row in standings[0]["rows"]] == ["Cy", "Bob"]
     assert await shown(deps, round="1") == [("Ada", 10.0, "🥇"), ("Bob", 12.0, "🥈")]  # the past round, on request
+    bob = deps.db.store.person("discord", "bob", "Bob")
+    replied = await rounds.standings(deps, [_ranked_run("run-bob-2", bob, at("2026-11-24 14:00"))], 3)
+    assert [(r.display_name, r.rank) for r in sorted(replied[("vectoradd", "CPU")].values(), key=lambda r: r.rank)] == [
+        ("Cy", 1),
+        ("Bob", 2),
+    ]  # Bob's result reply and the announcement rank the new round: Ada's 10 µs is the past round's
     assert await shown(deps, round="all") == [("Ada", 10.0, "🥇"), ("Cy", 11.0, None), ("Bob", 11.5, None)]
     refused = await ask(deps, "eve", CommandKind.SHOW, leaderboard="vectoradd", round="3")
     assert "rounds 1 to 2" in str(refused.parts), refused.parts
