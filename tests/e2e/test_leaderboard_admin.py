@@ -188,7 +188,7 @@ async def test_a_refusal_of_the_reference_reaches_the_terminal_its_exit_code_and
         boss = {"KERNELRANK_API_URL": url, "KERNELRANK_TOKEN": await token_of(system, "boss")}
         code, out = await kernelrank(tmp_path, "admin", "create", "broken", "--problem", str(folder), **boss)
         assert code == 1 and "broken refused" in out and "this reference is broken" in out, out
-        code, out = await kernelrank(tmp_path, "admin", "audit", **boss)
+        code, out = await kernelrank(tmp_path, "admin", "audit", COLUMNS="200", **boss)  # no cell cut to fit
     assert code == 0 and "leaderboard create refused" in out and "leaderboard=broken" in out, out
     assert not system.store.leaderboard_name_taken("broken")
 
