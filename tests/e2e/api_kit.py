@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from adapters.api.serve import run_api
@@ -46,10 +46,10 @@ async def serving_api(settings: Settings, nats_url: str) -> AsyncIterator[str]:
         await asyncio.wait_for(task, 30)
 
 
-async def kernelrank(cwd: Path, *args: str, stdin: str = "", **env: str) -> tuple[int, str]:
-    """Run ``kernelrank ARGS`` as a person would; ``env`` adds settings (a login file under ``cwd`` only)."""
+def _client_env(cwd: Path, env: dict[str, str]) -> dict[str, str]:
+    """A person's environment for ``kernelrank``: no settings of ours but ``env``, a login file under ``cwd``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
-    full = {
+    return {
         **clean,
         "PYTHONPATH": str(REPO),
         "XDG_CONFIG_HOME": str(cwd / "config"),
@@ -57,19 +57,64 @@ async def kernelrank(cwd: Path, *args: str, stdin: str = "", **env: str) -> tupl
         "KERNELRANK_HOME": str(cwd / "var"),
         **env,
     }
+
+
+async def kernelrank(cwd: Path, *args: str, stdin: str = "", **env: str) -> tuple[int, str]:
+    """Run ``kernelrank ARGS`` as a person would; ``env`` adds settings (a login file under ``cwd`` only)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "core.launch.main",
         *args,
         cwd=cwd,
-        env=full,
+        env=_client_env(cwd, env),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
     return proc.returncode, out.decode()
+
+
+async def kernelrank_on_a_terminal(
+    cwd: Path, *args: str, seen: Callable[[str], None] = lambda _: None, **env: str
+) -> tuple[int, str]:
+    """``kernelrank ARGS`` writing to a pseudo-terminal, as in a person's terminal window: what it wrote, escape
+    codes included. ``seen`` gets what is on the terminal so far each time more comes (from another thread)."""
+    main, side = os.openpty()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "core.launch.main",
+            *args,
+            cwd=cwd,
+            env=_client_env(cwd, {"TERM": "xterm", "COLUMNS": "100", **env}),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=side,
+            stderr=side,
+        )
+    finally:
+        os.close(side)  # the child's copy is the last one: its exit ends the reading below
+    try:
+        out = await asyncio.wait_for(asyncio.to_thread(_read_until_closed, main, seen), 120)
+    finally:
+        os.close(main)
+    return await asyncio.wait_for(proc.wait(), 30), out.decode()
+
+
+def _read_until_closed(fd: int, seen: Callable[[str], None]) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: every writer of the terminal has gone
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        seen(b"".join(chunks).decode(errors="replace"))
+    return b"".join(chunks)
 
 
 FIXTURE_PROBLEMS = REPO / "tests" / "fixtures" / "harness"
