@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -55,7 +56,7 @@ class Link:
     def fileno(self) -> int:
         return self.sock.fileno()
 
-    def send(self, record: dict[str, Any], blobs: list[bytes | memoryview] | None = None) -> None:
+    def send(self, record: dict[str, Any], blobs: Sequence[bytes | memoryview] | None = None) -> None:
         """Send one message; a copy of this process (a fork of the submission's) ends instead, so that it cannot
         interleave its bytes with the owner's."""
         if os.getpid() != self._owner:

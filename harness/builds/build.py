@@ -125,7 +125,7 @@ def _drivers(driver: str, staged_as: str) -> dict[str, str]:
 
 def extension_request(arguments: dict[str, Any], arch: str, problem_files: dict[str, str]) -> BuildRequest | None:
     """The build of one ``load_inline`` call, or None when its arguments are not plain data we can cache."""
-    options = {}
+    options: dict[str, Any] = {}
     for name, value in arguments.items():
         if name in _IGNORED_ARGS:
             continue
