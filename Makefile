@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: up test test-fast lint bench lock
+.PHONY: up test test-fast lint typecheck bench lock
 up: $(VENV)/.installed
 	$(BIN)/kernelrank up
 
@@ -21,6 +21,11 @@ test-fast: $(VENV)/.installed $(VENV)/.system-packages $(AXE)
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# mypy over the installed packages ([tool.mypy] in pyproject.toml). Not yet part of `make test`: it still finds
+# errors (in storage's row-to-dataclass reads mostly); it joins tests/test_lint.py once it finds none.
+typecheck: $(VENV)/.installed
+	$(BIN)/python -m mypy
 
 # torch==2.13.0 first: on our machines it is a local CPU build; elsewhere any recent torch will do. Then the
 # server, the chat adapters and the test tools (the dev extra brings them), at the versions of requirements.lock.

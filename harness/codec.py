@@ -95,7 +95,7 @@ def _build(hint: Any) -> Decoder:
     if origin is dict:
         _, value_type = args or (str, Any)
         return _dict_decoder(value_type)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _dataclass_decoder(hint)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint

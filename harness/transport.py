@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -55,7 +56,7 @@ class Link:
     def fileno(self) -> int:
         return self.sock.fileno()
 
-    def send(self, record: dict[str, Any], blobs: list[bytes | memoryview] | None = None) -> None:
+    def send(self, record: dict[str, Any], blobs: Sequence[bytes | memoryview] | None = None) -> None:
         """Send one message; a copy of this process (a fork of the submission's) ends instead, so that it cannot
         interleave its bytes with the owner's."""
         if os.getpid() != self._owner:
@@ -132,7 +133,8 @@ def _torch_tuples() -> dict[tuple[str, str], type]:
         for cls in vars(torch.return_types).values()
         if isinstance(cls, type) and issubclass(cls, tuple) and cls.__module__ == "torch.return_types"
     ]
-    return {(cls.__module__, cls.__qualname__): cls for cls in [*results, torch.Size]}
+    classes: list[type] = [*results, torch.Size]
+    return {(cls.__module__, cls.__qualname__): cls for cls in classes}
 
 
 # The only names decoding ever resolves, taken from objects imported here: a runner's string is a key into these
@@ -191,8 +193,8 @@ def unpack(meta: Any, storages: Storages, rebuild_classes: bool = False, depth: 
         return _named(meta["namedtuple"], items, rebuild_classes)
     if "tuple" in meta or "list" in meta:
         listed = _list(meta.get("tuple", meta.get("list")))
-        items = [unpack(item, storages, rebuild_classes, depth + 1) for item in listed]
-        return tuple(items) if "tuple" in meta else items
+        values = [unpack(item, storages, rebuild_classes, depth + 1) for item in listed]
+        return tuple(values) if "tuple" in meta else values
     if "dict" in meta:
         pairs = _list(meta["dict"])
         if not all(isinstance(p, list) and len(p) == 2 and type(p[0]) in (str, int, bool) for p in pairs):
@@ -279,7 +281,8 @@ def _pack_tensor(value: torch.Tensor, storages: Storages) -> dict[str, Any]:
 def _tensor(meta: Any, storages: Storages) -> torch.Tensor:
     if not isinstance(meta, dict) or not set(meta) <= _TENSOR_KEYS:
         raise TransportError("a malformed tensor description")
-    index, offset, size, stride = (meta.get(key) for key in ("storage", "offset", "size", "stride"))
+    fields: list[Any] = [meta.get(key) for key in ("storage", "offset", "size", "stride")]  # checked next
+    index, offset, size, stride = fields
     numbers = [index, offset, *_list(size), *_list(stride)]
     if not all(type(n) is int and n >= 0 for n in numbers) or len(size) != len(stride):
         raise TransportError("a tensor description with sizes that are not counts")

@@ -67,7 +67,7 @@ class GitHubRunner:
     """Implements ``runners.base.Runner`` with workflow runs; self-hosted runners are not billed per run."""
 
     name = BACKEND
-    price_per_s = None
+    price_per_s: float | None = None
 
     def __init__(
         self,

@@ -23,7 +23,7 @@ class LocalRunner:
     """Implements ``runners.base.Runner`` with a ``HarnessServer`` kept alive between jobs."""
 
     name = "local"
-    price_per_s = None  # this host's GPU: not billed per run
+    price_per_s: float | None = None  # this host's GPU: not billed per run
 
     def __init__(self, device: str = "auto", python: str = sys.executable, server: HarnessServer | None = None) -> None:
         self.device = device  # "auto" | "cpu" | "cuda": used for jobs that say "auto"

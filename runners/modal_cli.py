@@ -128,7 +128,7 @@ async def check(
 ) -> list[CheckRow]:
     """Run the identity problem on each GPU type through ``ModalRunner``, all at once."""
     problem = load_problem(IDENTITY)
-    work = []
+    work: list[tuple[CheckRow, Any, EvalJob | None]] = []
     for gpu in gpus:
         runner = _runner(gpu, settings, modal_api)
         for name in submissions or ["python"]:
@@ -156,7 +156,7 @@ async def warm(gpus: list[str], settings: Settings, *, modal_api: Any = None) ->
         if problem.task.lang == "py" and "cuda" in problem.task.devices:
             problems.append(problem)
     gpu_strings = _app_gpu_types()
-    work = []
+    work: list[tuple[CheckRow, Any, EvalJob | None]] = []
     for gpu in gpus:
         if gpu not in gpu_strings:
             work.append((CheckRow(gpu=gpu, submission="-", detail=f"the app has no {gpu} GPU type"), None, None))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Protocol
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -34,7 +34,7 @@ class Core(Protocol):
 
     async def request(self, command: Command, timeout_s: float = ...) -> Reply: ...
 
-    def follow_replies(self, route: str, platform: Platform = ...) -> AsyncIterator[Reply]: ...
+    def follow_replies(self, route: str, platform: Platform = ...) -> AsyncGenerator[Reply, None]: ...
 
 
 def error(code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -19,7 +19,7 @@ from core.contracts.bus import Bus, Role
 from core.contracts.config import Settings
 
 log = logging.getLogger(__name__)
-GRACE_S = 3.0  # open event streams get this long to finish when the process stops
+GRACE_S = 3  # seconds: open event streams get this long to finish when the process stops
 
 
 class _Server(uvicorn.Server):

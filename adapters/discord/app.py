@@ -90,14 +90,14 @@ class KernelrankBot(discord.Client):
                 "commands were not registered at start; run `kernelrank discord --sync-global` once (or set "
                 "KERNELRANK_DISCORD_GUILDS for development servers)"
             )
-        self._replies_starting = asyncio.create_task(self._serve_replies())
+        self._replies_starting = asyncio.create_task(self._serve_replies(self.bus))
 
-    async def _serve_replies(self) -> None:
+    async def _serve_replies(self, bus: Bus) -> None:
         """Start the durable reply consumer, waiting for the core to create the replies stream if need be."""
         delay_s = 1.0
         while True:
             try:
-                self._replies = await self.bus.consume_replies(
+                self._replies = await bus.consume_replies(
                     Platform.DISCORD,
                     self.router.handle,
                     batch=REPLY_BATCH,

@@ -20,14 +20,14 @@ class GpuPicker(discord.ui.View):
         super().__init__(timeout=PICK_TIMEOUT_S)
         self.owner_id, self.doing = owner_id, doing
         self.chosen: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
-        menu = discord.ui.Select(
+        menu: discord.ui.Select[GpuPicker] = discord.ui.Select(
             custom_id=f"kernelrank:{purpose}:gpus",
             placeholder="Choose one or more GPUs",
             min_values=1,
             max_values=len(gpus),
             options=[discord.SelectOption(label=g, value=g) for g in gpus],
         )
-        menu.callback = self._picked
+        menu.callback = self._picked  # type: ignore[method-assign,assignment]  # discord.py's way for one component
         self.menu = menu
         self.add_item(menu)
 

@@ -6,7 +6,8 @@ from the ``Catalogue`` (a list refreshed from the core at most every 30 s). At m
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -15,7 +16,7 @@ from adapters.discord.core_link import Catalogue
 from adapters.discord.identity import actor_of
 
 MAX_CHOICES = 25
-Autocomplete = Callable[[discord.Interaction, str], Awaitable[list[app_commands.Choice[str]]]]
+Autocomplete = Callable[[discord.Interaction, str], Coroutine[Any, Any, list[app_commands.Choice[str]]]]
 
 
 def _choices(names: list[str], current: str) -> list[app_commands.Choice[str]]:

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import io
 import logging
+from typing import Any, Final
 
 import discord
 
@@ -24,7 +25,7 @@ THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 UNKNOWN_CHANNEL = 10003
 UNKNOWN_MESSAGE = 10008
 NONCE_CHARS = 25  # Discord's limit on a nonce string
-THREAD_ARCHIVE_MINUTES = 1440
+THREAD_ARCHIVE_MINUTES: Final = 1440
 
 
 def nonce_for(key: str) -> str:
@@ -61,10 +62,13 @@ class Poster:
             kwargs["reference"] = discord.MessageReference(
                 message_id=reply_to_message, channel_id=channel_id, fail_if_not_exists=False
             )
-        return await self._channel(channel_id).send(nonce=nonce, **kwargs)
+        if nonce:  # discord.py's overloads take no None for it
+            kwargs["nonce"] = nonce
+        return await self._channel(channel_id).send(**kwargs)
 
     async def send_text(self, channel_id: int, text: str, *, nonce: str | None = None) -> discord.Message:
-        return await self._channel(channel_id).send(content=text, nonce=nonce)
+        extra: dict[str, Any] = {"nonce": nonce} if nonce else {}
+        return await self._channel(channel_id).send(content=text, **extra)
 
     async def edit_text(self, channel_id: int, message_id: int, text: str) -> None:
         await self._channel(channel_id).get_partial_message(message_id).edit(content=text)

@@ -70,7 +70,10 @@ def render_reply(reply: Reply) -> Outgoing:
     """The Discord message for a reply (an announcement gets its own shape)."""
     if reply.data.get("kind") == "announcement":
         return _announcement(reply)
-    mentions, body, images, files = [], [], [], []
+    mentions: list[str] = []
+    body: list[Part] = []
+    images: list[tuple[str, bytes]] = []
+    files: list[tuple[str, bytes]] = []
     for part in reply.parts:
         if part.kind is PartKind.MENTION:
             if _SNOWFLAKE.fullmatch(part.text):  # never let a mention part smuggle @everyone in

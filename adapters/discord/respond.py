@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -70,7 +72,8 @@ async def answer_stale_component(itx: discord.Interaction) -> None:
 
     Called for every interaction; a kernelrank component that nothing answered within 2 s gets a sentence.
     """
-    custom_id = str((itx.data or {}).get("custom_id", ""))
+    data: Mapping[str, Any] = itx.data or {}
+    custom_id = str(data.get("custom_id", ""))
     if itx.type is not discord.InteractionType.component or not custom_id.startswith(COMPONENT_PREFIX):
         return
     await asyncio.sleep(STALE_COMPONENT_S)

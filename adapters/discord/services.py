@@ -36,7 +36,7 @@ class Services:
     ) -> None:
         """The whole life of a query command: defer, ask the core (with the attached file), show its answer."""
         await defer(itx, public=public)
-        attachment = file and await _download(file)
+        attachment = await _download(file) if file else None
         cmd = query_command(actor_of(itx), reply_to_of(itx), kind, **args)
         cmd.attachment = attachment
         reply = await self.core.ask(cmd)

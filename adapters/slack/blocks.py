@@ -134,7 +134,7 @@ def _table(part: Part, index: int, uploads: list[Upload]) -> list[dict[str, Any]
         )
     )
     lines = escape(text).split("\n")
-    shown = []
+    shown: list[str] = []
     for line in lines:
         if sum(len(s) + 1 for s in shown) + len(line) > PREVIEW_CHARS:
             break

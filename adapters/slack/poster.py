@@ -93,10 +93,10 @@ class Poster:
             if exc.code not in CANNOT_POST_THERE or not user:
                 log.error("Slack refused a message for %s (%s); it is dropped", channel, exc.code)
                 return None
-            posted = await self._post_to_dm(user, message, channel)
-            if posted is None:
+            in_dm = await self._post_to_dm(user, message, channel)
+            if in_dm is None:
                 return None
-            thread = ""
+            posted, thread = in_dm, ""
         await self.upload(posted.channel, message.uploads, thread=thread or "")
         return posted
 

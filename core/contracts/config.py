@@ -11,6 +11,7 @@ import getpass
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,18 +151,18 @@ def env_name(field_name: str) -> str:
     return field_name.upper() if field_name in SECRET_FIELDS else f"KERNELRANK_{field_name.upper()}"
 
 
-def user_config_dir(environ: dict[str, str] | None = None) -> Path:
+def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The user's own settings folder, wherever kernelrank is started from: ``$XDG_CONFIG_HOME/kernelrank``, else
     ``~/.config/kernelrank`` (where ``kernelrank login`` keeps its file too)."""
-    environ = os.environ if environ is None else environ
-    return Path(environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelrank"
+    env = os.environ if environ is None else environ
+    return Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelrank"
 
 
-def local_home_file(environ: dict[str, str] | None = None) -> Path:
+def local_home_file(environ: Mapping[str, str] | None = None) -> Path:
     """Where ``kernelrank up`` notes the (absolute) home it runs in, so the terminal client finds the local API from
     any folder: ``$XDG_STATE_HOME/kernelrank/local-home``, else under ``~/.local/state``."""
-    environ = os.environ if environ is None else environ
-    return Path(environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "kernelrank" / "local-home"
+    env = os.environ if environ is None else environ
+    return Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "kernelrank" / "local-home"
 
 
 def load_settings(

@@ -113,8 +113,10 @@ def main(argv: list[str], settings: Settings) -> int:
     except ConfigError as exc:
         print(f"kernelrank up: {exc}", file=sys.stderr)
         return 2
-    url = settings.nats_url or nats.start(
-        settings.home / "run", settings.nats_store, embedded_server_config(settings.secrets_dir)
+    url = (
+        nats.start(settings.home / "run", settings.nats_store, embedded_server_config(settings.secrets_dir))
+        if nats
+        else settings.nats_url
     )
     settings.nats_url_file.parent.mkdir(parents=True, exist_ok=True)
     settings.nats_url_file.write_text(url)

@@ -161,7 +161,8 @@ class Writer:
                 exc,
                 exc_info=not isinstance(exc, StoreFull),
             )
-            for _, future in [*running, *results]:
+            waiters: list[asyncio.Future[Any]] = [f for _, f in running] + [f for _, f in results]
+            for future in waiters:
                 _settle(future, exception=exc)
             return
         for _, future in running:

@@ -196,10 +196,10 @@ class CoreService:
             if ranked
             else {}
         )
-        for run, result in runs:
+        for run, evaluation in runs:
             replies = result_replies(
                 run,
-                result,
+                evaluation,
                 standings.get((run.leaderboard, run.gpu)),
                 earlier.get((run.leaderboard, run.gpu, run.person_id)),
                 costs.get(run.run_id),

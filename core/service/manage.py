@@ -127,7 +127,7 @@ async def reopen(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 async def delete(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     purge, name = cmd.args.get("purge") == "yes", str(cmd.args.get("leaderboard") or "")
     what = "erases it with every submission and run" if purge else "hides it and keeps its history"
-    deleted = purge and name and await deps.db.read(deps.db.store.deleted_leaderboard, name)
+    deleted = await deps.db.read(deps.db.store.deleted_leaderboard, name) if purge and name else None
     if deleted and cmd.args.get("confirm") != deleted:  # asked before it is shown again to be erased
         return _confirm(cmd, deleted, what)
     old = _managed((await _live(deps, cmd, restoring=caller if purge else None)).leaderboard, caller)

@@ -191,8 +191,9 @@ def _check_confined(folder: Path, root: Path, archive: str) -> None:
         return  # no task.yml, or a broken one: the loader says what is wrong
     if not isinstance(raw, dict):
         return
-    files = raw.get("files") if isinstance(raw.get("files"), list) else []
-    templates = raw.get("templates") if isinstance(raw.get("templates"), dict) else {}
+    files, templates = raw.get("files"), raw.get("templates")
+    files = files if isinstance(files, list) else []
+    templates = templates if isinstance(templates, dict) else {}
     named = [str(e.get("source", "")) for e in files if isinstance(e, dict)] + [str(v) for v in templates.values()]
     root = root.resolve()
     for source in named:

@@ -98,9 +98,10 @@ def light_score_us(board: Board, gpu: str) -> float | None:
     except ValueError as exc:  # a roofline the problem's shapes cannot evaluate: the harness says so on each run
         log.debug("no speed of light for %s on %s: %s", board.leaderboard.name, gpu, exc)
         return None
-    if not floors or any(floor is None or floor <= 0 for floor in floors):
+    known = [floor for floor in floors if floor is not None and floor > 0]
+    if not known or len(known) < len(floors):
         return None
-    return stats.score(floors, task.ranking_by)
+    return stats.score(known, task.ranking_by)
 
 
 @dataclass(frozen=True)

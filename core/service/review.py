@@ -252,11 +252,12 @@ def _headline(case: Case, detail: SubmissionDetail | None) -> tuple[str | None, 
         return case.held[0]["gpu"], case.held[0]["score_us"]
     if case.held_runs:
         return case.held_runs[0].gpu, case.held_runs[0].score_us
-    passed = [r.info for r in detail.runs if r.info.status == "passed" and r.info.score_us] if detail else []
+    runs = detail.runs if detail else []
+    passed = [(r.info.score_us, r.info.gpu) for r in runs if r.info.status == "passed" and r.info.score_us]
     if not passed:
-        return (", ".join(r.info.gpu for r in detail.runs) or None) if detail else None, None
-    best = min(passed, key=lambda info: info.score_us)
-    return best.gpu, best.score_us
+        return ", ".join(r.info.gpu for r in runs) or None, None
+    score, gpu = min(passed)
+    return gpu, score
 
 
 def _why(case: Case) -> str:

@@ -50,7 +50,7 @@ CU_FLAGS = (
     "--extended-lambda",
 )
 # load_inline arguments a cached build accepts (anything else, e.g. build_directory, builds in the job as before).
-EXTENSION_ARGS = {
+EXTENSION_ARGS: dict[str, type | tuple[type, ...]] = {
     "name": str,
     "cpp_sources": (str, list),
     "cuda_sources": (str, list, type(None)),
@@ -125,7 +125,7 @@ def _drivers(driver: str, staged_as: str) -> dict[str, str]:
 
 def extension_request(arguments: dict[str, Any], arch: str, problem_files: dict[str, str]) -> BuildRequest | None:
     """The build of one ``load_inline`` call, or None when its arguments are not plain data we can cache."""
-    options = {}
+    options: dict[str, Any] = {}
     for name, value in arguments.items():
         if name in _IGNORED_ARGS:
             continue
@@ -212,17 +212,15 @@ def _extension(request: BuildRequest, folder: Path, timeout_s: float) -> BuildOu
     first against the lightest headers the sources can do with (header_tiers.plan), then as written."""
     from torch.utils import cpp_extension
 
-    os.environ["TORCH_CUDA_ARCH_LIST"] = (
-        toolchain.arch_named(request.arch).torch
-        if toolchain.arch_named(request.arch)
-        else os.environ.get("TORCH_CUDA_ARCH_LIST", "")
-    )
+    arch = toolchain.arch_named(request.arch)
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch.torch if arch else os.environ.get("TORCH_CUDA_ARCH_LIST", "")
     os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))  # ninja compiles main.cpp and the .cu at once
     cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # build only, never import
     options = dict(request.options)
     ops_folder = Path(cpp_extension.include_paths()[0]) / "ATen" / "ops"
     tiers = header_tiers.plan(options, ops_folder, header_tiers.vocabulary())
-    failed = []  # the tiers tried before, with their seconds: an operator's log says where a first build's time went
+    # the tiers tried before, with their seconds: an operator's log says where a first build's time went
+    failed: list[str] = []
     for name, tier in tiers:  # one folder: where two tiers share a main.cpp, ninja keeps its main.o
         started = time.monotonic()
         if (outcome := _load_inline(cpp_extension, tier, folder / "light")).ok:

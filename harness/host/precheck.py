@@ -243,13 +243,14 @@ class _Visitor(ast.NodeVisitor):
     def _file_argument(self, node: ast.Call, name: str | None) -> str | None:
         """The literal path a file-reading or -writing call is given, if any."""
         call = node
-        inner = node.func.value if isinstance(node.func, ast.Attribute) else None
+        func = node.func
         if (
-            isinstance(inner, ast.Call)
-            and node.func.attr in _PATH_METHODS
-            and self.qualname(inner.func) in ("pathlib.Path", "Path")
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and func.attr in _PATH_METHODS
+            and self.qualname(func.value.func) in ("pathlib.Path", "Path")
         ):
-            call = inner  # Path("/etc/passwd").read_text()
+            call = func.value  # Path("/etc/passwd").read_text()
         elif not (name and _FILE_CALLS.match(name)):
             return None
         return call.args[0].value if call.args and _string(call.args[0]) else None  # type: ignore[attr-defined]

@@ -18,14 +18,15 @@ import dataclasses
 import faulthandler
 import importlib
 import inspect
+import io
 import os
 import random
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import torch
 
@@ -104,8 +105,8 @@ def _settle(stage: Stage) -> None:
     os.chdir(stage.workdir)
     sys.path.insert(0, str(stage.workdir))  # for the runner, forked next; the judge seals its imports then
     sys.dont_write_bytecode = True  # the working directory keeps exactly the staged files
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(line_buffering=True)  # a crash must not swallow what was printed before it
+    for stream in (sys.stdout, sys.stderr):  # line by line: a crash must not swallow what was printed before it
+        cast(io.TextIOWrapper, stream).reconfigure(line_buffering=True)
 
 
 def run(job: EvalJob, stage: Stage, outbox: Outbox) -> None:
@@ -265,7 +266,7 @@ def adapt_generate_input(generate_input: Callable[..., Any]) -> Callable[..., An
     fresh values, and the same seed gives the same input.
     """
     try:
-        parameters = inspect.signature(generate_input).parameters
+        parameters: Mapping[str, inspect.Parameter] = inspect.signature(generate_input).parameters
     except (TypeError, ValueError):  # no signature to read (a builtin): call it as documented, bare
         parameters = {}
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())

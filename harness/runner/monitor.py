@@ -54,7 +54,7 @@ class CallMonitor:
                 monitor._started_here.add(thread)
             _original_start(thread)
 
-        threading.Thread.start = start
+        threading.Thread.start = start  # type: ignore[method-assign,assignment]  # the patch is the point
         guard.watch(threading.Thread, ("start",), label="threading.Thread")
 
     @contextlib.contextmanager

@@ -9,6 +9,7 @@ import re
 
 import httpx
 from api_kit import SUBMISSIONS, serving_api, token_of
+from openapi_spec_validator import validate
 
 from core.contracts.registry import COMMANDS
 from core.contracts.version import __version__
@@ -35,6 +36,7 @@ async def test_openapi_describes_every_registry_route(make_system, nats_url):
         doc = (await http.get("/v1/openapi.json")).json()
         health = (await http.get("/v1/health")).json()
         page = await http.get("/v1/docs")
+    validate(doc)  # against the OpenAPI 3.1 schema (its JSON Schema dialect included); raises where it breaks it
     assert doc["openapi"].startswith("3.1") and doc["info"]["version"] == __version__ == health["version"]
     ids = [op["operationId"] for ops in doc["paths"].values() for op in ops.values()]
     assert len(ids) == len(set(ids))
@@ -54,21 +56,32 @@ async def test_openapi_describes_every_registry_route(make_system, nats_url):
 
 
 async def test_metrics_move_when_a_job_runs(make_system, nats_url):
-    system = await make_system(FakeRunner())
+    system = await make_system(FakeRunner(), pools=["CPU", "H100"])  # no H100 worker: its run waits
     token = await token_of(system, "ada")
+    bearer = {"Authorization": f"Bearer {token}"}
     async with serving_api(system.settings, nats_url) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
-        before = (await http.get("/metrics")).text
-        assert 'kernelrank_up{part="core"} 1' in before and "kernelrank_queue_waiting" not in before
-        reply = await system.submit("ada", (SUBMISSIONS / "correct.py").read_text(), leaderboard="vectoradd")
+        public = (await http.get("/metrics")).text
+        assert 'kernelrank_up{part="core"} 1' in public and "kernelrank_queue_waiting" not in public
+        before = (await http.get("/metrics", headers=bearer)).text
+        kernel = (SUBMISSIONS / "correct.py").read_text()
+        reply = await system.submit("ada", kernel, leaderboard="vectoradd", gpu="CPU")
         await system.finals({run["run_id"] for run in reply.data["runs"]})
-        after = await http.get("/metrics", headers={"Authorization": f"Bearer {token}"})
+        await system.submit("ada", kernel, leaderboard="vectoradd", gpu="H100")
+        after = await http.get("/metrics", headers=bearer)
     assert after.headers["content-type"].startswith("text/plain; version=0.0.4")
     text = after.text
-    assert _figure(before, 'kernelrank_runs{status="passed"}') == 0
-    assert _figure(text, 'kernelrank_runs{status="passed"}') == 1 and _figure(text, "kernelrank_submissions") == 1
-    assert 'kernelrank_queue_waiting{pool="CPU"} 0' in text and 'kernelrank_pool_workers{pool="CPU"}' in text
-    count = _figure(text, 'kernelrank_core_reply_seconds_count{command="stats"}')
-    assert count == 2 and _figure(text, 'kernelrank_core_reply_seconds_bucket{command="stats",le="+Inf"}') == count
+    moved = {
+        'kernelrank_runs{status="passed"}': (0, 1),  # runs by outcome
+        'kernelrank_runs{status="queued"}': (0, 1),
+        "kernelrank_submissions": (0, 2),
+        'kernelrank_queue_waiting{pool="H100"}': (0, 1),  # queue depth per pool
+        'kernelrank_queue_waiting{pool="CPU"}': (0, 0),
+        'kernelrank_core_reply_seconds_count{command="stats"}': (2, 3),  # reply latency: one per scrape
+    }
+    assert {series: (_figure(before, series), _figure(text, series)) for series in moved} == moved
+    assert _figure(text, 'kernelrank_core_reply_seconds_bucket{command="stats",le="+Inf"}') == 3
+    assert _figure(text, 'kernelrank_pool_workers{pool="CPU"}') >= 1  # the CPU worker's heartbeats reached the core
+    assert _figure(text, 'kernelrank_pool_workers{pool="H100"}') == 0
     for line in text.splitlines():  # the exposition format: comments, or a name, labels and a number
         assert line.startswith("# ") or re.fullmatch(r'[a-z_]+(\{[a-z]+="[^"]*"(,[a-z]+="[^"]*")*\})? \S+', line)
 

@@ -9,11 +9,14 @@ The shapes follow popcorn-cli's ``src/service/mod.rs``: a client whose default h
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+from pathlib import Path
 
 import httpx
 import pytest
-from api_kit import SUBMISSIONS, serving_api, token_of
+from api_kit import SUBMISSIONS, serving_api, start_up, token_of, wait_for_line
 
 from runners.fake import FakeRunner
 
@@ -130,3 +133,39 @@ async def test_queued_submission_and_the_users_own_listing(popcorn):
     shown = one.json()
     assert shown["leaderboard_name"] == "vectoradd" and "custom_kernel" in shown["code"]
     assert shown["runs"][0]["mode"] == "leaderboard" and shown["runs"][0]["runner"] == "CPU"
+
+
+@pytest.mark.slow
+async def test_the_popcorn_cli_sequence_against_kernelrank_up(tmp_path: Path):
+    """What a popcorn-cli user does, in its order, against the whole system ``make up`` starts: list the
+    leaderboards and their GPUs, submit in each mode following the stream, then look the results up."""
+    up = await start_up(tmp_path)
+    log: list[str] = []
+    try:
+        await wait_for_line(up, "kernelrank is up", log, timeout_s=120)
+        run = tmp_path / "var" / "run"
+        url, token = (run / "api.url").read_text().strip(), (run / "api.token").read_text().strip()
+        async with httpx.AsyncClient(base_url=url, headers={"X-Popcorn-Cli-Id": token}, timeout=60) as http:
+            boards = (await http.get("/leaderboards")).json()
+            assert [lb["name"] for lb in boards if isinstance(lb["task"], dict)] == ["vectoradd"]
+            gpus = (await http.get("/gpus/vectoradd")).json()
+            assert gpus == ["CPU"]
+            headers, body = reqwest_form("correct.py", (SUBMISSIONS / "correct.py").read_bytes())
+            for number, mode in enumerate(["Test", "Benchmark", "Leaderboard"], start=1):
+                MODE_KEY[0] = mode.lower()
+                streamed = await http.post(f"/vectoradd/{gpus[0]}/{mode.lower()}", headers=headers, content=body)
+                assert streamed.status_code == 200, streamed.text
+                logged, reports = popcorn_events(streamed.text)
+                assert any(f"queued as #{number}" in line for line in logged), logged
+                assert "passed" in json.loads(reports)[0]
+            queued = await http.post(f"/submission/vectoradd/{gpus[0]}/leaderboard", headers=headers, content=body)
+            assert queued.status_code == 202 and queued.json()["details"]["id"] == 4
+            listed = (await http.get("/user/submissions", params={"leaderboard": "vectoradd"})).json()
+            assert sorted(item["id"] for item in listed) == [1, 2, 3, 4]
+            shown = (await http.get("/user/submissions/3")).json()
+            assert shown["leaderboard_name"] == "vectoradd" and shown["runs"][0]["mode"] == "leaderboard"
+    finally:
+        up.send_signal(signal.SIGINT)
+        rest, _ = await asyncio.wait_for(up.communicate(), 60)
+        log.append(rest.decode())
+    assert "kernelrank stopped." in "".join(log)

@@ -6,58 +6,12 @@ import asyncio
 import os
 import signal
 import stat
-import sys
 from pathlib import Path
 
 import pytest
-from api_kit import REPO, SUBMISSIONS, kernelrank
+from api_kit import SUBMISSIONS, kernelrank, start_up, wait_for_line
 
 from core.contracts.tokenformat import token_sha256
-
-FIXTURE_PROBLEMS = REPO / "tests" / "fixtures" / "harness"
-
-
-async def wait_for_line(proc: asyncio.subprocess.Process, words: str, log: list[str], timeout_s: float) -> None:
-    async def read() -> None:
-        while True:
-            line = await proc.stdout.readline()
-            if not line:
-                raise AssertionError("kernelrank up ended:\n" + "".join(log))
-            log.append(line.decode())
-            if words in log[-1]:
-                return
-
-    await asyncio.wait_for(read(), timeout_s)
-
-
-async def start_up(tmp_path: Path) -> asyncio.subprocess.Process:
-    """``kernelrank up --backend fake`` in ``tmp_path`` with the vectoradd fixture as its only problem."""
-    problems = tmp_path / "problems"
-    problems.mkdir()
-    (problems / "vectoradd").symlink_to(FIXTURE_PROBLEMS / "vectoradd")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELRANK_")}
-    env.update(
-        PYTHONPATH=str(REPO),
-        KERNELRANK_HOME=str(tmp_path / "var"),
-        KERNELRANK_API_PORT="0",
-        KERNELRANK_PROBLEMS_DIR=str(problems),
-        KERNELRANK_USER="ada",
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        KERNELRANK_LOG_LEVEL="DEBUG",
-    )
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "core.launch.main",
-        "up",
-        "--backend",
-        "fake",
-        cwd=tmp_path,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
 
 
 @pytest.mark.slow

@@ -23,4 +23,4 @@ def register_commands(tree: app_commands.CommandTree, svc: Services) -> None:
     admin.register(administration, tree)
     tree.add_command(leaderboard)
     tree.add_command(administration)
-    tree.on_error = on_error
+    tree.error(on_error)

@@ -32,6 +32,7 @@ from discord import app_commands
 from adapters.discord.commands import submit
 from adapters.discord.identity import display_name
 from adapters.discord.options import gpu_names, leaderboard_names
+from adapters.discord.respond import Refusal
 from adapters.discord.services import Services
 from core.contracts.messages import CommandKind
 from core.contracts.registry import COMMANDS, Arg, ArgKind, Spec
@@ -69,7 +70,7 @@ def command_for(
 ) -> app_commands.Command:
     """The command ``name`` for ``spec``; the arguments in ``fixed`` are given by the command itself."""
     fixed = fixed or {}
-    command = app_commands.Command(
+    command: app_commands.Command[Any, ..., None] = app_commands.Command(
         name=name, description=_short(about or spec.about), callback=_callback(spec, svc, fixed)
     )
     for option in (option for arg in spec.args if arg.name not in fixed for option in option_names(arg)):
@@ -95,7 +96,7 @@ def _callback(spec: Spec, svc: Services, fixed: dict[str, str]):
 
     async def callback(itx: discord.Interaction, **options: Any) -> None:
         args: dict[str, str] = dict(fixed)
-        file = None
+        file: discord.Attachment | None = None
         for arg in offered:
             value = next((options[n] for n in option_names(arg) if options.get(n) is not None), None)
             if value is None:
@@ -109,6 +110,8 @@ def _callback(spec: Spec, svc: Services, fixed: dict[str, str]):
                 continue
             args[arg.name] = str(value)
         if spec.submission:
+            if file is None:  # Discord makes the option required; a client that sent none still gets a sentence
+                raise Refusal("Attach your kernel's file to the command and submit again.")
             await submit.run_submission(svc, itx, file, args)
             return
         await svc.query(itx, spec.kind, public=not spec.private, file=file, **args)
@@ -136,8 +139,9 @@ def _callback(spec: Spec, svc: Services, fixed: dict[str, str]):
         for arg in offered
         for name in second_names(arg)
     ]
-    callback.__signature__ = inspect.Signature(parameters)
-    callback.__discord_app_commands_param_description__ = {
+    # discord.py reads a command's options from its callback's signature and these descriptions
+    callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    callback.__discord_app_commands_param_description__ = {  # type: ignore[attr-defined]
         **{option_names(arg)[0]: _short(arg.help) for arg in offered},
         **{name: _short(f"{arg.help} (the same as {arg.name})") for arg in offered for name in second_names(arg)},
         **{PERSON_TYPED.format(a.name): _short(a.help) for a in offered if a.kind is ArgKind.PERSON},

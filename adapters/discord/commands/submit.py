@@ -76,6 +76,8 @@ async def run_submission(
                 return
     mode = args.get("mode") or headers.mode or DEFAULT_MODE
     channel = itx.channel_id
+    if channel is None:  # an interaction from no channel: the results would have nowhere to go
+        raise Refusal(CANNOT_POST)
     who = escape_markdown(escape_mentions(display_name(itx.user)))
     try:
         status = await svc.poster.send_text(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import nats.errors
@@ -111,7 +111,7 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOp
                 dont_randomize=True,  # the operator's order: the nearest server first
                 connect_timeout=2,
                 max_reconnect_attempts=1,
-                reconnect_time_wait=RECONNECT_WAIT_S,
+                reconnect_time_wait=RECONNECT_WAIT_S,  # type: ignore[arg-type]  # nats-py says int; it sleeps a float
                 drain_timeout=5,
                 error_cb=on_error,
                 disconnected_cb=on_disconnect,
@@ -329,7 +329,7 @@ class Bus(CommandOps, StreamOps, DeadLetterOps, BucketOps, PoolStatusOps, WorkOp
             sub, cls, ack_wait_s=info.config.ack_wait or 30.0, max_deliver=info.config.max_deliver or -1, check=check
         )
 
-    async def follow_replies(self, route: str, platform: Platform = Platform.CLI) -> AsyncIterator[Reply]:
+    async def follow_replies(self, route: str, platform: Platform = Platform.CLI) -> AsyncGenerator[Reply, None]:
         """Every reply for one route, from the first stored one on, then live (see ``_follow``).
 
         The iteration ends when the bus is closed. Use ``contextlib.aclosing`` when breaking out early.

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import functools
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import nats.errors
@@ -35,7 +35,7 @@ CREATE_RETRY_S = 30.0  # a cluster that lost the stream's leader answers again o
 
 async def follow(
     nc: Client, js: Any, stream: str, subject: str, *, poll_s: float, closing: Callable[[], bool]
-) -> AsyncIterator[Msg]:
+) -> AsyncGenerator[Msg, None]:
     """Every message on ``subject`` in ``stream``, from the first stored one on, until ``closing()``."""
     next_seq = 0  # the stream sequence to start from when (re)creating; 0: the first
     loop = asyncio.get_running_loop()

@@ -147,7 +147,7 @@ class StreamOps:
                 except nats.js.errors.BadRequestError:  # exists with another configuration: bring it up to date
                     await self._js.update_stream(config)
         for gpu in gpus:
-            config = ConsumerConfig(
+            consumer = ConsumerConfig(
                 durable_name=subjects.runner_durable(gpu),
                 filter_subject=subjects.job_subject(gpu),
                 ack_policy=AckPolicy.EXPLICIT,
@@ -157,7 +157,7 @@ class StreamOps:
                 max_ack_pending=(concurrency or {}).get(gpu),
             )
             with translated(f"create the job queue for {gpu}"):
-                await self._js.add_consumer(subjects.JOBS, config)  # a durable create also updates
+                await self._js.add_consumer(subjects.JOBS, consumer)  # a durable create also updates
         await self._ensure_buckets()
 
     async def queued_run_ids(self) -> set[str]:
