@@ -126,3 +126,12 @@ def _unb64(text: Any) -> bytes:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
         raise TransportError("a CUDA memory description with malformed handles") from None
+
+
+def overlaps(storage: torch.UntypedStorage, others: list[torch.UntypedStorage]) -> bool:
+    """Whether ``storage``'s bytes share an address with any of ``others`` (the judge's mappings of one process's
+    memory: torch maps a shared allocation once, so the same memory has the same addresses however it is named)."""
+    start, end = storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+    return storage.nbytes() > 0 and any(
+        o.nbytes() > 0 and start < o.data_ptr() + o.nbytes() and o.data_ptr() < end for o in others
+    )

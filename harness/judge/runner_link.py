@@ -325,9 +325,12 @@ class RunnerLink:
             raise transport.TransportError("an answer's fence without the event the judge waits on")
         opening = _clock_ns()
         try:
-            return cuda_ipc.open_cuda({**shared, "event_sync": bool(shared.get("event"))})
+            storage = cuda_ipc.open_cuda({**shared, "event_sync": bool(shared.get("event"))})
         finally:
             self._opening_ns += _clock_ns() - opening
+        if not fence and cuda_ipc.overlaps(storage, self._staging):  # the runner names its staged inputs "staged"
+            raise transport.TransportError("one of the call's own input buffers described as fresh output memory")
+        return storage
 
     def _staged(self, index: int) -> torch.UntypedStorage:
         if not 0 <= index < len(self._staging):

@@ -135,3 +135,28 @@ def test_a_record_nested_past_what_json_can_read_is_refused():
         transport.Link(theirs, 16).receive(timeout_s=5)
     ours.close()
     theirs.close()
+
+
+class _Span:
+    """Memory at an address, as ``cuda_ipc.overlaps`` reads a storage: the judge's mapping of part of an allocation."""
+
+    def __init__(self, address: int, size: int) -> None:
+        self.address, self.size = address, size
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def nbytes(self) -> int:
+        return self.size
+
+
+def test_output_memory_that_is_an_input_buffer_is_found():
+    """A runner that names one of the call's staged input buffers (or a part of it) as fresh output memory hides an
+    alias of the input: the judge maps an allocation once, so the same memory has the same addresses."""
+    staged = torch.zeros(1024, dtype=torch.uint8).untyped_storage()
+    elsewhere = torch.zeros(1024, dtype=torch.uint8).untyped_storage()
+    assert cuda_ipc.overlaps(staged, [elsewhere, staged])
+    assert not cuda_ipc.overlaps(elsewhere, [staged])
+    assert cuda_ipc.overlaps(_Span(1512, 256), [_Span(1000, 1024)])  # a part of it
+    assert not cuda_ipc.overlaps(_Span(2024, 256), [_Span(1000, 1024)])  # right after it: the next block
+    assert not cuda_ipc.overlaps(torch.UntypedStorage(0), [staged])  # nothing has no address

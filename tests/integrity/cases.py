@@ -509,6 +509,15 @@ CATALOGUE = [
         cuda=True,
     ),
     Case(
+        "c25_hidden_alias_cuda.py",
+        "C3",
+        "output memory that overlaps one of the call's staged input buffers is refused as a hidden alias",
+        (F.TAMPERING,),
+        "input buffers described as fresh output memory",
+        problem="identity",
+        cuda=True,
+    ),
+    Case(
         "c25_cu_checker_in_reach.cu",
         "C11",
         "a .cu submission is built and loaded apart from the problem's checker, in the runner's process",
