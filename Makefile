@@ -22,8 +22,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# mypy over the installed packages ([tool.mypy] in pyproject.toml). Not yet part of `make test`: it still finds
-# errors (in storage's row-to-dataclass reads mostly); it joins tests/test_lint.py once it finds none.
+# mypy over the installed packages ([tool.mypy] in pyproject.toml); `make test` runs it too (tests/test_lint.py).
 typecheck: $(VENV)/.installed
 	$(BIN)/python -m mypy
 

@@ -217,7 +217,7 @@ def unpack(meta: Any, storages: Storages, rebuild_classes: bool = False, depth: 
 
 def cpu_blobs(storages: Storages) -> list[memoryview]:
     """The bytes of CPU storages, without copying."""
-    return [memoryview(_bytes_view(s).numpy()) if s.nbytes() else memoryview(b"") for s in storages]
+    return [_bytes_view(s).numpy().data if s.nbytes() else memoryview(b"") for s in storages]
 
 
 def cpu_storages(blobs: list[bytearray]) -> Storages:

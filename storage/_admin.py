@@ -108,7 +108,7 @@ class AdminRecords(StorePart):
     def invalid_reason(self, submission_id: int) -> str | None:
         with self._reading() as cur:
             row = cur.execute("SELECT invalid_reason FROM submissions WHERE id = ?", [submission_id]).fetchone()
-        return row and row[0]
+        return None if row is None else row[0]
 
     def audit(self, since: datetime, limit: int = 50) -> list[tuple[datetime, str, str, dict[str, Any]]]:
         """(when, who, what, detail) of the audit log since ``since``, newest first."""

@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 
 from storage._schema import MIGRATIONS, migrate
+from storage._sql import one_row
 from storage.errors import BackupError, StoreLocked
 
 WAL_SUFFIX = ".wal"
@@ -52,7 +53,7 @@ def write_backup(cur: duckdb.DuckDBPyConnection, path: Path) -> BackupFacts:
         raise BackupError(_unwritable(path.parent, PermissionError(13, "permission denied")))
     partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
     alias = f"backup_{secrets.token_hex(4)}"
-    (source,) = cur.execute("SELECT current_database()").fetchone()
+    (source,) = one_row(cur.execute("SELECT current_database()"))
     try:
         cur.execute(f"ATTACH {_quoted(partial)} AS {alias}")
         try:
@@ -75,7 +76,7 @@ def read_facts(path: Path) -> BackupFacts:
     """What the backup at ``path`` holds; ``BackupError`` when it is not a kernelrank database file."""
     try:
         with duckdb.connect(str(path), read_only=True) as con:
-            (name,) = con.execute("SELECT current_database()").fetchone()
+            (name,) = one_row(con.execute("SELECT current_database()"))
             return _facts(con, name, path)
     except duckdb.Error as exc:
         raise BackupError(
@@ -142,11 +143,13 @@ def _set_aside(database: Path, now: datetime) -> Path | None:
 
 def _facts(cur: duckdb.DuckDBPyConnection, database: str, path: Path) -> BackupFacts:
     catalog = _name(database)  # DuckDB names a database after its file: any characters
-    version, submissions, done = cur.execute(
-        f"SELECT (SELECT coalesce(max(version), 0) FROM {catalog}.schema_migrations), "
-        f"(SELECT count(*) FROM {catalog}.submissions), "
-        f"(SELECT count(*) FROM {catalog}.runs WHERE state = 'done')"
-    ).fetchone()
+    version, submissions, done = one_row(
+        cur.execute(
+            f"SELECT (SELECT coalesce(max(version), 0) FROM {catalog}.schema_migrations), "
+            f"(SELECT count(*) FROM {catalog}.submissions), "
+            f"(SELECT count(*) FROM {catalog}.runs WHERE state = 'done')"
+        )
+    )
     return BackupFacts(path, version, submissions, done)
 
 

@@ -9,6 +9,7 @@ from datetime import datetime
 import duckdb
 
 from storage import _writes
+from storage._sql import one_row
 from storage._time import as_utc
 from storage.records import Leaderboard
 
@@ -27,7 +28,7 @@ def save(cur: Cursor, lb: Leaderboard, now: datetime) -> None:
 
 def name_taken(cur: Cursor, name: str) -> bool:
     """Whether a leaderboard, live or deleted (hidden), has this name (case ignored)."""
-    return cur.execute("SELECT count(*) FROM leaderboards WHERE lower(name) = lower(?)", [name]).fetchone()[0] > 0
+    return one_row(cur.execute("SELECT count(*) FROM leaderboards WHERE lower(name) = lower(?)", [name]))[0] > 0
 
 
 def hide(cur: Cursor, name: str, now: datetime) -> None:
@@ -39,7 +40,7 @@ def deleted_name(cur: Cursor, name: str) -> str | None:
     row = cur.execute(
         "SELECT name FROM leaderboards WHERE lower(name) = lower(?) AND hidden_at IS NOT NULL", [name]
     ).fetchone()
-    return row and row[0]
+    return None if row is None else row[0]
 
 
 def restore(cur: Cursor, name: str) -> None:
@@ -50,7 +51,7 @@ def purge(cur: Cursor, name: str) -> int:
     """Erase the leaderboard with its versions, submissions, runs and rankings; returns the submissions erased."""
     ids = "SELECT id FROM submissions WHERE leaderboard = $name"
     runs = f"SELECT run_id FROM runs WHERE submission_id IN ({ids})"
-    (count,) = cur.execute(f"SELECT count(*) FROM ({ids})", {"name": name}).fetchone()
+    (count,) = one_row(cur.execute(f"SELECT count(*) FROM ({ids})", {"name": name}))
     for statement in (
         f"DELETE FROM shape_results WHERE run_id IN ({runs})",
         f"DELETE FROM runs WHERE submission_id IN ({ids})",
@@ -66,10 +67,12 @@ def purge(cur: Cursor, name: str) -> int:
 
 def submission_version(cur: Cursor, submission_id: int) -> int:
     """The version of its problem in force when the submission arrived (1 for a leaderboard never updated)."""
-    row = cur.execute(
-        """SELECT max(v.version) FROM submissions s JOIN leaderboard_versions v
+    row = one_row(
+        cur.execute(
+            """SELECT max(v.version) FROM submissions s JOIN leaderboard_versions v
                ON v.leaderboard = s.leaderboard AND v.created_at <= s.created_at
            WHERE s.id = ?""",
-        [submission_id],
-    ).fetchone()
+            [submission_id],
+        )
+    )
     return row[0] or 1

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from storage._part import StorePart
+from storage._sql import one_row
 from storage._time import as_utc
 from storage.records import Challenge
 
@@ -24,21 +25,23 @@ _COLUMNS = """id, title, leaderboards, opens_at::TIMESTAMP, closes_at::TIMESTAMP
 class Challenges(StorePart):
     def add(self, ch: Challenge, now: datetime) -> Challenge:
         with self._writing() as cur:
-            (new_id,) = cur.execute(
-                """INSERT INTO challenges (title, leaderboards, opens_at, closes_at, announce, created_by, created_at,
-                                         deadline_of)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
-                [
-                    ch.title,
-                    ch.leaderboards,
-                    as_utc(ch.opens_at),
-                    as_utc(ch.closes_at),
-                    ch.announce,
-                    ch.created_by,
-                    as_utc(now),
-                    ch.deadline_of,
-                ],
-            ).fetchone()
+            (new_id,) = one_row(
+                cur.execute(
+                    """INSERT INTO challenges (title, leaderboards, opens_at, closes_at, announce, created_by,
+                                              created_at, deadline_of)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+                    [
+                        ch.title,
+                        ch.leaderboards,
+                        as_utc(ch.opens_at),
+                        as_utc(ch.closes_at),
+                        ch.announce,
+                        ch.created_by,
+                        as_utc(now),
+                        ch.deadline_of,
+                    ],
+                )
+            )
             for action in sorted(ch.done):  # done from the start (an opening already past): in the same transaction,
                 cur.execute(  # so the scheduler never sees the challenge without them
                     "INSERT INTO challenge_actions (challenge_id, action, started_at, done_at) VALUES (?, ?, ?, ?)",
@@ -67,7 +70,7 @@ class Challenges(StorePart):
     def get(self, title: str) -> Challenge | None:
         with self._reading() as cur:
             row = cur.execute(f"SELECT {_COLUMNS} FROM challenges c WHERE lower(title) = lower(?)", [title]).fetchone()
-        return row and _challenge(row)
+        return None if row is None else _challenge(row)
 
     def deadline_of(self, leaderboard: str) -> Challenge | None:
         """The latest of the leaderboard's own challenges (the one that follows its deadline)."""
@@ -76,7 +79,7 @@ class Challenges(StorePart):
                 f"SELECT {_COLUMNS} FROM challenges c WHERE lower(deadline_of) = lower(?) ORDER BY id DESC LIMIT 1",
                 [leaderboard],
             ).fetchone()
-        return row and _challenge(row)
+        return None if row is None else _challenge(row)
 
     def listed(self) -> list[Challenge]:
         """Every challenge, cancelled ones included, by closing time."""

@@ -55,7 +55,10 @@ def summary(cur: Cursor, person_id: int, runs: int) -> PersonSummary | None:
         person_id,
         row[0],
         [PersonBest(*b) for b in bests],
-        [PersonRun(*r[:4], as_utc(r[4]), *r[5:]) for r in recent],
+        [
+            PersonRun(submission_id, leaderboard, file_name, mode, as_utc(created_at), gpu, status, score_us)
+            for submission_id, leaderboard, file_name, mode, created_at, gpu, status, score_us in recent
+        ],
         _progress.progress(cur, person_id),
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from storage._sql import placeholders
+from storage._sql import one_row, placeholders
 from storage._time import as_utc
 from storage.records import (
     GlobalStats,
@@ -37,7 +37,21 @@ _RUN_DETAIL = f"SELECT {_RUN_COLUMNS}, r.result, r.worker, r.attempts, r.finishe
 
 
 def _run_info(row: Sequence[Any]) -> RunInfo:
-    return RunInfo(*row[:10], reply_to=json.loads(row[10]), created_at=as_utc(row[11]))
+    run_id, submission_id, gpu, state, status, score_us, leaderboard, person_id, name, mode, reply_to, at = row[:12]
+    return RunInfo(
+        run_id,
+        submission_id,
+        gpu,
+        state,
+        status,
+        score_us,
+        leaderboard,
+        person_id,
+        name,
+        mode,
+        json.loads(reply_to),
+        as_utc(at),
+    )
 
 
 def _run_detail(row: Sequence[Any]) -> RunDetail:
@@ -137,7 +151,12 @@ def submissions_by_command(cur: Cursor, command_ids: list[str]) -> dict[str, Sub
         list(runs),
     ).fetchall():
         runs[submission_id].append((run_id, gpu))
-    return {row[1]: Submission(*row[:7], as_utc(row[7]), runs=runs[row[0]], created=False) for row in rows}
+    return {
+        command_id: Submission(
+            sub_id, command_id, person_id, board, file_name, code_sha, mode, as_utc(at), runs[sub_id], created=False
+        )
+        for sub_id, command_id, person_id, board, file_name, code_sha, mode, at in rows
+    }
 
 
 def existing_code(cur: Cursor, shas: list[str]) -> set[str]:
@@ -182,9 +201,9 @@ def unfinished_runs(cur: Cursor) -> list[RunInfo]:
 
 
 def count_submissions_since(cur: Cursor, person_id: int, since: datetime) -> int:
-    (count,) = cur.execute(
-        "SELECT count(*) FROM submissions WHERE person_id = ? AND created_at >= ?", [person_id, since]
-    ).fetchone()
+    (count,) = one_row(
+        cur.execute("SELECT count(*) FROM submissions WHERE person_id = ? AND created_at >= ?", [person_id, since])
+    )
     return count
 
 
@@ -225,7 +244,10 @@ def history(cur: Cursor, leaderboard: str, person_id: int, gpu: str | None, limi
            LIMIT $limit""",
         {"leaderboard": leaderboard, "person_id": person_id, "gpu": gpu, "limit": limit},
     ).fetchall()
-    return [HistoryRow(*row[:6], as_utc(row[6]), row[7]) for row in rows]
+    return [
+        HistoryRow(sub_id, run_id, gpu, mode, status, score_us, as_utc(at), file_name)
+        for sub_id, run_id, gpu, mode, status, score_us, at, file_name in rows
+    ]
 
 
 def submission_detail(cur: Cursor, submission_id: int) -> SubmissionDetail | None:
@@ -240,19 +262,30 @@ def submission_detail(cur: Cursor, submission_id: int) -> SubmissionDetail | Non
     if row is None:
         return None
     runs = cur.execute(_RUN_DETAIL + " WHERE r.submission_id = ? ORDER BY r.gpu, r.run_id", [submission_id]).fetchall()
+    sub_id, command_id, board, person_id, name, file_name, mode, code_sha, source, reply_to, at = row
     return SubmissionDetail(
-        *row[:9],
-        reply_to=json.loads(row[9]),
-        created_at=as_utc(row[10]),
-        runs=[_run_detail(run_row) for run_row in runs],
+        sub_id,
+        command_id,
+        board,
+        person_id,
+        name,
+        file_name,
+        mode,
+        code_sha,
+        source,
+        json.loads(reply_to),
+        as_utc(at),
+        [_run_detail(run_row) for run_row in runs],
     )
 
 
 def stats(cur: Cursor) -> GlobalStats:
-    people, leaderboards, submissions = cur.execute(
-        """SELECT (SELECT count(*) FROM people), (SELECT count(*) FROM leaderboards),
+    people, leaderboards, submissions = one_row(
+        cur.execute(
+            """SELECT (SELECT count(*) FROM people), (SELECT count(*) FROM leaderboards),
                   (SELECT count(*) FROM submissions)"""
-    ).fetchone()
+        )
+    )
     by_status = cur.execute(
         "SELECT coalesce(status, state), count(*), coalesce(sum(gpu_s), 0) FROM runs GROUP BY ALL"
     ).fetchall()

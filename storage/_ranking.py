@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 
 from harness.result import Mode, Status
-from storage._sql import placeholders
+from storage._sql import one_row, placeholders
 from storage._time import as_utc
 from storage.records import GpuBest, RankRow
 
@@ -128,7 +128,7 @@ def rebuild(cur: Cursor, people: Sequence[int] | None = None) -> int:
               WHERE counts GROUP BY ALL)""",
         values,
     )
-    (count,) = cur.execute(f"SELECT count(*) FROM personal_bests WHERE {where}", values).fetchone()
+    (count,) = one_row(cur.execute(f"SELECT count(*) FROM personal_bests WHERE {where}", values))
     return count
 
 
@@ -180,7 +180,10 @@ def ranking(
     if window is not None:
         values |= {"since": window[0] and as_utc(window[0]), "until": window[1] and as_utc(window[1])}
     rows = cur.execute(_RANKING.format(entries=_ALL_TIME if window is None else _ROUND), values).fetchall()
-    return [RankRow(*row[:6], as_utc(row[6])) for row in rows]
+    return [
+        RankRow(rank, person_id, name, score_us, submission_id, run_id, as_utc(submitted_at))
+        for rank, person_id, name, score_us, submission_id, run_id, submitted_at in rows
+    ]
 
 
 def cross_gpu(cur: Cursor, leaderboard: str) -> list[GpuBest]:

@@ -14,6 +14,7 @@ from typing import Any
 from harness.result import FailureKind
 from storage import _ranking
 from storage._part import StorePart
+from storage._sql import one_row
 from storage._time import as_utc
 from storage.records import HeldRun, Report
 
@@ -37,17 +38,23 @@ class Reports(StorePart):
                 [submission_id, reporter_id],
             ).fetchone():
                 return None
-            (report_id,) = cur.execute(
-                "INSERT INTO reports (submission_id, reporter_id, reason, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-                [submission_id, reporter_id, reason, as_utc(now)],
-            ).fetchone()
+            (report_id,) = one_row(
+                cur.execute(
+                    "INSERT INTO reports (submission_id, reporter_id, reason, created_at) VALUES (?, ?, ?, ?) "
+                    "RETURNING id",
+                    [submission_id, reporter_id, reason, as_utc(now)],
+                )
+            )
         return report_id
 
     def count_since(self, reporter_id: int, since: datetime) -> int:
         with self._reading() as cur:
-            (count,) = cur.execute(
-                "SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at >= ?", [reporter_id, as_utc(since)]
-            ).fetchone()
+            (count,) = one_row(
+                cur.execute(
+                    "SELECT count(*) FROM reports WHERE reporter_id = ? AND created_at >= ?",
+                    [reporter_id, as_utc(since)],
+                )
+            )
         return count
 
     def open(self) -> list[Report]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from storage._sql import one_row
 from storage.errors import SchemaTooNew
 
 log = logging.getLogger(__name__)
@@ -324,7 +325,7 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """The highest applied migration, 0 for a file that has none."""
     con.execute("""CREATE TABLE IF NOT EXISTS schema_migrations (
         version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())""")
-    (version,) = con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    (version,) = one_row(con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations"))
     return version
 
 

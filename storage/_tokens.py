@@ -65,8 +65,8 @@ def listed(cur: Cursor, person_id: int | None) -> list[TokenInfo]:
         _INFO + " WHERE $person IS NULL OR t.person_id = $person ORDER BY t.created_at DESC", {"person": person_id}
     ).fetchall()
     return [
-        TokenInfo(*row[:4], created_at=as_utc(row[4]), last_used_at=_moment(row[5]), revoked_at=_moment(row[6]))
-        for row in rows
+        TokenInfo(prefix, owner, name, label, as_utc(created_at), _moment(used_at), _moment(revoked_at))
+        for prefix, owner, name, label, created_at, used_at, revoked_at in rows
     ]
 
 

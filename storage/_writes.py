@@ -22,7 +22,7 @@ import duckdb
 
 from harness.result import EvalResult
 from storage import _queries, _ranking
-from storage._sql import placeholders
+from storage._sql import one_row, placeholders
 from storage._time import as_utc
 from storage.records import Leaderboard, NewSubmission, ResultRecord, Submission
 
@@ -84,9 +84,9 @@ def person(cur: Cursor, platform: str, user_id: str, display_name: str) -> int:
     """Create-or-get the person behind (platform, user_id); a non-empty new display name replaces the old."""
     found = _queries.identity(cur, platform, user_id)
     if found is None:
-        (person_id,) = cur.execute(
-            "INSERT INTO people (display_name) VALUES (?) RETURNING id", [display_name or user_id]
-        ).fetchone()
+        (person_id,) = one_row(
+            cur.execute("INSERT INTO people (display_name) VALUES (?) RETURNING id", [display_name or user_id])
+        )
         cur.execute(
             "INSERT INTO identities (platform, user_id, person_id, display_name) VALUES (?, ?, ?, ?)",
             [platform, user_id, person_id, display_name or user_id],

@@ -18,7 +18,7 @@ from adapters.api.answers import STATUS
 from core.contracts.registry import COMMANDS, Access, Arg, ArgKind, Route, Spec
 from core.contracts.version import __version__
 
-_JSON_TYPES = {
+_JSON_TYPES: dict[ArgKind, dict[str, Any]] = {
     ArgKind.NUMBER: {"type": "integer"},
     ArgKind.GPUS: {"type": ["string", "array"], "items": {"type": "string"}},
 }

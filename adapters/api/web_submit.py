@@ -30,7 +30,7 @@ from adapters.api.arguments import command_arguments
 from adapters.api.limits import MARGIN_BYTES
 from adapters.api.web_common import COOKIE, Ask, Asking, csrf_token, error_page, page, refused, sentence, sha_of
 from adapters.terminal import render, status_line
-from core.contracts.commands import MODES, submit_command
+from core.contracts.commands import DEFAULT_MODE, MODES, submit_command
 from core.contracts.config import Settings
 from core.contracts.messages import Actor, Attachment, CommandKind, Platform, Reply, ReplyTo, Tone, new_id
 from core.contracts.registry import BY_KIND, ArgKind
@@ -81,7 +81,7 @@ class SubmitPages(Asking):
             boards=boards,
             board=board,
             modes=MODES,
-            default_mode=SPEC.arg("mode").default,
+            default_mode=DEFAULT_MODE,
             extra=[arg for arg in SPEC.args if arg.name not in SHOWN],
             file_name=f"submission{suffix}",
             max_kib=self._api.settings.max_source_bytes // 1024,
@@ -101,7 +101,9 @@ class SubmitPages(Asking):
         board = str(given.get("leaderboard") or "")
         checked = command_arguments(SPEC, given)
         if isinstance(checked, Response):
-            return await self._form(request, board, json.loads(checked.body)["error"]["message"], checked.status_code)
+            return await self._form(
+                request, board, json.loads(bytes(checked.body))["error"]["message"], checked.status_code
+            )
         args, attachment = checked
         if attachment is None:
             return await self._form(request, board, "Choose your kernel's file or paste its code.", 400)

@@ -58,11 +58,14 @@ async def close_standings(deps: Deps, leaderboards: list[str], closes_at: dateti
 async def verify(deps: Deps, board: Board, gpu: str, top: list[RankRow]) -> list[dict[str, Any]]:
     """The podium's entries, each re-run with a fresh seed and judged by the rule above."""
     fresh = Board(dataclasses.replace(board.leaderboard, secret_seed=secrets.randbits(62)), board.problem)
-    waits: list[asyncio.Future[RunResult]] = []
+    waits: dict[str, asyncio.Future[RunResult]] = {}  # run_id -> its re-run's result
     run_ids = [new_id() for _ in top]
     for row, run_id in zip(top, run_ids, strict=True):
         detail = await deps.db.read(deps.db.store.submission_detail, row.submission_id)
-        waits.append(deps.reruns.expect(run_id))
+        if detail is None:  # erased since the standings were read: its leaderboard was purged during the close
+            log.warning("podium submission #%s is gone; it is not re-run and is held", row.submission_id)
+            continue
+        waits[run_id] = deps.reruns.expect(run_id)
         await deps.publish_job(
             run_job(
                 fresh,
@@ -74,9 +77,10 @@ async def verify(deps: Deps, board: Board, gpu: str, top: list[RankRow]) -> list
                 mode="ranked",
             )
         )
-    done, _ = await asyncio.wait(waits, timeout=deps.settings.verify_timeout_s) if waits else (set(), set())
+    done, _ = await asyncio.wait(waits.values(), timeout=deps.settings.verify_timeout_s) if waits else (set(), set())
     entries = []
-    for row, wait in zip(top, waits, strict=True):
+    for row, run_id in zip(top, run_ids, strict=True):
+        wait = waits.get(run_id)
         result = wait.result() if wait in done else None
         interval = await deps.db.read(deps.db.store.challenges.interval, row.run_id) or (row.score_us, row.score_us)
         entries.append(

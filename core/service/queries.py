@@ -306,7 +306,7 @@ async def submission(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     if detail is None:
         raise NotFound(f"There is no submission #{sub_id}; `mine LEADERBOARD` lists yours.")
     board = await deps.boards.get(detail.leaderboard)
-    hidden = why_hidden(detail, caller, board and board.leaderboard, deps.now())
+    hidden = why_hidden(detail, caller, None if board is None else board.leaderboard, deps.now())
     version = await deps.db.read(deps.db.store.submission_version, sub_id)
     invalid = await deps.db.read(deps.db.store.admin.invalid_reason, sub_id)
     parts = [

@@ -80,7 +80,7 @@ def moved_bytes(value: Any) -> int:
         if not tensor.numel() or tensor.device.type != "cpu":
             continue
         size = tensor.element_size()
-        first = tensor.storage_offset()
+        first = int(tensor.storage_offset())  # a plain int on real tensors (torch types it int | SymInt, for tracing)
         last = first + sum((n - 1) * abs(s) for n, s in zip(tensor.shape, tensor.stride(), strict=True))
         key = (str(tensor.device), tensor.untyped_storage().data_ptr())
         ranges.setdefault(key, []).append((first * size, (last + 1) * size))

@@ -35,11 +35,17 @@ class _Timing(Protocol):
 
 
 class _Call(Protocol):
-    """What of a call's answer (``harness.judge.runner_link.Answer``) the calibration reads."""
+    """What of a call's answer (``harness.judge.runner_link.Answer``) the calibration reads: read-only, so an
+    answer whose ``timing`` is a ``CallTiming`` (more than ``_Timing``) fits."""
 
-    spent_us: float
-    payload_bytes: int
-    timing: _Timing
+    @property
+    def spent_us(self) -> float: ...
+
+    @property
+    def payload_bytes(self) -> int: ...
+
+    @property
+    def timing(self) -> _Timing: ...
 
 
 def allowance(call: Callable[..., _Call], device: str, calls: int = CALLS) -> brackets.Allowance:

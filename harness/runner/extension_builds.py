@@ -17,13 +17,22 @@ import inspect
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.builds import build
-from harness.channel import Outbox, RecordReader, read_record
+from harness.channel import RecordReader, read_record
 
 
-def install(outbox: Outbox) -> None:
+class BuildChannel(Protocol):
+    """Where a build request goes and its answer comes back on ``fd``: a ``harness.channel.Outbox``, or the
+    runner's relay through the judge (``harness.runner.runner_process``)."""
+
+    fd: int
+
+    def send(self, kind: str, **fields: Any) -> None: ...
+
+
+def install(outbox: BuildChannel) -> None:
     try:
         from torch.utils import cpp_extension
     except ImportError:
@@ -51,7 +60,7 @@ def install(outbox: Outbox) -> None:
     cpp_extension.load_inline = load_inline
 
 
-def _ask(outbox: Outbox, arguments: dict[str, Any]) -> dict[str, Any]:
+def _ask(outbox: BuildChannel, arguments: dict[str, Any]) -> dict[str, Any]:
     outbox.send("build", arguments=arguments)
     reply = read_record(outbox.fd, RecordReader())
     return reply if isinstance(reply, dict) else {}

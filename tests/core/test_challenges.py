@@ -21,7 +21,7 @@ from core.service.deadlines import adopt_deadlines
 from core.service.deps import Deps
 from core.service.handlers import dispatch
 from core.service.leaderboards import load_new_problems
-from core.service.podium import judge, mark_ties
+from core.service.podium import judge, mark_ties, verify
 from core.service.scheduler import Scheduler
 from harness.result import EvalResult, Failure, FailureKind, Mode, ShapeStats, Status
 from storage.records import NewSubmission, ResultRecord
@@ -363,6 +363,23 @@ def test_the_verification_rule() -> None:
     ]
     mark_ties(entries)
     assert [e["tie_with"] for e in entries] == [[2], [1], []]
+
+
+async def test_a_podium_entry_whose_submission_is_gone_is_held_without_a_rerun(env) -> None:
+    """A submission erased between the standings' read and its re-run (its leaderboard purged during the close)
+    is not re-run and is held; the others are verified as usual."""
+    deps, jobs, *_ = env
+    ranked(deps, "ada", 10.0)
+    board = await deps.boards.get("vectoradd")
+    [ada] = await deps.db.read(deps.db.store.ranking, "vectoradd", "CPU")
+    gone = dataclasses.replace(ada, rank=2, submission_id=ada.submission_id + 1000, run_id="run-gone")
+    verifying = asyncio.create_task(verify(deps, board, "CPU", [ada, gone]))
+    while not jobs and not verifying.done():
+        await asyncio.sleep(0)
+    [job] = jobs  # ada's re-run alone
+    deps.reruns.arrived(RunResult(job.run_id, 0, job.gpu, result(10.0)))
+    entries = await verifying
+    assert [(e["rank"], e["verdict"]) for e in entries] == [(1, "verified"), (2, "held")]
 
 
 async def test_a_deadline_set_before_challenges_existed_gets_its_challenge_at_the_start(env) -> None:

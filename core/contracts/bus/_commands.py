@@ -140,7 +140,7 @@ class CommandOps:
                     command = decode(Command, msg.data)
                 except DecodeError as exc:
                     log.warning("unreadable command: %s", exc)
-                    reply = error_reply(
+                    reply: Reply | None = error_reply(
                         ReplyTo(platform=Platform.CLI),
                         "kernelrank could not read that request "
                         "(is this client older or newer than the server?); update it and try again.",
