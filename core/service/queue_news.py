@@ -22,6 +22,7 @@ from harness.result import Progress
 def queue_news(book: RunBook, gpus: Iterable[str]) -> list[Reply]:
     """A progress reply for each run still waiting on one of ``gpus``: its place, and when it should start."""
     wanted, ahead, news = set(gpus), Counter[str](), []
+    estimates = {gpu: book.wait_estimate(gpu) for gpu in wanted}
     for run in list(book.in_flight.values()):  # in the order they were queued
         if run.gpu not in wanted:
             continue
@@ -30,7 +31,7 @@ def queue_news(book: RunBook, gpus: Iterable[str]) -> list[Reply]:
         if run.run_id in book.started or not run.reply_to:
             continue
         detail = ahead_words(before)
-        wait = book.expected_wait_s(run.gpu, before)
+        wait = estimates[run.gpu](before)
         if wait is not None and wait >= 30:
             detail += f", starts in about {max(1, round(wait / 60))} min"
         reply_to = from_jsonable(ReplyTo, run.reply_to)

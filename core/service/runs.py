@@ -108,12 +108,13 @@ class RunBook:
             self.typical_s[run.gpu] = took if before is None else 0.7 * before + 0.3 * took
         return run
 
-    def expected_wait_s(self, gpu: str, ahead: int) -> float | None:
-        """Roughly how long until a run with ``ahead`` unfinished runs before it on ``gpu`` starts; None before
-        any run there was seen whole. The runs running now count as the pool's width."""
+    def wait_estimate(self, gpu: str) -> Callable[[int], float | None]:
+        """Roughly how long until a run with ``ahead`` unfinished runs before it on ``gpu`` starts (None before
+        any run there was seen whole). The runs running now count as the pool's width; they are read once here,
+        so estimating every waiting run of a long queue costs one pass, not one per run."""
         typical = self.typical_s.get(gpu)
         if typical is None:
-            return None
+            return lambda ahead: None
         now = self._clock()
         running = [
             self._started_at.get(r.run_id, now)
@@ -121,9 +122,8 @@ class RunBook:
             if r.gpu == gpu and r.run_id in self.started
         ]
         width = max(1, len(running))
-        waiting_ahead = max(0, ahead - len(running))
         first_free = min((max(0.0, typical - (now - began)) for began in running), default=0.0)
-        return first_free + waiting_ahead * typical / width
+        return lambda ahead: first_free + max(0, ahead - len(running)) * typical / width
 
     def answered(self, run_ids: list[str]) -> None:
         for run_id in run_ids:
