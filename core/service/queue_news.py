@@ -3,7 +3,8 @@
 A queued run's author otherwise hears nothing between "queued as #12 on H100, 2 jobs ahead" and their run's first
 progress, however long the runs ahead take (a kernel that hangs holds the pool until its time limit). Each waiting
 run gets a progress reply (it updates the submission's status line in place, as a run's own progress does): how
-many runs are ahead of it, and, once a run on that pool was seen whole, roughly when it should start.
+many runs are ahead of it, and, once a run on that pool was seen whole, roughly when it should start. Runs far
+back hear every tenth move (``RunBook.worth_telling``), so a long queue does not cost a reply per run per start.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def queue_news(book: RunBook, gpus: Iterable[str]) -> list[Reply]:
             continue
         before = ahead[run.gpu]
         ahead[run.gpu] += 1
-        if run.run_id in book.started or not run.reply_to:
+        if run.run_id in book.started or not run.reply_to or not book.worth_telling(run.run_id, before):
             continue
         detail = ahead_words(before)
         wait = estimates[run.gpu](before)

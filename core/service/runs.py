@@ -19,6 +19,10 @@ from storage.records import RunInfo
 
 FINISHED_MEMORY = 10_000  # recently finished run ids kept to drop progress that arrives after the result
 ATTEMPTS_MEMORY = 100_000  # runs whose latest started delivery is remembered (a run forgets it at its result)
+# A waiting run hears every move while it is among the first NEWS_HEAD of its pool, further back once it moved up
+# NEWS_STEP places: a queue of thousands would otherwise cost a reply to each of them at every start.
+NEWS_HEAD = 10
+NEWS_STEP = 10
 
 
 class InFlight(dict[str, RunInfo]):
@@ -71,6 +75,7 @@ class RunBook:
         self._finished: OrderedDict[str, None] = OrderedDict()
         # run id -> (the latest delivery that started, the worker that started it)
         self._attempts: OrderedDict[str, tuple[int, str]] = OrderedDict()
+        self._told: dict[str, int] = {}  # waiting run id -> the runs ahead of it when its author last heard
 
     def waiting_for(self, run: RunInfo) -> None:
         """A run queued now, or found unfinished when the core started."""
@@ -96,11 +101,13 @@ class RunBook:
         self.started |= run_ids
         for run_id in run_ids:
             self._started_at.setdefault(run_id, self._clock())
+            self._told.pop(run_id, None)
 
     def result_arrived(self, run_id: str) -> RunInfo | None:
         """The run's record, no longer waited on; None when this core was not waiting for it."""
         self._attempts.pop(run_id, None)
         self.started.discard(run_id)
+        self._told.pop(run_id, None)
         began = self._started_at.pop(run_id, None)
         run = self.in_flight.pop(run_id, None)
         if run is not None and began is not None:  # a moving average: the pool's recent runs count most
@@ -124,6 +131,14 @@ class RunBook:
         width = max(1, len(running))
         first_free = min((max(0.0, typical - (now - began)) for began in running), default=0.0)
         return lambda ahead: first_free + max(0, ahead - len(running)) * typical / width
+
+    def worth_telling(self, run_id: str, ahead: int) -> bool:
+        """Whether a waiting run's author should hear that ``ahead`` runs are before it now (and it is noted)."""
+        told = self._told.get(run_id)
+        if ahead >= NEWS_HEAD and told is not None and told - ahead < NEWS_STEP:
+            return False
+        self._told[run_id] = ahead
+        return True
 
     def answered(self, run_ids: list[str]) -> None:
         for run_id in run_ids:

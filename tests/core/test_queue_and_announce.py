@@ -190,3 +190,29 @@ def test_the_news_of_a_long_queue_reads_the_waiting_runs_once_not_once_per_run()
     news = queue_news(book, {"CPU"})
     assert len(news) == 199 and news[-1].parts[0].text == "CPU: queued (199 jobs ahead, starts in about 199 min)"
     assert Counted.reads <= 2  # the queue once, the pool's running runs once: not 200 times
+
+
+def test_runs_far_back_in_a_long_queue_hear_every_tenth_move_and_the_first_ten_every_move():
+    from dataclasses import replace
+
+    from core.service.queue_news import queue_news
+    from core.service.runs import RunBook
+
+    book = RunBook()
+    to = {"platform": "discord", "channel": "c1", "user": "u1"}
+    for number in range(1, 41):
+        book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
+
+    def start(run_id: str) -> dict[str, str]:
+        book.result_arrived(f"r{int(run_id[1:]) - 1}")
+        book.mark_started({run_id})
+        return {news.in_reply_to: news.parts[0].text for news in queue_news(book, {"CPU"})}
+
+    assert len(start("r1")) == 39  # everyone hears their place once
+    heard = start("r2")  # r2 runs: the nine behind it are among the first ten, the rest moved up by one
+    assert list(heard) == [f"r{n}" for n in range(3, 12)] and heard["r11"] == "CPU: queued (9 jobs ahead)"
+    for number in range(3, 11):
+        heard = start(f"r{number}")
+    assert "r25" not in heard  # 15 ahead: it heard at 24
+    heard = start("r11")
+    assert heard["r25"] == "CPU: queued (14 jobs ahead)"  # it moved up ten places since it last heard
