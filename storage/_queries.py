@@ -140,6 +140,14 @@ def submissions_by_command(cur: Cursor, command_ids: list[str]) -> dict[str, Sub
     return {row[1]: Submission(*row[:7], as_utc(row[7]), runs=runs[row[0]], created=False) for row in rows}
 
 
+def existing_code(cur: Cursor, shas: list[str]) -> set[str]:
+    """Which of these code sha256s are already stored."""
+    if not shas:
+        return set()
+    rows = cur.execute(f"SELECT sha256 FROM code_blobs WHERE sha256 IN ({placeholders(shas)})", shas)
+    return {sha for (sha,) in rows.fetchall()}
+
+
 def next_submission_ids(cur: Cursor, count: int) -> list[int]:
     return [i for (i,) in cur.execute("SELECT nextval('submission_id_seq') FROM range(?)", [count]).fetchall()]
 

@@ -127,10 +127,13 @@ def add_submissions(cur: Cursor, items: Sequence[NewSubmission]) -> list[Submiss
     fresh = {cmd: item for cmd, item in firsts.items() if cmd not in stored}
     encoded = {cmd: item.source.encode() for cmd, item in fresh.items()}
     shas = {cmd: hashlib.sha256(data).hexdigest() for cmd, data in encoded.items()}
-    blobs = {shas[cmd]: (shas[cmd], item.source, len(encoded[cmd])) for cmd, item in fresh.items()}
-    # an upsert: a stored blob is rewritten with what it holds (same sha256, same text), which costs less than
-    # asking which are stored first, a statement in every intake round
-    _append(cur, "code_blobs", list(blobs.values()), action="upsert")
+    known_shas = _queries.existing_code(cur, list(set(shas.values())))
+    blobs = {
+        shas[cmd]: (shas[cmd], item.source, len(encoded[cmd]))
+        for cmd, item in fresh.items()
+        if shas[cmd] not in known_shas
+    }
+    _append(cur, "code_blobs", list(blobs.values()))
     ids = dict(zip(fresh, _queries.next_submission_ids(cur, len(fresh)), strict=True))
     _append(
         cur,
