@@ -4,7 +4,8 @@ A queued run's author otherwise hears nothing between "queued as #12 on H100, 2 
 progress, however long the runs ahead take (a kernel that hangs holds the pool until its time limit). Each waiting
 run gets a progress reply (it updates the submission's status line in place, as a run's own progress does): how
 many runs are ahead of it, and, once a run on that pool was seen whole, roughly when it should start. Runs far
-back hear every tenth move (``RunBook.worth_telling``), so a long queue does not cost a reply per run per start.
+back hear again once they moved up a fifth of their place (``RunBook.worth_telling``), so a long queue does not
+cost a reply per waiting run at every start.
 """
 
 from __future__ import annotations

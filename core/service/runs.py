@@ -19,10 +19,10 @@ from storage.records import RunInfo
 
 FINISHED_MEMORY = 10_000  # recently finished run ids kept to drop progress that arrives after the result
 ATTEMPTS_MEMORY = 100_000  # runs whose latest started delivery is remembered (a run forgets it at its result)
-# A waiting run hears every move while it is among the first NEWS_HEAD of its pool, further back once it moved up
-# NEWS_STEP places: a queue of thousands would otherwise cost a reply to each of them at every start.
+# A waiting run hears every news while among the first NEWS_HEAD of its pool, further back once it moved up a
+# NEWS_SHARE-th of the places it last heard: a start costs some 5 ln(queue) replies, not one per waiting run.
 NEWS_HEAD = 10
-NEWS_STEP = 10
+NEWS_SHARE = 5
 
 
 class InFlight(dict[str, RunInfo]):
@@ -135,7 +135,7 @@ class RunBook:
     def worth_telling(self, run_id: str, ahead: int) -> bool:
         """Whether a waiting run's author should hear that ``ahead`` runs are before it now (and it is noted)."""
         told = self._told.get(run_id)
-        if ahead >= NEWS_HEAD and told is not None and told - ahead < NEWS_STEP:
+        if ahead >= NEWS_HEAD and told is not None and told - ahead < told // NEWS_SHARE:
             return False
         self._told[run_id] = ahead
         return True

@@ -192,7 +192,7 @@ def test_the_news_of_a_long_queue_reads_the_waiting_runs_once_not_once_per_run()
     assert Counted.reads <= 2  # the queue once, the pool's running runs once: not 200 times
 
 
-def test_runs_far_back_in_a_long_queue_hear_every_tenth_move_and_the_first_ten_every_move():
+def test_runs_far_back_in_a_long_queue_hear_when_they_moved_up_a_fifth_the_first_ten_every_move():
     from dataclasses import replace
 
     from core.service.queue_news import queue_news
@@ -209,10 +209,10 @@ def test_runs_far_back_in_a_long_queue_hear_every_tenth_move_and_the_first_ten_e
         return {news.in_reply_to: news.parts[0].text for news in queue_news(book, {"CPU"})}
 
     assert len(start("r1")) == 39  # everyone hears their place once
-    heard = start("r2")  # r2 runs: the nine behind it are among the first ten, the rest moved up by one
+    heard = start("r2")  # each waiting run moved up one place: only the first ten hear it
     assert list(heard) == [f"r{n}" for n in range(3, 12)] and heard["r11"] == "CPU: queued (9 jobs ahead)"
-    for number in range(3, 11):
-        heard = start(f"r{number}")
-    assert "r25" not in heard  # 15 ahead: it heard at 24
-    heard = start("r11")
-    assert heard["r25"] == "CPU: queued (14 jobs ahead)"  # it moved up ten places since it last heard
+    heard = start("r3")
+    assert "r25" not in heard  # 22 ahead: it heard at 24, and hears again once it moved up a fifth of that
+    start("r4")
+    heard = start("r5")
+    assert heard["r25"] == "CPU: queued (20 jobs ahead)"
