@@ -159,12 +159,20 @@ def submissions_by_command(cur: Cursor, command_ids: list[str]) -> dict[str, Sub
     }
 
 
-def existing_code(cur: Cursor, shas: list[str]) -> set[str]:
-    """Which of these code sha256s are already stored."""
-    if not shas:
-        return set()
-    rows = cur.execute(f"SELECT sha256 FROM code_blobs WHERE sha256 IN ({placeholders(shas)})", shas)
-    return {sha for (sha,) in rows.fetchall()}
+def intake_lookup(cur: Cursor, command_ids: list[str], shas: list[str]) -> tuple[list[str], set[str], list[int]]:
+    """In one statement: the command ids already stored, the code sha256s already stored, and, when no command id
+    is stored, one new submission id per command id (ascending; none otherwise, so that none is wasted)."""
+    rows = cur.execute(
+        f"""WITH known AS (SELECT command_id FROM submissions WHERE command_id IN ({placeholders(command_ids)}))
+            SELECT 'command', command_id, NULL FROM known
+            UNION ALL
+            SELECT 'code', sha256, NULL FROM code_blobs WHERE sha256 IN ({placeholders(shas)})
+            UNION ALL
+            SELECT 'id', NULL, nextval('submission_id_seq') FROM range(?) WHERE NOT EXISTS (FROM known)""",
+        [*command_ids, *shas, len(command_ids)],
+    ).fetchall()
+    known = [value for kind, value, _ in rows if kind == "command"]
+    return known, {value for kind, value, _ in rows if kind == "code"}, sorted(i for kind, _, i in rows if kind == "id")
 
 
 def next_submission_ids(cur: Cursor, count: int) -> list[int]:

@@ -55,7 +55,7 @@ _RANKING = f"""
     FROM ranked LEFT JOIN people p ON p.id = ranked.person_id
     WHERE $people IS NULL OR list_contains($people, person_id) OR rank <= $top
     ORDER BY rank
-    LIMIT $limit
+    LIMIT $limit OFFSET $offset
 """
 
 _ALL_TIME = "personal_bests WHERE leaderboard = $leaderboard AND gpu = $gpu"
@@ -166,16 +166,18 @@ def ranking(
     people: Sequence[int] | None = None,
     top: int = 0,
     window: tuple[datetime | None, datetime | None] | None = None,
+    offset: int = 0,
 ) -> list[RankRow]:
     """Entries on (leaderboard, gpu) by rank; with ``people``, only their rows and the first ``top``. ``window``:
     (since, until), a round's, counts only the submissions sent in it (None on either side: unbounded); None: all
-    time."""
+    time. ``offset`` rows are skipped before ``limit``: a page of a board with thousands of people."""
     values: dict[str, Any] = {
         "leaderboard": leaderboard,
         "gpu": gpu,
         "limit": limit,
         "people": None if people is None else list(people),
         "top": top,
+        "offset": offset,
     }
     if window is not None:
         values |= {"since": window[0] and as_utc(window[0]), "until": window[1] and as_utc(window[1])}

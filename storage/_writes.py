@@ -123,18 +123,21 @@ def _first_of_each(keys: Sequence[str]) -> list[bool]:
 def add_submissions(cur: Cursor, items: Sequence[NewSubmission]) -> list[Submission]:
     """Store new submissions with their code and queued runs; a known command id returns what is stored."""
     firsts = _firsts(items, lambda item: item.command_id)
-    stored = _queries.submissions_by_command(cur, list(firsts))
-    fresh = {cmd: item for cmd, item in firsts.items() if cmd not in stored}
-    encoded = {cmd: item.source.encode() for cmd, item in fresh.items()}
+    encoded = {cmd: item.source.encode() for cmd, item in firsts.items()}
     shas = {cmd: hashlib.sha256(data).hexdigest() for cmd, data in encoded.items()}
-    known_shas = _queries.existing_code(cur, list(set(shas.values())))
+    # one statement in the usual round (no command stored before): the stored code, and ids for every item
+    known, known_shas, new_ids = _queries.intake_lookup(cur, list(firsts), list(set(shas.values())))
+    stored = _queries.submissions_by_command(cur, known) if known else {}
+    fresh = {cmd: item for cmd, item in firsts.items() if cmd not in stored}
+    if known:  # a repeated command: ids only for the fresh ones, so that submission numbers have no gaps
+        new_ids = _queries.next_submission_ids(cur, len(fresh))
     blobs = {
         shas[cmd]: (shas[cmd], item.source, len(encoded[cmd]))
         for cmd, item in fresh.items()
         if shas[cmd] not in known_shas
     }
     _append(cur, "code_blobs", list(blobs.values()))
-    ids = dict(zip(fresh, _queries.next_submission_ids(cur, len(fresh)), strict=True))
+    ids = dict(zip(fresh, new_ids, strict=True))
     _append(
         cur,
         "submissions",

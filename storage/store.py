@@ -357,11 +357,13 @@ class Store:
         gpu: str,
         limit: int | None = None,
         window: tuple[datetime | None, datetime | None] | None = None,
+        offset: int = 0,
     ) -> list[RankRow]:
         """Best passed ranked run per person on (leaderboard, gpu), best first; ties go to the earlier one.
-        ``window``: a round's (since, until), counting only the submissions sent in it; None: all time."""
+        ``window``: a round's (since, until), counting only the submissions sent in it; None: all time.
+        ``offset``: the rows of the pages before this one, skipped."""
         with self._reading() as cur:
-            return _ranking.ranking(cur, leaderboard, gpu, limit, window=window)
+            return _ranking.ranking(cur, leaderboard, gpu, limit, window=window, offset=offset)
 
     def rank_of(self, leaderboard: str, gpu: str, person_id: int) -> RankRow | None:
         with self._reading() as cur:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from typing import Any
+from urllib.parse import urlencode
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -27,6 +28,7 @@ from core.contracts.messages import CommandKind, Tone
 from core.contracts.tokenformat import token_sha256
 
 _FORMATTER = HtmlFormatter(cssclass="src", style="default")
+RANKING_PAGE = 100  # rows of a ranking page (the viewer's own entry is added when it is on another page)
 
 
 def web_routes(ask: Ask, submitting: Submitting) -> list[Route]:
@@ -76,10 +78,14 @@ class _Pages(Asking):
     async def ranking(self, request: Request) -> Response:
         board, gpu = request.path_params["leaderboard"], request.path_params["gpu"]
         wanted = request.query_params.get("round", "")  # a past round, or all time
-        shown = await self._data(request, CommandKind.SHOW, leaderboard=board, gpu=gpu, limit="500", round=wanted)
+        number = request.query_params.get("page", "1")  # pages of RANKING_PAGE rows: a page costs what it shows
+        shown = await self._data(
+            request, CommandKind.SHOW, leaderboard=board, gpu=gpu, limit=str(RANKING_PAGE), page=number, round=wanted
+        )
         if isinstance(shown, Response):
             return shown
         (rows,) = shown.data["rankings"].values()
+        (more,) = shown.data["more"].values()
         (stick,) = shown.data.get("yardsticks", {gpu: {}}).values()
         return page(
             request,
@@ -90,6 +96,8 @@ class _Pages(Asking):
             round_words=shown.data.get("round"),
             rows=rows,
             compared=any(value is not None for value in stick.values()),
+            pages=_page_links(shown.data["page"], more, wanted),
+            page_size=RANKING_PAGE,
         )
 
     async def person(self, request: Request) -> Response:
@@ -201,3 +209,10 @@ def _diff(data: dict[str, Any]) -> list[tuple[str, str]] | None:
     )
     kinds = {"+": "add", "-": "del", "@": "hunk"}
     return [(kinds.get(line[:1], "same"), line) for line in lines]
+
+
+def _page_links(number: int, more: bool, round_wanted: str) -> dict[str, str]:
+    """The links to the ranking's previous and next pages ("previous", "next"), those that exist."""
+    kept = {"round": round_wanted} if round_wanted else {}
+    links = {"previous": "?" + urlencode(kept | {"page": number - 1})} if number > 1 else {}
+    return links | ({"next": "?" + urlencode(kept | {"page": number + 1})} if more else {})

@@ -117,6 +117,7 @@ _EVERYDAY: tuple[Spec, ...] = (
             GPU,
             Arg("limit", "how many rows (default 10)", ArgKind.NUMBER),
             Arg("round", "which round: a number from 1 (the first), or all for all time (default: the current one)"),
+            Arg("page", "which page of rows, from 1 (default 1)", ArgKind.NUMBER),
         ),
         access=Access.PUBLIC,
         routes=(Route("GET", _board()),),

@@ -87,6 +87,16 @@ def row_limit(cmd: Command, default: int, most: int = 500) -> int:
     return wanted
 
 
+def page_number(cmd: Command) -> int:
+    """Which page of rows to show, from 1 (the default)."""
+    if not cmd.args.get("page"):
+        return 1
+    page = int_arg(cmd, "page", "page")
+    if page < 1:
+        raise UserError("Give the page as a number from 1, like 2.")
+    return page
+
+
 def language(file_name: str) -> str:
     return "cuda" if file_name.endswith((".cu", ".cuh")) else "python" if file_name.endswith(".py") else ""
 

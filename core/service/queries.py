@@ -17,6 +17,7 @@ from core.service.args import (
     language,
     leaderboard,
     other_person,
+    page_number,
     reply,
     row_limit,
 )
@@ -84,6 +85,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
     sticks = await yardsticks(deps, found, gpus)
     limit = row_limit(cmd, 10)
+    page = page_number(cmd)
     window, round_words = await chosen_window(deps, board.name, str(cmd.args.get("round") or ""))
     closed = [
         ch.results
@@ -98,8 +100,14 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                 "all time."
             )
         )
+    more = {}
+    round_option = f" --round {cmd.args['round']}" if cmd.args.get("round") else ""
     for gpu in gpus:
-        rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit, window)
+        # one row past the page says whether another follows; the rows before it are skipped, not read out
+        rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit + 1, window, (page - 1) * limit)
+        more[gpu], rows = len(rows) > limit, rows[:limit]
+        if caller.person_id and all(r.person_id != caller.person_id for r in rows):  # the asker's own entry
+            rows += await deps.db.read(deps.db.store.standing, board.name, gpu, [caller.person_id], 0, window)
         marks = {run: mark for results in closed for run, mark in podium_marks(results, board.name, gpu).items()}
         rankings[gpu] = [
             {
@@ -110,6 +118,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                 "submission_id": r.submission_id,
                 "submitted_at": r.submitted_at.isoformat(),
                 "podium": marks.get(r.run_id),
+                "you": r.person_id == caller.person_id,
                 **sticks[gpu].figures(r.score_us),
             }
             for r in rows
@@ -132,8 +141,15 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
                 ],
             )
             if rows
-            else reply_parts.text("No passing ranked runs yet.")
+            else reply_parts.text("No passing ranked runs yet." if page == 1 else f"No entries on page {page}.")
         )
+        if more[gpu]:
+            parts.append(
+                reply_parts.text(
+                    f"`show {board.name} --gpu {gpu}{round_option} --page {page + 1}` shows the next {limit} "
+                    f"(ranks {page * limit + 1}-{(page + 1) * limit})."
+                )
+            )
     if any(stick.known for stick in sticks.values()):
         parts.append(reply_parts.text(MEANING))
     if closed:
@@ -151,6 +167,8 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
             "leaderboard": board.name,
             "round": round_words or None,
             "rankings": rankings,
+            "page": page,
+            "more": more,  # gpu -> whether a next page has entries
             "yardsticks": {gpu: dataclasses.asdict(stick) for gpu, stick in sticks.items()},
         },
     )

@@ -3,7 +3,9 @@
 A queued run's author otherwise hears nothing between "queued as #12 on H100, 2 jobs ahead" and their run's first
 progress, however long the runs ahead take (a kernel that hangs holds the pool until its time limit). Each waiting
 run gets a progress reply (it updates the submission's status line in place, as a run's own progress does): how
-many runs are ahead of it, and, once a run on that pool was seen whole, roughly when it should start.
+many runs are ahead of it, and, once a run on that pool was seen whole, roughly when it should start. Runs far
+back hear again once they moved up a fifth of their place (``RunBook.worth_telling``), so a long queue does not
+cost a reply per waiting run at every start.
 """
 
 from __future__ import annotations
@@ -22,15 +24,16 @@ from harness.result import Progress
 def queue_news(book: RunBook, gpus: Iterable[str]) -> list[Reply]:
     """A progress reply for each run still waiting on one of ``gpus``: its place, and when it should start."""
     wanted, ahead, news = set(gpus), Counter[str](), []
+    estimates = {gpu: book.wait_estimate(gpu) for gpu in wanted}
     for run in list(book.in_flight.values()):  # in the order they were queued
         if run.gpu not in wanted:
             continue
         before = ahead[run.gpu]
         ahead[run.gpu] += 1
-        if run.run_id in book.started or not run.reply_to:
+        if run.run_id in book.started or not run.reply_to or not book.worth_telling(run.run_id, before):
             continue
         detail = ahead_words(before)
-        wait = book.expected_wait_s(run.gpu, before)
+        wait = estimates[run.gpu](before)
         if wait is not None and wait >= 30:
             detail += f", starts in about {max(1, round(wait / 60))} min"
         reply_to = from_jsonable(ReplyTo, run.reply_to)

@@ -19,6 +19,10 @@ from storage.records import RunInfo
 
 FINISHED_MEMORY = 10_000  # recently finished run ids kept to drop progress that arrives after the result
 ATTEMPTS_MEMORY = 100_000  # runs whose latest started delivery is remembered (a run forgets it at its result)
+# A waiting run hears every news while among the first NEWS_HEAD of its pool, further back once it moved up a
+# NEWS_SHARE-th of the places it last heard: a start costs some 5 ln(queue) replies, not one per waiting run.
+NEWS_HEAD = 10
+NEWS_SHARE = 5
 
 
 class InFlight(dict[str, RunInfo]):
@@ -71,6 +75,7 @@ class RunBook:
         self._finished: OrderedDict[str, None] = OrderedDict()
         # run id -> (the latest delivery that started, the worker that started it)
         self._attempts: OrderedDict[str, tuple[int, str]] = OrderedDict()
+        self._told: dict[str, int] = {}  # waiting run id -> the runs ahead of it when its author last heard
 
     def waiting_for(self, run: RunInfo) -> None:
         """A run queued now, or found unfinished when the core started."""
@@ -96,11 +101,13 @@ class RunBook:
         self.started |= run_ids
         for run_id in run_ids:
             self._started_at.setdefault(run_id, self._clock())
+            self._told.pop(run_id, None)
 
     def result_arrived(self, run_id: str) -> RunInfo | None:
         """The run's record, no longer waited on; None when this core was not waiting for it."""
         self._attempts.pop(run_id, None)
         self.started.discard(run_id)
+        self._told.pop(run_id, None)
         began = self._started_at.pop(run_id, None)
         run = self.in_flight.pop(run_id, None)
         if run is not None and began is not None:  # a moving average: the pool's recent runs count most
@@ -108,12 +115,13 @@ class RunBook:
             self.typical_s[run.gpu] = took if before is None else 0.7 * before + 0.3 * took
         return run
 
-    def expected_wait_s(self, gpu: str, ahead: int) -> float | None:
-        """Roughly how long until a run with ``ahead`` unfinished runs before it on ``gpu`` starts; None before
-        any run there was seen whole. The runs running now count as the pool's width."""
+    def wait_estimate(self, gpu: str) -> Callable[[int], float | None]:
+        """Roughly how long until a run with ``ahead`` unfinished runs before it on ``gpu`` starts (None before
+        any run there was seen whole). The runs running now count as the pool's width; they are read once here,
+        so estimating every waiting run of a long queue costs one pass, not one per run."""
         typical = self.typical_s.get(gpu)
         if typical is None:
-            return None
+            return lambda ahead: None
         now = self._clock()
         running = [
             self._started_at.get(r.run_id, now)
@@ -121,9 +129,16 @@ class RunBook:
             if r.gpu == gpu and r.run_id in self.started
         ]
         width = max(1, len(running))
-        waiting_ahead = max(0, ahead - len(running))
         first_free = min((max(0.0, typical - (now - began)) for began in running), default=0.0)
-        return first_free + waiting_ahead * typical / width
+        return lambda ahead: first_free + max(0, ahead - len(running)) * typical / width
+
+    def worth_telling(self, run_id: str, ahead: int) -> bool:
+        """Whether a waiting run's author should hear that ``ahead`` runs are before it now (and it is noted)."""
+        told = self._told.get(run_id)
+        if ahead >= NEWS_HEAD and told is not None and told - ahead < told // NEWS_SHARE:
+            return False
+        self._told[run_id] = ahead
+        return True
 
     def answered(self, run_ids: list[str]) -> None:
         for run_id in run_ids:

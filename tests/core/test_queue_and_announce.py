@@ -162,3 +162,57 @@ def test_waiting_runs_hear_their_place_and_once_a_run_was_seen_whole_when_they_s
     assert r3.parts[0].text == "CPU: queued (1 job ahead, starts in about 4 min)"
     clock[0] = 300.0  # a minute into r2
     assert queue_news(book, {"CPU"})[0].parts[0].text.endswith("starts in about 3 min)")
+
+
+def test_the_news_of_a_long_queue_reads_the_waiting_runs_once_not_once_per_run():
+    from dataclasses import replace
+
+    from core.service.queue_news import queue_news
+    from core.service.runs import InFlight, RunBook
+
+    class Counted(InFlight):
+        reads = 0
+
+        def values(self):  # type: ignore[override]
+            Counted.reads += 1
+            return super().values()
+
+    clock = [0.0]
+    book = RunBook(clock=lambda: clock[0])
+    book.in_flight = Counted()
+    to = {"platform": "discord", "channel": "c1", "user": "u1"}
+    for number in range(1, 202):
+        book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
+    book.mark_started({"r1"})
+    clock[0] = 60.0
+    book.result_arrived("r1")  # a run seen whole: every waiting run gets an estimate
+    book.mark_started({"r2"})
+    news = queue_news(book, {"CPU"})
+    assert len(news) == 199 and news[-1].parts[0].text == "CPU: queued (199 jobs ahead, starts in about 199 min)"
+    assert Counted.reads <= 2  # the queue once, the pool's running runs once: not 200 times
+
+
+def test_runs_far_back_in_a_long_queue_hear_when_they_moved_up_a_fifth_the_first_ten_every_move():
+    from dataclasses import replace
+
+    from core.service.queue_news import queue_news
+    from core.service.runs import RunBook
+
+    book = RunBook()
+    to = {"platform": "discord", "channel": "c1", "user": "u1"}
+    for number in range(1, 41):
+        book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
+
+    def start(run_id: str) -> dict[str, str]:
+        book.result_arrived(f"r{int(run_id[1:]) - 1}")
+        book.mark_started({run_id})
+        return {news.in_reply_to: news.parts[0].text for news in queue_news(book, {"CPU"})}
+
+    assert len(start("r1")) == 39  # everyone hears their place once
+    heard = start("r2")  # each waiting run moved up one place: only the first ten hear it
+    assert list(heard) == [f"r{n}" for n in range(3, 12)] and heard["r11"] == "CPU: queued (9 jobs ahead)"
+    heard = start("r3")
+    assert "r25" not in heard  # 22 ahead: it heard at 24, and hears again once it moved up a fifth of that
+    start("r4")
+    heard = start("r5")
+    assert heard["r25"] == "CPU: queued (20 jobs ahead)"

@@ -103,6 +103,27 @@ async def test_show_ranks_best_per_person_with_ties_broken_by_time(make_system):
     ]
 
 
+async def test_show_pages_the_ranking_and_adds_the_askers_own_entry(make_system):
+    system = await make_system(FakeRunner(result_for=scored))
+    runs = set()
+    for user, score in [("ada", 10), ("bob", 20), ("cy", 30)]:
+        runs |= run_ids(await system.submit(user, f"{CORRECT}# score={score}\n", leaderboard="vectoradd"))
+    await system.finals(runs)
+    second = await system.ask("zed", CommandKind.SHOW, leaderboard="vectoradd", gpu="CPU", limit="1", page="2")
+    assert [(r["rank"], r["name"]) for r in second.data["rankings"]["CPU"]] == [(2, "Bob")]
+    assert second.data["page"] == 2 and second.data["more"] == {"CPU": True}
+    assert "`show vectoradd --gpu CPU --page 3` shows the next 1 (ranks 3-3)." in texts(second)
+    last = await system.ask("zed", CommandKind.SHOW, leaderboard="vectoradd", gpu="CPU", limit="2", page="2")
+    assert [r["name"] for r in last.data["rankings"]["CPU"]] == ["Cy"] and last.data["more"] == {"CPU": False}
+    mine = await system.ask("cy", CommandKind.SHOW, leaderboard="vectoradd", gpu="CPU", limit="1")
+    assert [(r["rank"], r["name"], r["you"]) for r in mine.data["rankings"]["CPU"]] == [
+        (1, "Ada", False),
+        (3, "Cy", True),
+    ]
+    refused = await system.ask("zed", CommandKind.SHOW, leaderboard="vectoradd", page="0")
+    assert refused.tone is Tone.ERROR and "page as a number from 1" in texts(refused)
+
+
 async def test_a_repeated_command_is_one_submission_and_one_run(make_system):
     runner = FakeRunner()
     system = await make_system(runner)

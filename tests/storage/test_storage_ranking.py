@@ -142,3 +142,13 @@ def test_a_standing_is_the_top_and_the_people_asked_for_with_their_ranks(store: 
     assert [row.person_id for row in standing] == [people[7], people[6], people[5], people[3], people[0]]
     assert all(row == everyone[row.person_id] for row in standing)
     assert store.rank_of("vecadd", "H100", people[0]) == everyone[people[0]]
+
+
+def test_a_page_of_the_ranking_is_its_rows_with_their_overall_ranks(store: Store, build: Builder) -> None:
+    people = [build.person(f"P{i}") for i in range(7)]
+    for person, score in zip(people, range(1, 8), strict=True):
+        build.submit(person, float(score))
+    everyone = store.ranking("vecadd", "H100")
+    assert store.ranking("vecadd", "H100", 3, offset=3) == everyone[3:6]
+    assert [row.rank for row in store.ranking("vecadd", "H100", 3, offset=6)] == [7]
+    assert store.ranking("vecadd", "H100", 3, offset=9) == []

@@ -197,3 +197,16 @@ def test_audit_rows_are_kept(store: Store, db_path: Path) -> None:
     assert raw_rows(db_path, "SELECT actor, action, detail->>'at' FROM audit_log") == [
         ("admin:ann", "leaderboard.deadline", str(T0))
     ]
+
+
+def test_submission_numbers_follow_each_other_in_order_and_a_repeated_command_takes_none(
+    store: Store, build: Builder
+) -> None:
+    ann = build.person("Ann")
+    first, second, third = store.add_submissions([build.new(ann), build.new(ann), build.new(ann)])
+    assert (first.id, second.id, third.id) == (first.id, first.id + 1, first.id + 2)
+    again, fourth = store.add_submissions([replace(build.new(ann), command_id=second.command_id), build.new(ann)])
+    assert (again.id, again.created) == (second.id, False)
+    assert fourth.id == third.id + 1  # no number spent on the repeated command
+    (fifth,) = store.add_submissions([build.new(ann)])
+    assert fifth.id == fourth.id + 1

@@ -4,12 +4,15 @@ accessibility smoke check."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from browser_kit import Browser, Site
 
+from adapters.api import web
 from storage.records import Challenge
 
 # WCAG 2 contrast ratio of each element's text against the first opaque background behind it.
@@ -132,6 +135,25 @@ async def test_a_ranking_page_shows_the_entries_with_medals(site: Site, browser:
     assert re.search(r"\d µs", rows[0])
     medals = await browser.script("return [...document.querySelectorAll('tbody .medal')].map(m => m.ariaLabel)")
     assert medals == ["gold medal", "silver medal"]
+
+
+async def test_a_ranking_page_is_a_page_of_rows_with_links_to_the_others_without_javascript(
+    site: Site, browser_without_js: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web, "RANKING_PAGE", 1)  # two people rank: two pages of one row
+    browser, rows = browser_without_js, "return [...document.querySelectorAll('tbody tr')].map(r => r.innerText)"
+    await browser.get(site.url + "/leaderboards/vectoradd/CPU")
+    (first,) = await browser.script(rows)
+    leader, second = ("Ada", "Bob") if "Ada" in first else ("Bob", "Ada")  # the fake runner's times decide
+    await asyncio.to_thread(browser.driver.find_element("css selector", "nav a[rel=next]").click)
+    assert second in "".join(await browser.script(rows)) and (await browser.url()).endswith("?page=2")
+    assert await browser.script("return document.querySelector('nav a[rel=next]')") is None  # the last page
+    assert await browser.script(CONTRAST) == [] and await browser.script(OUTLINE) == [1]
+    await asyncio.to_thread(browser.driver.find_element("css selector", "nav a[rel=prev]").click)
+    assert leader in "".join(await browser.script(rows))
+    await browser.sign_in(site.url, site.tokens[second.lower()], "/leaderboards/vectoradd/CPU")
+    signed_in = await browser.script(rows)  # the viewer's own entry, below the page
+    assert len(signed_in) == 2 and leader in signed_in[0] and f"{second} (you)" in signed_in[1]
 
 
 async def test_a_person_page_shows_bests_a_progress_chart_and_submissions(site: Site, browser: Browser) -> None:

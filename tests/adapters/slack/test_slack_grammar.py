@@ -77,7 +77,7 @@ def test_help_and_empty_text_are_help():
         ("frobnicate", "`/kernelrank frobnicate` is not a command"),
         ("show", "needs a leaderboard"),
         ("submission", "needs a submission id"),
-        ("show a b 5 1 c", "Too many words"),  # leaderboard, GPU, limit, round: then one too many
+        ("show a b 5 1 2 c", "Too many words"),  # leaderboard, GPU, limit, round, page: then one too many
         ("show vectoradd colour=red", "`colour` is not an option of show"),
         ("show vectoradd --gpu", "needs a value"),
         ('admin update weekly deadline="2026-12-01 18:00', 'A " opens quoted words that never close'),
