@@ -100,7 +100,8 @@ async def test_the_ranking_page_reads_a_past_round_on_request() -> None:
             asked.append(command)
             row = {"rank": 1, "person_id": 1, "name": "Ada", "score_us": 10.0, "submitted_at": "2026-11-23T10:00"}
             data = {"leaderboard": "vectoradd", "round": "round 1 of 2, from its start to 2026-11-24 12:00 UTC"}
-            return Reply(reply_to=ReplyTo(Platform.WEB), parts=[], data=data | {"rankings": {"CPU": [row]}})
+            shown = {"rankings": {"CPU": [row]}, "more": {"CPU": False}, "page": 1}  # as the core answers show
+            return Reply(reply_to=ReplyTo(Platform.WEB), parts=[], data=data | shown)
 
     transport = httpx.ASGITransport(app=create_app(Core(), Settings()))
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
