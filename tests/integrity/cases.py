@@ -511,9 +511,9 @@ CATALOGUE = [
     Case(
         "c25_hidden_alias_cuda.py",
         "C3",
-        "output memory that overlaps one of the call's staged input buffers is refused as a hidden alias",
-        (F.TAMPERING,),
-        "input buffers described as fresh output memory",
+        "a staged input buffer named as fresh output memory is seen as the input it is, and the alias rules refuse it",
+        (F.BAD_OUTPUT_TYPE,),
+        "output-not-input",
         problem="identity",
         cuda=True,
     ),
