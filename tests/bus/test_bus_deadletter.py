@@ -35,6 +35,10 @@ async def advisory_seen(bus: Bus) -> tuple[asyncio.Event, Running]:
 
 
 async def assert_dead_lettered(js, count, job: RunJob) -> None:
+    # on_dead has run; the job's removal from the queue follows it, so wait for it (bounded) rather than race it
+    deadline = asyncio.get_running_loop().time() + 10
+    while await count(subjects.JOBS) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
     assert await count(subjects.JOBS) == 0
     assert await count(subjects.JOBS_DLQ) == 1
     dead = await js.get_last_msg(subjects.JOBS_DLQ, subjects.dead_subject(subjects.job_subject(GPU)))
