@@ -49,6 +49,20 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def system_env(work: Path, nats_url: str, **extra: str) -> dict[str, str]:
+    """The environment of a bench's core and API: its own home and problems under ``work``, the CPU pool, quiet logs."""
+    return {
+        **os.environ,
+        "KERNELRANK_NATS_URL": nats_url,
+        "KERNELRANK_HOME": str(work / "var"),
+        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
+        "KERNELRANK_GPUS": "CPU",
+        "KERNELRANK_API_PORT": "0",
+        "KERNELRANK_LOG_LEVEL": "WARNING",
+        **extra,
+    }
+
+
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "core.launch.main", *args],
@@ -162,16 +176,7 @@ def main() -> None:
     shutil.copytree(PROBLEM, work / "problems" / "vectoradd")
     nats = EmbeddedNats()
     url = nats.start(work / "run", work / "nats")
-    env = {
-        **os.environ,
-        "KERNELRANK_NATS_URL": url,
-        "KERNELRANK_HOME": str(work / "var"),
-        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
-        "KERNELRANK_GPUS": "CPU",
-        "KERNELRANK_API_PORT": "0",
-        "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000000",
-        "KERNELRANK_LOG_LEVEL": "WARNING",
-    }
+    env = system_env(work, url, KERNELRANK_RATE_LIMIT_PER_MINUTE="100000000")
     core = start(["core"], env, work / "core.log")
     api = start(["api"], env, work / "api.log")
     try:

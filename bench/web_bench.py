@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from api_bench import ready, start  # noqa: E402
+from api_bench import ready, start, system_env  # noqa: E402
 from core_bench import PROBLEM, preload  # noqa: E402
 from storage_bench import percentile  # noqa: E402
 
@@ -129,15 +129,7 @@ def main() -> None:
         store.challenges.add(Challenge(CHALLENGE, ["board-3"], now - timedelta(days=1), now + timedelta(days=6)), now)
     nats = EmbeddedNats()
     url = nats.start(work / "run", work / "nats")
-    env = {
-        **os.environ,
-        "KERNELRANK_NATS_URL": url,
-        "KERNELRANK_HOME": str(work / "var"),
-        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
-        "KERNELRANK_GPUS": "CPU",
-        "KERNELRANK_API_PORT": "0",
-        "KERNELRANK_LOG_LEVEL": "WARNING",
-    }
+    env = system_env(work, url)
     core = start(["core"], env, work / "core.log")
     api = start(["api"], env, work / "api.log")
     try:
