@@ -1,6 +1,6 @@
 #!/bin/bash
 # This round's GPU evidence (issues 25 and 26) in one or two calls, from the repository root on a CUDA machine:
-#     bash bench/gpu_round.sh SECTION...      (sections: integrity ranked ours large before builds types cu)
+#     bash bench/gpu_round.sh SECTION...      (sections: integrity ranked ours large before builds types cu memory cpu)
 #   integrity  the cheat catalogue's CUDA cases, the honest solutions and hostile input (bench/integrity_gpu.py)
 #   ranked     5 fresh ranked evaluations each: kernelrank's vectoradd, grayscale, matmul, histogram and the
 #              public-style pmpp problems (bench/fixtures/public_style), with per-shape figures
@@ -11,6 +11,8 @@
 #   builds     first inline-CUDA builds of three sources as people write them (bench/first_build.py)
 #   types      the output-type table on CUDA (tests/harness/test_transport_fidelity.py, run without the suite's conftest)
 #   cu         .cu submissions through their two modules: the shipped solutions in every mode, the packed values
+#   memory     the judge's reads and writes of a runner's host memory on this machine's kernel (CPU exchange)
+#   cpu        the catalogue's CPU cases, honest solutions and hostile input on this machine's CPU
 # Everything goes to stdout; figures go to docs/benchmarks.md by hand, with the GPU named.
 set -u
 export PYTHONUNBUFFERED=1
@@ -32,6 +34,8 @@ for section in "$@"; do
                    tests/harness/test_transport_fidelity.py ;;
         cu) python3 -m pytest -q -p no:cacheprovider --noconftest -p bench.gpu_pytest_plugin \
                 tests/problems/test_cu_problems.py tests/harness/test_cu_values.py ;;
+        cpu) python3 bench/integrity_gpu.py --cpu-only ;;
+        memory) python3 -m pytest -q -p no:cacheprovider --noconftest tests/harness/test_runner_memory.py ;;
         *) echo "unknown section $section" ;;
     esac
 done

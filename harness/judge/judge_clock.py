@@ -25,7 +25,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from harness import limits
 from harness.isolation import cgroups
+from harness.judge import brackets
 
 _TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 _PROBE_BYTES = 4 * 2**20
@@ -51,17 +53,76 @@ class JobCpu:
     def read_ns(self) -> int:
         return sum(self.read())
 
+    def threads(self) -> dict[int, int] | None:
+        """CPU ns of every thread of the job but the judge's, by thread id (``/proc/<pid>/task/<tid>/schedstat``);
+        None where the kernel keeps no such counter. A thread's share is what tells a call's wall time from the
+        CPU time of all its threads: one thread cannot spend more than the wall, many can."""
+        if self._namespace:
+            pids = [int(d) for d in os.listdir(_PROC) if d.isdigit() and int(d) not in (1, os.getpid())]
+        else:
+            pids = _tree(self.runner_pid)
+        found: dict[int, int] = {}
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                for tid in os.listdir(_PROC / str(pid) / "task"):
+                    try:
+                        found[int(tid)] = int((_PROC / str(pid) / "task" / tid / "schedstat").read_text().split()[0])
+                    except FileNotFoundError:
+                        if not (_PROC / str(pid) / "task" / tid).exists():
+                            continue  # the thread ended meanwhile
+                        return None  # no schedstat on this kernel
+                    except (OSError, ValueError, IndexError):
+                        continue
+        return found
+
     def read(self) -> tuple[int, int]:
         """(ns of the job's live processes, ns their reaped children left them). The second comes in clock ticks
         (``cutime``/``cstime``, 10 ms): a call's own share of it is 0 or a tick, so the judge spreads it over a
         shape's calls (``harness.judge.brackets.unaccounted``); the cgroup counter has no such part."""
         if self._cgroup is not None:
+            # the group's counter takes a running task's time only when the scheduler accounts it (a switch, a
+            # tick): without the yield the judge's own run since then was missing from it, but not from its own
+            # clock, and hundreds of us of the judge's staging came out as the job's
+            os.sched_yield()
             with contextlib.suppress(OSError, ValueError):
                 return self._cgroup() - time.process_time_ns(), 0
         if self._namespace:
             others = [int(d) for d in os.listdir(_PROC) if d.isdigit() and int(d) not in (1, os.getpid())]
             return _total([_process_ns(1, own=False), *(_process_ns(pid) for pid in others)])
         return _total([_process_ns(pid) for pid in _tree(self.runner_pid)])
+
+
+class CallCpu:
+    """One call on the job's CPU clock: read when the bracket starts (``start``), spent when the answer is read
+    (``spent``), so work that goes on beside the judge's reads of the answer counts too."""
+
+    def __init__(self, job: JobCpu) -> None:
+        self.job = job
+        self.cores = max(1.0, limits.job_cpus())  # the cores the job may keep busy at once (limits: the cgroup's)
+        self._from = (0, 0)
+        self._threads: dict[int, int] | None = None
+
+    def start(self) -> None:
+        self._from, self._threads = self.job.read(), self.job.threads()
+
+    def spent(self, wall_us: float) -> tuple[float, float]:
+        """(what the call spent, what children reaped meanwhile left in it), in us: over the threads where the
+        judge sees them (``harness.judge.brackets.cpu_spent``), else the job's CPU time capped by ``wall_us``."""
+        (live, reaped), threads = self.job.read(), self.job.threads()
+        live_us, reaped_us = (live - self._from[0]) / 1000, (reaped - self._from[1]) / 1000
+        if threads is None or self._threads is None:
+            return brackets.spent(wall_us, live_us + reaped_us), reaped_us
+        longest = longest_thread_us(self._threads, threads, live_us, reaped_us)
+        return brackets.cpu_spent(live_us + reaped_us, longest, self.cores), reaped_us
+
+
+def longest_thread_us(before: dict[int, int], after: dict[int, int], live_us: float, reaped_us: float) -> float:
+    """The most CPU time any one part of the job spent between two readings of ``threads``: a thread, the threads
+    that ended meanwhile taken together (``live_us`` of the processes not found in any live thread), or the
+    children reaped meanwhile. Each is a lower bound of the wall time the call took."""
+    deltas = [ns - before.get(tid, 0) for tid, ns in after.items()]
+    ended_us = live_us - sum(deltas) / 1000
+    return max([d / 1000 for d in deltas] + [ended_us, reaped_us, 0.0])
 
 
 def socket_us_per_byte() -> float:

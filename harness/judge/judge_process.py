@@ -39,15 +39,16 @@ from harness.failures import Verdict, problem_failure, summary
 from harness.isolation import sandbox, zygote
 from harness.isolation.staging import Stage
 from harness.job import EvalJob
-from harness.judge import checking, modes, sealed_imports
+from harness.judge import brackets, calibration, checking, modes, sealed_imports
 from harness.judge.cu_reference import CuReference
 from harness.judge.runner_link import Runner, RunnerLink
 from harness.problem import CHECKER_ARGS
-from harness.result import FailureKind
-from harness.seeds import SeedPlan
+from harness.result import FailureKind, Mode
+from harness.seeds import SeedPlan, seeded
 
 REQUIRES_CUDA = re.compile(r"^#!kernelrank\s+requires\s+cuda\b", re.MULTILINE | re.IGNORECASE)
 HARNESS_BUG_EXIT = 70
+CALIBRATION_SEED = 1  # the inputs of the judge's own calibration calls, before the submission exists
 
 
 def child_entry(channel_fd: int, stdout_fd: int, stderr_fd: int) -> NoReturn:
@@ -153,6 +154,8 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, runner: Runner) -> modes
         reference, runner.rebuild_us = cu.functions(), cu.rebuild_us
     else:
         reference = _arm(bind_reference(job, stage, device), stage)
+        if device == "cpu" and job.mode in (Mode.BENCHMARK, Mode.RANKED):
+            allowance = calibration.shapes(allowance, runner.call, _calibration_inputs(job, reference))
     runner.import_submission()
     files = {name: text.encode() for name, text in job.problem.files.items()}
     files[job.problem.submission_name] = job.submission_source.encode()
@@ -170,6 +173,19 @@ def prepare(job: EvalJob, stage: Stage, outbox: Outbox, runner: Runner) -> modes
         files=files,
         submission=job.problem.submission_name,
     )
+
+
+def _calibration_inputs(job: EvalJob, reference: modes.Reference) -> dict[str, Any]:
+    """One input per timed CPU shape, from a seed of the judge's own (never one of the evaluation's), for
+    ``calibration.shapes``; a shape the generator refuses is left to the timing, which names the problem's fault."""
+    inputs = {}
+    for spec in job.problem.task.benchmarks_for("cpu"):
+        try:
+            own = {**spec, "seed": CALIBRATION_SEED} if seeded(spec) else spec
+            inputs[brackets.shape_key(spec)] = reference.generate_input(**own)
+        except Exception:  # noqa: BLE001 - the problem's code; its failure is reported where it counts
+            continue
+    return inputs
 
 
 def _arm(reference: modes.Reference, stage: Stage) -> modes.Reference:

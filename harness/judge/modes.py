@@ -242,7 +242,7 @@ def _time_shape(
         if stop_reason := rule.decide(samples_us, _clock() - started):
             break
     ctx.phases.add("timing", _clock() - started)
-    if why := brackets.unaccounted(samples_us, spent_us, payloads, ctx.allowance, reaped_us):
+    if why := brackets.unaccounted(samples_us, spent_us, payloads, ctx.allowance, reaped_us, brackets.shape_key(spec)):
         raise Verdict(
             FailureKind.UNTRUSTED_TIME,
             f"The times reported for {during} are shorter than the work took: "

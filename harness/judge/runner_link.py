@@ -21,6 +21,7 @@ Anything unexpected from the runner ends the evaluation with a named failure; it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import socket
@@ -32,12 +33,13 @@ from typing import Any, Protocol
 import torch
 
 from harness import cuda_ipc, transport
-from harness.channel import Outbox, RecordReader, read_record
-from harness.failures import Verdict, process_ended
+from harness.channel import Outbox
+from harness.failures import Verdict
 from harness.isolation import linux
 from harness.job import EvalJob
-from harness.judge import brackets, calibration, judge_clock
-from harness.judge.runner_claims import reported_failure, reported_timing
+from harness.judge import brackets, calibration, judge_clock, runner_memory
+from harness.judge.runner_channel import RunnerChannel
+from harness.judge.runner_claims import reported_timing
 from harness.result import FailureKind
 from harness.runner import runner_process
 from harness.timing import CallTiming
@@ -78,22 +80,23 @@ class Runner(Protocol):
     def close(self) -> None: ...
 
 
-class RunnerLink:
+class RunnerLink(RunnerChannel):
     def __init__(self, pid: int, link: transport.Link, outbox: Outbox) -> None:
-        self.pid = pid
+        super().__init__(pid, link, outbox)
         # lang: cu: what the runner's rebuilding of an input in its module costs, as the judge measured it
         # (harness.judge.cu_reference); the runner also packs each output, a copy the judge allows at its own speed
         self.rebuild_us: Callable[[Any], float] | None = None
         self._rebuilding_us = 0.0
-        self.link = link
-        self.outbox = outbox
         self.device = "cpu"
-        self._staging: list[torch.UntypedStorage] = []  # the runner's input buffers of the call, mapped here
-        self._mapped: dict[int, list[torch.UntypedStorage]] = {}  # the runner's sets of input buffers, by slot
+        self._staging: list[Any] = []  # the call's input buffers: CUDA storages mapped here, or host RemoteBuffers
+        # the runner's sets of input buffers, by slot: CUDA storages mapped here, or where its host buffers are
+        self._mapped: dict[int, list[Any]] = {}
         self._mapped_sizes: tuple[int, ...] = ()  # the sizes those sets are for
         self._opening_ns = 0  # the judge's own time spent mapping, per call
         self._events: tuple[torch.cuda.Event, torch.cuda.Event] | None = None  # times the judge's copy of inputs
-        self._cpu: judge_clock.JobCpu | None = None  # the job's CPU time, read on the CPU only
+        self._cpu: judge_clock.CallCpu | None = None  # the job's CPU time in a call, read on the CPU only
+        self.memory: runner_memory.RunnerMemory | None = None  # on the CPU, where the judge may reach the runner's
+        self.memory_refused = ""  # why it may not, where it may not (the socket carries host bytes then)
         self._imported = False
 
     @classmethod
@@ -111,8 +114,12 @@ class RunnerLink:
 
     def start(self, device: str) -> None:
         self.device = device
-        self._ask({"op": "start", "device": device}, "ready")
-        self._cpu = judge_clock.JobCpu(self.pid) if device == "cpu" else None
+        record, _ = self._ask({"op": "start", "device": device}, "ready")
+        self._cpu = judge_clock.CallCpu(judge_clock.JobCpu(self.pid)) if device == "cpu" else None
+        if device == "cpu":
+            self.memory_refused = runner_memory.probe(self.pid, record.get("probe")) or ""
+            if not self.memory_refused:
+                self.memory = runner_memory.RunnerMemory(self.pid, self.link.max_bytes)
 
     def import_submission(self) -> None:
         self._imported = True
@@ -130,7 +137,8 @@ class RunnerLink:
         """What an empty call costs as the judge sees it (``harness.judge.calibration``); before the import only."""
         if self._imported:
             raise RuntimeError("the exchange is calibrated before the submission is imported, never after")
-        return calibration.allowance(self.call, self.device, calls)
+        allowed = calibration.allowance(self.call, self.device, calls)
+        return dataclasses.replace(allowed, via_socket=self.device == "cpu" and self.memory is None)
 
     def profile(self, calls: list[Callable[[], Any]], rows: int) -> str:
         """Torch's profiler table of ``calls`` (judge calls of the runner), profiled in the runner."""
@@ -148,6 +156,10 @@ class RunnerLink:
             "host": host,
             "during": during,
             "calibration": calibration,
+            "by_address": self.memory is not None,
+            # on the CPU the judge asks for the guard's look after the call: run beside the answer, its ~0.5 ms
+            # raced the judge's reading of the job's CPU time and came out as the call's, or not, at random
+            "guard_asked": self.device == "cpu",
         }
         storages: transport.Storages = []
         try:
@@ -158,24 +170,31 @@ class RunnerLink:
                 f"The problem's input cannot be handed to the submission's "
                 f"process ({exc}); tell the leaderboard's maintainers.",
             ) from None
-        cuda = [s for s in storages if s.device.type == "cuda"]
-        self._map_buffers(cuda)  # empty buffers: nothing of this call is visible to the runner yet
+        staged = [s for s in storages if self._staged_in_runner(s)]
+        self._map_buffers(staged)  # empty buffers: nothing of this call is visible to the runner yet
         self._rebuilding_us = self.rebuild_us(data) if self.rebuild_us and not calibration else 0.0
-        request["storages"] = _described(storages)
-        blobs = transport.cpu_blobs([s for s in storages if s.device.type == "cpu"])
+        request["storages"] = _described(storages, self._staged_in_runner)
+        blobs = transport.cpu_blobs([s for s in storages if not self._staged_in_runner(s)])
         sent = sum(len(b) for b in blobs)
         self._opening_ns = 0
-        cpu_from = self._cpu.read() if self._cpu else (0, 0)
+        self._written = 0  # host input bytes the judge writes into the runner's memory (runner_memory)
+        if self._cpu:
+            self._cpu.start()
         if self.device == "cuda":
             torch.cuda.synchronize()  # the judge's own work (generating, copying the inputs) ends outside the bracket
         started = _clock_ns()  # from here on the inputs reach the runner: its work on them is inside the bracket
         try:
-            staging_us = self._copy_inputs(cuda)
+            staging_us = self._copy_inputs(staged)
             self.link.send(request, blobs)
             record, answer_blobs = self._receive("done", during)
-            return self._answer(record, answer_blobs, started, cpu_from, staging_us, sent)
+            answer = self._answer(record, answer_blobs, started, staging_us, sent)
         finally:
             self._staging = []
+            if self.memory is not None:
+                self.memory.staging = []
+        if request["guard_asked"]:
+            self._ask({"op": "guard", "during": during}, "guarded")
+        return answer
 
     def close(self) -> None:
         """End the runner: it leaves on end of file; one that does not is killed."""
@@ -197,13 +216,18 @@ class RunnerLink:
 
     # ---- staging and answers --------------------------------------------------------------------------
 
-    def _map_buffers(self, cuda: transport.Storages) -> None:
-        """Buffers of the runner's for a call's CUDA inputs, mapped here while still empty. The runner uses a few
-        sets of them in turn and shares each set once (every share keeps a CUDA event alive in the runner for as
-        long as the buffer lives), so a set it names again is the mapping this side already holds."""
-        if not cuda:
+    def _staged_in_runner(self, storage: torch.UntypedStorage) -> bool:
+        """Whether an input storage goes into a buffer of the runner's (CUDA; host memory the judge may write),
+        not onto the socket."""
+        return storage.device.type == "cuda" or (storage.device.type == "cpu" and self.memory is not None)
+
+    def _map_buffers(self, inputs: transport.Storages) -> None:
+        """Buffers of the runner's for a call's inputs, mapped here (CUDA) or located (host memory) while still
+        empty. The runner uses a few sets of them in turn and shares each set once (every CUDA share keeps an event
+        alive in the runner for as long as the buffer lives), so a set it names again is the one this side holds."""
+        if not inputs:
             return
-        sizes = tuple(s.nbytes() for s in cuda)
+        sizes = tuple(s.nbytes() for s in inputs)
         record, _ = self._ask({"op": "alloc", "sizes": list(sizes)}, "allocated")
         if sizes != self._mapped_sizes:
             self._mapped, self._mapped_sizes = {}, sizes
@@ -211,10 +235,14 @@ class RunnerLink:
         if type(slot) is not int or not 0 <= slot < MAX_BUFFER_SETS:
             raise self._tampering("it answered a request for input buffers with something else")
         if shared is not None:
-            if slot in self._mapped or not isinstance(shared, list) or len(shared) != len(cuda):
+            if slot in self._mapped or not isinstance(shared, list) or len(shared) != len(inputs):
                 raise self._tampering("it answered a request for input buffers with something else")
             try:
-                self._mapped[slot] = [cuda_ipc.open_cuda(h, size=n) for h, n in zip(shared, sizes, strict=True)]
+                self._mapped[slot] = (
+                    self.memory.buffers(shared, sizes)
+                    if self.memory is not None
+                    else [cuda_ipc.open_cuda(h, size=n) for h, n in zip(shared, sizes, strict=True)]
+                )
             except transport.TransportError as exc:
                 raise self._tampering(str(exc)) from None
         elif slot not in self._mapped:
@@ -223,16 +251,22 @@ class RunnerLink:
         if any(target.nbytes() != size for target, size in zip(self._staging, sizes, strict=True)):
             raise self._tampering("it shared input buffers of other sizes than asked for")
 
-    def _copy_inputs(self, cuda: transport.Storages) -> float:
-        """Copy the CUDA inputs into the runner's buffers and wait for it; returns the copy's time on the judge's own
-        events (in the bracket, which started before it: the one cost the judge takes out of a CUDA bracket)."""
-        if not cuda:
+    def _copy_inputs(self, inputs: transport.Storages) -> float:
+        """Copy the inputs into the runner's buffers and wait for it; returns the copy's time, on the judge's own
+        events on CUDA, its own clock on the host (in the bracket, which started before it: the one cost the judge
+        takes out of a bracket)."""
+        if not inputs:
             return 0.0
+        if self.memory is not None:
+            self._written = sum(s.nbytes() for s in inputs)
+            staging_us = self.memory.stage(self._staging, inputs)
+            self._staging = []  # host buffers are the memory's to read back, never storages of this process
+            return staging_us
         if self._events is None:
             self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         begin, end = self._events
         begin.record()
-        for target, source in zip(self._staging, cuda, strict=True):
+        for target, source in zip(self._staging, inputs, strict=True):
             transport.copy_into(target, source)
         end.record()
         torch.cuda.synchronize()  # the inputs are in place before the runner is told to call
@@ -243,7 +277,6 @@ class RunnerLink:
         record: dict[str, Any],
         blobs: list[bytearray],
         started: int,
-        cpu_from: tuple[int, int],
         staging_us: float,
         sent: int,
     ) -> Answer:
@@ -263,10 +296,14 @@ class RunnerLink:
                 torch.cuda.synchronize()
             # the host's cost of mapping is the judge's own; the wait it queued is counted (it ends at the sync)
             bracket_us = (_clock_ns() - started - self._opening_ns) / 1000
+            if self.memory is not None:
+                self.memory.check_private(described)
             for entry in described:
                 mapped.append(
                     next(host)
                     if "cpu" in entry
+                    else self.memory.storage(entry)
+                    if self.memory is not None
                     else self._open(entry.get("cuda") or {}, fence=False)
                     if "cuda" in entry
                     else self._staged(int(entry["staged"]))
@@ -275,13 +312,15 @@ class RunnerLink:
                 torch.cuda.synchronize()  # any output's own event, and the mapping, before the copy home
         except (AttributeError, TypeError, KeyError, ValueError, transport.TransportError) as exc:
             raise self._tampering(f"it described its answer's memory wrongly ({exc})") from None
-        # on the CPU, the CPU time of the whole job but the judge, over the cores the call kept busy
-        live, reaped = self._cpu.read() if self._cpu else (0, 0)
-        reaped_us = (reaped - cpu_from[1]) / 1000
-        cpu_us = (live - cpu_from[0]) / 1000 + reaped_us if self._cpu else None
+        # on the CPU, the CPU time of the whole job but the judge, from before the inputs reached the runner until the
+        # judge has read its answer (work that goes on beside the judge's reads counts), over the cores it kept busy
         converted_us = self._conversions_us(staging_us, mapped)
-        spent_us = brackets.spent(bracket_us - staging_us - converted_us, cpu_us)
-        own = [s if s.device.type == "cpu" else transport.copy_storage(s) for s in mapped]
+        spent_us, reaped_us = (
+            self._cpu.spent(bracket_us - staging_us)
+            if self._cpu
+            else (brackets.spent(bracket_us - staging_us - converted_us, None), 0.0)
+        )
+        own = [s if s.device.type == "cpu" else transport.copy_storage(s) for s in mapped]  # host ones are copies
         try:
             value = transport.unpack(record.get("value"), own)
             timing = reported_timing(record.get("timing"))
@@ -296,7 +335,10 @@ class RunnerLink:
             timing,
             bracket_us,
             spent_us,
-            sent + brackets.moved_bytes(value),
+            # the bytes of the call: inputs sent or written, and what its host outputs reach (input buffers aside)
+            sent
+            + self._written
+            + brackets.moved_bytes(value, self.memory.staged_addresses() if self.memory else frozenset()),
             address if isinstance(address, int) else 0,
             reaped_us,
         )
@@ -344,55 +386,13 @@ class RunnerLink:
             raise KeyError(f"no staged buffer {index}")
         return self._staging[index]
 
-    # ---- messages ----------------------------------------------------------------------------------------
 
-    def _ask(self, request: dict[str, Any], answer: str) -> tuple[dict[str, Any], list[bytearray]]:
-        self.link.send(request)
-        return self._receive(answer, "the evaluation")
-
-    def _receive(self, wanted: str, during: str) -> tuple[dict[str, Any], list[bytearray]]:
-        """The runner's answer ``wanted``, relaying its build requests and progress on the way."""
-        while True:
-            try:
-                record, blobs = self.link.receive()
-            except EOFError:
-                raise self._ended(during) from None
-            except transport.TransportError as exc:
-                raise self._tampering(str(exc)) from None
-            kind = record.get("t")
-            if kind == wanted:
-                return record, blobs
-            if kind == "failure":
-                raise reported_failure(record.get("failure"))
-            if kind == "build" and isinstance(record.get("arguments"), dict):
-                self.outbox.send("build", arguments=record["arguments"])
-                self.link.send(read_record(self.outbox.fd, RecordReader()))
-            elif kind == "progress" and record.get("stage") == "compiling":
-                self.outbox.progress("compiling")
-            else:
-                raise self._tampering(f"it sent a {str(kind)[:40]!r} message while the judge waited for {wanted!r}")
-
-    def _ended(self, during: str) -> Verdict:
-        status = 0
-        with contextlib.suppress(ChildProcessError):
-            _, status = os.waitpid(self.pid, 0)
-        failure = process_ended(status, f"during {during}")
-        return Verdict(failure.kind, failure.message)
-
-    def _tampering(self, what: str) -> Verdict:
-        return Verdict(
-            FailureKind.TAMPERING,
-            f"The submission's process broke the judge's protocol: {what}. Only "
-            "the harness talks on that channel; a submission may only compute its output.",
-        )
-
-
-def _described(storages: transport.Storages) -> list[dict[str, int]]:
-    """How the runner finds a call's input storages: CUDA ones in the buffers it allocated, in order; host ones as the
-    message's blobs."""
+def _described(storages: transport.Storages, staged: Callable[[torch.UntypedStorage], bool]) -> list[dict[str, int]]:
+    """How the runner finds a call's input storages: ``staged`` ones in the buffers it allocated, in order; others as
+    the message's blobs."""
     described, index = [], 0
     for storage in storages:
-        if storage.device.type == "cuda":
+        if staged(storage):
             described.append({"staged": index})
             index += 1
         else:

@@ -113,6 +113,8 @@ class Runner:
         self.buffers: dict[tuple[int, ...], deque[tuple[int, list[torch.UntypedStorage]]]] = {}
         self.profiler: torch.profiler.profile | None = None
         self.alive: deque[tuple[Any, ...]] = deque(maxlen=KEEP_ALIVE)
+        # known bytes the judge reads to learn whether it may reach this process's memory (harness.judge.runner_memory)
+        self.probe = torch.frombuffer(bytearray(transport.MEMORY_PROBE), dtype=torch.uint8)
 
     def handle(self, request: dict[str, Any], blobs: list[bytearray]) -> None:
         op = request.get("op")
@@ -125,6 +127,9 @@ class Runner:
             self._alloc(request)
         elif op == "call":
             self._call(request, blobs)
+        elif op == "guard":
+            self._untampered(str(request.get("during", "a call")))
+            self.link.send({"t": "guarded"})
         elif op == "busy":
             self.timer.busy(float(request.get("seconds", 0.0)))
             self.link.send({"t": "busy"})
@@ -136,7 +141,8 @@ class Runner:
             raise Verdict(FailureKind.HARNESS_ERROR, f"the runner got an unknown request {op!r}")
 
     def _alloc(self, request: dict[str, Any]) -> None:
-        """CUDA buffers for the judge to copy a call's inputs into: one of ``KEEP_ALIVE + 1`` sets per list of sizes,
+        """Buffers for the judge to copy a call's inputs into (CUDA, or host memory the judge writes with
+        ``process_vm_writev``, ``harness.judge.runner_memory``): one of ``KEEP_ALIVE + 1`` sets per list of sizes,
         used in turn, each shared with the judge once (a share keeps a CUDA event alive for as long as its buffer
         lives; torch stops recording them past 1,000). Fresh buffers every call kept the caching allocator from
         settling (blocks shared with the judge wait for it to let go before reuse, so new memory kept coming): on
@@ -152,14 +158,18 @@ class Runner:
         else:
             slot = len(ring)
             buffers = [torch.empty(size, dtype=torch.uint8, device=self.device).untyped_storage() for size in sizes]
-            shared = [cuda_ipc.share_cuda(storage) for storage in buffers]
+            shared = [
+                cuda_ipc.share_cuda(storage) if self.device == "cuda" else {"address": storage.data_ptr(), "nbytes": n}
+                for storage, n in zip(buffers, sizes, strict=True)
+            ]
         ring.append((slot, buffers))
         self.staged = dict(enumerate(buffers))
         self.link.send({"t": "allocated", "slot": slot, **({"storages": shared} if shared is not None else {})})
 
     def _call(self, request: dict[str, Any], blobs: list[bytearray]) -> None:
         """The call, then the answer at once; the guard's look comes after it (the judge reads a failure it reports
-        with its next request). The judge's clock runs from before these inputs were visible here."""
+        with its next request), or when the judge asks for it (``guard_asked``). The judge's clock runs from before
+        these inputs were visible here."""
         storages = _storages(request.get("storages") or [], blobs, self.staged)
         data = transport.unpack(request.get("value"), storages, rebuild_classes=True)
         kernel = _fresh_like if request.get("calibration") else self.kernel
@@ -188,12 +198,13 @@ class Runner:
             self._untampered(during)
             why = f"the output holds {exc}; return plain torch.Tensor objects (a lazy output computes after the timer)"
             raise rejected(Rejection(FailureKind.BAD_OUTPUT_TYPE, "plain-tensor", False, why), during) from None
+        by_address = bool(request.get("by_address"))  # host memory the judge reads itself
         staged_at = {s.data_ptr(): i for i, s in self.staged.items()}
         described = [
-            {"cpu": s.nbytes()}
+            {"staged": staged_at[s.data_ptr()]}
+            if s.device.type == self.device and s.data_ptr() in staged_at
+            else ({"at": [s.data_ptr(), s.nbytes()]} if by_address else {"cpu": s.nbytes()})
             if s.device.type == "cpu"
-            else {"staged": staged_at[s.data_ptr()]}
-            if s.data_ptr() in staged_at
             else {"cuda": cuda_ipc.share_cuda(s)}
             for s in answer
         ]
@@ -207,10 +218,11 @@ class Runner:
                 "storages": described,
                 **fenced,
             },
-            transport.cpu_blobs([s for s in answer if s.device.type == "cpu"]),
+            [] if by_address else transport.cpu_blobs([s for s in answer if s.device.type == "cpu"]),
         )
         del built  # a cu output_t's own memory, freed once the judge has the answer
-        self._untampered(during)
+        if not request.get("guard_asked"):
+            self._untampered(during)
 
     def _profile(self, request: dict[str, Any]) -> None:
         """Start torch's profiler around the calls that follow, or stop it and answer with its table."""
@@ -240,7 +252,7 @@ def serve(link: transport.Link, job: EvalJob) -> NoReturn:
         os.setpgid(0, 0)  # a group of its own: kill(0, ...) cannot reach the judge
         seccomp.install()  # before any submitted code; the judge keeps its full surface
         runner = Runner(link, job, str(request.get("device")))
-        link.send({"t": "ready"})
+        link.send({"t": "ready", "probe": {"address": runner.probe.data_ptr()}})
         while True:
             request, blobs = link.receive()
             try:
@@ -350,6 +362,17 @@ def _address(output: Any) -> int:
 
 
 def _fresh_like(data: Any) -> Any:
-    """The calibration's call: a fresh output like its input, so the exchange it measures shares memory back as a
-    real call's does (on CUDA an IPC handle per new output, which costs a fixed 0.1-0.3 ms)."""
-    return torch.empty_like(data) if isinstance(data, torch.Tensor) else None
+    """The calibration's call: a fresh output like its input's first tensor, so the exchange it measures shares memory
+    back as a real call's does (on CUDA an IPC handle per new output, which costs a fixed 0.1-0.3 ms); on the CPU a
+    copy, since real outputs are written (their pages are faulted in, and freed calls later, outside any timer)."""
+    first = _first_tensor(data, 0)
+    if first is None:
+        return None
+    return torch.empty_like(first) if first.device.type == "cuda" else first.clone()
+
+
+def _first_tensor(value: Any, depth: int) -> torch.Tensor | None:
+    if isinstance(value, torch.Tensor):
+        return value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return next((t for item in items if depth < 16 and (t := _first_tensor(item, depth + 1)) is not None), None)

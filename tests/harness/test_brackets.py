@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -91,3 +93,28 @@ def test_allowance_needs_matching_samples():
         brackets.allowance([1.0], [1.0, 2.0], "cpu")
     with pytest.raises(ValueError):
         brackets.allowance([1.0], [1.0], "cpu", us_per_byte=-1.0)
+
+
+def test_on_the_cpu_the_busiest_thread_and_all_cores_bound_the_call():
+    # one thread busy for 800 us beside an exchange of 100: the thread bounds the wall time, whatever the cores
+    assert brackets.cpu_spent(total_us=900.0, longest_us=800.0, cores=16.0) == 800.0
+    # the same work over 16 threads of 50 us, on a job that may use 4 cores: at least a quarter of it
+    assert brackets.cpu_spent(total_us=900.0, longest_us=60.0, cores=4.0) == pytest.approx(225.0)
+    assert brackets.cpu_spent(total_us=0.0, longest_us=-1.0, cores=0.0) == 0.0
+
+
+def test_a_shapes_own_calibration_is_its_allowance():
+    allowed = brackets.allowance([30.0], [0.0], "cpu", us_per_byte=0.001)
+    key = brackets.shape_key({"size": 512, "seed": 7})
+    assert key == brackets.shape_key({"seed": 99, "size": 512})  # the seed is not part of a shape
+    shaped = dataclasses.replace(allowed, shapes={key: (120.0, 4000)})
+    assert shaped.of(4000, key) == pytest.approx(120.0)
+    assert shaped.of(6000, key) == pytest.approx(122.0)  # bytes beyond the calibration's, at the measured rate
+    assert shaped.of(1000, brackets.shape_key({"size": 8})) == pytest.approx(31.0)  # no calibration of its own
+
+
+def test_the_slack_is_wider_where_host_bytes_cross_the_socket():
+    reported, spent = [100.0] * 20, [100.0 + 30.0 + 1000.0] * 20  # 1 ms unexplained per call
+    by_memory = brackets.allowance([30.0], [0.0], "cpu")
+    assert brackets.unaccounted(reported, spent, [0] * 20, by_memory) is not None
+    assert brackets.unaccounted(reported, spent, [0] * 20, dataclasses.replace(by_memory, via_socket=True)) is None

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
+
+import pytest
 
 from harness.judge import judge_clock
 
@@ -48,3 +51,31 @@ def test_what_a_reaped_child_spent_still_counts():
 def test_the_judges_socket_speed_is_its_own_measure():
     us_per_byte = judge_clock.socket_us_per_byte()
     assert 0 < us_per_byte < 1  # faster than 1 MB/s on any machine that runs the harness
+
+
+def test_each_thread_of_the_job_is_seen_and_the_busiest_bounds_the_call():
+    """A thread that did the work and ended before the answer still bounds the call: its time is the process's."""
+    clock = judge_clock.JobCpu(os.getpid())
+    before, live_from = clock.threads(), clock.read()[0]
+    if before is None:
+        pytest.skip("this kernel keeps no per-thread schedstat")
+    worked: list[int] = []
+
+    def work() -> None:
+        started = time.thread_time_ns()
+        sum(range(2_000_000))
+        worked.append(time.thread_time_ns() - started)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    after, live_to = clock.threads(), clock.read()[0]
+    assert after is not None and threading.get_native_id() in after  # the worker may linger a moment, or not
+    longest = judge_clock.longest_thread_us(before, after, (live_to - live_from) / 1000, reaped_us=0.0)
+    assert longest >= 0.9 * worked[0] / 1000 > 0
+
+
+def test_the_longest_part_is_a_thread_the_ended_ones_or_the_reaped_children():
+    assert judge_clock.longest_thread_us({1: 0}, {1: 4000, 2: 9000}, 13.0, 0.0) == 9.0
+    assert judge_clock.longest_thread_us({1: 0}, {1: 4000}, 20.0, 0.0) == 16.0  # a thread that ended: 16 us
+    assert judge_clock.longest_thread_us({}, {}, 0.0, 25.0) == 25.0  # children reaped meanwhile

@@ -202,7 +202,7 @@ CATALOGUE = [
         "C10",
         "the runner never holds the judge's result channel (its descriptor is closed)",
         (F.IMPORT_ERROR,),
-        "Bad file descriptor",
+        "OSError",  # EBADF, or EINVAL where a library of the runner reused the number (an H200 host, 2026-11-27)
     ),
     Case(
         "c11_frame_walk.py",
@@ -410,6 +410,13 @@ CATALOGUE = [
         problem="vectoradd",
     ),
     Case(
+        "c25_lie_under_two_ms.py",
+        "C9",
+        "the judge moves host bytes itself and counts the busiest thread, so the CPU slack is 600 us, not 2 ms",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
         "c25_reaped_in_ticks.py",
         "C7",
         "reaped children's CPU time, which comes in 10 ms ticks, counts as the shape's mean per call, not the median",
@@ -507,6 +514,15 @@ CATALOGUE = [
         "output-not-input",
         problem="identity",
         cuda=True,
+    ),
+    Case(
+        "c25_hidden_alias_cpu.py",
+        "C3",
+        "the judge reads host outputs from the runner's memory itself: an input buffer named as fresh memory is the "
+        "input, and the alias rules refuse it",
+        (F.BAD_OUTPUT_TYPE,),
+        "output-not-input",
+        problem="identity",
     ),
     Case(
         "c25_hidden_alias_cuda.py",
