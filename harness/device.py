@@ -37,6 +37,18 @@ class Peaks:
 
     bandwidth_gbps: float  # DRAM bandwidth, GB/s (10^9 bytes per second)
     tflops: dict[str, float]  # dtype name ("fp32", "tf32", "bf16", "fp16", "fp8") -> TFLOP/s
+    needs: str = "this GPU needs"  # whose peak, in the sentence that rejects a time under its floor
+
+
+# No CPU core moves more than three 64-byte lines a cycle through its L1 (two loads and a store, the widest cores of
+# 2026) at 5 GHz: 960 GB/s, rounded up. Data that fits in the caches moves far faster than DRAM, so only this limit,
+# times the cores, is a floor no honest kernel can go under; flops are left out (AMX and AVX-512 differ too much).
+CPU_CORE_LIMIT_GBPS = 1000.0
+
+
+def cpu_speed_limit(cores: float) -> Peaks:
+    """The speed no kernel on ``cores`` CPU cores can beat, for the speed-of-light floor only (not a % of peak)."""
+    return Peaks(CPU_CORE_LIMIT_GBPS * max(1.0, cores), {}, f"the job's {max(1.0, cores):g} CPU cores need")
 
 
 def _hopper(bandwidth_gbps: float, fp32: float, bf16: float) -> Peaks:

@@ -140,7 +140,7 @@ def impossible_time(
         else f"{flops:.3g} operations at {peaks.tflops[dtype or roofline.dtype]:.4g} TFLOP/s"
     )
     return (
-        f"{median_us:.3g} us is under {IMPOSSIBLE_FRACTION:.0%} of the {floor_us:.3g} us this GPU needs at least "
+        f"{median_us:.3g} us is under {IMPOSSIBLE_FRACTION:.0%} of the {floor_us:.3g} us {peaks.needs} at least "
         f"({bound}, its peak)"
     )
 

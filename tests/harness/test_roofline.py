@@ -6,7 +6,7 @@ import math
 import pytest
 
 from harness.codec import from_jsonable
-from harness.device import PEAKS_FILE_ENV, Peaks, peaks_for
+from harness.device import PEAKS_FILE_ENV, Peaks, cpu_speed_limit, peaks_for
 from harness.problem import Roofline
 from harness.roofline import (
     IMPOSSIBLE_FRACTION,
@@ -190,3 +190,13 @@ def test_measured_peaks_override_the_datasheet(tmp_path, monkeypatch):
     measured.write_text("not json")
     monkeypatch.setenv(PEAKS_FILE_ENV, str(measured) + "x")  # unreadable: datasheet
     assert peaks_for("NVIDIA H100 80GB HBM3").bandwidth_gbps == 3350.0
+
+
+def test_a_cpu_time_under_what_its_cores_could_move_is_impossible():
+    limit = cpu_speed_limit(2.0)
+    line = Roofline(bytes="3 * size * size * 4", flops="size * size", dtype="fp32")
+    spec = {"size": 768}  # 7.1 MB: at most 2 TB/s on two cores, so at least 3.5 us
+    assert impossible_time(line, spec, 40.0, limit) is None  # an honest 40 us
+    why = impossible_time(line, spec, 0.5, limit)
+    assert why is not None and "the job's 2 CPU cores need" in why
+    assert impossible_time(line, {"size": 16}, 0.5, limit) is None  # 3 KB: no floor worth the name

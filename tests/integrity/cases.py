@@ -417,6 +417,14 @@ CATALOGUE = [
         "shorter than the work took",
     ),
     Case(
+        "c25_forged_sub_microsecond.py",
+        "C9",
+        "under the judge's CPU slack, but faster than the job's cores could move the shape's bytes (1 TB/s a core)",
+        (F.IMPLAUSIBLE_TIME,),
+        "CPU cores need at least",
+        problem="vectoradd",
+    ),
+    Case(
         "c25_reaped_in_ticks.py",
         "C7",
         "reaped children's CPU time, which comes in 10 ms ticks, counts as the shape's mean per call, not the median",
