@@ -7,11 +7,13 @@ the init, plus what the init reaped; else the runner and every process below it.
 clock plus what its reaped children left in its ``cutime``/``cstime`` (in clock ticks, read apart: ``read``). A
 helper the submission forks does its work on this clock, not beside it, and a double fork (an orphan the
 namespace's init adopts) still counts; a child reaped by nobody's wait (SIGCHLD ignored) would not, and the runner's
-seccomp filter refuses that (``harness.isolation.seccomp``).
+seccomp filter refuses that (``harness.isolation.seccomp``). ``JobCpu.threads`` reads each thread's CPU time, and
+``CallCpu`` turns both into what one call spent: at least its busiest thread's time, and at least all of it over the
+job's cores.
 
 ``socket_us_per_byte`` times bytes through a socket pair of the judge's own: on CUDA, where a call's spending is the
 bracket's wall time, the allowance for its host bytes (``harness.judge.brackets``) is a speed no runner was asked for.
-On the CPU the judge measures a byte's cost in the job's CPU time instead (``harness.judge.runner_link``).
+On the CPU the judge measures a byte's cost in the job's CPU time instead (``harness.judge.calibration``).
 """
 
 from __future__ import annotations
