@@ -32,6 +32,9 @@ QUERY_THREADS = 1  # DuckDB runs each statement on one thread (threads=1): the o
 MAX_QUERY_READS = 32  # queries' reads running or waiting; beyond, a query is refused at once rather than queued
 BUSY_RETRY_S = 2
 QUERY_NICENESS = 10  # added to the query thread's nice value
+# A round of the outcomes lane costs milliseconds of CPU whatever it carries (docs/benchmarks.md, issue 31): it
+# waits this long for the running marks and results that follow the first, which no one's acceptance waits on.
+OUTCOMES_GATHER_S = 0.02
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -104,7 +107,7 @@ class Writer:
         self._results: list[tuple[list[ResultRecord], asyncio.Future[list[bool]]]] = []
         self._replied: list[str] = []
         self._intake = _Lane(self._intake_round, "duckdb-intake")
-        self._outcomes = _Lane(self._outcomes_round, "duckdb-outcomes")
+        self._outcomes = _Lane(self._outcomes_round, "duckdb-outcomes", gather_s=OUTCOMES_GATHER_S)
 
     async def submission(self, item: NewSubmission) -> Submission:
         future: asyncio.Future[Submission] = asyncio.get_running_loop().create_future()
@@ -184,10 +187,11 @@ class Writer:
 
 
 class _Lane:
-    """One task that runs ``round`` whenever writes are waiting, one round at a time."""
+    """One task that runs ``round`` whenever writes are waiting, one round at a time; with ``gather_s``, a round
+    starts that long after the write that woke it, so the writes that follow it share its round."""
 
-    def __init__(self, round_: Callable[[], Any], name: str) -> None:
-        self._round, self._name = round_, name
+    def __init__(self, round_: Callable[[], Any], name: str, gather_s: float = 0.0) -> None:
+        self._round, self._name, self._gather_s = round_, name, gather_s
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -200,6 +204,8 @@ class _Lane:
     async def _run(self) -> None:
         while True:
             await self._wake.wait()
+            if self._gather_s:
+                await asyncio.sleep(self._gather_s)
             self._wake.clear()
             await self._round()
 
