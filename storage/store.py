@@ -48,6 +48,7 @@ from storage.records import (
     PersonSummary,
     PreviousBest,
     RankRow,
+    Recorded,
     ResultRecord,
     RunInfo,
     Submission,
@@ -230,19 +231,19 @@ class Store:
         if not items:
             return []
         with self._writing("outcomes") as cur:
-            return _writes.record_results(cur, items)
+            return _writes.record_results(cur, items)[0]
 
-    def write(self, batch: WriteBatch) -> list[bool]:
+    def write(self, batch: WriteBatch) -> Recorded:
         """Running marks, then results, then replied marks, in one transaction of the outcomes lane; returns
-        ``record_results``'s answer for ``batch.results``."""
+        ``record_results``'s answer for ``batch.results`` and the entries those results counted on before."""
         finished = {record.run_id for record in batch.results}
         running = [mark for mark in batch.running if mark[0] not in finished]  # a result marks its run done anyway
         with self._writing("outcomes") as cur:
             if running:
                 _writes.mark_running(cur, running)
-            stored = _writes.record_results(cur, batch.results) if batch.results else []
+            stored, before = _writes.record_results(cur, batch.results) if batch.results else ([], {})
             _writes.mark_replied(cur, batch.replied)
-        return stored
+            return Recorded(stored, _ranking.previous_entries(cur, before))
 
     def mark_replied(self, run_ids: list[str]) -> None:
         with self._writing("outcomes") as cur:

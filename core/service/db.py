@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from core.contracts import answer_by
 from core.contracts.errors import Busy
 from storage.errors import StoreFull
-from storage.records import NewSubmission, ResultRecord, Submission, WriteBatch
+from storage.records import NewSubmission, Recorded, ResultRecord, Submission, WriteBatch
 from storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ class Database:
         """Run a write of the intake lane (submissions, people, leaderboards)."""
         return await asyncio.get_running_loop().run_in_executor(self._intake, lambda: fn(*args))
 
-    async def write_outcomes(self, batch: WriteBatch) -> list[bool]:
+    async def write_outcomes(self, batch: WriteBatch) -> Recorded:
         """Run a round of the outcomes lane (running marks, results, replied marks)."""
         return await asyncio.get_running_loop().run_in_executor(self._outcomes, self.store.write, batch)
 
@@ -104,7 +104,7 @@ class Writer:
         self._db = db
         self._submissions: list[tuple[NewSubmission, asyncio.Future[Submission]]] = []
         self._running: list[tuple[list[tuple[str, str]], asyncio.Future[None]]] = []
-        self._results: list[tuple[list[ResultRecord], asyncio.Future[list[bool]]]] = []
+        self._results: list[tuple[list[ResultRecord], asyncio.Future[Recorded]]] = []
         self._replied: list[str] = []
         self._intake = _Lane(self._intake_round, "duckdb-intake")
         self._outcomes = _Lane(self._outcomes_round, "duckdb-outcomes", gather_s=OUTCOMES_GATHER_S)
@@ -125,8 +125,10 @@ class Writer:
         one, at close). A note lost in a crash costs at most a repeated reply, which the reply's id dedupes."""
         self._replied += run_ids
 
-    async def results(self, items: list[ResultRecord]) -> list[bool]:
-        future: asyncio.Future[list[bool]] = asyncio.get_running_loop().create_future()
+    async def results(self, items: list[ResultRecord]) -> Recorded:
+        """Store results: whether each was stored by this call, and the entries they count on as they were before
+        (``Store.write``)."""
+        future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
         self._results.append((items, future))
         return await self._outcomes.wait_for(future)
 
@@ -154,7 +156,7 @@ class Writer:
             replied=replied,
         )
         try:
-            stored = await self._db.write_outcomes(batch)
+            recorded = await self._db.write_outcomes(batch)
         except Exception as exc:
             self._replied[:0] = replied
             log.error(
@@ -172,7 +174,7 @@ class Writer:
             _settle(future, None)
         offset = 0
         for records, future in results:
-            _settle(future, stored[offset : offset + len(records)])
+            _settle(future, Recorded(recorded.stored[offset : offset + len(records)], recorded.previous))
             offset += len(records)
 
     async def close(self) -> None:

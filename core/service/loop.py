@@ -47,7 +47,7 @@ from core.service.worker_reports import IssuedPools, Registry, ReportCheck
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
-from storage.records import RankRow, ResultRecord, RunInfo
+from storage.records import PreviousBest, RankRow, ResultRecord, RunInfo
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ class CoreService:
 
     async def _record_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
-        stored = await self.writer.results(
+        recorded = await self.writer.results(
             [
                 ResultRecord(
                     run_id=r.run_id,
@@ -171,7 +171,7 @@ class CoreService:
                 for r in results
             ]
         )
-        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}  # not a repeated result
+        new = {r.run_id for r, first in zip(results, recorded.stored, strict=True) if first}  # not a repeated result
         again = [run_id for run_id in {r.run_id for r in results} - new if not self.runs.finished(run_id)]
         answer = new | (await self.db.read(self.db.store.unreplied, again) if again else set())
         costs = {r.run_id: r.cost_usd for r in results}
@@ -187,15 +187,7 @@ class CoreService:
                 runs.append((run, result.result))
         ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
         standings = await self._standings(ranked)
-        earlier = (
-            await self.db.read(
-                self.db.store.previous_bests,  # each author's best before these runs
-                [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
-                [r.run_id for r in ranked],
-            )
-            if ranked
-            else {}
-        )
+        earlier = await self._previous_bests(ranked, new, recorded.previous)
         answers: list[Reply] = []
         for run, evaluation in runs:
             replies = result_replies(
@@ -229,6 +221,18 @@ class CoreService:
         """Publish ``replies`` at once: they leave in this order in one write to NATS, and their acknowledgements
         are awaited together (one round trip each, one after the other, cost the core a socket write each)."""
         await asyncio.gather(*(self.bus.publish_reply(reply) for reply in replies))
+
+    async def _previous_bests(
+        self, ranked: list[RunInfo], new: set[str], before: dict[tuple[str, str, int], PreviousBest | None]
+    ) -> dict[tuple[str, str, int], PreviousBest]:
+        """Each author's best before these runs: as the round that stored them found it, or, where one of them was
+        stored before (answered again after a crash), read apart from them."""
+        keys = {(r.leaderboard, r.gpu, r.person_id) for r in ranked}
+        again = {(r.leaderboard, r.gpu, r.person_id) for r in ranked if r.run_id not in new} | (keys - before.keys())
+        found = {key: best for key in keys - again if (best := before[key]) is not None}
+        if again:
+            found |= await self.db.read(self.db.store.previous_bests, sorted(again), [r.run_id for r in ranked])
+        return found
 
     async def _standings(self, ranked: list[RunInfo]) -> dict[tuple[str, str], dict[int, RankRow]]:
         return await rounds.standings(self.deps, ranked, TOP)

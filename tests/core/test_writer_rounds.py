@@ -48,7 +48,7 @@ async def test_a_running_mark_and_a_result_that_follows_it_share_one_round(
         result = EvalResult(status=Status.PASSED, mode=Mode.TEST, problem="vectoradd")
         stored = await writer.results([ResultRecord("run-a", result, "w1", 1, NOW)])
         await running
-        assert stored == [True]
+        assert stored.stored == [True]
         assert len(rounds) == 1  # one transaction for both
         assert (store.run("run-a").state, store.run("run-b").state) == ("done", "running")  # stored on return
     finally:

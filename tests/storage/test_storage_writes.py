@@ -179,7 +179,7 @@ def test_a_running_mark_and_the_result_of_the_same_run_in_one_round_leave_it_don
     (sub,) = store.add_submissions([build.new(ann, gpus=("H100", "T4"))])
     h100, t4 = (run_id for run_id, _ in sub.runs)
     stored = store.write(WriteBatch(running=[(h100, "w1"), (t4, "w2")], results=[build.result(h100)]))
-    assert stored == [True]
+    assert stored.stored == [True]
     assert (store.run(h100).state, store.run(h100).score_us) == ("done", 10.0)
     assert [(r.run_id, r.state) for r in store.unfinished_runs()] == [(t4, "running")]
 
