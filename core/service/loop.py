@@ -22,9 +22,11 @@ stale or stolen report never takes the place of the real one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 from core.contracts import reply_parts
 from core.contracts.answer_by import Abandoned
@@ -41,6 +43,7 @@ from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
 from core.service.queue_news import queue_news
+from core.service.runs import NEWS_EVERY_S
 from core.service.scheduler import Scheduler
 from core.service.verdicts import result_replies
 from core.service.worker_reports import IssuedPools, Registry, ReportCheck
@@ -92,18 +95,32 @@ class CoreService:
         dispatcher = Dispatcher(self.bus, self.jobs.secret, self.runs, self.checks)
         self._stoppers.append((await dispatcher.start(self.pools)).stop)
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
-        self._stoppers.append(self._start_scheduler())
+        self._stoppers.append(self._start("scheduler", Scheduler(self.deps, self.bus.publish_reply).run))
+        self._stoppers.append(self._start("held-queue-news", self._tell_held_news))
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
 
-    def _start_scheduler(self) -> Callable[[], Awaitable[None]]:
+    def _start(
+        self, name: str, run: Callable[[asyncio.Event], Coroutine[Any, Any, None]]
+    ) -> Callable[[], Awaitable[None]]:
+        """Run ``run(stop)`` as a task; returns what sets ``stop`` and waits for the task to end."""
         stop = asyncio.Event()
-        task = asyncio.create_task(Scheduler(self.deps, self.bus.publish_reply).run(stop), name="scheduler")
+        task = asyncio.create_task(run(stop), name=name)
 
         async def stopped() -> None:
             stop.set()
             await task
 
         return stopped
+
+    async def _tell_held_news(self, stop: asyncio.Event) -> None:
+        """Tell waiting runs the news held back from them (``RunBook.worth_telling``), once it may be told."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), NEWS_EVERY_S)
+            try:
+                await self._publish_all(queue_news(self.runs, self.runs.held_pools()))
+            except Exception:  # the bus is down, say: the next start on the pool tells them
+                log.exception("could not tell waiting runs where they stand")
 
     async def stop(self) -> None:
         """Stop everything at once (each part lets the batch in hand finish), then close the writer."""

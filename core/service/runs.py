@@ -23,6 +23,9 @@ ATTEMPTS_MEMORY = 100_000  # runs whose latest started delivery is remembered (a
 # NEWS_SHARE-th of the places it last heard: a start costs some 5 ln(queue) replies, not one per waiting run.
 NEWS_HEAD = 10
 NEWS_SHARE = 5
+# ... and at most once in NEWS_EVERY_S: news that comes sooner is held back, and told when that time has passed
+# (``held_pools``), so a burst of starts on a fast pool costs each waiting run one reply a second, not one a start.
+NEWS_EVERY_S = 1.0
 
 
 class InFlight(dict[str, RunInfo]):
@@ -75,7 +78,8 @@ class RunBook:
         self._finished: OrderedDict[str, None] = OrderedDict()
         # run id -> (the latest delivery that started, the worker that started it)
         self._attempts: OrderedDict[str, tuple[int, str]] = OrderedDict()
-        self._told: dict[str, int] = {}  # waiting run id -> the runs ahead of it when its author last heard
+        self._told: dict[str, tuple[int, float]] = {}  # waiting run id -> (runs ahead, when) its author last heard
+        self._held: set[str] = set()  # waiting runs whose latest news was held back (NEWS_EVERY_S)
 
     def waiting_for(self, run: RunInfo) -> None:
         """A run queued now, or found unfinished when the core started."""
@@ -101,13 +105,13 @@ class RunBook:
         self.started |= run_ids
         for run_id in run_ids:
             self._started_at.setdefault(run_id, self._clock())
-            self._told.pop(run_id, None)
+            self._forget_news(run_id)
 
     def result_arrived(self, run_id: str) -> RunInfo | None:
         """The run's record, no longer waited on; None when this core was not waiting for it."""
         self._attempts.pop(run_id, None)
         self.started.discard(run_id)
-        self._told.pop(run_id, None)
+        self._forget_news(run_id)
         began = self._started_at.pop(run_id, None)
         run = self.in_flight.pop(run_id, None)
         if run is not None and began is not None:  # a moving average: the pool's recent runs count most
@@ -134,11 +138,26 @@ class RunBook:
 
     def worth_telling(self, run_id: str, ahead: int) -> bool:
         """Whether a waiting run's author should hear that ``ahead`` runs are before it now (and it is noted)."""
-        told = self._told.get(run_id)
+        told, at = self._told.get(run_id, (None, 0.0))
         if ahead >= NEWS_HEAD and told is not None and told - ahead < told // NEWS_SHARE:
             return False
-        self._told[run_id] = ahead
+        now = self._clock()
+        if told is not None and now - at < NEWS_EVERY_S:
+            self._held.add(run_id)
+            return False
+        self._told[run_id] = (ahead, now)
+        self._held.discard(run_id)
         return True
+
+    def held_pools(self) -> set[str]:
+        """The pools of the waiting runs whose latest news was held back, forgotten here: their next news tells
+        them (or holds them back again, noted anew)."""
+        held, self._held = self._held, set()
+        return {run.gpu for run_id in held if (run := self.in_flight.get(run_id)) and run_id not in self.started}
+
+    def _forget_news(self, run_id: str) -> None:
+        self._told.pop(run_id, None)
+        self._held.discard(run_id)
 
     def answered(self, run_ids: list[str]) -> None:
         for run_id in run_ids:

@@ -198,12 +198,14 @@ def test_runs_far_back_in_a_long_queue_hear_when_they_moved_up_a_fifth_the_first
     from core.service.queue_news import queue_news
     from core.service.runs import RunBook
 
-    book = RunBook()
+    clock = [0.0]
+    book = RunBook(clock=lambda: clock[0])
     to = {"platform": "discord", "channel": "c1", "user": "u1"}
     for number in range(1, 41):
         book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
 
     def start(run_id: str) -> dict[str, str]:
+        clock[0] += 1.0  # a start a second: no news is held back (the next test)
         book.result_arrived(f"r{int(run_id[1:]) - 1}")
         book.mark_started({run_id})
         return {news.in_reply_to: news.parts[0].text for news in queue_news(book, {"CPU"})}
@@ -216,3 +218,30 @@ def test_runs_far_back_in_a_long_queue_hear_when_they_moved_up_a_fifth_the_first
     start("r4")
     heard = start("r5")
     assert heard["r25"] == "CPU: queued (20 jobs ahead)"
+
+
+def test_news_that_comes_within_a_second_of_the_last_is_held_back_then_told():
+    from dataclasses import replace
+
+    from core.service.queue_news import queue_news
+    from core.service.runs import RunBook
+
+    clock = [0.0]
+    book = RunBook(clock=lambda: clock[0])
+    to = {"platform": "discord", "channel": "c1", "user": "u1"}
+    for number in range(1, 6):
+        book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
+    book.mark_started({"r1"})
+    assert len(queue_news(book, {"CPU"})) == 4  # everyone hears their place once
+    clock[0] = 0.5
+    book.result_arrived("r1")
+    book.mark_started({"r2"})
+    assert queue_news(book, {"CPU"}) == []  # half a second later: held back
+    assert book.held_pools() == {"CPU"} and book.held_pools() == set()  # noted once
+    clock[0] = 1.0
+    heard = {news.in_reply_to: news.parts[0].text for news in queue_news(book, {"CPU"})}
+    assert heard == {
+        "r3": "CPU: queued (1 job ahead)",
+        "r4": "CPU: queued (2 jobs ahead)",
+        "r5": "CPU: queued (3 jobs ahead)",
+    }
