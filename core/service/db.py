@@ -34,7 +34,7 @@ BUSY_RETRY_S = 2
 QUERY_NICENESS = 10  # added to the query thread's nice value
 # A round of the outcomes lane costs milliseconds of CPU whatever it carries (docs/benchmarks.md, issue 31): it
 # waits this long for the running marks and results that follow the first, which no one's acceptance waits on.
-OUTCOMES_GATHER_S = 0.02
+OUTCOMES_GATHER_S = 0.1
 T = TypeVar("T")
 R = TypeVar("R")
 

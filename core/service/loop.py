@@ -113,7 +113,7 @@ class CoreService:
         return stopped
 
     async def _tell_held_news(self, stop: asyncio.Event) -> None:
-        """Tell waiting runs the news held back from them (``RunBook.worth_telling``), once it may be told."""
+        """Tell waiting runs the news held back from them (``RunBook.news_due``), once it may be told."""
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), NEWS_EVERY_S)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from storage.records import RunInfo
 
@@ -23,8 +23,9 @@ ATTEMPTS_MEMORY = 100_000  # runs whose latest started delivery is remembered (a
 # NEWS_SHARE-th of the places it last heard: a start costs some 5 ln(queue) replies, not one per waiting run.
 NEWS_HEAD = 10
 NEWS_SHARE = 5
-# ... and at most once in NEWS_EVERY_S: news that comes sooner is held back, and told when that time has passed
-# (``held_pools``), so a burst of starts on a fast pool costs each waiting run one reply a second, not one a start.
+# A pool's waiting runs hear news at most once in NEWS_EVERY_S: news that comes sooner is held back and told when
+# that time has passed (``held_pools``), so a burst of starts on a fast pool costs a reply a second per waiting run
+# that hears, not one per start, and one pass over the queue a second.
 NEWS_EVERY_S = 1.0
 
 
@@ -78,8 +79,9 @@ class RunBook:
         self._finished: OrderedDict[str, None] = OrderedDict()
         # run id -> (the latest delivery that started, the worker that started it)
         self._attempts: OrderedDict[str, tuple[int, str]] = OrderedDict()
-        self._told: dict[str, tuple[int, float]] = {}  # waiting run id -> (runs ahead, when) its author last heard
-        self._held: set[str] = set()  # waiting runs whose latest news was held back (NEWS_EVERY_S)
+        self._told: dict[str, int] = {}  # waiting run id -> the runs ahead of it when its author last heard
+        self._news_at: dict[str, float] = {}  # GPU pool -> when its waiting runs last heard news
+        self._held: set[str] = set()  # GPU pools whose latest news was held back (NEWS_EVERY_S)
 
     def waiting_for(self, run: RunInfo) -> None:
         """A run queued now, or found unfinished when the core started."""
@@ -105,13 +107,13 @@ class RunBook:
         self.started |= run_ids
         for run_id in run_ids:
             self._started_at.setdefault(run_id, self._clock())
-            self._forget_news(run_id)
+            self._told.pop(run_id, None)
 
     def result_arrived(self, run_id: str) -> RunInfo | None:
         """The run's record, no longer waited on; None when this core was not waiting for it."""
         self._attempts.pop(run_id, None)
         self.started.discard(run_id)
-        self._forget_news(run_id)
+        self._told.pop(run_id, None)
         began = self._started_at.pop(run_id, None)
         run = self.in_flight.pop(run_id, None)
         if run is not None and began is not None:  # a moving average: the pool's recent runs count most
@@ -138,26 +140,26 @@ class RunBook:
 
     def worth_telling(self, run_id: str, ahead: int) -> bool:
         """Whether a waiting run's author should hear that ``ahead`` runs are before it now (and it is noted)."""
-        told, at = self._told.get(run_id, (None, 0.0))
+        told = self._told.get(run_id)
         if ahead >= NEWS_HEAD and told is not None and told - ahead < told // NEWS_SHARE:
             return False
-        now = self._clock()
-        if told is not None and now - at < NEWS_EVERY_S:
-            self._held.add(run_id)
-            return False
-        self._told[run_id] = (ahead, now)
-        self._held.discard(run_id)
+        self._told[run_id] = ahead
         return True
 
-    def held_pools(self) -> set[str]:
-        """The pools of the waiting runs whose latest news was held back, forgotten here: their next news tells
-        them (or holds them back again, noted anew)."""
-        held, self._held = self._held, set()
-        return {run.gpu for run_id in held if (run := self.in_flight.get(run_id)) and run_id not in self.started}
+    def news_due(self, gpus: Iterable[str]) -> set[str]:
+        """The pools among ``gpus`` whose waiting runs may hear news now (noted as told); the others' news is held
+        back for ``held_pools``."""
+        now, wanted = self._clock(), set(gpus)
+        due = {gpu for gpu in wanted if gpu not in self._news_at or now - self._news_at[gpu] >= NEWS_EVERY_S}
+        self._held = (self._held | wanted) - due
+        self._news_at.update(dict.fromkeys(due, now))
+        return due
 
-    def _forget_news(self, run_id: str) -> None:
-        self._told.pop(run_id, None)
-        self._held.discard(run_id)
+    def held_pools(self) -> set[str]:
+        """The pools whose latest news was held back, forgotten here: their next news tells it (or holds it back
+        again)."""
+        held, self._held = self._held, set()
+        return held
 
     def answered(self, run_ids: list[str]) -> None:
         for run_id in run_ids:

@@ -214,7 +214,7 @@ def test_runs_far_back_in_a_long_queue_hear_when_they_moved_up_a_fifth_the_first
     assert heard["r25"] == "CPU: queued (20 jobs ahead)"
 
 
-def test_news_that_comes_within_a_second_of_the_last_is_held_back_then_told():
+def test_a_pools_news_within_a_second_of_its_last_is_held_back_then_told():
     from core.service.queue_news import queue_news
 
     book, clock = waiting_book(5)
