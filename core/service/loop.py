@@ -114,9 +114,11 @@ class CoreService:
 
     async def _tell_held_news(self, stop: asyncio.Event) -> None:
         """Tell waiting runs the news held back from them (``RunBook.news_due``), once it may be told."""
-        while not stop.is_set():
+        while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), NEWS_EVERY_S)
+            if stop.is_set():
+                return
             try:
                 await self._publish_all(queue_news(self.runs, self.runs.held_pools()))
             except Exception:  # the bus is down, say: the next start on the pool tells them
