@@ -286,12 +286,12 @@ async def measure(url: str, args: argparse.Namespace, pids: dict[str, int]) -> t
         started = time.perf_counter()
         accepted = await sustained.many(args.sustained, in_flight=args.in_flight)
         accepted_s = time.perf_counter() - started
-        if profiler:
-            profiler.send_signal(signal.SIGINT)  # py-spy writes its samples when interrupted
-            profiler.wait(60)
         finals = await sustained.finals(run_ids(accepted), idle_s=1.0)
         stored_s = time.perf_counter() - started - 1.0
         cpu_ms = {name: (cpu_s(pid) - cpu_before[name]) * 1e3 / args.sustained for name, pid in pids.items()}
+        if profiler:  # stopped where the CPU is read, so the profile covers what the CPU figure counts
+            profiler.send_signal(signal.SIGINT)  # py-spy writes its samples when interrupted
+            profiler.wait(60)
         rows += [
             (
                 f"sustained: {args.sustained} submissions, {args.in_flight} in flight",

@@ -18,6 +18,7 @@ tests check that both paths agree.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -27,7 +28,7 @@ import duckdb
 from harness.result import Mode, Status
 from storage._sql import one_row, placeholders
 from storage._time import as_utc
-from storage.records import GpuBest, RankRow
+from storage.records import GpuBest, PreviousBest, RankRow
 
 Cursor = duckdb.DuckDBPyConnection
 
@@ -85,22 +86,26 @@ _CROSS_GPU = f"""
 """
 
 
-def refresh(cur: Cursor, run_ids: Sequence[str]) -> None:
-    """Fold these just-finished runs into their people's entries."""
+Entry = tuple[Any, ...]  # a personal_bests row, in _ENTRY_COLUMNS order
+Key = tuple[str, str, int]  # (leaderboard, gpu, person_id)
+
+
+def refresh(cur: Cursor, run_ids: Sequence[str]) -> dict[Key, Entry | None]:
+    """Fold these just-finished runs into their people's entries; returns, for each (leaderboard, GPU, person) one
+    of them counts on, the entry as it was before them (None: there was none)."""
     if not run_ids:
-        return
+        return {}
     rows = cur.execute(_RUN_ENTRIES.format(where=f"r.run_id IN ({placeholders(run_ids)})"), list(run_ids)).fetchall()
     candidates = [row[:-1] for row in rows if row[-1]]
     if not candidates:
-        return
+        return {}
     keys = {row[:3] for row in candidates}
     people = list({person_id for _, _, person_id in keys})
     current = cur.execute(
         f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM personal_bests WHERE person_id IN ({placeholders(people)})", people
     ).fetchall()
-    best: dict[tuple[Any, ...], tuple[Any, ...]] = {
-        tuple(row[:3]): tuple(row) for row in current if tuple(row[:3]) in keys
-    }
+    best: dict[tuple[Any, ...], Entry] = {tuple(row[:3]): tuple(row) for row in current if tuple(row[:3]) in keys}
+    before = {key: best.get(key) for key in keys}
     changed = {}
     for row in candidates:
         key = row[:3]
@@ -109,6 +114,23 @@ def refresh(cur: Cursor, run_ids: Sequence[str]) -> None:
     if changed:
         with cur.appender("personal_bests", action="upsert") as appender:
             appender.append_rows(list(changed.values()))
+    return before
+
+
+def previous_entries(cur: Cursor, before: dict[Key, Entry | None]) -> dict[Key, PreviousBest | None]:
+    """``refresh``'s entries-before with their runs' shapes, read from each run's stored result: one lookup by key,
+    where the shapes' table would be scanned (it has no index on the run alone)."""
+    run_ids = [entry[6] for entry in before.values() if entry is not None]
+    shapes: dict[str, list[tuple[dict[str, Any], float | None]]] = {}
+    if run_ids:
+        rows = cur.execute(f"SELECT run_id, result FROM runs WHERE run_id IN ({placeholders(run_ids)})", run_ids)
+        for run_id, text in rows.fetchall():
+            stored = json.loads(text or "{}")  # a run loaded in bulk may have none
+            shapes[run_id] = [(shape["spec"], shape["median_us"]) for shape in stored.get("shapes", [])]
+    return {
+        key: None if entry is None else PreviousBest(entry[5], entry[6], shapes.get(entry[6], []))
+        for key, entry in before.items()
+    }
 
 
 def rebuild(cur: Cursor, people: Sequence[int] | None = None) -> int:

@@ -92,6 +92,16 @@ class WriteBatch:
 
 
 @dataclass(frozen=True)
+class Recorded:
+    """What a round of the outcomes lane did with its results: for each, whether this round stored it (not a repeat);
+    and for each (leaderboard, GPU, person) a stored result counts on, that person's entry before the round, with its
+    shapes (None: there was none): what a result's report compares with, read in the round that changes it."""
+
+    stored: list[bool] = field(default_factory=list)
+    previous: dict[tuple[str, str, int], PreviousBest | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class RunInfo:
     run_id: str
     submission_id: int

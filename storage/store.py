@@ -4,12 +4,8 @@ One DuckDB connection per process, opened by the core alone (stack.md 5.1). Meth
 thread-safe: the core calls them through ``asyncio.to_thread``. Every call works on its own cursor, so reads
 run concurrently; writes are serialised by a lock and each method is one transaction, so a batch is stored
 whole or not at all. A write that fails because the disk is full raises ``StoreFull`` and keeps nothing of
-the batch; what was committed before stays intact, and writes work again once there is room.
-
-Writes go in two lanes, each serialised by its own lock, that may commit at the same time: *intake* (new
-submissions, people, leaderboards) inserts rows, and *outcomes* (running marks, results, replied marks,
-rankings) updates runs that intake committed earlier, so the two never touch the same row. A new
-submission then never waits behind a batch of results.
+the batch; what was committed before stays intact, and writes work again once there is room. Writes go in two
+lanes, *intake* and *outcomes*, that may commit at the same time (``_lanes.py``: the connection and its lanes).
 
 DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
@@ -23,29 +19,25 @@ problem's reference timed on each GPU).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from storage import _boards, _links, _people, _progress, _queries, _ranking, _writes
 from storage._admin import AdminRecords
 from storage._backup import BackupFacts, write_backup
 from storage._challenges import Challenges
+from storage._lanes import Cursor, Lanes
 from storage._reference import ReferenceTimes
 from storage._reports import Reports
 from storage._schema import migrate
 from storage._summaries import BoardCounts
 from storage._time import as_utc
 from storage._token_records import TokenRecords
-from storage.errors import StoreError, StoreFull, StoreLocked
 from storage.records import (
     GlobalStats,
     GpuBest,
@@ -56,6 +48,7 @@ from storage.records import (
     PersonSummary,
     PreviousBest,
     RankRow,
+    Recorded,
     ResultRecord,
     RunInfo,
     Submission,
@@ -65,39 +58,15 @@ from storage.records import (
 
 log = logging.getLogger(__name__)
 
-Cursor = duckdb.DuckDBPyConnection
-
-
-DISK_FULL = ("no space left on device", "disk full", "not enough space")
-
-
-def _connect(path: Path) -> duckdb.DuckDBPyConnection:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return duckdb.connect(str(path), config={"threads": 1})
-    except duckdb.IOException as exc:
-        if "lock" not in str(exc).lower():
-            raise StoreError(f"cannot open the database {path}; check that it is a kernelrank database file") from exc
-        raise StoreLocked(
-            f"the database {path} is in use by another process (only one kernelrank core may run on "
-            "it); stop that process or use another database file"
-        ) from exc
-    except (duckdb.Error, OSError) as exc:
-        raise StoreError(
-            f"cannot open the database {path}; check that it is a kernelrank database file and that "
-            "its folder is writable"
-        ) from exc
-
 
 class Store:
     """The DuckDB file of one kernelrank installation: schema, writes and the ranking/history queries."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._con = _connect(self.path)
-        self._intake_lock = threading.Lock()
-        self._outcome_lock = threading.Lock()
-        self._closed = False
+        self._lanes = Lanes(self.path)
+        self._con = self._lanes.con
+        self._reading, self._writing = self._lanes.reading, self._lanes.writing
         self.challenges = Challenges(self._reading, self._writing)  # challenges, their actions, teams
         self.admin = AdminRecords(self._reading, self._writing)  # roles, bans, limits, invalidations, audit
         self.reports = Reports(self._reading, self._writing)  # reports on submissions, review decisions
@@ -117,17 +86,7 @@ class Store:
 
     def close(self) -> None:
         """Checkpoint (fold the WAL into the file) and close, once no call is in flight; a second close does nothing."""
-        with self._intake_lock, self._outcome_lock:
-            if self._closed:
-                return
-            self._closed = True
-            try:
-                self._con.execute("CHECKPOINT")
-            except duckdb.Error as exc:  # a full disk, say: the write-ahead log still holds every commit
-                log.error("could not checkpoint %s (%s); the next start replays its write-ahead log", self.path, exc)
-            finally:
-                self._con.close()
-        log.info("closed database %s", self.path)
+        self._lanes.close()
 
     def backup(self, path: Path) -> BackupFacts:
         """A consistent copy of the database at ``path`` (a new file), taken while writes go on (``_backup``)."""
@@ -141,35 +100,6 @@ class Store:
         self.close()
 
     @contextmanager
-    def _reading(self) -> Iterator[Cursor]:
-        self._check_open()
-        with self._con.cursor() as cur:
-            yield cur
-
-    @contextmanager
-    def _writing(self, lane: str = "intake") -> Iterator[Cursor]:
-        """One transaction on its own cursor, one writer per lane at a time: committed whole or rolled back.
-        Lane "both" holds both locks (intake first, as ``close`` does), for writes that touch both lanes' rows."""
-        locks = {
-            "intake": (self._intake_lock,),
-            "outcomes": (self._outcome_lock,),
-            "both": (self._intake_lock, self._outcome_lock),
-        }[lane]
-        with contextlib.ExitStack() as held:
-            for lock in locks:
-                held.enter_context(lock)
-            self._check_open()
-            with self._con.cursor() as cur, _disk_full_named(self.path):
-                cur.begin()
-                try:
-                    yield cur
-                    cur.commit()
-                except BaseException:
-                    with contextlib.suppress(duckdb.Error):  # a failed commit has already ended it
-                        cur.rollback()
-                    raise
-
-    @contextmanager
     def _changing_submissions(self, lane: str = "intake") -> Iterator[Cursor]:
         """A write that adds, moves or erases submissions: it updates ``_counts`` while it holds the intake lock
         (so the counts change in the order the writes commit); if it fails, the counts are counted again."""
@@ -179,10 +109,6 @@ class Store:
         except BaseException:
             self._counts.stale = True
             raise
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreError(f"the database {self.path} is closed; open a new Store")
 
     # Leaderboards
 
@@ -229,7 +155,7 @@ class Store:
 
     def list_leaderboards(self) -> list[LeaderboardSummary]:
         if self._counts.stale:  # a write failed after counting
-            with self._intake_lock, self._reading() as cur:
+            with self._lanes.intake_lock, self._reading() as cur:
                 self._counts.recount(cur)
         with self._reading() as cur:
             return _queries.list_leaderboards(cur, self._counts.per_board())
@@ -305,17 +231,19 @@ class Store:
         if not items:
             return []
         with self._writing("outcomes") as cur:
-            return _writes.record_results(cur, items)
+            return _writes.record_results(cur, items)[0]
 
-    def write(self, batch: WriteBatch) -> list[bool]:
+    def write(self, batch: WriteBatch) -> Recorded:
         """Running marks, then results, then replied marks, in one transaction of the outcomes lane; returns
-        ``record_results``'s answer for ``batch.results``."""
+        ``record_results``'s answer for ``batch.results`` and the entries those results counted on before."""
+        finished = {record.run_id for record in batch.results}
+        running = [mark for mark in batch.running if mark[0] not in finished]  # a result marks its run done anyway
         with self._writing("outcomes") as cur:
-            if batch.running:
-                _writes.mark_running(cur, batch.running)
-            stored = _writes.record_results(cur, batch.results) if batch.results else []
+            if running:
+                _writes.mark_running(cur, running)
+            stored, before = _writes.record_results(cur, batch.results) if batch.results else ([], {})
             _writes.mark_replied(cur, batch.replied)
-        return stored
+            return Recorded(stored, _ranking.previous_entries(cur, before))
 
     def mark_replied(self, run_ids: list[str]) -> None:
         with self._writing("outcomes") as cur:
@@ -439,17 +367,3 @@ class Store:
     def stats(self) -> GlobalStats:
         with self._reading() as cur:
             return _queries.stats(cur)
-
-
-@contextmanager
-def _disk_full_named(path: Path) -> Iterator[None]:
-    """A write that failed for lack of disk space becomes ``StoreFull``, with what to do."""
-    try:
-        yield
-    except duckdb.Error as exc:
-        if any(words in str(exc).lower() for words in DISK_FULL):
-            raise StoreFull(
-                f"the disk under the database {path} is full; the write was not stored. Free some "
-                "space (or move KERNELRANK_HOME) and it works again."
-            ) from exc
-        raise

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from core.contracts import answer_by
 from core.contracts.errors import Busy
 from storage.errors import StoreFull
-from storage.records import NewSubmission, ResultRecord, Submission, WriteBatch
+from storage.records import NewSubmission, Recorded, ResultRecord, Submission, WriteBatch
 from storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,9 @@ QUERY_THREADS = 1  # DuckDB runs each statement on one thread (threads=1): the o
 MAX_QUERY_READS = 32  # queries' reads running or waiting; beyond, a query is refused at once rather than queued
 BUSY_RETRY_S = 2
 QUERY_NICENESS = 10  # added to the query thread's nice value
+# A round of the outcomes lane costs milliseconds of CPU whatever it carries (docs/benchmarks.md, issue 31): it
+# waits this long for the running marks and results that follow the first, which no one's acceptance waits on.
+OUTCOMES_GATHER_S = 0.1
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -78,7 +81,7 @@ class Database:
         """Run a write of the intake lane (submissions, people, leaderboards)."""
         return await asyncio.get_running_loop().run_in_executor(self._intake, lambda: fn(*args))
 
-    async def write_outcomes(self, batch: WriteBatch) -> list[bool]:
+    async def write_outcomes(self, batch: WriteBatch) -> Recorded:
         """Run a round of the outcomes lane (running marks, results, replied marks)."""
         return await asyncio.get_running_loop().run_in_executor(self._outcomes, self.store.write, batch)
 
@@ -101,10 +104,10 @@ class Writer:
         self._db = db
         self._submissions: list[tuple[NewSubmission, asyncio.Future[Submission]]] = []
         self._running: list[tuple[list[tuple[str, str]], asyncio.Future[None]]] = []
-        self._results: list[tuple[list[ResultRecord], asyncio.Future[list[bool]]]] = []
+        self._results: list[tuple[list[ResultRecord], asyncio.Future[Recorded]]] = []
         self._replied: list[str] = []
         self._intake = _Lane(self._intake_round, "duckdb-intake")
-        self._outcomes = _Lane(self._outcomes_round, "duckdb-outcomes")
+        self._outcomes = _Lane(self._outcomes_round, "duckdb-outcomes", gather_s=OUTCOMES_GATHER_S)
 
     async def submission(self, item: NewSubmission) -> Submission:
         future: asyncio.Future[Submission] = asyncio.get_running_loop().create_future()
@@ -122,8 +125,10 @@ class Writer:
         one, at close). A note lost in a crash costs at most a repeated reply, which the reply's id dedupes."""
         self._replied += run_ids
 
-    async def results(self, items: list[ResultRecord]) -> list[bool]:
-        future: asyncio.Future[list[bool]] = asyncio.get_running_loop().create_future()
+    async def results(self, items: list[ResultRecord]) -> Recorded:
+        """Store results: whether each was stored by this call, and the entries they count on as they were before
+        (``Store.write``)."""
+        future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
         self._results.append((items, future))
         return await self._outcomes.wait_for(future)
 
@@ -151,7 +156,7 @@ class Writer:
             replied=replied,
         )
         try:
-            stored = await self._db.write_outcomes(batch)
+            recorded = await self._db.write_outcomes(batch)
         except Exception as exc:
             self._replied[:0] = replied
             log.error(
@@ -169,7 +174,7 @@ class Writer:
             _settle(future, None)
         offset = 0
         for records, future in results:
-            _settle(future, stored[offset : offset + len(records)])
+            _settle(future, Recorded(recorded.stored[offset : offset + len(records)], recorded.previous))
             offset += len(records)
 
     async def close(self) -> None:
@@ -184,10 +189,11 @@ class Writer:
 
 
 class _Lane:
-    """One task that runs ``round`` whenever writes are waiting, one round at a time."""
+    """One task that runs ``round`` whenever writes are waiting, one round at a time; with ``gather_s``, a round
+    starts that long after the write that woke it, so the writes that follow it share its round."""
 
-    def __init__(self, round_: Callable[[], Any], name: str) -> None:
-        self._round, self._name = round_, name
+    def __init__(self, round_: Callable[[], Any], name: str, gather_s: float = 0.0) -> None:
+        self._round, self._name, self._gather_s = round_, name, gather_s
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -200,6 +206,8 @@ class _Lane:
     async def _run(self) -> None:
         while True:
             await self._wake.wait()
+            if self._gather_s:
+                await asyncio.sleep(self._gather_s)
             self._wake.clear()
             await self._round()
 

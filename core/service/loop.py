@@ -22,9 +22,11 @@ stale or stolen report never takes the place of the real one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 from core.contracts import reply_parts
 from core.contracts.answer_by import Abandoned
@@ -41,13 +43,14 @@ from core.service.handlers import dispatch
 from core.service.jobs import JobQueue, run_job
 from core.service.leaderboards import load_new_problems
 from core.service.queue_news import queue_news
+from core.service.runs import NEWS_EVERY_S
 from core.service.scheduler import Scheduler
 from core.service.verdicts import result_replies
 from core.service.worker_reports import IssuedPools, Registry, ReportCheck
 from harness.codec import from_jsonable
 from harness.result import EvalResult, Failure, FailureKind, Mode, Status
 from storage.errors import StoreFull
-from storage.records import RankRow, ResultRecord, RunInfo
+from storage.records import PreviousBest, RankRow, ResultRecord, RunInfo
 
 log = logging.getLogger(__name__)
 
@@ -92,18 +95,34 @@ class CoreService:
         dispatcher = Dispatcher(self.bus, self.jobs.secret, self.runs, self.checks)
         self._stoppers.append((await dispatcher.start(self.pools)).stop)
         self._stoppers.append((await self.bus.serve_commands(self.handle_command)).stop)
-        self._stoppers.append(self._start_scheduler())
+        self._stoppers.append(self._start("scheduler", Scheduler(self.deps, self.bus.publish_reply).run))
+        self._stoppers.append(self._start("held-queue-news", self._tell_held_news))
         log.info("core ready: pools %s, database %s", ", ".join(self.pools), self.settings.database)
 
-    def _start_scheduler(self) -> Callable[[], Awaitable[None]]:
+    def _start(
+        self, name: str, run: Callable[[asyncio.Event], Coroutine[Any, Any, None]]
+    ) -> Callable[[], Awaitable[None]]:
+        """Run ``run(stop)`` as a task; returns what sets ``stop`` and waits for the task to end."""
         stop = asyncio.Event()
-        task = asyncio.create_task(Scheduler(self.deps, self.bus.publish_reply).run(stop), name="scheduler")
+        task = asyncio.create_task(run(stop), name=name)
 
         async def stopped() -> None:
             stop.set()
             await task
 
         return stopped
+
+    async def _tell_held_news(self, stop: asyncio.Event) -> None:
+        """Tell waiting runs the news held back from them (``RunBook.news_due``), once it may be told."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), NEWS_EVERY_S)
+            if stop.is_set():
+                return
+            try:
+                await self._publish_all(queue_news(self.runs, self.runs.held_pools()))
+            except Exception:  # the bus is down, say: the next start on the pool tells them
+                log.exception("could not tell waiting runs where they stand")
 
     async def stop(self) -> None:
         """Stop everything at once (each part lets the batch in hand finish), then close the writer."""
@@ -158,7 +177,7 @@ class CoreService:
 
     async def _record_results(self, results: list[RunResult]) -> None:
         now = datetime.now(UTC)
-        stored = await self.writer.results(
+        recorded = await self.writer.results(
             [
                 ResultRecord(
                     run_id=r.run_id,
@@ -171,7 +190,7 @@ class CoreService:
                 for r in results
             ]
         )
-        new = {r.run_id for r, first in zip(results, stored, strict=True) if first}  # not a repeated result
+        new = {r.run_id for r, first in zip(results, recorded.stored, strict=True) if first}  # not a repeated result
         again = [run_id for run_id in {r.run_id for r in results} - new if not self.runs.finished(run_id)]
         answer = new | (await self.db.read(self.db.store.unreplied, again) if again else set())
         costs = {r.run_id: r.cost_usd for r in results}
@@ -187,15 +206,8 @@ class CoreService:
                 runs.append((run, result.result))
         ranked = [run for run, result in runs if result.passed and result.mode is Mode.RANKED]
         standings = await self._standings(ranked)
-        earlier = (
-            await self.db.read(
-                self.db.store.previous_bests,  # each author's best before these runs
-                [(r.leaderboard, r.gpu, r.person_id) for r in ranked],
-                [r.run_id for r in ranked],
-            )
-            if ranked
-            else {}
-        )
+        earlier = await self._previous_bests(ranked, new, recorded.previous)
+        answers: list[Reply] = []
         for run, evaluation in runs:
             replies = result_replies(
                 run,
@@ -215,14 +227,31 @@ class CoreService:
                         f"{time_left(board.leaderboard.deadline, self.deps.now())} before {run.leaderboard} closes."
                     )
                 )  # the public reply
-            for reply in replies:
-                await self.bus.publish_reply(reply)
+            answers += replies
+        await self._publish_all(answers)
         self.writer.replied([run.run_id for run, _ in runs])
         self.runs.answered([r.run_id for r in results])  # only now, so a batch that failed comes back whole
-        for news in queue_news(self.runs, {r.gpu for r in results}):  # a place freed on these pools
-            await self.bus.publish_reply(news)
-        for announcement in announcements((run for run, _ in runs if run.run_id in new), standings, self._announce_to):
-            await self.bus.publish_reply(announcement)
+        await self._publish_all(queue_news(self.runs, {r.gpu for r in results}))  # a place freed on these pools
+        await self._publish_all(
+            announcements((run for run, _ in runs if run.run_id in new), standings, self._announce_to)
+        )
+
+    async def _publish_all(self, replies: Iterable[Reply]) -> None:
+        """Publish ``replies`` at once: they leave in this order in one write to NATS, and their acknowledgements
+        are awaited together (one round trip each, one after the other, cost the core a socket write each)."""
+        await asyncio.gather(*(self.bus.publish_reply(reply) for reply in replies))
+
+    async def _previous_bests(
+        self, ranked: list[RunInfo], new: set[str], before: dict[tuple[str, str, int], PreviousBest | None]
+    ) -> dict[tuple[str, str, int], PreviousBest]:
+        """Each author's best before these runs: as the round that stored them found it, or, where one of them was
+        stored before (answered again after a crash), read apart from them."""
+        keys = {(r.leaderboard, r.gpu, r.person_id) for r in ranked}
+        again = {(r.leaderboard, r.gpu, r.person_id) for r in ranked if r.run_id not in new} | (keys - before.keys())
+        found = {key: best for key in keys - again if (best := before[key]) is not None}
+        if again:
+            found |= await self.db.read(self.db.store.previous_bests, sorted(again), [r.run_id for r in ranked])
+        return found
 
     async def _standings(self, ranked: list[RunInfo]) -> dict[tuple[str, str], dict[int, RankRow]]:
         return await rounds.standings(self.deps, ranked, TOP)
@@ -236,19 +265,14 @@ class CoreService:
         if fresh:  # stored before these events are acknowledged: a started run never looks queued again
             await self.writer.running([(run_id, latest[run_id].worker) for run_id in fresh])
             self.runs.mark_started(fresh)
-        for event in latest.values():
-            # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not
-            # has its result already, and a late event must not follow the final report. No database lookup.
-            run = self.runs.in_flight.get(event.run_id)
-            if run is None:
-                continue
-            await self.bus.publish_reply(
-                reply_parts.progress_reply(
-                    from_jsonable(ReplyTo, run.reply_to), event.run_id, event.gpu, event.progress
-                )
-            )
-        for news in queue_news(self.runs, {latest[run_id].gpu for run_id in fresh}):  # the runs behind moved up
-            await self.bus.publish_reply(news)
+        # Every unfinished run is in in_flight (queued here, or found unfinished at start): one that is not has its
+        # result already, and a late event must not follow the final report. No database lookup.
+        await self._publish_all(
+            reply_parts.progress_reply(from_jsonable(ReplyTo, run.reply_to), event.run_id, event.gpu, event.progress)
+            for event in latest.values()
+            if (run := self.runs.in_flight.get(event.run_id)) is not None
+        )
+        await self._publish_all(queue_news(self.runs, {latest[run_id].gpu for run_id in fresh}))  # runs moved up
 
     async def _on_dead(self, job: RunJob, deliveries: int) -> None:
         message = (

@@ -5,7 +5,8 @@ progress, however long the runs ahead take (a kernel that hangs holds the pool u
 run gets a progress reply (it updates the submission's status line in place, as a run's own progress does): how
 many runs are ahead of it, and, once a run on that pool was seen whole, roughly when it should start. Runs far
 back hear again once they moved up a fifth of their place (``RunBook.worth_telling``), so a long queue does not
-cost a reply per waiting run at every start.
+cost a reply per waiting run at every start; and a pool's news goes out at most once a second
+(``RunBook.news_due``), the news held back meanwhile told by the core's once-a-second task.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from harness.result import Progress
 
 def queue_news(book: RunBook, gpus: Iterable[str]) -> list[Reply]:
     """A progress reply for each run still waiting on one of ``gpus``: its place, and when it should start."""
-    wanted, ahead, news = set(gpus), Counter[str](), []
+    wanted, ahead, news = book.news_due(gpus), Counter[str](), list[Reply]()
+    if not wanted:
+        return news
     estimates = {gpu: book.wait_estimate(gpu) for gpu in wanted}
     for run in list(book.in_flight.values()):  # in the order they were queued
         if run.gpu not in wanted:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from storage.records import RunInfo
 
@@ -23,6 +23,10 @@ ATTEMPTS_MEMORY = 100_000  # runs whose latest started delivery is remembered (a
 # NEWS_SHARE-th of the places it last heard: a start costs some 5 ln(queue) replies, not one per waiting run.
 NEWS_HEAD = 10
 NEWS_SHARE = 5
+# A pool's waiting runs hear news at most once in NEWS_EVERY_S: news that comes sooner is held back and told when
+# that time has passed (``held_pools``), so a burst of starts on a fast pool costs a reply a second per waiting run
+# that hears, not one per start, and one pass over the queue a second.
+NEWS_EVERY_S = 1.0
 
 
 class InFlight(dict[str, RunInfo]):
@@ -76,6 +80,8 @@ class RunBook:
         # run id -> (the latest delivery that started, the worker that started it)
         self._attempts: OrderedDict[str, tuple[int, str]] = OrderedDict()
         self._told: dict[str, int] = {}  # waiting run id -> the runs ahead of it when its author last heard
+        self._news_at: dict[str, float] = {}  # GPU pool -> when its waiting runs last heard news
+        self._held: set[str] = set()  # GPU pools whose latest news was held back (NEWS_EVERY_S)
 
     def waiting_for(self, run: RunInfo) -> None:
         """A run queued now, or found unfinished when the core started."""
@@ -139,6 +145,21 @@ class RunBook:
             return False
         self._told[run_id] = ahead
         return True
+
+    def news_due(self, gpus: Iterable[str]) -> set[str]:
+        """The pools among ``gpus`` whose waiting runs may hear news now (noted as told); the others' news is held
+        back for ``held_pools``."""
+        now, wanted = self._clock(), set(gpus)
+        due = {gpu for gpu in wanted if gpu not in self._news_at or now - self._news_at[gpu] >= NEWS_EVERY_S}
+        self._held = (self._held | wanted) - due
+        self._news_at.update(dict.fromkeys(due, now))
+        return due
+
+    def held_pools(self) -> set[str]:
+        """The pools whose latest news was held back, forgotten here: their next news tells it (or holds it back
+        again)."""
+        held, self._held = self._held, set()
+        return held
 
     def answered(self, run_ids: list[str]) -> None:
         for run_id in run_ids:

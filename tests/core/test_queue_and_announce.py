@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,7 +13,7 @@ from core.service.announce import announcement_targets, announcements
 from core.service.harness_source import eval_code_report, harness_files
 from core.service.pools import PoolBoard
 from core.service.queueing import place_runs, queue_report
-from core.service.runs import InFlight
+from core.service.runs import InFlight, RunBook
 from storage.records import RankRow, RunInfo
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
@@ -138,10 +139,7 @@ def test_eval_code_lists_and_attaches_every_harness_file():
 
 
 def test_waiting_runs_hear_their_place_and_once_a_run_was_seen_whole_when_they_should_start():
-    from dataclasses import replace
-
     from core.service.queue_news import queue_news
-    from core.service.runs import RunBook
 
     clock = [0.0]
     book = RunBook(clock=lambda: clock[0])
@@ -164,11 +162,19 @@ def test_waiting_runs_hear_their_place_and_once_a_run_was_seen_whole_when_they_s
     assert queue_news(book, {"CPU"})[0].parts[0].text.endswith("starts in about 3 min)")
 
 
-def test_the_news_of_a_long_queue_reads_the_waiting_runs_once_not_once_per_run():
-    from dataclasses import replace
+def waiting_book(count: int, in_flight: InFlight | None = None) -> tuple[RunBook, list[float]]:
+    """A run book (and its clock, to move) with runs r1 to r``count`` waiting on CPU, answered in a Discord channel."""
+    clock = [0.0]
+    book = RunBook(clock=lambda: clock[0])
+    book.in_flight = in_flight if in_flight is not None else book.in_flight
+    to = {"platform": "discord", "channel": "c1", "user": "u1"}
+    for number in range(1, count + 1):
+        book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
+    return book, clock
 
+
+def test_the_news_of_a_long_queue_reads_the_waiting_runs_once_not_once_per_run():
     from core.service.queue_news import queue_news
-    from core.service.runs import InFlight, RunBook
 
     class Counted(InFlight):
         reads = 0
@@ -177,12 +183,7 @@ def test_the_news_of_a_long_queue_reads_the_waiting_runs_once_not_once_per_run()
             Counted.reads += 1
             return super().values()
 
-    clock = [0.0]
-    book = RunBook(clock=lambda: clock[0])
-    book.in_flight = Counted()
-    to = {"platform": "discord", "channel": "c1", "user": "u1"}
-    for number in range(1, 202):
-        book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
+    book, clock = waiting_book(201, Counted())
     book.mark_started({"r1"})
     clock[0] = 60.0
     book.result_arrived("r1")  # a run seen whole: every waiting run gets an estimate
@@ -193,17 +194,12 @@ def test_the_news_of_a_long_queue_reads_the_waiting_runs_once_not_once_per_run()
 
 
 def test_runs_far_back_in_a_long_queue_hear_when_they_moved_up_a_fifth_the_first_ten_every_move():
-    from dataclasses import replace
-
     from core.service.queue_news import queue_news
-    from core.service.runs import RunBook
 
-    book = RunBook()
-    to = {"platform": "discord", "channel": "c1", "user": "u1"}
-    for number in range(1, 41):
-        book.waiting_for(replace(run(f"r{number}", gpu="CPU"), reply_to=to))
+    book, clock = waiting_book(40)
 
     def start(run_id: str) -> dict[str, str]:
+        clock[0] += 1.0  # a start a second: no news is held back (the next test)
         book.result_arrived(f"r{int(run_id[1:]) - 1}")
         book.mark_started({run_id})
         return {news.in_reply_to: news.parts[0].text for news in queue_news(book, {"CPU"})}
@@ -216,3 +212,23 @@ def test_runs_far_back_in_a_long_queue_hear_when_they_moved_up_a_fifth_the_first
     start("r4")
     heard = start("r5")
     assert heard["r25"] == "CPU: queued (20 jobs ahead)"
+
+
+def test_a_pools_news_within_a_second_of_its_last_is_held_back_then_told():
+    from core.service.queue_news import queue_news
+
+    book, clock = waiting_book(5)
+    book.mark_started({"r1"})
+    assert len(queue_news(book, {"CPU"})) == 4  # everyone hears their place once
+    clock[0] = 0.5
+    book.result_arrived("r1")
+    book.mark_started({"r2"})
+    assert queue_news(book, {"CPU"}) == []  # half a second later: held back
+    assert book.held_pools() == {"CPU"} and book.held_pools() == set()  # noted once
+    clock[0] = 1.0
+    heard = {news.in_reply_to: news.parts[0].text for news in queue_news(book, {"CPU"})}
+    assert heard == {
+        "r3": "CPU: queued (1 job ahead)",
+        "r4": "CPU: queued (2 jobs ahead)",
+        "r5": "CPU: queued (3 jobs ahead)",
+    }

@@ -93,7 +93,7 @@ async def test_a_stored_result_whose_reply_never_went_out_is_answered_when_it_co
         worker=worker,
     )
     stored = await system.service.writer.results([_record(result)])  # stored, and then "the crash"
-    assert stored == [True] and system.store.unreplied([run_id]) == {run_id}
+    assert stored.stored == [True] and system.store.unreplied([run_id]) == {run_id}
     await system.bus.publish_result(result, run_key(system, run_id))
     (reply,) = (await system.finals({run_id})).values()
     assert reply.data["status"] == "failed"

@@ -13,7 +13,7 @@ from storage_testkit import T0, Builder, eval_result, raw_rows
 
 from harness.result import Status
 from storage import Store
-from storage.records import Leaderboard, ResultRecord
+from storage.records import Leaderboard, ResultRecord, WriteBatch
 
 
 def test_upsert_updates_a_leaderboard_but_never_rotates_its_seed(store: Store) -> None:
@@ -171,6 +171,16 @@ def test_runs_move_from_queued_to_running_to_done(store: Store, build: Builder) 
     assert store.run(h100).state == "done"
     assert [(r.run_id, r.state) for r in store.unfinished_runs()] == [(t4, "queued")]
     store.mark_running_many([(t4, "worker-b"), ("no-such-run", "worker-b")])
+    assert [(r.run_id, r.state) for r in store.unfinished_runs()] == [(t4, "running")]
+
+
+def test_a_running_mark_and_the_result_of_the_same_run_in_one_round_leave_it_done(store: Store, build: Builder) -> None:
+    ann = build.person("Ann")
+    (sub,) = store.add_submissions([build.new(ann, gpus=("H100", "T4"))])
+    h100, t4 = (run_id for run_id, _ in sub.runs)
+    stored = store.write(WriteBatch(running=[(h100, "w1"), (t4, "w2")], results=[build.result(h100)]))
+    assert stored.stored == [True]
+    assert (store.run(h100).state, store.run(h100).score_us) == ("done", 10.0)
     assert [(r.run_id, r.state) for r in store.unfinished_runs()] == [(t4, "running")]
 
 
