@@ -37,7 +37,7 @@ class _Timing(Protocol):
 
 
 class _Call(Protocol):
-    """What of a call's answer (``harness.judge.runner_link.Answer``) the calibration reads: read-only, so an
+    """What of a call's answer (``harness.judge.runner_api.Answer``) the calibration reads: read-only, so an
     answer whose ``timing`` is a ``CallTiming`` (more than ``_Timing``) fits."""
 
     @property

@@ -41,7 +41,8 @@ from harness.isolation.staging import Stage
 from harness.job import EvalJob
 from harness.judge import brackets, calibration, checking, modes, sealed_imports
 from harness.judge.cu_reference import CuReference
-from harness.judge.runner_link import Runner, RunnerLink
+from harness.judge.runner_api import Runner
+from harness.judge.runner_link import RunnerLink
 from harness.problem import CHECKER_ARGS
 from harness.result import FailureKind, Mode
 from harness.seeds import SeedPlan, seeded

@@ -34,7 +34,7 @@ from harness.channel import Outbox
 from harness.codec import to_jsonable
 from harness.failures import Verdict, checker_failure, describe, problem_failure, rejected
 from harness.judge import brackets, checking, ncu, profiling
-from harness.judge.runner_link import Answer, Runner
+from harness.judge.runner_api import Answer, Runner
 from harness.problem import TaskSpec
 from harness.result import FailureKind, Mode
 from harness.seeds import SeedPlan

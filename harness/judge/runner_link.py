@@ -27,8 +27,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -38,46 +37,20 @@ from harness.failures import Verdict
 from harness.isolation import linux
 from harness.job import EvalJob
 from harness.judge import brackets, calibration, judge_clock, runner_memory
+from harness.judge.runner_api import Answer
 from harness.judge.runner_channel import RunnerChannel
 from harness.judge.runner_claims import reported_timing
 from harness.result import FailureKind
 from harness.runner import runner_process
-from harness.timing import CallTiming
 
 MAX_BUFFER_SETS = runner_process.KEEP_ALIVE + 1  # the runner's sets of input buffers per list of sizes
 
 _clock_ns = time.perf_counter_ns
+# On the CPU the judge asks for the runner's guard after every untimed call and at most this often between timed
+# ones: a look costs the judge's wall time ~0.5 ms, and the guard is a courtesy that names naive patches (a lie about
+# time is the judge's clock's to catch).
+GUARD_EVERY_S = 0.05
 CLOSE_WAIT_S = 5.0
-
-
-@dataclass
-class Answer:
-    """One call as the judge holds it: copies in the judge's memory, the runner's report, the bracket."""
-
-    output: Any
-    inputs: Any  # the inputs as the call left them (in-place writes show here)
-    timing: CallTiming
-    bracket_us: float  # the judge's clock from before the inputs reached the runner to the whole answer (and, on
-    # CUDA, the runner's work done)
-    spent_us: float  # what the call cost as the judge sees it (harness.judge.brackets.spent)
-    payload_bytes: int  # bytes the call really moved through the socket in the bracket (inputs sent, answer's extents)
-    address: int  # where the runner's output lived (diagnostic)
-    reaped_us: float = 0.0  # of spent_us: what processes reaped during the call left their parents, in clock ticks
-
-
-class Runner(Protocol):
-    """What the modes need of the submission's side, a process of its own (``RunnerLink``)."""
-
-    rebuild_us: Callable[[Any], float] | None
-
-    def start(self, device: str) -> None: ...
-    def import_submission(self) -> None: ...
-    def calibrate(self, calls: int = ...) -> brackets.Allowance: ...
-    def call(self, data: Any, timed: bool, host: bool, during: str, calibration: bool = False) -> Answer: ...
-    def busy(self, seconds: float) -> None: ...
-    def profile(self, calls: list[Callable[[], Any]], rows: int) -> str: ...
-    def compile_seconds(self) -> float: ...
-    def close(self) -> None: ...
 
 
 class RunnerLink(RunnerChannel):
@@ -98,6 +71,7 @@ class RunnerLink(RunnerChannel):
         self.memory: runner_memory.RunnerMemory | None = None  # on the CPU, where the judge may reach the runner's
         self.memory_refused = ""  # why it may not, where it may not (the socket carries host bytes then)
         self._imported = False
+        self._guarded_at = 0.0  # when the judge last asked for the runner's guard (CPU)
 
     @classmethod
     def spawn(cls, job: EvalJob, outbox: Outbox, max_bytes: int) -> RunnerLink:
@@ -192,8 +166,9 @@ class RunnerLink(RunnerChannel):
             self._staging = []
             if self.memory is not None:
                 self.memory.staging = []
-        if request["guard_asked"]:
+        if request["guard_asked"] and (not timed or time.monotonic() - self._guarded_at >= GUARD_EVERY_S):
             self._ask({"op": "guard", "during": during}, "guarded")
+            self._guarded_at = time.monotonic()
         return answer
 
     def close(self) -> None:
