@@ -259,7 +259,10 @@ class RunnerLink(RunnerChannel):
             return 0.0
         if self.memory is not None:
             self._written = sum(s.nbytes() for s in inputs)
-            staging_us = self.memory.stage(self._staging, inputs)
+            try:
+                staging_us = self.memory.stage(self._staging, inputs)
+            except transport.TransportError as exc:  # it made its memory unwritable (undumpable, unmapped, read-only)
+                raise self._tampering(f"the judge could not write the call's inputs: {exc}") from None
             self._staging = []  # host buffers are the memory's to read back, never storages of this process
             return staging_us
         if self._events is None:

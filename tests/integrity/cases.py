@@ -524,6 +524,13 @@ CATALOGUE = [
         cuda=True,
     ),
     Case(
+        "c25_undumpable_runner.py",
+        "C22",
+        "a runner the judge may not write into (undumpable) breaks the protocol: a named verdict, not a harness error",
+        (F.TAMPERING,),
+        "could not write the call's inputs",
+    ),
+    Case(
         "c25_hidden_alias_cpu.py",
         "C3",
         "the judge reads host outputs from the runner's memory itself: an input buffer named as fresh memory is the "
