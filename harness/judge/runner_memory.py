@@ -34,6 +34,11 @@ from harness.isolation import linux
 from harness.transport import MEMORY_PROBE, TransportError
 
 
+class SharedOutput(TransportError):
+    """An answer's own memory (not an input buffer) outside the runner's private writable memory: an honest kernel
+    may return a tensor of a process pool's shared memory, so this is the output's fault, not forgery."""
+
+
 @dataclass(frozen=True)
 class RemoteBuffer:
     """One of the runner's input buffers, where it lives there; reads like a storage's size and address."""
@@ -101,12 +106,11 @@ class RunnerMemory:
         except (OSError, ValueError) as exc:
             raise TransportError(f"its memory map could not be read ({exc})") from None
         starts = [start for start, _, _ in mappings]
-        for address, size in ranges:
+        for index, (address, size) in enumerate(ranges):
             if size and not _private(mappings, starts, address, address + size):
-                raise TransportError(
-                    f"memory at {address:#x} ({size} bytes) that is not private to the runner (shared, unmapped or "
-                    "read-only)"
-                )
+                where = f"memory at {address:#x} ({size} bytes) that is not private to the runner (shared, unmapped or "
+                # the input buffers are the harness's own allocations: only a forged answer puts them elsewhere
+                raise (TransportError if index < len(self.staging) else SharedOutput)(f"{where}read-only)")
 
     def storage(self, entry: Any) -> torch.UntypedStorage:
         """The judge's own copy of one storage the answer names: an input buffer ("staged") or other memory

@@ -531,6 +531,14 @@ CATALOGUE = [
         "could not write the call's inputs",
     ),
     Case(
+        "c25_shared_memory_output.py",
+        "C3",
+        "the judge reads outputs only from the runner's private memory: an output in shared memory is the output's "
+        "fault (bad_output_type, with what to do), not the protocol's",
+        (F.BAD_OUTPUT_TYPE,),
+        "own memory",
+    ),
+    Case(
         "c25_hidden_alias_cpu.py",
         "C3",
         "the judge reads host outputs from the runner's memory itself: an input buffer named as fresh memory is the "
