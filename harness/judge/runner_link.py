@@ -299,15 +299,13 @@ class RunnerLink(RunnerChannel):
                 torch.cuda.synchronize()
             # the host's cost of mapping is the judge's own; the wait it queued is counted (it ends at the sync)
             bracket_us = (_clock_ns() - started - self._opening_ns) / 1000
+            if self._cpu:
+                self._cpu.bracket_ended()
             if self.memory is not None:
                 try:
                     self.memory.check_private(described)
                 except runner_memory.SharedOutput as exc:
-                    raise Verdict(
-                        FailureKind.BAD_OUTPUT_TYPE,
-                        f"The call answered with {exc}: the judge reads outputs only from the submission process's "
-                        "own memory. Return a tensor of its own (e.g. a .clone() of a shared-memory buffer).",
-                    ) from None
+                    raise exc.verdict() from None
             for entry in described:
                 mapped.append(
                     next(host)

@@ -30,13 +30,22 @@ from typing import Any
 
 import torch
 
+from harness.failures import Verdict
 from harness.isolation import linux
+from harness.result import FailureKind
 from harness.transport import MEMORY_PROBE, TransportError
 
 
 class SharedOutput(TransportError):
     """An answer's own memory (not an input buffer) outside the runner's private writable memory: an honest kernel
     may return a tensor of a process pool's shared memory, so this is the output's fault, not forgery."""
+
+    def verdict(self) -> Verdict:
+        return Verdict(
+            FailureKind.BAD_OUTPUT_TYPE,
+            f"The call answered with {self}: the judge reads outputs only from the submission process's own memory. "
+            "Return a tensor of its own (e.g. a .clone() of a shared-memory buffer).",
+        )
 
 
 @dataclass(frozen=True)

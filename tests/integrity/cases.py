@@ -417,6 +417,14 @@ CATALOGUE = [
         "shorter than the work took",
     ),
     Case(
+        "c25_serial_relay.py",
+        "C9",
+        "the job's CPU time counts up to the bracket's wall time (less the runner's waits for a core), so threads that "
+        "take turns count in full, not over the cores",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
         "c25_forged_sub_microsecond.py",
         "C9",
         "under the judge's CPU slack, but faster than the job's cores could move the shape's bytes (1 TB/s a core)",
