@@ -89,11 +89,15 @@ def spent(bracket_us: float, cpu_us: float | None) -> float:
     return bracket_us if cpu_us is None else max(0.0, min(cpu_us, bracket_us))
 
 
-def cpu_spent(total_us: float, longest_us: float, cores: float) -> float:
+def cpu_spent(total_us: float, longest_us: float, cores: float, wall_us: float | None = None) -> float:
     """What a call spent on the CPU where the judge sees each thread: at least the CPU time of its busiest thread
-    (one thread runs on one core at a time) and at least all of it spread over every core the job may use. Waiting
-    for a core counts in neither, and the judge's own work (staging, reading the answer) is not the job's."""
-    return max(0.0, longest_us, total_us / max(1.0, cores))
+    (one thread runs on one core at a time), at least all of it spread over every core the job may use, and at
+    least all of it up to ``wall_us``, the bracket less what the runner's main thread waited for a core. Threads
+    that take turns (each one's share done before the next starts) look parallel to the first two bounds, so a
+    serial kernel relayed over C threads counted 1/C of its time; not to the wall. Waiting for a core counts in
+    none, and the judge's own work (staging, reading the answer) is not the job's."""
+    serial = min(total_us, wall_us) if wall_us is not None else 0.0
+    return max(0.0, longest_us, total_us / max(1.0, cores), serial)
 
 
 def moved_bytes(value: Any, skip: frozenset[int] = frozenset()) -> int:

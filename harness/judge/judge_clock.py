@@ -103,28 +103,42 @@ class CallCpu:
         self.cores = max(1.0, limits.job_cpus())  # the cores the job may keep busy at once (limits: the cgroup's)
         self._from = (0, 0)
         self._threads: dict[int, int] | None = None
+        self._waited = self._waited_until = 0
 
     def start(self) -> None:
         self._from, self._threads = self.job.read(), self.job.threads()
+        self._waited = self._waited_ns()  # last: the bracket starts next
+
+    def bracket_ended(self) -> None:
+        """The judge has the answer: what was waited for a core since ``start`` is part of the bracket."""
+        self._waited_until = self._waited_ns()
 
     def spent(self, wall_us: float) -> tuple[float, float]:
         """(what the call spent, what children reaped meanwhile left in it), in us: over the threads where the
         judge sees them (``harness.judge.brackets.cpu_spent``), else the job's CPU time capped by ``wall_us``."""
+        waited_us = (self._waited_until - self._waited) / 1000
         (live, reaped), threads = self.job.read(), self.job.threads()
         live_us, reaped_us = (live - self._from[0]) / 1000, (reaped - self._from[1]) / 1000
         if threads is None or self._threads is None:
             return brackets.spent(wall_us, live_us + reaped_us), reaped_us
-        longest = longest_thread_us(self._threads, threads, live_us, reaped_us)
-        return brackets.cpu_spent(live_us + reaped_us, longest, self.cores), reaped_us
+        longest = longest_thread_us(self._threads, threads, reaped_us)
+        serial_wall_us = max(0.0, wall_us - waited_us)
+        return brackets.cpu_spent(live_us + reaped_us, longest, self.cores, serial_wall_us), reaped_us
+
+    def _waited_ns(self) -> int:
+        """How long the runner's main thread has waited for a core (schedstat's run delay): a loaded machine's part
+        of the wall time, which no honest kernel's reported time holds. Not the judge's: it wakes while the call
+        runs, and its waits then (a kernel keeping every core busy) are no part of the bracket's length."""
+        return _run_delay_ns(self.job.runner_pid, self.job.runner_pid)
 
 
-def longest_thread_us(before: dict[int, int], after: dict[int, int], live_us: float, reaped_us: float) -> float:
-    """The most CPU time any one part of the job spent between two readings of ``threads``: a thread, the threads
-    that ended meanwhile taken together (``live_us`` of the processes not found in any live thread), or the
-    children reaped meanwhile. Each is a lower bound of the wall time the call took."""
+def longest_thread_us(before: dict[int, int], after: dict[int, int], reaped_us: float) -> float:
+    """The most CPU time any one part of the job spent between two readings of ``threads``: a live thread, or the
+    children reaped meanwhile. Each is a lower bound of the wall time the call took. Threads that ended meanwhile
+    are no part: they may have run side by side (a pool made for the call), and counted as one they flagged honest
+    parallel kernels; run one after another, the wall bound of ``brackets.cpu_spent`` counts them."""
     deltas = [ns - before.get(tid, 0) for tid, ns in after.items()]
-    ended_us = live_us - sum(deltas) / 1000
-    return max([d / 1000 for d in deltas] + [ended_us, reaped_us, 0.0])
+    return max([d / 1000 for d in deltas] + [reaped_us, 0.0])
 
 
 def socket_us_per_byte() -> float:
@@ -189,6 +203,14 @@ def _tree(root: int) -> list[int]:
                 with contextlib.suppress(OSError, ValueError):
                     queue.extend(int(c) for c in (_PROC / str(pid) / "task" / tid / "children").read_text().split())
     return found
+
+
+def _run_delay_ns(pid: int, tid: int) -> int:
+    """A thread's time waiting on a run queue, in ns (0 where it cannot be read)."""
+    try:
+        return int((_PROC / str(pid) / "task" / str(tid) / "schedstat").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _total(parts: list[tuple[int, int]]) -> tuple[int, int]:

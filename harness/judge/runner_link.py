@@ -234,7 +234,10 @@ class RunnerLink(RunnerChannel):
             return 0.0
         if self.memory is not None:
             self._written = sum(s.nbytes() for s in inputs)
-            staging_us = self.memory.stage(self._staging, inputs)
+            try:
+                staging_us = self.memory.stage(self._staging, inputs)
+            except transport.TransportError as exc:  # it made its memory unwritable (undumpable, unmapped, read-only)
+                raise self._tampering(f"the judge could not write the call's inputs: {exc}") from None
             self._staging = []  # host buffers are the memory's to read back, never storages of this process
             return staging_us
         if self._events is None:
@@ -271,8 +274,13 @@ class RunnerLink(RunnerChannel):
                 torch.cuda.synchronize()
             # the host's cost of mapping is the judge's own; the wait it queued is counted (it ends at the sync)
             bracket_us = (_clock_ns() - started - self._opening_ns) / 1000
+            if self._cpu:
+                self._cpu.bracket_ended()
             if self.memory is not None:
-                self.memory.check_private(described)
+                try:
+                    self.memory.check_private(described)
+                except runner_memory.SharedOutput as exc:
+                    raise exc.verdict() from None
             for entry in described:
                 mapped.append(
                     next(host)

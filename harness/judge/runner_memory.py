@@ -30,8 +30,22 @@ from typing import Any
 
 import torch
 
+from harness.failures import Verdict
 from harness.isolation import linux
+from harness.result import FailureKind
 from harness.transport import MEMORY_PROBE, TransportError
+
+
+class SharedOutput(TransportError):
+    """An answer's own memory (not an input buffer) outside the runner's private writable memory: an honest kernel
+    may return a tensor of a process pool's shared memory, so this is the output's fault, not forgery."""
+
+    def verdict(self) -> Verdict:
+        return Verdict(
+            FailureKind.BAD_OUTPUT_TYPE,
+            f"The call answered with {self}: the judge reads outputs only from the submission process's own memory. "
+            "Return a tensor of its own (e.g. a .clone() of a shared-memory buffer).",
+        )
 
 
 @dataclass(frozen=True)
@@ -101,12 +115,11 @@ class RunnerMemory:
         except (OSError, ValueError) as exc:
             raise TransportError(f"its memory map could not be read ({exc})") from None
         starts = [start for start, _, _ in mappings]
-        for address, size in ranges:
+        for index, (address, size) in enumerate(ranges):
             if size and not _private(mappings, starts, address, address + size):
-                raise TransportError(
-                    f"memory at {address:#x} ({size} bytes) that is not private to the runner (shared, unmapped or "
-                    "read-only)"
-                )
+                where = f"memory at {address:#x} ({size} bytes) that is not private to the runner (shared, unmapped or "
+                # the input buffers are the harness's own allocations: only a forged answer puts them elsewhere
+                raise (TransportError if index < len(self.staging) else SharedOutput)(f"{where}read-only)")
 
     def storage(self, entry: Any) -> torch.UntypedStorage:
         """The judge's own copy of one storage the answer names: an input buffer ("staged") or other memory

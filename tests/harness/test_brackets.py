@@ -103,6 +103,14 @@ def test_on_the_cpu_the_busiest_thread_and_all_cores_bound_the_call():
     assert brackets.cpu_spent(total_us=0.0, longest_us=-1.0, cores=0.0) == 0.0
 
 
+def test_on_the_cpu_threads_that_take_turns_count_up_to_the_wall():
+    # 6 ms of work relayed over two threads, one after the other, in a 6.1 ms bracket: it looked like 3 ms of two
+    # parallel threads; the wall says it was serial
+    assert brackets.cpu_spent(total_us=6000.0, longest_us=3000.0, cores=2.0, wall_us=6100.0) == 6000.0
+    # two threads side by side, 3 ms each in a 3.1 ms bracket: the wall caps the bound at what really passed
+    assert brackets.cpu_spent(total_us=6000.0, longest_us=3000.0, cores=2.0, wall_us=3100.0) == 3100.0
+
+
 def test_a_shapes_own_calibration_is_its_allowance():
     allowed = brackets.allowance([30.0], [0.0], "cpu", us_per_byte=0.001)
     key = brackets.shape_key({"size": 512, "seed": 7})

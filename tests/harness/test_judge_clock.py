@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness.judge import judge_clock
+from harness.judge import brackets, judge_clock
 
 
 def _burn_in_child() -> tuple[int, int, int]:
@@ -54,7 +54,8 @@ def test_the_judges_socket_speed_is_its_own_measure():
 
 
 def test_each_thread_of_the_job_is_seen_and_the_busiest_bounds_the_call():
-    """A thread that did the work and ended before the answer still bounds the call: its time is the process's."""
+    """A live thread's work bounds the call; one that ended before the answer is the process's, and bounds it
+    through the wall (``brackets.cpu_spent``)."""
     clock = judge_clock.JobCpu(os.getpid())
     before, live_from = clock.threads(), clock.read()[0]
     if before is None:
@@ -67,15 +68,24 @@ def test_each_thread_of_the_job_is_seen_and_the_busiest_bounds_the_call():
         worked.append(time.thread_time_ns() - started)
 
     worker = threading.Thread(target=work)
+    wall_from = time.perf_counter_ns()
     worker.start()
     worker.join()
+    wall_us = (time.perf_counter_ns() - wall_from) / 1000
     after, live_to = clock.threads(), clock.read()[0]
     assert after is not None and threading.get_native_id() in after  # the worker may linger a moment, or not
-    longest = judge_clock.longest_thread_us(before, after, (live_to - live_from) / 1000, reaped_us=0.0)
-    assert longest >= 0.9 * worked[0] / 1000 > 0
+    longest = judge_clock.longest_thread_us(before, after, reaped_us=0.0)
+    spent = brackets.cpu_spent((live_to - live_from) / 1000, longest, cores=64.0, wall_us=wall_us)
+    assert spent >= 0.9 * worked[0] / 1000 > 0
 
 
-def test_the_longest_part_is_a_thread_the_ended_ones_or_the_reaped_children():
-    assert judge_clock.longest_thread_us({1: 0}, {1: 4000, 2: 9000}, 13.0, 0.0) == 9.0
-    assert judge_clock.longest_thread_us({1: 0}, {1: 4000}, 20.0, 0.0) == 16.0  # a thread that ended: 16 us
-    assert judge_clock.longest_thread_us({}, {}, 0.0, 25.0) == 25.0  # children reaped meanwhile
+def test_the_longest_part_is_a_live_thread_or_the_reaped_children():
+    assert judge_clock.longest_thread_us({1: 0}, {1: 4000, 2: 9000}, 0.0) == 9.0
+    assert judge_clock.longest_thread_us({1: 0, 3: 0}, {1: 4000}, 0.0) == 4.0  # thread 3 ended: not a part of its own
+    assert judge_clock.longest_thread_us({}, {}, 25.0) == 25.0  # children reaped meanwhile
+
+
+def test_the_runners_waits_for_a_core_are_read_from_its_main_thread():
+    """The wall bound takes out what the runner's main thread waited on a run queue (schedstat's second field)."""
+    assert judge_clock._run_delay_ns(os.getpid(), os.getpid()) >= 0
+    assert judge_clock._run_delay_ns(os.getpid(), 2**22 + 1) == 0  # no such thread: nothing to take out

@@ -417,6 +417,14 @@ CATALOGUE = [
         "shorter than the work took",
     ),
     Case(
+        "c25_serial_relay.py",
+        "C9",
+        "the job's CPU time counts up to the bracket's wall time (less the runner's waits for a core), so threads that "
+        "take turns count in full, not over the cores",
+        (F.UNTRUSTED_TIME,),
+        "shorter than the work took",
+    ),
+    Case(
         "c25_forged_sub_microsecond.py",
         "C9",
         "under the judge's CPU slack, but faster than the job's cores could move the shape's bytes (1 TB/s a core)",
@@ -522,6 +530,21 @@ CATALOGUE = [
         "output-not-input",
         problem="identity",
         cuda=True,
+    ),
+    Case(
+        "c25_undumpable_runner.py",
+        "C22",
+        "a runner the judge may not write into (undumpable) breaks the protocol: a named verdict, not a harness error",
+        (F.TAMPERING,),
+        "could not write the call's inputs",
+    ),
+    Case(
+        "c25_shared_memory_output.py",
+        "C3",
+        "the judge reads outputs only from the runner's private memory: an output in shared memory is the output's "
+        "fault (bad_output_type, with what to do), not the protocol's",
+        (F.BAD_OUTPUT_TYPE,),
+        "own memory",
     ),
     Case(
         "c25_hidden_alias_cpu.py",
