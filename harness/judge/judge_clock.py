@@ -121,7 +121,7 @@ class CallCpu:
         live_us, reaped_us = (live - self._from[0]) / 1000, (reaped - self._from[1]) / 1000
         if threads is None or self._threads is None:
             return brackets.spent(wall_us, live_us + reaped_us), reaped_us
-        longest = longest_thread_us(self._threads, threads, reaped_us)
+        longest = longest_thread_us(self._threads, threads)
         serial_wall_us = max(0.0, wall_us - waited_us)
         return brackets.cpu_spent(live_us + reaped_us, longest, self.cores, serial_wall_us), reaped_us
 
@@ -132,13 +132,12 @@ class CallCpu:
         return _run_delay_ns(self.job.runner_pid, self.job.runner_pid)
 
 
-def longest_thread_us(before: dict[int, int], after: dict[int, int], reaped_us: float) -> float:
-    """The most CPU time any one part of the job spent between two readings of ``threads``: a live thread, or the
-    children reaped meanwhile. Each is a lower bound of the wall time the call took. Threads that ended meanwhile
-    are no part: they may have run side by side (a pool made for the call), and counted as one they flagged honest
-    parallel kernels; run one after another, the wall bound of ``brackets.cpu_spent`` counts them."""
-    deltas = [ns - before.get(tid, 0) for tid, ns in after.items()]
-    return max([d / 1000 for d in deltas] + [reaped_us, 0.0])
+def longest_thread_us(before: dict[int, int], after: dict[int, int]) -> float:
+    """The most CPU time any one live thread of the job spent between two readings of ``threads``: a lower bound of
+    the wall time the call took. Threads that ended meanwhile and children reaped meanwhile are no part: they may
+    have run side by side (a pool made for the call), and counted as one they flagged honest parallel kernels; run
+    one after another, the wall bound of ``brackets.cpu_spent`` counts them."""
+    return max([(ns - before.get(tid, 0)) / 1000 for tid, ns in after.items()] + [0.0])
 
 
 def socket_us_per_byte() -> float:
