@@ -1,6 +1,6 @@
 #!/bin/bash
 # This round's GPU evidence (issues 25 and 26) in one or two calls, from the repository root on a CUDA machine:
-#     bash bench/gpu_round.sh SECTION...      (sections: integrity ranked ours large before builds types cu memory cpu)
+#     bash bench/gpu_round.sh SECTION...      (sections: integrity ranked ours large before builds types cu memory cpu unexplained)
 #   integrity  the cheat catalogue's CUDA cases, the honest solutions and hostile input (bench/integrity_gpu.py)
 #   ranked     5 fresh ranked evaluations each: kernelrank's vectoradd, grayscale, matmul, histogram and the
 #              public-style pmpp problems (bench/fixtures/public_style), with per-shape figures
@@ -13,6 +13,7 @@
 #   cu         .cu submissions through their two modules: the shipped solutions in every mode, the packed values
 #   memory     the judge's reads and writes of a runner's host memory on this machine's kernel (CPU exchange)
 #   cpu        the catalogue's CPU cases, honest solutions and hostile input on this machine's CPU
+#   unexplained  what the judge's CPU clock cannot explain of honest CPU calls here (bench/cpu_unexplained.py)
 # Everything goes to stdout; figures go to docs/benchmarks.md by hand, with the GPU named.
 set -u
 export PYTHONUNBUFFERED=1
@@ -35,6 +36,7 @@ for section in "$@"; do
         cu) python3 -m pytest -q -p no:cacheprovider --noconftest -p bench.gpu_pytest_plugin \
                 tests/problems/test_cu_problems.py tests/harness/test_cu_values.py ;;
         cpu) python3 bench/integrity_gpu.py --cpu-only ;;
+        unexplained) python3 bench/cpu_unexplained.py --runs 2 2>&1 | grep -v '^harness-server' ;;
         memory) python3 -m pytest -q -p no:cacheprovider --noconftest tests/harness/test_runner_memory.py ;;
         *) echo "unknown section $section" ;;
     esac
