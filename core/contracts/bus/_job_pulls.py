@@ -3,7 +3,8 @@
 A pull for several jobs asks for what is waiting now, up to a byte budget (the jobs travel to the worker in one
 answer); when nothing is waiting, or the first job alone is over the budget, it waits for one job of any size.
 Each pull listens on an inbox of its own, so workers' requests never take each other's jobs (JetStream sends a
-delivery with its stream subject, so one inbox could not tell whose pull it answers).
+delivery with its stream subject, so one inbox could not tell whose pull it answers), until it holds every job the
+server says it sent: in a cluster the status that ends a pull can overtake the pull's last jobs.
 """
 
 from __future__ import annotations
@@ -36,13 +37,16 @@ async def _round(nc: Any, durable: str, request: dict[str, Any], timeout_s: floa
     taken: list[Msg] = []
     try:
         await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{subjects.JOBS}.{durable}", json.dumps(request).encode(), inbox)
+        wanted = request["batch"]
         async with asyncio.timeout(timeout_s):
-            while len(taken) < request["batch"]:
+            while len(taken) < wanted:
                 msg = await sub.next_msg(timeout=None)
                 if msg.reply and msg.reply.startswith(ACK_PREFIX):
                     taken.append(msg)
                 elif msg.headers and msg.headers.get("Status"):  # 404, 408 (expired), 409: the pull is over
-                    break
+                    # but in a cluster the jobs it sent may come after it says so: wait for those it counts
+                    left = msg.headers.get("Nats-Pending-Messages")
+                    wanted = request["batch"] - int(left) if left else len(taken)
     except TimeoutError:
         pass
     finally:
