@@ -98,7 +98,7 @@ class Worker:
                     await asyncio.wait({*running, stopped}, return_when=asyncio.FIRST_COMPLETED)
                     continue
                 try:
-                    deliveries = await _fetch_unless(stop, stopped, queue, self.poll_s)
+                    deliveries = await _fetch_unless(stop, stopped, queue, self.poll_s, free)
                 except BusError as exc:
                     log.warning("worker %s cannot fetch jobs, retrying: %s", self.name, exc)
                     await _sleep_unless(stop, self.poll_s)
@@ -302,11 +302,12 @@ async def _give_back(delivery: Granted) -> None:
 
 
 async def _fetch_unless(
-    stop: asyncio.Event, stopped: asyncio.Task[Any], queue: WorkQueue, timeout_s: float
+    stop: asyncio.Event, stopped: asyncio.Task[Any], queue: WorkQueue, timeout_s: float, limit: int
 ) -> list[Granted]:
-    """The next job, unless the worker is told to stop first: a stop ends an idle wait at once. A job the core
-    hands out just as the wait is dropped is held by nobody and comes back after its ack wait, to another worker."""
-    fetching = asyncio.create_task(queue.fetch(timeout_s))
+    """Up to ``limit`` jobs (those waiting, else the next one), unless the worker is told to stop first: a stop
+    ends an idle wait at once. A job the core hands out just as the wait is dropped is held by nobody and comes back
+    after its ack wait, to another worker."""
+    fetching = asyncio.create_task(queue.fetch(timeout_s, limit))
     await asyncio.wait({fetching, stopped}, return_when=asyncio.FIRST_COMPLETED)
     if not fetching.done():
         fetching.cancel()

@@ -1,8 +1,8 @@
 """The core hands each job to one worker at a time: a job belongs to the worker that holds its attempt.
 
 Workers cannot read the job queues (``core.contracts.roles``); they ask the core (``core.contracts.bus._work``).
-For each request the core pulls one delivery from the pool's durable and hands it to the asking worker alone,
-on that worker's own inbox, with:
+For each request the core pulls deliveries from the pool's durable (as many as the worker has room for and are
+waiting, else the next one) and hands them to the asking worker alone, on that worker's own inbox, each with:
 
 - the attempt: JetStream's count of the message's deliveries, read by the core, never the worker's word (or one
   more than the last attempt this core handed out, where JetStream lost count: a nats-server killed before it
@@ -14,7 +14,9 @@ on that worker's own inbox, with:
 
 A new attempt exists only when JetStream redelivers, which it does only once the holder has stopped heartbeating
 for ``ack_wait`` (it died) or gave the job back itself: nobody else can settle a delivery. A job whose result is
-already stored (its worker's acknowledgement was lost) is acknowledged here and never handed out again. Grants are
+already stored (its worker's acknowledgement was lost) is acknowledged here and never handed out again; a
+delivery that cannot be a redelivery (JetStream counts it the first, and this core waits for the run and has
+handed out no attempt of it) is not looked up, which saves a round trip to the server per job. Grants are
 keyed by the core's secret, not kept in memory, so a restarted core (or another replica) honours them.
 """
 
@@ -41,24 +43,27 @@ class Dispatcher:
     async def start(self, pools: list[str]) -> Running:
         for gpu in pools:
             self._queues[gpu] = await self._bus.queue_config(gpu)
-        return await self._bus.serve_work(pools, self._queues.__getitem__, self.next_job, self.settle)
+        return await self._bus.serve_work(pools, self._queues.__getitem__, self.next_jobs, self.settle)
 
-    async def next_job(self, worker: str, gpu: str, wait_s: float) -> Held | None:
-        """The pool's next job for ``worker``, with its attempt's key and grant; None when none is waiting."""
-        held = await self._bus.pull_job(gpu, wait_s)
-        if held is None:
-            return None
+    async def next_jobs(self, worker: str, gpu: str, wait_s: float, limit: int) -> list[Held]:
+        """Up to ``limit`` of the pool's jobs for ``worker``, each with its attempt's key and grant; none when
+        none came within ``wait_s``."""
+        return [held for held in await self._bus.pull_jobs(gpu, wait_s, limit) if await self._hand(worker, held)]
+
+    async def _hand(self, worker: str, held: Held) -> bool:
+        """Make ``held`` ``worker``'s attempt; False (and acknowledged) when its result is stored already."""
         run_id = held.job.run_id
-        if await self._checks.has_result(run_id):
+        first = held.attempt == 1 and run_id in self._runs.in_flight and self._runs.started_by(run_id) is None
+        if not first and await self._checks.has_result(run_id):
             log.warning("run %s was delivered again after its result was stored; not evaluating it twice", run_id)
             await self._bus.settle_delivery(held.ack, "ack")
-            return None
+            return False
         held.attempt = max(held.attempt, self._runs.latest_attempt(run_id) + 1)
         self._runs.attempt_started(run_id, held.attempt, worker)
         held.job.result_key = signing.attempt_key(signing.run_key(self._secret, run_id), held.attempt)
         held.grant = signing.grant(self._secret, worker, run_id, held.attempt, held.ack)
         log.info("run %s: attempt %d handed to worker %s", run_id, held.attempt, worker)
-        return held
+        return True
 
     async def settle(self, worker: str, gpu: str, settle: Settle) -> None:
         """Do what ``worker`` asks with a delivery, if it holds it; ``Refused`` otherwise."""

@@ -18,7 +18,7 @@ from core.contracts.errors import Busy, Forbidden, NotSignedIn, RateLimited, Use
 from core.contracts.messages import Command, CommandKind, Reply
 from core.contracts.registry import BY_KIND, Access
 from core.contracts.specs import check_arguments
-from core.service import admin, backups, challenges, linking, manage, profiles, queries, reports, review
+from core.service import admin, backups, challenges, linking, manage, profiles, queries, reports, review, task_queries
 from core.service.deps import Deps
 from core.service.people import VISITOR, Caller
 from core.service.submit import submit
@@ -68,12 +68,12 @@ HANDLERS: dict[CommandKind, Handler] = {
     CommandKind.SHOW: queries.show,
     CommandKind.MINE: queries.mine,
     CommandKind.HISTORY: queries.history,
-    CommandKind.TASK: queries.task,
-    CommandKind.TEMPLATE: queries.template,
+    CommandKind.TASK: task_queries.task,
+    CommandKind.TEMPLATE: task_queries.template,
     CommandKind.SUBMISSION: queries.submission,
     CommandKind.STATS: queries.stats,
     CommandKind.QUEUE: queries.queue,
-    CommandKind.EVAL_CODE: queries.eval_code,
+    CommandKind.EVAL_CODE: task_queries.eval_code,
     CommandKind.TOKEN: token,
     CommandKind.ISSUE_TOKEN: issue_token,
     CommandKind.BOARD_CREATE: manage.create,

@@ -2,14 +2,16 @@
 
 Only the core reads the job queues (``core.contracts.roles``): a shared JetStream durable lets whoever may
 acknowledge one delivery acknowledge (or give back) any other, since an ack subject names no recipient. So a
-worker asks on ``svc.work.<worker>.<gpu>`` (its user may publish there only) and the core pulls one message from
-the pool's durable, hands it over with the delivery's number as JetStream counted it (the attempt) and a grant,
-the core's token for "this worker holds this delivery" (``core.contracts.signing.grant``). To acknowledge, give
+worker asks on ``svc.work.<worker>.<gpu>`` (its user may publish there only) for up to as many jobs as it has room
+for, and the core pulls them from the pool's durable (``_job_pulls``) and hands each over with the delivery's
+number as JetStream counted it (the attempt) and a grant, the core's token for "this worker holds this delivery"
+(``core.contracts.signing.grant``). To acknowledge, give
 back or heartbeat the job the worker shows the grant again, and the core does it on the delivery's ack subject.
 
 The wire: a request is JSON (``op``: ``info``, ``next``, ``ack``, ``nak`` or ``beat``); an answer carries the
-queue's ``ack_wait`` and ``max_deliver`` in headers, and for ``next`` the job itself (its bytes as stored, with
-the attempt's result key) and the grant in headers. ``Kr-Error`` holds the core's refusal, one sentence.
+queue's ``ack_wait`` and ``max_deliver`` in headers, and for ``next`` the jobs (each one's bytes as stored, with
+the attempt's result key, one after another) with, in headers, their sizes, attempts, ack subjects and grants
+(comma-separated, in the jobs' order). ``Kr-Error`` holds the core's refusal, one sentence.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from nats.aio.msg import Msg
 from core.contracts import subjects
 from core.contracts.bus._consumers import Running, Served
 from core.contracts.bus._errors import BusError, translated
+from core.contracts.bus._job_pulls import ACK_PREFIX, pull_jobs
 from core.contracts.messages import DecodeError, RunJob, decode, encode
 
 log = logging.getLogger(__name__)
@@ -35,7 +38,8 @@ ERROR = "Kr-Error"
 REQUEST_MARGIN_S = 5.0  # a worker waits this much longer for the core than the core waits for a job
 SETTLE_TIMEOUT_S = 5.0  # how long a worker waits for the core to acknowledge, give back or heartbeat a job
 NEXT_MAX_WAIT_S = 5.0  # the longest the core waits on the queue for one request
-ACK_PREFIX = "$JS.ACK."
+NEXT_MAX_JOBS = 32  # the most jobs one answer hands out
+JOB_ROOM_BYTES = 1024  # what a job gains on its way to a worker (result key, headers), kept free under max_payload
 
 
 @dataclass(frozen=True)
@@ -102,18 +106,30 @@ class WorkQueue:
         """Read the queue's ack_wait and max_deliver; ``BusError`` while no core serves this pool."""
         await self._ask({"op": "info"}, SETTLE_TIMEOUT_S)
 
-    async def fetch(self, timeout_s: float) -> list[Granted]:
-        """The next job, or none when none came within ``timeout_s``: one per request, as a job may be as large as
-        a message gets."""
-        answer = await self._ask({"op": "next", "wait_s": timeout_s}, timeout_s + REQUEST_MARGIN_S)
-        headers = answer.headers or {}
+    async def fetch(self, timeout_s: float, limit: int = 1) -> list[Granted]:
+        """Up to ``limit`` jobs: those waiting now, else the next one, or none when none came within ``timeout_s``.
+        The core hands out fewer where together they would not fit one message."""
+        body = {"op": "next", "wait_s": timeout_s, "max": limit}
+        answer = await self._ask(body, timeout_s + REQUEST_MARGIN_S)
         if not answer.data:
             return []
+        headers = answer.headers or {}
         try:
-            job = decode(RunJob, answer.data)
-        except DecodeError as exc:  # not given back: it comes back after ack_wait, maybe to a worker that reads it
-            raise BusError(f"the core handed out a job this worker cannot read ({exc}); update the worker.") from exc
-        return [Granted(job, int(headers["Kr-Attempt"]), self, headers["Kr-Ack"], headers["Kr-Grant"])]
+            sizes = [int(size) for size in headers.get("Kr-Sizes", str(len(answer.data))).split(",")]
+            attempts, acks = headers["Kr-Attempt"].split(","), headers["Kr-Ack"].split(",")
+            grants = headers["Kr-Grant"].split(",")
+            if not len(sizes) == len(attempts) == len(acks) == len(grants) or sum(sizes) != len(answer.data):
+                raise ValueError("the jobs' headers do not match their bytes")
+        except (KeyError, ValueError) as exc:
+            raise BusError(f"the core's answer could not be read ({exc}); update the worker.") from exc
+        granted, start = [], 0
+        for size, attempt, ack, grant in zip(sizes, attempts, acks, grants, strict=True):
+            data, start = answer.data[start : start + size], start + size
+            try:
+                granted.append(Granted(decode(RunJob, data), int(attempt), self, ack, grant))
+            except DecodeError as exc:  # not given back: it comes back after ack_wait, maybe to a worker that reads it
+                log.error("the core handed out a job this worker cannot read (%s); update the worker.", exc)
+        return granted
 
     async def settle(self, settle: Settle) -> None:
         body = {"op": settle.op, "run": settle.run_id, "attempt": settle.attempt, "ack": settle.ack}
@@ -142,17 +158,19 @@ class Refused(Exception):
     """The core refuses a worker's request; the message (one sentence) goes back to the worker."""
 
 
-# What the core's side answers with: the next job for a worker (or None), and a worker's settlement.
-NextJob = Callable[[str, str, float], Awaitable[Held | None]]
+# What the core's side answers with: the next jobs for a worker (up to a number), and a worker's settlement.
+NextJobs = Callable[[str, str, float, int], Awaitable[list[Held]]]
 OnSettle = Callable[[str, str, Settle], Awaitable[None]]
 
 
 class WorkOps:
-    """Mixed into ``Bus``: needs its ``_nc``, ``_js`` and ``_running``. Both sides of ``svc.work``."""
+    """Mixed into ``Bus``: needs its ``_nc``, ``_js``, ``_running`` and ``max_payload``. Both sides of
+    ``svc.work``."""
 
     _nc: Any
     _js: Any
     _running: set[Running]
+    max_payload: Any
 
     async def jobs(self, gpu: str, worker: str = "") -> WorkQueue:
         """The jobs of one GPU pool for ``worker`` (this bus's worker by default), handed out by the core;
@@ -162,11 +180,11 @@ class WorkOps:
         return queue
 
     async def serve_work(
-        self, pools: list[str], queue_info: Callable[[str], tuple[float, int]], next_job: NextJob, on_settle: OnSettle
+        self, pools: list[str], queue_info: Callable[[str], tuple[float, int]], next_jobs: NextJobs, on_settle: OnSettle
     ) -> Running:
         """The core's side: answer workers' requests for ``pools`` (queue group ``core``).
 
-        ``next_job(worker, gpu, wait_s)`` gives the job's bytes and the headers of its grant, or None;
+        ``next_jobs(worker, gpu, wait_s, limit)`` gives up to ``limit`` jobs with their grants (none: none came);
         ``on_settle(worker, gpu, settle)`` does what a worker asks with a delivery it holds. ``Refused`` from either
         goes back to the worker as its sentence; anything else as a sentence that says to try again.
         """
@@ -186,10 +204,10 @@ class WorkOps:
                 if subjects.worker_token(worker) != subjects.publisher(msg.subject):
                     raise Refused("this request names another worker than the one that sent it.")
                 if body.get("op") == "next":
-                    held = await next_job(worker, gpu, min(float(body.get("wait_s", 1.0)), NEXT_MAX_WAIT_S))
-                    if held is not None:
-                        data = encode(held.job)
-                        headers |= {"Kr-Attempt": str(held.attempt), "Kr-Ack": held.ack, "Kr-Grant": held.grant}
+                    wait_s, limit = min(float(body.get("wait_s", 1.0)), NEXT_MAX_WAIT_S), int(body.get("max", 1))
+                    data, headers = handed(
+                        await next_jobs(worker, gpu, wait_s, max(1, min(limit, NEXT_MAX_JOBS))), headers
+                    )
                 elif body.get("op") in ("ack", "nak", "beat"):
                     delay = None if body.get("delay_s") is None else float(body["delay_s"])
                     run, attempt = str(body["run"]), int(body["attempt"])
@@ -228,37 +246,21 @@ class WorkOps:
             info = await self._js.consumer_info(subjects.JOBS, subjects.runner_durable(gpu))
         return info.config.ack_wait or 30.0, info.config.max_deliver or -1
 
-    async def pull_job(self, gpu: str, wait_s: float) -> Held | None:
-        """The core's side: one delivery from ``gpu``'s durable, or None when none came within ``wait_s``.
-
-        Each call pulls through an inbox of its own, so workers' requests never take each other's jobs. An
-        unreadable job is terminated (it would fail the same way every time).
-        """
-        inbox = self._nc.new_inbox()
-        with translated(f"pull a job of {gpu}"):
-            sub = await self._nc.subscribe(inbox)
+    async def pull_jobs(self, gpu: str, wait_s: float, limit: int = 1) -> list[Held]:
+        """The core's side: up to ``limit`` deliveries from ``gpu``'s durable that fit one answer together, or the
+        next one within ``wait_s``; none when none came. An unreadable job is terminated (it would fail the same
+        way every time)."""
+        budget = self.max_payload - limit * JOB_ROOM_BYTES
+        with translated(f"pull jobs of {gpu}"):
+            msgs = await pull_jobs(self._nc, subjects.runner_durable(gpu), limit, budget, wait_s)
+        held = []
+        for msg in msgs:
             try:
-                request = {"batch": 1, "expires": int(wait_s * 1e9)}
-                next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{subjects.JOBS}.{subjects.runner_durable(gpu)}"
-                await self._nc.publish(next_subject, json.dumps(request).encode(), reply=inbox)
-                while True:
-                    try:
-                        msg = await sub.next_msg(timeout=wait_s + 1.0)
-                    except TimeoutError:
-                        return None
-                    if msg.reply and msg.reply.startswith(ACK_PREFIX):
-                        break
-                    if msg.headers and msg.headers.get("Status"):  # 408 (expired), 404, 409: nothing for us
-                        return None
-            finally:
-                await sub.unsubscribe()
-        try:
-            job = decode(RunJob, msg.data)
-        except DecodeError as exc:
-            log.error("dropping an unreadable job of %s: %s", gpu, exc)
-            await self.settle_delivery(msg.reply, "term")
-            return None
-        return Held(job, msg.metadata.num_delivered, msg.reply)
+                held.append(Held(decode(RunJob, msg.data), msg.metadata.num_delivered, msg.reply))
+            except DecodeError as exc:
+                log.error("dropping an unreadable job of %s: %s", gpu, exc)
+                await self.settle_delivery(msg.reply, "term")
+        return held
 
     async def settle_delivery(self, ack: str, op: str, delay_s: float | None = None) -> None:
         """The core's side: acknowledge (waiting for the server), give back, heartbeat or terminate a delivery."""
@@ -272,3 +274,16 @@ class WorkOps:
                 await self._nc.publish(ack, payload)
             else:
                 await self._nc.publish(ack, b"+WPI" if op == "beat" else b"+TERM")
+
+
+def handed(held: list[Held], headers: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    """The answer that hands ``held`` to a worker: the jobs one after another, their grants in ``headers``."""
+    if not held:
+        return b"", headers
+    jobs = [encode(one.job) for one in held]
+    return b"".join(jobs), headers | {
+        "Kr-Sizes": ",".join(str(len(job)) for job in jobs),
+        "Kr-Attempt": ",".join(str(one.attempt) for one in held),
+        "Kr-Ack": ",".join(one.ack for one in held),
+        "Kr-Grant": ",".join(one.grant for one in held),
+    }
