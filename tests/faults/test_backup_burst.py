@@ -71,6 +71,10 @@ async def test_a_backup_taken_mid_burst_restores_every_run_stored_before_it(tmp_
             submit_all(bus, SUBMISSIONS, ROUTE, in_flight=8, marks=((SUBMISSIONS // 2, halfway),))
         )
         await asyncio.wait_for(halfway.wait(), EVENT_WAIT_S)
+        while not finished:  # and some run finished: acceptance can outrun the first result by far
+            grew.clear()
+            if not finished:
+                await asyncio.wait_for(grew.wait(), EVENT_WAIT_S)
         stored_before = set(finished)
         ask = query_command(
             actor("boss"), ReplyTo(Platform.DISCORD, "ops"), CommandKind.BACKUP, path="mid-burst.duckdb"
