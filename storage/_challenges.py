@@ -2,17 +2,23 @@
 teams.
 
 ``Store.challenges`` is a ``Challenges`` on the store's cursors and locks: the SQL of challenges stays here, out
-of ``store.py``.
+of ``store.py``. The challenges and the rounds are kept in memory as well (read once at the store's opening,
+``remember``): the store is their only writer, and each write here reads them again in its own transaction and
+puts them in memory once it has committed, so ``listed`` and ``round_starts`` never touch DuckDB and never lag a
+write (``show`` asks for both on every call: about 1.5 ms of DuckDB, docs/benchmarks.md, issue 31).
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from storage._part import StorePart
+from storage._part import Cursor, StorePart
 from storage._sql import one_row
 from storage._time import as_utc
 from storage.records import Challenge
@@ -23,8 +29,30 @@ _COLUMNS = """id, title, leaderboards, opens_at::TIMESTAMP, closes_at::TIMESTAMP
 
 
 class Challenges(StorePart):
+    def __init__(self, reading: Callable[[], AbstractContextManager[Cursor]], writing: Callable[..., Any]) -> None:
+        super().__init__(reading, writing)
+        # Replaced whole by each write, never changed in place: readers on other threads share them.
+        self._listed: tuple[Challenge, ...] = ()  # by closing time
+        self._rounds: dict[str, tuple[datetime, ...]] = {}  # leaderboard -> when its rounds after the first began
+        self._keeping = threading.Lock()  # memory takes the writes in the order they commit
+
+    def remember(self) -> None:
+        """Read the challenges and rounds into memory: at the store's opening (once migrated), and after a write
+        elsewhere in the store erased some (``Store.delete_leaderboard``)."""
+        with self._keeping, self._reading() as cur:
+            self._listed, self._rounds = _read_listed(cur), _read_rounds(cur)
+
+    @contextmanager
+    def _changing(self) -> Iterator[Cursor]:
+        """A write of challenges or rounds: both are read again in its transaction, and kept once it committed."""
+        with self._keeping:
+            with self._writing() as cur:
+                yield cur
+                fresh = _read_listed(cur), _read_rounds(cur)
+            self._listed, self._rounds = fresh
+
     def add(self, ch: Challenge, now: datetime) -> Challenge:
-        with self._writing() as cur:
+        with self._changing() as cur:
             (new_id,) = one_row(
                 cur.execute(
                     """INSERT INTO challenges (title, leaderboards, opens_at, closes_at, announce, created_by,
@@ -51,7 +79,7 @@ class Challenges(StorePart):
 
     def update(self, ch: Challenge) -> None:
         """Store its title, settings, cancellation and results (``started``/``done`` keep its scheduled actions)."""
-        with self._writing() as cur:
+        with self._changing() as cur:
             cur.execute(
                 """UPDATE challenges SET title = ?, leaderboards = ?, opens_at = ?, closes_at = ?, announce = ?,
                           cancelled_at = ?, results = ? WHERE id = ?""",
@@ -82,12 +110,8 @@ class Challenges(StorePart):
         return None if row is None else _challenge(row)
 
     def listed(self) -> list[Challenge]:
-        """Every challenge, cancelled ones included, by closing time."""
-        with self._reading() as cur:
-            return [
-                _challenge(row)
-                for row in cur.execute(f"SELECT {_COLUMNS} FROM challenges c ORDER BY closes_at, id").fetchall()
-            ]
+        """Every challenge, cancelled ones included, by closing time (from memory: no DuckDB)."""
+        return list(self._listed)
 
     def started(self, challenge_id: int, action: str, now: datetime) -> None:
         """Note that an action starts (once: a second start keeps the first time)."""
@@ -99,7 +123,7 @@ class Challenges(StorePart):
             )
 
     def done(self, challenge_id: int, action: str, now: datetime) -> None:
-        with self._writing() as cur:
+        with self._changing() as cur:
             cur.execute(
                 """INSERT INTO challenge_actions (challenge_id, action, started_at, done_at) VALUES (?, ?, ?, ?)
                            ON CONFLICT DO UPDATE SET done_at = excluded.done_at""",
@@ -118,17 +142,13 @@ class Challenges(StorePart):
         return None if row is None or row[0] is None or row[2] else (row[0], row[1])
 
     def round_starts(self, leaderboard: str) -> list[datetime]:
-        """When each round of the leaderboard after its first began (or begins), in order."""
-        with self._reading() as cur:
-            rows = cur.execute(
-                "SELECT started_at::TIMESTAMP FROM rounds WHERE leaderboard = ? ORDER BY started_at", [leaderboard]
-            ).fetchall()
-        return [as_utc(at) for (at,) in rows]
+        """When each round of the leaderboard after its first began (or begins), in order (from memory: no DuckDB)."""
+        return list(self._rounds.get(leaderboard, ()))
 
     def start_round(self, leaderboard: str, at: datetime, after: datetime) -> None:
         """Start a round at ``at``, the leaderboard's next opening after its crowned close ``after``; a round started
         since that close already (a reopen, then a challenge opening later) is moved to ``at``, not split."""
-        with self._writing() as cur:
+        with self._changing() as cur:
             cur.execute("DELETE FROM rounds WHERE leaderboard = ? AND started_at > ?", [leaderboard, as_utc(after)])
             cur.execute(
                 "INSERT INTO rounds (leaderboard, started_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
@@ -146,6 +166,21 @@ class Challenges(StorePart):
         """Each person's team."""
         with self._reading() as cur:
             return dict(cur.execute("SELECT person_id, team FROM teams").fetchall())
+
+
+def _read_listed(cur: Cursor) -> tuple[Challenge, ...]:
+    return tuple(
+        _challenge(row) for row in cur.execute(f"SELECT {_COLUMNS} FROM challenges c ORDER BY closes_at, id").fetchall()
+    )
+
+
+def _read_rounds(cur: Cursor) -> dict[str, tuple[datetime, ...]]:
+    rounds: dict[str, tuple[datetime, ...]] = {}
+    for leaderboard, at in cur.execute(
+        "SELECT leaderboard, started_at::TIMESTAMP FROM rounds ORDER BY leaderboard, started_at"
+    ).fetchall():
+        rounds[leaderboard] = (*rounds.get(leaderboard, ()), as_utc(at))
+    return rounds
 
 
 def _challenge(row: Any) -> Challenge:

@@ -54,10 +54,14 @@ _RANKING = f"""
         FROM {{entries}})
     SELECT rank, person_id, coalesce(p.display_name, ''), score_us, submission_id, run_id, submitted_at::TIMESTAMP
     FROM ranked LEFT JOIN people p ON p.id = ranked.person_id
-    WHERE $people IS NULL OR list_contains($people, person_id) OR rank <= $top
-    ORDER BY rank
-    LIMIT $limit OFFSET $offset
+    WHERE {{chosen}}
 """
+# Which rows: ``ranking``'s (the first $top and $people's, or every one; then a page of those), and ``page``'s
+# (ranks $offset + 1 to $offset + $limit, and $person's wherever it stands).
+_SOME = (
+    "($people IS NULL OR list_contains($people, person_id) OR rank <= $top) ORDER BY rank LIMIT $limit OFFSET $offset"
+)
+_PAGE = "(rank > $offset AND rank <= $offset + $limit) OR person_id = $person ORDER BY rank"
 
 _ALL_TIME = "personal_bests WHERE leaderboard = $leaderboard AND gpu = $gpu"
 # A round's entries: the same rule over the runs of the submissions sent in [$since, $until) (a round's ranking is
@@ -86,6 +90,7 @@ _CROSS_GPU = f"""
 """
 
 
+Window = tuple[datetime | None, datetime | None] | None  # a round's (since, until); None: all time
 Entry = tuple[Any, ...]  # a personal_bests row, in _ENTRY_COLUMNS order
 Key = tuple[str, str, int]  # (leaderboard, gpu, person_id)
 
@@ -193,17 +198,26 @@ def ranking(
     """Entries on (leaderboard, gpu) by rank; with ``people``, only their rows and the first ``top``. ``window``:
     (since, until), a round's, counts only the submissions sent in it (None on either side: unbounded); None: all
     time. ``offset`` rows are skipped before ``limit``: a page of a board with thousands of people."""
-    values: dict[str, Any] = {
-        "leaderboard": leaderboard,
-        "gpu": gpu,
-        "limit": limit,
-        "people": None if people is None else list(people),
-        "top": top,
-        "offset": offset,
-    }
+    values = {"limit": limit, "people": None if people is None else list(people), "top": top, "offset": offset}
+    return _ranked(cur, leaderboard, gpu, window, _SOME, values)
+
+
+def page(
+    cur: Cursor, leaderboard: str, gpu: str, limit: int, offset: int, window: Window, person_id: int
+) -> list[RankRow]:
+    """Ranks ``offset`` + 1 to ``offset`` + ``limit``, and ``person_id``'s entry wherever it stands, by rank: a
+    page and its asker's own row in one read (``ranking`` for the rest)."""
+    return _ranked(cur, leaderboard, gpu, window, _PAGE, {"limit": limit, "offset": offset, "person": person_id})
+
+
+def _ranked(
+    cur: Cursor, leaderboard: str, gpu: str, window: Window, chosen: str, values: dict[str, Any]
+) -> list[RankRow]:
+    values = {**values, "leaderboard": leaderboard, "gpu": gpu}
     if window is not None:
         values |= {"since": window[0] and as_utc(window[0]), "until": window[1] and as_utc(window[1])}
-    rows = cur.execute(_RANKING.format(entries=_ALL_TIME if window is None else _ROUND), values).fetchall()
+    entries = _ALL_TIME if window is None else _ROUND
+    rows = cur.execute(_RANKING.format(entries=entries, chosen=chosen), values).fetchall()
     return [
         RankRow(rank, person_id, name, score_us, submission_id, run_id, as_utc(submitted_at))
         for rank, person_id, name, score_us, submission_id, run_id, submitted_at in rows

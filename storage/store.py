@@ -7,6 +7,10 @@ whole or not at all. A write that fails because the disk is full raises ``StoreF
 the batch; what was committed before stays intact, and writes work again once there is room. Writes go in two
 lanes, *intake* and *outcomes*, that may commit at the same time (``_lanes.py``: the connection and its lanes).
 
+What rarely changes and the store alone writes is kept in memory as well, and read from there without DuckDB
+(so the core may call those reads on its event loop): the challenges and rounds (``store.challenges``) and the
+reference times (``store.references``); each write of them updates the copy once committed.
+
 DuckDB runs each statement on one thread (``threads=1``): the core's statements are small, and handing
 them to a second thread costs more than it saves (docs/benchmarks.md, issue 7). The SQL lives in
 ``_writes.py`` (writes), ``_ranking.py`` (the ranking rule and queries), ``_queries.py`` (other reads),
@@ -76,6 +80,8 @@ class Store:
             # Instants come back in UTC whatever the host's zone; GLOBAL so that every cursor inherits it.
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")
             migrate(self._con)
+            self.challenges.remember()
+            self.references.remember()
             self._counts = BoardCounts()  # submissions per leaderboard and person, counted once here
             with self._reading() as cur:
                 self._counts.recount(cur)
@@ -128,12 +134,15 @@ class Store:
 
     def delete_leaderboard(self, name: str, now: datetime, purge: bool = False) -> int:
         """Hide it (its history stays), or with ``purge`` erase it and everything under it; the submissions erased."""
-        with self._changing_submissions() as cur:
-            if purge:
+        if purge:
+            with self._changing_submissions() as cur:
                 self._counts.forget(name)
-                return _boards.purge(cur, name)
+                erased = _boards.purge(cur, name)
+            self.challenges.remember()  # its rounds went with it
+            return erased
+        with self._changing_submissions() as cur:
             _boards.hide(cur, name, as_utc(now))
-            return 0
+        return 0
 
     def deleted_leaderboard(self, name: str) -> str | None:
         """The stored name of a deleted (hidden) leaderboard called ``name``, if there is one."""
@@ -292,6 +301,20 @@ class Store:
         ``offset``: the rows of the pages before this one, skipped."""
         with self._reading() as cur:
             return _ranking.ranking(cur, leaderboard, gpu, limit, window=window, offset=offset)
+
+    def ranking_page(
+        self,
+        leaderboard: str,
+        gpu: str,
+        limit: int,
+        offset: int,
+        window: tuple[datetime | None, datetime | None] | None,
+        person_id: int,
+    ) -> list[RankRow]:
+        """Ranks ``offset`` + 1 to ``offset`` + ``limit`` (in a round's ``window``; None: all time) and the entry of
+        ``person_id`` (0: nobody) wherever it stands, by rank, in one read: what ``show`` lists."""
+        with self._reading() as cur:
+            return _ranking.page(cur, leaderboard, gpu, limit, offset, window, person_id)
 
     def rank_of(self, leaderboard: str, gpu: str, person_id: int) -> RankRow | None:
         with self._reading() as cur:

@@ -91,7 +91,7 @@ async def cancel(cmd: Command, caller: Caller, deps: Deps) -> Reply:
 
 async def listed(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     now, rows, data = deps.now(), [], []
-    for ch in await deps.db.read(deps.db.store.challenges.listed):
+    for ch in deps.db.store.challenges.listed():
         if ch.cancelled_at:
             continue
         state = _state(ch, now)
@@ -148,7 +148,7 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     standings = []
     for name in ch.leaderboards:
         board = await deps.boards.get(name)
-        rounds = await rounds_of(deps, name)
+        rounds = rounds_of(deps, name)
         window = rounds.window(rounds.number_at(min(now, ch.closes_at)))  # the challenge's round
         for gpu in board.leaderboard.gpus if board else []:
             rows = await deps.db.read(deps.db.store.ranking, name, gpu, 3, window)

@@ -98,7 +98,7 @@ async def _in_a_challenge(name: str, deps: Deps) -> bool:
     """Whether an admin's challenge, not closed nor cancelled, holds the leaderboard (that one crowns it)."""
     return any(
         name in ch.leaderboards and ch.deadline_of is None and ch.cancelled_at is None and "close" not in ch.done
-        for ch in await deps.db.read(deps.db.store.challenges.listed)
+        for ch in deps.db.store.challenges.listed()
     )
 
 

@@ -46,7 +46,7 @@ async def close_standings(deps: Deps, leaderboards: list[str], closes_at: dateti
         if board is None:
             log.warning("the challenge's leaderboard %s is gone; it has no standings", name)
             continue
-        rounds = await rounds_of(deps, name)
+        rounds = rounds_of(deps, name)
         window = rounds.window(rounds.number_at(closes_at))
         for gpu in board.leaderboard.gpus:
             frozen = await deps.db.read(deps.db.store.ranking, name, gpu, FROZEN, window)

@@ -81,14 +81,12 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     found = await leaderboard(deps, cmd.args.get("leaderboard", ""))
     board = found.leaderboard
     gpus = choose_gpus(board, [cmd.args["gpu"]] if cmd.args.get("gpu") else [], allow_all=True)
-    sticks = await yardsticks(deps, found, gpus)
+    sticks = yardsticks(deps, found, gpus)
     limit = row_limit(cmd, 10)
     page = page_number(cmd)
-    window, round_words = await chosen_window(deps, board.name, str(cmd.args.get("round") or ""))
+    window, round_words = chosen_window(deps, board.name, str(cmd.args.get("round") or ""))
     closed = [
-        ch.results
-        for ch in await deps.db.read(deps.db.store.challenges.listed)
-        if ch.results and board.name in ch.leaderboards
+        ch.results for ch in deps.db.store.challenges.listed() if ch.results and board.name in ch.leaderboards
     ]  # each closed challenge marks its podium (in its own round)
     parts, rankings = [], {}
     if round_words:
@@ -101,11 +99,16 @@ async def show(cmd: Command, caller: Caller, deps: Deps) -> Reply:
     more = {}
     round_option = f" --round {cmd.args['round']}" if cmd.args.get("round") else ""
     for gpu in gpus:
-        # one row past the page says whether another follows; the rows before it are skipped, not read out
-        rows = await deps.db.read(deps.db.store.ranking, board.name, gpu, limit + 1, window, (page - 1) * limit)
-        more[gpu], rows = len(rows) > limit, rows[:limit]
-        if caller.person_id and all(r.person_id != caller.person_id for r in rows):  # the asker's own entry
-            rows += await deps.db.read(deps.db.store.standing, board.name, gpu, [caller.person_id], 0, window)
+        # one row past the page says whether another follows; the rows before it are skipped, not read out; the
+        # asker's own entry comes in the same read, wherever it stands
+        first = (page - 1) * limit
+        found_rows = await deps.db.read(
+            deps.db.store.ranking_page, board.name, gpu, limit + 1, first, window, caller.person_id
+        )
+        listed = [r for r in found_rows if first < r.rank <= first + limit + 1]
+        more[gpu], rows = len(listed) > limit, listed[:limit]
+        if caller.person_id and all(r.person_id != caller.person_id for r in rows):
+            rows += [r for r in found_rows if r.person_id == caller.person_id]
         marks = {run: mark for results in closed for run, mark in podium_marks(results, board.name, gpu).items()}
         rankings[gpu] = [
             {

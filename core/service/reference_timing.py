@@ -47,7 +47,7 @@ async def time_board(deps: Deps, board: Board) -> None:
     lb, problem = board.leaderboard, board.problem
     if problem.task.lang == "cu" or "reference.py" not in problem.files:
         return
-    timed = await deps.db.read(deps.db.store.references.of, lb.name, lb.version)
+    timed = deps.db.store.references.of(lb.name, lb.version)
     for gpu in lb.gpus:
         key = (lb.name, lb.version, gpu)
         if gpu == CPU_POOL or gpu in timed or deps.references.waiting_for(key):
@@ -136,8 +136,8 @@ MEANING = (
 )
 
 
-async def yardsticks(deps: Deps, board: Board, gpus: list[str]) -> dict[str, Yardstick]:
+def yardsticks(deps: Deps, board: Board, gpus: list[str]) -> dict[str, Yardstick]:
     """Each GPU's yardstick for the current version of ``board``'s problem."""
     lb = board.leaderboard
-    timed = await deps.db.read(deps.db.store.references.of, lb.name, lb.version)
+    timed = deps.db.store.references.of(lb.name, lb.version)  # the store keeps them in memory: no read
     return {gpu: Yardstick(timed.get(gpu), light_score_us(board, gpu)) for gpu in gpus}

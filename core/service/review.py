@@ -81,7 +81,7 @@ async def open_cases(deps: Deps) -> dict[int, Case]:
 async def held_entries(deps: Deps) -> list[dict[str, Any]]:
     """Every podium entry a challenge's verification held, with the challenge's title and close."""
     held = []
-    for ch in await deps.db.read(deps.db.store.challenges.listed):
+    for ch in deps.db.store.challenges.listed():
         results = ch.results or {}
         closed_at = datetime.fromisoformat(results["closed_at"]) if "closed_at" in results else ch.closes_at
         for board in results.get("boards", []):

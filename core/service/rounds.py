@@ -45,8 +45,8 @@ class Rounds:
         return f"round {number} of {len(self.starts) + 1}, {begin}{end}"
 
 
-async def rounds_of(deps: Deps, leaderboard: str) -> Rounds:
-    return Rounds(await deps.db.read(deps.db.store.challenges.round_starts, leaderboard))
+def rounds_of(deps: Deps, leaderboard: str) -> Rounds:
+    return Rounds(deps.db.store.challenges.round_starts(leaderboard))  # the store keeps them in memory: no read
 
 
 async def standings(deps: Deps, ranked: list[RunInfo], top: int) -> dict[tuple[str, str], dict[int, RankRow]]:
@@ -57,17 +57,17 @@ async def standings(deps: Deps, ranked: list[RunInfo], top: int) -> dict[tuple[s
         authors.setdefault((run.leaderboard, run.gpu), set()).add(run.person_id)
     now, found = deps.now(), {}
     for (lb, gpu), people in authors.items():
-        rounds = await rounds_of(deps, lb)
+        rounds = rounds_of(deps, lb)
         window = rounds.window(rounds.number_at(now))
         rows = await deps.db.read(deps.db.store.standing, lb, gpu, sorted(people), top, window)
         found[(lb, gpu)] = {row.person_id: row for row in rows}
     return found
 
 
-async def chosen_window(deps: Deps, leaderboard: str, wanted: str) -> tuple[Window | None, str]:
+def chosen_window(deps: Deps, leaderboard: str, wanted: str) -> tuple[Window | None, str]:
     """The window ``show``'s ``--round`` asks for (empty: the current round; ``all``; a number from 1) and the
     words that name it ("" for a leaderboard of one round)."""
-    rounds = await rounds_of(deps, leaderboard)
+    rounds = rounds_of(deps, leaderboard)
     last = len(rounds.starts) + 1
     wanted = wanted.strip().lower()
     if wanted == "all":
@@ -92,13 +92,13 @@ async def note_reopening(lb: Leaderboard, deps: Deps) -> None:
         return  # closed
     closes = [
         ch.closes_at
-        for ch in await deps.db.read(deps.db.store.challenges.listed)
+        for ch in deps.db.store.challenges.listed()
         if lb.name in ch.leaderboards and ch.cancelled_at is None and ch.closes_at <= now
     ]
     if not closes:
         return
     last_close = max(closes)
-    rounds = await rounds_of(deps, lb.name)
+    rounds = rounds_of(deps, lb.name)
     start = lb.opens_at if lb.opens_at is not None and lb.opens_at > last_close else now
     latest = rounds.starts[-1] if rounds.starts else None
     if latest is not None and latest >= last_close and (latest <= now or latest == start):

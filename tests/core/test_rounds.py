@@ -124,6 +124,7 @@ async def test_an_admin_reopening_a_board_an_admins_challenge_crowned_starts_a_r
     await ask(deps, "boss", CommandKind.BOARD_UPDATE, leaderboard="vectoradd", description="Add, faster.")
     assert rounds("vectoradd") == [at("2026-11-24 12:00")]  # a later change splits no round
     deps.db.store._con.execute("UPDATE rounds SET started_at = ?", [at("2026-11-24 09:00")])  # as migrated: the close
+    deps.db.store.challenges.remember()  # the store's copy, as a restart reads the file
     await ask(deps, "boss", CommandKind.BOARD_UPDATE, leaderboard="vectoradd", description="Add, fastest.")
     assert rounds("vectoradd") == [at("2026-11-24 09:00")]
     clock.now = at("2026-11-25 12:00:05")  # its own challenge closes the new round
