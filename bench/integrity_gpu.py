@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "integrity")]  # run from a checkout, no install needed
 
-from cases import CATALOGUE, HONEST, HOSTILE, Case  # noqa: E402
+from cases import CATALOGUE, HONEST, HOSTILE, Case, judge_reads_runner_memory  # noqa: E402
 
 from harness import HarnessServer  # noqa: E402
 
@@ -67,6 +67,9 @@ def main() -> int:
         for group, case in plan(args.cpu_only, args.cuda_only):
             if time.monotonic() - started > TIME_BUDGET_S:
                 rows.append((group, case, "-", "not run (time budget)", False, 0.0))
+                continue
+            if case.memory and (why := judge_reads_runner_memory()):
+                rows.append((group, case, "not run (the judge cannot read the runner's memory here)", why, True, 0.0))
                 continue
             began = time.monotonic()
             try:

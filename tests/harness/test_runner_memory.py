@@ -128,6 +128,8 @@ def test_a_judge_that_may_not_read_the_runner_keeps_the_socket(reachable, monkey
     link = RunnerLink.spawn(job, Outbox(theirs, "nonce"), max_bytes=2**26)
     try:
         link.start("cpu")
+        if reachable and link.memory_refused:
+            pytest.skip(f"this kernel does not let a parent read its child's memory ({link.memory_refused})")
         assert (link.memory is not None) is reachable
         assert link.memory_refused == ("" if reachable else "refused for the test")
         data = torch.arange(1000, dtype=torch.float32)

@@ -9,12 +9,16 @@ an honest solution, which must also carry no finding that holds a ranked run.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import EvalJob, EvalResult, FailureKind, Mode, Problem, Status, load_problem
+from harness import EvalJob, EvalResult, FailureKind, Mode, Problem, Status, load_problem, transport
+from harness.judge import runner_memory
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -33,6 +37,27 @@ F = FailureKind
 HELD = F.HELD_FOR_REVIEW
 
 
+@functools.cache
+def judge_reads_runner_memory() -> str:
+    """Why a parent may not read its child's memory here, as the judge reads its runner's on the CPU
+    (``harness.judge.runner_memory``); empty where it may. A kernel or container that forbids ``process_vm_readv``
+    keeps the socket exchange, where the ``memory`` cases' defences do not apply."""
+    probe = bytearray(transport.MEMORY_PROBE)
+    where = ctypes.addressof(ctypes.c_char.from_buffer(probe))  # the same address in the forked child
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.read(read, 1)
+        os._exit(0)
+    try:
+        return runner_memory.probe(pid, {"address": where}) or ""
+    finally:
+        os.write(write, b"x")
+        os.waitpid(pid, 0)
+        os.close(read)
+        os.close(write)
+
+
 @dataclass(frozen=True)
 class Case:
     file: str  # under cheats/, honest/, hostile/, or from the repository root
@@ -46,6 +71,7 @@ class Case:
     check: Callable[[EvalResult], str | None] | None = None  # a further condition, None when it holds
     timeout_s: float | None = None  # the mode's time limit, when the problem's would only make the test slow
     slow: bool = False  # takes seconds (a time limit run out, a compile): left out of ``make test-fast``
+    memory: bool = False  # caught through the judge's reads of the runner's memory: skipped where the host forbids them
 
     @property
     def name(self) -> str:
@@ -415,6 +441,7 @@ CATALOGUE = [
         "the judge moves host bytes itself and counts the busiest thread, so the CPU slack is 600 us, not 2 ms",
         (F.UNTRUSTED_TIME,),
         "shorter than the work took",
+        memory=True,
     ),
     Case(
         "c25_serial_relay.py",
@@ -423,6 +450,7 @@ CATALOGUE = [
         "take turns count in full, not over the cores",
         (F.UNTRUSTED_TIME,),
         "shorter than the work took",
+        memory=True,
     ),
     Case(
         "c25_forged_sub_microsecond.py",
@@ -537,6 +565,7 @@ CATALOGUE = [
         "a runner the judge may not write into (undumpable) breaks the protocol: a named verdict, not a harness error",
         (F.TAMPERING,),
         "could not write the call's inputs",
+        memory=True,
     ),
     Case(
         "c25_shared_memory_output.py",
@@ -545,6 +574,7 @@ CATALOGUE = [
         "fault (bad_output_type, with what to do), not the protocol's",
         (F.BAD_OUTPUT_TYPE,),
         "own memory",
+        memory=True,
     ),
     Case(
         "c25_hidden_alias_cpu.py",
@@ -554,6 +584,7 @@ CATALOGUE = [
         (F.BAD_OUTPUT_TYPE,),
         "output-not-input",
         problem="identity",
+        memory=True,
     ),
     Case(
         "c25_hidden_alias_cuda.py",

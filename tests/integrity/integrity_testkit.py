@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cases import Case
+from cases import Case, judge_reads_runner_memory
 
 from harness import HarnessServer
 from harness.isolation import processes
@@ -14,12 +14,19 @@ def params(cases: list[Case]) -> list[object]:
     return [
         pytest.param(
             case,
-            marks=[mark for mark, on in ((pytest.mark.cuda, case.cuda), (pytest.mark.slow, case.slow)) if on],
+            marks=[mark for mark, on in ((pytest.mark.cuda, case.cuda), (pytest.mark.slow, case.slow)) if on]
+            + _memory_marks(case),
             id=f"{case.entry.replace(' ', '-')}-{case.name}{'-cuda' if case.cuda else ''}"
             + ("" if case.problem == "fixture" else f"-{case.problem}"),
         )
         for case in cases
     ]
+
+
+def _memory_marks(case: Case) -> list[pytest.MarkDecorator]:
+    """A case the judge catches by reading the runner's memory is skipped, with the reason, where it may not."""
+    why = judge_reads_runner_memory() if case.memory else ""
+    return [pytest.mark.skip(reason=f"the judge cannot read the runner's memory here: {why}")] if why else []
 
 
 def nothing_left(server: HarnessServer) -> list[int]:
