@@ -22,7 +22,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,10 +33,11 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from system_kit import running  # noqa: E402
+
 from core.contracts.bus import Bus, CoreUnavailable  # noqa: E402
 from core.contracts.commands import query_command, submit_command  # noqa: E402
 from core.contracts.messages import Actor, CommandKind, Platform, ReplyTo, Tone  # noqa: E402
-from core.launch.natsserver import EmbeddedNats  # noqa: E402
 
 KERNEL = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
 PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
@@ -47,30 +47,6 @@ ACTOR = Actor(Platform.DISCORD, "bench", "Bench")
 def percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def system_env(work: Path, nats_url: str, **extra: str) -> dict[str, str]:
-    """The environment of a bench's core and API: its own home and problems under ``work``, the CPU pool, quiet logs."""
-    return {
-        **os.environ,
-        "KERNELRANK_NATS_URL": nats_url,
-        "KERNELRANK_HOME": str(work / "var"),
-        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
-        "KERNELRANK_GPUS": "CPU",
-        "KERNELRANK_API_PORT": "0",
-        "KERNELRANK_LOG_LEVEL": "WARNING",
-        **extra,
-    }
-
-
-def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "core.launch.main", *args],
-        cwd=REPO,
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
 
 
 async def ready(bus: Bus, api_url_file: Path) -> str:
@@ -174,18 +150,10 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="kernelrank-api-bench-"))
     shutil.copytree(PROBLEM, work / "problems" / "vectoradd")
-    nats = EmbeddedNats()
-    url = nats.start(work / "run", work / "nats")
-    env = system_env(work, url, KERNELRANK_RATE_LIMIT_PER_MINUTE="100000000")
-    core = start(["core"], env, work / "core.log")
-    api = start(["api"], env, work / "api.log")
     try:
-        rows = asyncio.run(measure(url, work / "var" / "run" / "api.url", args, env))
+        with running(work, {"core": ["core"], "api": ["api"]}, KERNELRANK_RATE_LIMIT_PER_MINUTE="100000000") as system:
+            rows = asyncio.run(measure(system.url, work / "var" / "run" / "api.url", args, system.env))
     finally:
-        for proc in (api, core):
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
-        nats.stop()
         shutil.rmtree(work, ignore_errors=True)
     lines = ["| path | n | p50 (ms) | p95 (ms) |", "|---|---|---|---|"]
     lines += [f"| {name} | {n} | {p50:.1f} | {p95:.1f} |" for name, n, p50, p95 in rows]

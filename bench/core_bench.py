@@ -43,11 +43,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from storage_bench import BOARDS, GPUS, START, bulk_load, percentile  # noqa: E402
+from system_kit import running  # noqa: E402
 
 from core.contracts.bus import Bus, CoreUnavailable  # noqa: E402
 from core.contracts.commands import query_command, submit_command  # noqa: E402
 from core.contracts.messages import Actor, Command, CommandKind, Platform, Reply, ReplyTo, Tone, encode  # noqa: E402
-from core.launch.natsserver import EmbeddedNats  # noqa: E402
 from core.service.leaderboards import leaderboard_for  # noqa: E402
 from harness.loading import load_problem  # noqa: E402
 from storage import Store  # noqa: E402
@@ -91,16 +91,6 @@ def preload(db: Path, runs: int, long_history: int) -> int:
     with Store(db) as store:  # personal bests (and summaries) from the loaded runs: show reads a full board
         store.rebuild_rankings()
     return person_id
-
-
-def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "core.launch.main", *args],
-        cwd=REPO,
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
 
 
 def profile(pid: int, out: Path | None) -> subprocess.Popen | None:
@@ -355,28 +345,10 @@ def main() -> None:
             f"{time.perf_counter() - started:.1f} s",
             flush=True,
         )
-    nats = EmbeddedNats()
-    url = nats.start(work / "run", work / "nats")
-    env = {
-        **os.environ,
-        "KERNELRANK_NATS_URL": url,
-        "KERNELRANK_HOME": str(work / "var"),
-        "KERNELRANK_PROBLEMS_DIR": str(work / "problems"),
-        "KERNELRANK_GPUS": "CPU",
-        "KERNELRANK_RATE_LIMIT_PER_MINUTE": "100000000",
-        "KERNELRANK_LOG_LEVEL": "WARNING",
-    }
-    core = start(["core"], env, work / "core.log")
-    worker = start(["worker", "--gpu", "CPU", "--backend", "fake", "--concurrency", "256"], env, work / "worker.log")
-    try:
-        rows, burst_ids = asyncio.run(
-            measure(url, args, {"core": core.pid, "nats-server": nats._proc.pid, "worker": worker.pid})
-        )
-    finally:
-        for proc in (worker, core):
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
-        nats.stop()
+    commands = {"core": ["core"], "worker": ["worker", "--gpu", "CPU", "--backend", "fake", "--concurrency", "256"]}
+    with running(work, commands, KERNELRANK_RATE_LIMIT_PER_MINUTE="100000000") as system:
+        pids = {"core": system.procs["core"].pid, "nats-server": system.nats_pid, "worker": system.procs["worker"].pid}
+        rows, burst_ids = asyncio.run(measure(system.url, args, pids))
     with Store(db) as store:
         stored = sum(1 for run_id in burst_ids if (run := store.run(run_id)) and run.state == "done")
     rows.append(("burst runs with a stored result (after core stop)", f"{stored} of {len(burst_ids)}"))

@@ -30,22 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from system_kit import start  # noqa: E402
+
 from core.launch.natsserver import EmbeddedNats  # noqa: E402
 from tests.fakes.discord import FakeDiscord, Interaction, payloads  # noqa: E402
 from tests.fakes.discord import objects as o  # noqa: E402
 
 KERNEL = (REPO / "tests" / "fixtures" / "harness" / "submissions" / "correct.py").read_bytes()
 PROBLEM = REPO / "tests" / "fixtures" / "harness" / "vectoradd"
-
-
-def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "core.launch.main", *args],
-        cwd=REPO,
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -39,8 +39,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from core_bench import rss_mib, start  # noqa: E402
+from core_bench import rss_mib  # noqa: E402
 from storage_bench import percentile  # noqa: E402
+from system_kit import start  # noqa: E402
 
 from core.launch.natsserver import EmbeddedNats  # noqa: E402
 from tests.fakes.slack import payloads  # noqa: E402

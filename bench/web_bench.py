@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -32,12 +31,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from api_bench import ready, start, system_env  # noqa: E402
+from api_bench import ready  # noqa: E402
 from core_bench import PROBLEM, preload  # noqa: E402
 from storage_bench import percentile  # noqa: E402
+from system_kit import running  # noqa: E402
 
 from core.contracts.bus import Bus  # noqa: E402
-from core.launch.natsserver import EmbeddedNats  # noqa: E402
 from storage import Store  # noqa: E402
 from storage.records import Challenge  # noqa: E402
 
@@ -127,18 +126,10 @@ def main() -> None:
     now = datetime.now(UTC)
     with Store(db) as store:
         store.challenges.add(Challenge(CHALLENGE, ["board-3"], now - timedelta(days=1), now + timedelta(days=6)), now)
-    nats = EmbeddedNats()
-    url = nats.start(work / "run", work / "nats")
-    env = system_env(work, url)
-    core = start(["core"], env, work / "core.log")
-    api = start(["api"], env, work / "api.log")
     try:
-        lines = asyncio.run(measure(url, work / "var" / "run" / "api.url", args))
+        with running(work, {"core": ["core"], "api": ["api"]}) as system:
+            lines = asyncio.run(measure(system.url, work / "var" / "run" / "api.url", args))
     finally:
-        for proc in (api, core):
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
-        nats.stop()
         shutil.rmtree(work, ignore_errors=True)
     print("\n".join(lines))
     load_avg = os.getloadavg()
