@@ -96,25 +96,30 @@ def result(score_us: float, spread: float = 0.02, status: Status = Status.PASSED
     )
 
 
-def ranked(deps: Deps, user: str, score_us: float, spread: float = 0.02, finished: bool = True) -> None:
-    """``user``'s ranked run on vectoradd, sent at T0; with its result unless not ``finished``."""
+def sent(deps: Deps, user: str, name: str, at: datetime) -> None:
+    """``user``'s ranked submission ``name`` on vectoradd, sent at ``at``: its run is ``run-<name>``."""
     store = deps.db.store
     person = store.person("discord", user, user.title())
-    [sub] = store.add_submissions(
+    store.add_submissions(
         [
             NewSubmission(
-                command_id=f"cmd-{user}",
+                command_id=f"cmd-{name}",
                 person_id=person,
                 leaderboard="vectoradd",
-                file_name=f"{user}.py",
-                source=f"def custom_kernel(data):  # {user}\n    return data[0] + data[1]\n",
+                file_name=f"{name}.py",
+                source=f"def custom_kernel(data):  # {name}\n    return data[0] + data[1]\n",
                 mode="ranked",
-                runs=[(f"run-{user}", "CPU")],
+                runs=[(f"run-{name}", "CPU")],
                 reply_to={"platform": "discord", "channel": "c1"},
-                created_at=T0,
+                created_at=at,
             )
         ]
     )
+
+
+def ranked(deps: Deps, user: str, score_us: float, spread: float = 0.02, finished: bool = True) -> None:
+    """``user``'s ranked run on vectoradd, sent at T0; with its result unless not ``finished``."""
+    sent(deps, user, user, T0)
     if finished:
         record(deps, user, score_us, spread)
 

@@ -9,32 +9,18 @@ from datetime import UTC, datetime
 from core.contracts.messages import CommandKind
 from core.service import rounds
 from core.service.deps import Deps
-from storage.records import NewSubmission, ResultRecord, RunInfo
+from storage.records import ResultRecord, RunInfo
 from tests.core.test_challenges import ask, env, result, sprint, tick_answering
+from tests.core.test_challenges import sent as submitted
 
 __all__ = ["env"]  # the fixture
 
 
 def sent(deps: Deps, user: str, round_: int, score_us: float, at: datetime) -> None:
     """``user``'s ranked run on vectoradd in round ``round_``, sent at ``at``, with its result."""
-    store, name = deps.db.store, f"{user}-{round_}"
-    person = store.person("discord", user, user.title())
-    store.add_submissions(
-        [
-            NewSubmission(
-                command_id=f"cmd-{name}",
-                person_id=person,
-                leaderboard="vectoradd",
-                file_name=f"{name}.py",
-                source=f"def custom_kernel(data):  # {name}\n    return data[0] + data[1]\n",
-                mode="ranked",
-                runs=[(f"run-{name}", "CPU")],
-                reply_to={"platform": "discord", "channel": "c1"},
-                created_at=at,
-            )
-        ]
-    )
-    store.record_results(
+    name = f"{user}-{round_}"
+    submitted(deps, user, name, at)
+    deps.db.store.record_results(
         [ResultRecord(run_id=f"run-{name}", result=result(score_us), worker="w", attempts=1, finished_at=at)]
     )
 
