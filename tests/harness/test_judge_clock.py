@@ -85,7 +85,36 @@ def test_the_longest_part_is_a_live_thread():
     assert judge_clock.longest_thread_us({}, {}) == 0.0  # children reaped meanwhile count through the wall bound
 
 
+def _spin_on(core: int, seconds: float, nice: int = 0) -> None:
+    os.sched_setaffinity(0, {core})
+    os.nice(nice)
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        pass
+
+
 def test_the_runners_waits_for_a_core_are_read_from_its_main_thread():
-    """The wall bound takes out what the runner's main thread waited on a run queue (schedstat's second field)."""
-    assert judge_clock._run_delay_ns(os.getpid(), os.getpid()) >= 0
+    """The wall bound takes out what the runner's main thread waited on a run queue (schedstat's second field, not
+    its CPU time): a process at nice 10 beside a busy one on the same core waits far longer than it runs."""
+    core = min(os.sched_getaffinity(0))
+    read, write = os.pipe()
+    rival = os.fork()
+    if rival == 0:
+        _spin_on(core, 0.6)
+        os._exit(0)
+    waiter = os.fork()
+    if waiter == 0:
+        waited, ran = judge_clock._run_delay_ns(os.getpid(), os.getpid()), time.thread_time_ns()
+        _spin_on(core, 0.3, nice=10)
+        waited, ran = judge_clock._run_delay_ns(os.getpid(), os.getpid()) - waited, time.thread_time_ns() - ran
+        os.write(write, f"{waited} {ran}".encode())
+        os._exit(0)
+    try:
+        waited_ns, ran_ns = (int(n) for n in os.read(read, 64).split())
+    finally:
+        for pid in (waiter, rival):
+            os.waitpid(pid, 0)
+        os.close(read)
+        os.close(write)
+    assert waited_ns > 3 * ran_ns and waited_ns > 100_000_000
     assert judge_clock._run_delay_ns(os.getpid(), 2**22 + 1) == 0  # no such thread: nothing to take out
